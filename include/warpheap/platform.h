@@ -1,0 +1,289 @@
+/* warpheap platform layer: the one place where the CPU and CUDA backends differ.
+ *
+ * Everything above this header (bitmap, heaps, object allocator, block core) is
+ * written once against these names and compiles as plain C11 with gcc/clang and
+ * as CUDA device code with nvcc.  Functions marked WH_HOST_DEVICE are compiled
+ * twice by nvcc: the host pass (no __CUDA_ARCH__) takes the CPU branch, the
+ * device pass the GPU branch, so the same bitmap code runs in a kernel and in a
+ * pthread of the CPU backend.
+ *
+ * Atomics are macros, not functions, because nvcc's __nv_atomic_* builtins need
+ * their memory order as a compile-time constant.  They work on plain uint32_t /
+ * uint64_t words (no _Atomic: nvcc compiles .cu files as C++).  Scope is the
+ * whole device on the GPU.
+ */
+#ifndef WARPHEAP_PLATFORM_H
+#define WARPHEAP_PLATFORM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+/* ---- qualifiers ---------------------------------------------------------- */
+#if defined(__CUDACC__)
+#  define WH_DEVICE        __device__
+#  define WH_HOST_DEVICE   __host__ __device__
+#  define WH_INLINE        static __forceinline__
+#  define WH_GLOBAL        __global__
+#else
+#  define WH_DEVICE
+#  define WH_HOST_DEVICE
+#  define WH_INLINE        static inline __attribute__((always_inline))
+#  define WH_GLOBAL
+#endif
+
+#if defined(__cplusplus)
+#  define WH_EXTERN_C_BEGIN extern "C" {
+#  define WH_EXTERN_C_END   }
+#else
+#  define WH_EXTERN_C_BEGIN
+#  define WH_EXTERN_C_END
+#endif
+
+/* True while compiling code that runs on the GPU. */
+#if defined(__CUDA_ARCH__)
+#  define WH_ON_GPU 1
+#else
+#  define WH_ON_GPU 0
+#endif
+
+/* ---- memory orders ------------------------------------------------------- */
+#if WH_ON_GPU
+#  define WH_RELAXED  __NV_ATOMIC_RELAXED
+#  define WH_ACQUIRE  __NV_ATOMIC_ACQUIRE
+#  define WH_RELEASE  __NV_ATOMIC_RELEASE
+#  define WH_ACQ_REL  __NV_ATOMIC_ACQ_REL
+#  define WH_SEQ_CST  __NV_ATOMIC_SEQ_CST
+#  define WH__SCOPE   __NV_THREAD_SCOPE_DEVICE
+#else
+#  define WH_RELAXED  __ATOMIC_RELAXED
+#  define WH_ACQUIRE  __ATOMIC_ACQUIRE
+#  define WH_RELEASE  __ATOMIC_RELEASE
+#  define WH_ACQ_REL  __ATOMIC_ACQ_REL
+#  define WH_SEQ_CST  __ATOMIC_SEQ_CST
+#endif
+
+/* ---- atomics on plain words ---------------------------------------------- *
+ * p points to a uint32_t or uint64_t; every macro returns the value before the
+ * operation (fetch_*), except store (nothing) and cas (true if it swapped; on
+ * failure *expected receives the current value).  Loads are atomic and so
+ * bypass the GPU's incoherent L1: a plain load may see a stale line forever. */
+#if WH_ON_GPU
+#  define wh_atomic_load(p, mo)          __nv_atomic_load_n((p), (mo), WH__SCOPE)
+#  define wh_atomic_store(p, v, mo)      __nv_atomic_store_n((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_fetch_add(p, v, mo)  __nv_atomic_fetch_add((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_fetch_sub(p, v, mo)  __nv_atomic_fetch_sub((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_fetch_or(p, v, mo)   __nv_atomic_fetch_or((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_fetch_and(p, v, mo)  __nv_atomic_fetch_and((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_fetch_xor(p, v, mo)  __nv_atomic_fetch_xor((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_fetch_max(p, v, mo)  __nv_atomic_fetch_max((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_exchange(p, v, mo)   __nv_atomic_exchange_n((p), (v), (mo), WH__SCOPE)
+#  define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
+     __nv_atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail), WH__SCOPE)
+#  define wh_fence()                     __nv_atomic_thread_fence(WH_SEQ_CST, WH__SCOPE)
+#else
+#  define wh_atomic_load(p, mo)          __atomic_load_n((p), (mo))
+#  define wh_atomic_store(p, v, mo)      __atomic_store_n((p), (v), (mo))
+#  define wh_atomic_fetch_add(p, v, mo)  __atomic_fetch_add((p), (v), (mo))
+#  define wh_atomic_fetch_sub(p, v, mo)  __atomic_fetch_sub((p), (v), (mo))
+#  define wh_atomic_fetch_or(p, v, mo)   __atomic_fetch_or((p), (v), (mo))
+#  define wh_atomic_fetch_and(p, v, mo)  __atomic_fetch_and((p), (v), (mo))
+#  define wh_atomic_fetch_xor(p, v, mo)  __atomic_fetch_xor((p), (v), (mo))
+#  define wh_atomic_fetch_max(p, v, mo)  wh__cpu_fetch_max((p), (v), (mo))
+#  define wh_atomic_exchange(p, v, mo)   __atomic_exchange_n((p), (v), (mo))
+#  define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
+     __atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail))
+   /* ThreadSanitizer does not model a stand-alone fence: the portable core uses
+    * ordered read-modify-writes instead and keeps wh_fence() for the few places
+    * that must order plain data (e.g. before publishing a block). */
+#  define wh_fence()                     __atomic_thread_fence(__ATOMIC_SEQ_CST)
+/* GCC has no __atomic_fetch_max before 13: a CAS loop, lock-free like the GPU's. */
+#  define wh__cpu_fetch_max(p, v, mo) __extension__({                          \
+     __typeof__(*(p)) wh__old = __atomic_load_n((p), __ATOMIC_RELAXED);          \
+     __typeof__(*(p)) wh__v = (v);                                               \
+     while (wh__old < wh__v && !__atomic_compare_exchange_n((p), &wh__old, wh__v, \
+                                   false, (mo), __ATOMIC_RELAXED)) {}            \
+     wh__old; })
+#endif
+
+/* ---- bit operations (64- and 32-bit) -------------------------------------- */
+/* ffs: 1-based index of the lowest set bit, 0 when x == 0 (as ffsll). */
+WH_INLINE WH_HOST_DEVICE int wh_ffs64(uint64_t x) {
+#if WH_ON_GPU
+    return __ffsll((long long)x);
+#else
+    return __builtin_ffsll((long long)x);
+#endif
+}
+WH_INLINE WH_HOST_DEVICE int wh_ffs32(uint32_t x) {
+#if WH_ON_GPU
+    return __ffs((int)x);
+#else
+    return __builtin_ffs((int)x);
+#endif
+}
+WH_INLINE WH_HOST_DEVICE int wh_popc64(uint64_t x) {
+#if WH_ON_GPU
+    return __popcll(x);
+#else
+    return __builtin_popcountll(x);
+#endif
+}
+WH_INLINE WH_HOST_DEVICE int wh_popc32(uint32_t x) {
+#if WH_ON_GPU
+    return __popc(x);
+#else
+    return __builtin_popcount(x);
+#endif
+}
+/* clz: leading zeros; 64 (32) for zero, unlike the undefined __builtin_clz(0). */
+WH_INLINE WH_HOST_DEVICE int wh_clz64(uint64_t x) {
+#if WH_ON_GPU
+    return __clzll((long long)x);
+#else
+    return x ? __builtin_clzll(x) : 64;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE int wh_clz32(uint32_t x) {
+#if WH_ON_GPU
+    return __clz((int)x);
+#else
+    return x ? __builtin_clz(x) : 32;
+#endif
+}
+/* Rotations by any n; n is taken modulo the width. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_rotr64(uint64_t x, unsigned n) {
+    n &= 63u;
+    return n ? (x >> n) | (x << (64u - n)) : x;
+}
+WH_INLINE WH_HOST_DEVICE uint64_t wh_rotl64(uint64_t x, unsigned n) {
+    n &= 63u;
+    return n ? (x << n) | (x >> (64u - n)) : x;
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh_rotr32(uint32_t x, unsigned n) {
+#if WH_ON_GPU
+    return __funnelshift_r(x, x, n);
+#else
+    n &= 31u;
+    return n ? (x >> n) | (x << (32u - n)) : x;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh_rotl32(uint32_t x, unsigned n) {
+#if WH_ON_GPU
+    return __funnelshift_l(x, x, n);
+#else
+    n &= 31u;
+    return n ? (x << n) | (x >> (32u - n)) : x;
+#endif
+}
+/* Index (0-based) of the k-th set bit of x (k counts from 0); 64 if x has fewer.
+ * Used to hand each lane its slot out of a leader's coalesced reservation. */
+WH_INLINE WH_HOST_DEVICE int wh_nth_set_bit64(uint64_t x, unsigned k) {
+    for (unsigned i = 0; i < k && x; ++i) x &= x - 1;   /* drop the k lowest */
+    return x ? wh_ffs64(x) - 1 : 64;
+}
+/* floor(log2(x)) for x > 0; -1 for 0. */
+WH_INLINE WH_HOST_DEVICE int wh_log2_64(uint64_t x) { return 63 - wh_clz64(x); }
+
+/* ---- warps ----------------------------------------------------------------- *
+ * On the GPU these are the *_sync intrinsics; the caller passes the mask of
+ * lanes that take part, derived from a point where those lanes are known to be
+ * converged (wh_active_mask() at function entry, or wh_match_any() on a key).
+ * On the CPU a warp has one lane, so coalescing code runs with one participant. */
+#if WH_ON_GPU
+#  define WH_WARP_SIZE 32
+#else
+#  define WH_WARP_SIZE 1
+#endif
+
+WH_INLINE WH_HOST_DEVICE unsigned wh_lane_id(void) {
+#if WH_ON_GPU
+    unsigned id;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(id));
+    return id;
+#else
+    return 0;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh_active_mask(void) {
+#if WH_ON_GPU
+    return __activemask();
+#else
+    return 1u;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh_ballot(uint32_t mask, bool pred) {
+#if WH_ON_GPU
+    return __ballot_sync(mask, pred);
+#else
+    (void)mask;
+    return pred ? 1u : 0u;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh_shfl32(uint32_t mask, uint32_t v, unsigned src) {
+#if WH_ON_GPU
+    return __shfl_sync(mask, v, (int)src);
+#else
+    (void)mask; (void)src;
+    return v;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE uint64_t wh_shfl64(uint32_t mask, uint64_t v, unsigned src) {
+#if WH_ON_GPU
+    return __shfl_sync(mask, (unsigned long long)v, (int)src);
+#else
+    (void)mask; (void)src;
+    return v;
+#endif
+}
+/* Lanes of mask whose key equals mine (mine included). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_match_any64(uint32_t mask, uint64_t key) {
+#if WH_ON_GPU
+    return __match_any_sync(mask, (unsigned long long)key);
+#else
+    (void)mask; (void)key;
+    return 1u;
+#endif
+}
+/* Leader of a group: its lowest lane. */
+WH_INLINE WH_HOST_DEVICE unsigned wh_leader(uint32_t group) { return (unsigned)(wh_ffs32(group) - 1); }
+WH_INLINE WH_HOST_DEVICE bool wh_is_leader(uint32_t group) { return wh_lane_id() == wh_leader(group); }
+/* My rank within group: how many lanes of group are below me. */
+WH_INLINE WH_HOST_DEVICE unsigned wh_rank(uint32_t group) {
+    return (unsigned)wh_popc32(group & ((1u << wh_lane_id()) - 1u));
+}
+WH_INLINE WH_HOST_DEVICE void wh_syncwarp(uint32_t mask) {
+#if WH_ON_GPU
+    __syncwarp(mask);
+#else
+    (void)mask;
+#endif
+}
+
+/* ---- waiting --------------------------------------------------------------- *
+ * Back off inside a bounded retry loop: lets the lane (or thread) that holds
+ * what we wait for run.  attempt is the retry count so far. */
+#if !WH_ON_GPU
+WH_EXTERN_C_BEGIN
+void wh__cpu_yield(void);
+WH_EXTERN_C_END
+#endif
+WH_INLINE WH_HOST_DEVICE void wh_backoff(unsigned attempt) {
+#if WH_ON_GPU
+    unsigned ns = 32u << (attempt < 6u ? attempt : 6u);
+    __nanosleep(ns);
+#else
+    if (attempt > 4u) wh__cpu_yield();
+#endif
+}
+
+/* A cheap counter-based hash (splitmix64 finaliser): random seeds that do not
+ * depend on scheduling, and rotation offsets for bitmap searches. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_hash64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+#endif /* WARPHEAP_PLATFORM_H */

@@ -1,0 +1,57 @@
+/* warpheap: GPU memory management in C.
+ *
+ * This header holds what every part shares: the version, the status codes and
+ * their messages.  Each part has its own header:
+ *   warpheap/bitmap.h   hierarchical lock-free bitmap (DynaSOAr 4.1)
+ *   warpheap/platform.h the CPU/CUDA portability layer the device code uses
+ */
+#ifndef WARPHEAP_H
+#define WARPHEAP_H
+
+#include "warpheap/platform.h"
+#include "warpheap/config.h"
+
+#define WH_VERSION_MAJOR 0
+#define WH_VERSION_MINOR 1
+#define WH_VERSION_PATCH 0
+/* major*10000 + minor*100 + patch: compare with WH_VERSION >= 100 etc. */
+#define WH_VERSION (WH_VERSION_MAJOR * 10000 + WH_VERSION_MINOR * 100 + WH_VERSION_PATCH)
+
+WH_EXTERN_C_BEGIN
+
+typedef enum wh_status {
+    WH_OK = 0,
+    WH_ERR_INVALID_ARGUMENT,  /* a NULL pointer, a size of 0, a bad flag ...      */
+    WH_ERR_OUT_OF_MEMORY,     /* the heap, pool or system has no room for this     */
+    WH_ERR_TOO_SMALL,         /* a region too small to hold the structure's header */
+    WH_ERR_TOO_LARGE,         /* a size beyond what the structure can address      */
+    WH_ERR_DOUBLE_FREE,       /* the block was already free                        */
+    WH_ERR_FOREIGN_POINTER,   /* the pointer was never handed out by this object   */
+    WH_ERR_RETRY_LIMIT,       /* a bounded retry loop gave up under contention     */
+    WH_ERR_CORRUPT,           /* a consistency check found a broken invariant      */
+    WH_ERR_CUDA,              /* a CUDA runtime call failed                        */
+    WH_ERR_NO_DEVICE,         /* no GPU, or built without CUDA                     */
+    WH_ERR_UNSUPPORTED,       /* valid request this build or backend cannot serve  */
+    WH_STATUS_COUNT
+} wh_status;
+
+/* A static English sentence for a status; never NULL, also for unknown codes. */
+const char *wh_strerror(wh_status status);
+
+/* Details of the last failure in the calling thread ("pool exhausted: 3.1 GiB
+ * reserved, ..."), or "" if the last call that sets it succeeded. */
+const char *wh_last_error(void);
+
+/* The library's WH_VERSION, for checking that headers and binary agree. */
+int wh_version(void);
+const char *wh_version_string(void);
+
+/* Whether this build has the CUDA backend and a usable GPU is present. */
+bool wh_cuda_available(void);
+
+/* Internal: record a formatted detail message for wh_last_error(). */
+wh_status wh__fail(wh_status status, const char *fmt, ...);
+
+WH_EXTERN_C_END
+
+#endif /* WARPHEAP_H */
