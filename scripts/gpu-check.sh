@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The GPU check, for the lent H100: every GPU test, then compute-sanitizer
+# (memcheck, racecheck, synccheck ...) on the small configurations listed in
+# scripts/sanitize.d/*.txt, then -- with --bench -- every bench/*/gpu-bench.sh.
+# Prints a summary and exits non-zero on any failure.
+#   scripts/gpu-check.sh BUILD_DIR [--bench] [--no-tests] [--no-sanitize]
+# BUILD_DIR may have been built on another machine (carried): its absolute
+# source path is recreated as a link to this checkout so ctest finds it.
+set -u
+cd "$(dirname "$0")/.."
+root=$PWD
+build=${1:-build}; shift || true
+bench=0; tests=1; sanitize=1
+for a in "$@"; do
+  case $a in --bench) bench=1;; --no-tests) tests=0;; --no-sanitize) sanitize=0;; esac
+done
+out=${OUT:-$root/out}
+mkdir -p "$out"
+build=$(cd "$build" && pwd)
+
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+if [ -n "$src" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$root" "$src"; fi
+bbuild=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
+if [ -n "$bbuild" ] && [ ! -e "$bbuild" ]; then mkdir -p "$(dirname "$bbuild")" && ln -s "$build" "$bbuild"; fi
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
+  nvcc --version 2>/dev/null | tail -1; date -u +%FT%TZ; git -C "$root" rev-parse --short HEAD 2>/dev/null; } | tee "$out/gpu-info.txt"
+
+summary=()
+fails=0
+record() {  # name status
+  summary+=("$(printf '%-58s %s' "$1" "$2")")
+  [ "$2" = PASS ] || fails=$((fails + 1))
+}
+
+if [ $tests = 1 ]; then
+  echo "== GPU tests"
+  ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300 2>&1 | tee "$out/gpu-tests.log"
+  if [ "${PIPESTATUS[0]}" = 0 ]; then
+    record "ctest -L gpu" PASS
+  else
+    record "ctest -L gpu" FAIL
+  fi
+  grep -E "Test +#" "$out/gpu-tests.log" | sed 's/^ *//' >> "$out/gpu-summary.txt"
+fi
+
+if [ $sanitize = 1 ]; then
+  echo "== compute-sanitizer"
+  for list in scripts/sanitize.d/*.txt; do
+    while read -r tool bin args; do
+      case $tool in ''|'#'*) continue;; esac
+      log="$out/sanitize-$(basename "$list" .txt).log"
+      echo "-- $tool $bin $args" | tee -a "$log"
+      if timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$bin" $args >>"$log" 2>&1; then
+        record "$tool $bin $args" PASS
+      else
+        record "$tool $bin $args" "FAIL (exit $?, see $(basename "$log"))"
+        tail -20 "$log"
+      fi
+    done < "$list"
+  done
+fi
+
+if [ $bench = 1 ]; then
+  echo "== benchmarks"
+  for b in bench/*/gpu-bench.sh; do
+    [ -e "$b" ] || continue
+    name=$(basename "$(dirname "$b")")
+    mkdir -p "$out/$name"
+    BUILD="$build" OUT="$out/$name" timeout 400 bash "$b" 2>&1 | tee "$out/$name/bench.log"
+    if [ "${PIPESTATUS[0]}" = 0 ]; then
+      record "bench $name" PASS
+    else
+      record "bench $name" FAIL
+    fi
+  done
+fi
+
+echo
+echo "== summary ($(head -1 "$out/gpu-info.txt"))"
+printf '%s\n' "${summary[@]}" | tee -a "$out/gpu-summary.txt"
+echo "$fails failure(s)"
+[ $fails = 0 ]
