@@ -46,7 +46,9 @@ fi
 
 if [ $sanitize = 1 ]; then
   echo "== compute-sanitizer"
+  # SANITIZE_LISTS="foundation heap" restricts the run to those lists
   for list in scripts/sanitize.d/*.txt; do
+    if [ -n "${SANITIZE_LISTS:-}" ] && ! [[ " $SANITIZE_LISTS " == *" $(basename "$list" .txt) "* ]]; then continue; fi
     while read -r tool bin args; do
       case $tool in ''|'#'*) continue;; esac
       log="$out/sanitize-$(basename "$list" .txt).log"
