@@ -24,7 +24,7 @@ bbuild=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
 if [ -n "$bbuild" ] && [ ! -e "$bbuild" ]; then mkdir -p "$(dirname "$bbuild")" && ln -s "$build" "$bbuild"; fi
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
-  nvcc --version 2>/dev/null | tail -1; date -u +%FT%TZ; git -C "$root" rev-parse --short HEAD 2>/dev/null; } | tee "$out/gpu-info.txt"
+  nvcc --version 2>/dev/null | tail -1; date -u +%FT%TZ; git -C "$root" rev-parse --short HEAD 2>/dev/null || cat "$build/COMMIT" 2>/dev/null; } | tee "$out/gpu-info.txt"
 
 summary=()
 fails=0
