@@ -1,0 +1,205 @@
+/* warpheap object allocator: typed objects in SOA blocks (DynaSOAr in C).
+ *
+ * Declare a class once with an X-macro of its fields:
+ *
+ *     #define FISH_FIELDS(F) F(uint32_t, cell) F(uint32_t, egg_timer)
+ *     WH_SOA_CLASS(Fish, 0, FISH_FIELDS)                 type id 0
+ *     WH_SOA_SUBCLASS(Shark, 1, Fish, SHARK_FIELDS)      inherits Fish's fields
+ *
+ * and get: a handle type `Fish` (a 64-bit object pointer, soa_pointer.h),
+ * `WH_GET(Fish, f, egg_timer)` (an lvalue in the field's SOA array; inherited
+ * fields: `WH_GET(Shark, s, base.cell)`, or upcast with Shark_super(s)),
+ * `WH_SOA_NEW(soa, Fish)` / `WH_SOA_DESTROY(soa, f)` in device code,
+ * `wh_soa_iter` for device_do, and with
+ *
+ *     WH_SOA_PARALLEL_DO(Fish, fish_step, StepCtx)
+ *     WH_SOA_PARALLEL_NEW(Fish, fish_init, InitCtx)
+ *
+ * host launchers `Fish_parallel_do_fish_step(&soa, ctx)` and
+ * `Fish_parallel_new_fish_init(&soa, n, ctx)`.  `fish_step(const wh_soa *,
+ * Fish, const StepCtx *)` runs once for every object of Fish and its subclasses
+ * that existed when the launcher was called; it may create objects and may
+ * destroy its own object (and objects of other types).  In a .cu file the
+ * launchers run kernels on a device heap; everywhere they run host threads on a
+ * host heap: the same program runs on the CPU backend.
+ */
+#ifndef WARPHEAP_SOA_H
+#define WARPHEAP_SOA_H
+
+#include "warpheap/soa_do.h"
+
+#if defined(__CUDACC__)
+#include "warpheap/cuda_check.h"
+WH_EXTERN_C_BEGIN
+/* Snapshot iteration bitmaps of type t and enumerate its blocks (Alg. 5)
+ * into soa->do_blocks / do_count, on the default stream (soa_cuda.cu). */
+wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t);
+/* Allocation failures counted so far (synchronises). */
+WH_EXTERN_C_END
+#endif
+
+WH_EXTERN_C_BEGIN
+uint64_t wh__soa_failed_allocs(const wh_soa *soa);
+/* Run fn(k0, k1, ctx) over [0, n) split among host threads. */
+typedef void (*wh__soa_for_fn)(uint64_t k0, uint64_t k1, const void *ctx);
+void wh__soa_for_host(uint64_t n, uint32_t threads, wh__soa_for_fn fn, const void *ctx);
+WH_EXTERN_C_END
+
+#if defined(__cplusplus)
+#  define WH__TYPEOF(x) decltype(x)
+#else
+#  define WH__TYPEOF(x) __typeof__(x)
+#endif
+
+/* ---- classes ------------------------------------------------------------------ */
+#define WH__SOA_DECL(type, name) type name;
+
+#define WH__SOA_HANDLE(Name, ID, PARENT_ID)                                             \
+    typedef struct Name { uint64_t p; } Name;                                          \
+    enum { Name##_TYPE = (ID), Name##__PARENT = (PARENT_ID) };                          \
+    WH_INLINE WH_HOST_DEVICE uint64_t Name##__ptr(Name o) { return o.p; }               \
+    WH_INLINE WH_HOST_DEVICE Name Name##_from(uint64_t p) { Name o; o.p = p; return o; } \
+    WH_INLINE WH_HOST_DEVICE bool Name##_is_null(Name o) { return o.p == 0; }
+
+#define WH_SOA_CLASS(Name, ID, FIELDS)                                                 \
+    typedef struct Name##__layout { FIELDS(WH__SOA_DECL) } Name##__layout;              \
+    WH__SOA_HANDLE(Name, ID, -1)
+
+#define WH_SOA_SUBCLASS(Name, ID, Parent, FIELDS)                                      \
+    typedef struct Name##__layout { Parent##__layout base; FIELDS(WH__SOA_DECL) } Name##__layout; \
+    WH__SOA_HANDLE(Name, ID, Parent##_TYPE)                                             \
+    WH_INLINE WH_HOST_DEVICE Parent Name##_super(Name o) { return Parent##_from(o.p); }
+
+/* No fields of its own (for WH_SOA_SUBCLASS). */
+#define WH_SOA_NO_FIELDS(F)
+
+/* Descriptors for wh_soa_config.types, in type id order. */
+#define WH_SOA_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, (uint32_t)sizeof(Name##__layout), (int32_t)Name##__PARENT, 0u }
+#define WH_SOA_ABSTRACT_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, (uint32_t)sizeof(Name##__layout), (int32_t)Name##__PARENT, 1u }
+
+/* Pointer to / lvalue of a field of obj (of class Class or a subclass). */
+#define WH_FIELD(Class, obj, field)                                                    \
+    ((WH__TYPEOF(((Class##__layout *)0)->field) *)wh_soa_field(Class##__ptr(obj),       \
+        offsetof(Class##__layout, field), sizeof(((Class##__layout *)0)->field)))
+#define WH_GET(Class, obj, field) (*WH_FIELD(Class, obj, field))
+
+/* Device code: soa is a wh_soa (by value, as kernels receive it) or *pointer. */
+#define WH_SOA_NEW(soa_ptr, Class) Class##_from(wh_soa_alloc((soa_ptr), Class##_TYPE))
+#define WH_SOA_DESTROY(soa_ptr, obj) wh_soa_free((soa_ptr), (obj).p)
+/* Runtime type test: p (a uint64_t object pointer) is of class Class or below. */
+#define WH_SOA_IS(soa_ptr, p, Class) \
+    ((p) != 0 && ((soa_ptr)->subtypes[Class##_TYPE] >> wh_soa_ptr_type(p)) & 1u)
+
+/* ---- parallel_do / parallel_new ------------------------------------------------- */
+#if defined(__CUDACC__)
+#define WH__SOA_DO_KERNEL(Class, func, Ctx)                                             \
+    static __global__ void Class##__##func##__kernel(wh_soa s, uint32_t t, Ctx ctx) {   \
+        uint32_t cap = s.cap[t];                                                        \
+        uint32_t per = (gridDim.x * blockDim.x) / cap;  /* blocks in flight */          \
+        uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                           \
+        if (tid >= per * cap) return;                                                   \
+        uint32_t slot = tid % cap, n = *s.do_count;                                     \
+        for (uint32_t k = tid / cap; k < n; k += per) {                                 \
+            uint64_t p = wh__soa_do_object(&s, s.do_blocks[k], t, slot);                \
+            if (p) func(&s, Class##_from(p), &ctx);                                     \
+        }                                                                               \
+    }
+#define WH__SOA_DO_LAUNCH(Class, func)                                                  \
+    { wh_status st_ = wh__soa_prepare_device(s, u);                                     \
+      if (st_ != WH_OK) return st_;                                                     \
+      Class##__##func##__kernel<<<s->do_threads / 256u, 256u>>>(*s, u, ctx);            \
+      WH_LAUNCH_TRY(); }
+#define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                            \
+    static __global__ void Class##__##init##__newkernel(wh_soa s, uint64_t n, Ctx ctx) { \
+        uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                   \
+        if (i >= n) return;                                                             \
+        Class o = WH_SOA_NEW(&s, Class);                                                \
+        if (o.p) init(&s, o, i, &ctx);                                                  \
+    }
+#define WH__SOA_NEW_LAUNCH(Class, init)                                                 \
+    { Class##__##init##__newkernel<<<(unsigned)((n + 255u) / 256u), 256u>>>(*s, n, ctx); \
+      WH_LAUNCH_TRY(); }
+#else
+#define WH__SOA_DO_KERNEL(Class, func, Ctx)
+#define WH__SOA_DO_LAUNCH(Class, func) return WH_ERR_UNSUPPORTED;
+#define WH__SOA_NEW_KERNEL(Class, init, Ctx)
+#define WH__SOA_NEW_LAUNCH(Class, init) return WH_ERR_UNSUPPORTED;
+#endif
+
+#define WH_SOA_PARALLEL_DO(Class, func, Ctx)                                            \
+    static void Class##__##func##__range(const wh_soa *s, uint32_t t, const uint32_t *blocks, \
+                                         uint32_t k0, uint32_t k1, const void *ctx) {   \
+        for (uint32_t k = k0; k < k1; ++k)                                              \
+            for (uint32_t slot = 0; slot < s->cap[t]; ++slot) {                         \
+                uint64_t p = wh__soa_do_object(s, blocks[k], t, slot);                  \
+                if (p) func(s, Class##_from(p), (const Ctx *)ctx);                      \
+            }                                                                           \
+    }                                                                                   \
+    WH__SOA_DO_KERNEL(Class, func, Ctx)                                                 \
+    static wh_status Class##_parallel_do_##func(const wh_soa *s, Ctx ctx) {             \
+        uint32_t types = s->subtypes[Class##_TYPE];                                     \
+        for (uint32_t u = 0; types; ++u, types >>= 1) {                                 \
+            if (!(types & 1u) || !s->cap[u]) continue;                                  \
+            if (s->on_device) WH__SOA_DO_LAUNCH(Class, func)                            \
+            else {                                                                      \
+                wh_status st_ = wh__soa_do_host(s, u, Class##__##func##__range, &ctx);  \
+                if (st_ != WH_OK) return st_;                                           \
+            }                                                                           \
+        }                                                                               \
+        return WH_OK;                                                                   \
+    }
+
+/* init(const wh_soa *, Class obj, uint64_t i, const Ctx *) for i in [0, n).
+ * WH_ERR_OUT_OF_MEMORY when some objects could not be allocated (synchronises). */
+#define WH_SOA_PARALLEL_NEW(Class, init, Ctx)                                           \
+    typedef struct Class##__##init##__args { const wh_soa *s; const Ctx *ctx; } Class##__##init##__args; \
+    static void Class##__##init##__newrange(uint64_t k0, uint64_t k1, const void *a_) { \
+        const Class##__##init##__args *a = (const Class##__##init##__args *)a_;        \
+        for (uint64_t i = k0; i < k1; ++i) {                                            \
+            Class o = WH_SOA_NEW(a->s, Class);                                          \
+            if (o.p) init(a->s, o, i, a->ctx);                                          \
+        }                                                                               \
+    }                                                                                   \
+    WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                \
+    static wh_status Class##_parallel_new_##init(const wh_soa *s, uint64_t n, Ctx ctx) { \
+        uint64_t failed = wh__soa_failed_allocs(s);                                     \
+        if (n == 0) return WH_OK;                                                       \
+        if (s->on_device) WH__SOA_NEW_LAUNCH(Class, init)                               \
+        else {                                                                          \
+            Class##__##init##__args a = {s, &ctx};                                      \
+            wh__soa_for_host(n, s->cpu_threads, Class##__##init##__newrange, &a);       \
+        }                                                                               \
+        if (wh__soa_failed_allocs(s) != failed)                                         \
+            return wh__fail(WH_ERR_OUT_OF_MEMORY, "parallel_new(%s, %llu): heap exhausted", \
+                            #Class, (unsigned long long)n);                             \
+        return WH_OK;                                                                   \
+    }
+
+/* A plain parallel loop, for static baselines: body(uint64_t i, const Ctx *)
+ * for i in [0, n), as a kernel (on_device) or on host threads.
+ * Launcher: name(bool on_device, uint64_t n, Ctx ctx). */
+#if defined(__CUDACC__)
+#define WH__SOA_FOR_KERNEL(name, Ctx, body)                                             \
+    static __global__ void name##__kernel(uint64_t n, Ctx ctx) {                        \
+        uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                   \
+        if (i < n) body(i, &ctx);                                                       \
+    }
+#define WH__SOA_FOR_LAUNCH(name)                                                        \
+    { name##__kernel<<<(unsigned)((n + 255u) / 256u), 256u>>>(n, ctx); WH_LAUNCH_TRY(); return WH_OK; }
+#else
+#define WH__SOA_FOR_KERNEL(name, Ctx, body)
+#define WH__SOA_FOR_LAUNCH(name) return WH_ERR_UNSUPPORTED;
+#endif
+#define WH_SOA_PARALLEL_FOR(name, Ctx, body)                                            \
+    static void name##__range(uint64_t k0, uint64_t k1, const void *ctx) {              \
+        for (uint64_t i = k0; i < k1; ++i) body(i, (const Ctx *)ctx);                   \
+    }                                                                                   \
+    WH__SOA_FOR_KERNEL(name, Ctx, body)                                                 \
+    static wh_status name(bool on_device, uint64_t n, Ctx ctx) {                        \
+        if (n == 0) return WH_OK;                                                       \
+        if (on_device) WH__SOA_FOR_LAUNCH(name)                                         \
+        wh__soa_for_host(n, 4u, name##__range, &ctx);                                   \
+        return WH_OK;                                                                   \
+    }
+
+#endif /* WARPHEAP_SOA_H */

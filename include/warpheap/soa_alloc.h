@@ -1,0 +1,96 @@
+/* Object allocator: allocation with warp-level request coalescing, and
+ * deallocation.
+ *
+ * Implements DynaSOAr (ECOOP 2019) Alg. 1 (3.5) with the optimisations of 4.2:
+ * lanes of a warp that allocate the same type form a group (match_any on the
+ * type id); its leader reserves slots for all of them with one atomic per
+ * block, looking first for an active block (a bounded number of tries, bitmap
+ * rotation by a per-warp seed that changes with every try) and only then
+ * initialising a free block (slow path).  Lanes take their slot as the rank-th
+ * bit of the leader's reservation.  Alg. 2 (3.6) is wh_soa_free.
+ *
+ * Independent thread scheduling: the group mask comes from __activemask() at
+ * entry and __match_any_sync, the loop runs in lock-step for the whole group
+ * (its condition is broadcast from the leader), and nothing waits on memory
+ * that a lane of the warp has to write.  Every loop is bounded; exhausting the
+ * heap gives null pointers and a counter, never a hang.
+ */
+#ifndef WARPHEAP_SOA_ALLOC_H
+#define WARPHEAP_SOA_ALLOC_H
+
+#include "warpheap/soa_block.h"
+
+/* Active-block lookups before the slow path (4.2; Fig. 13 of the paper). */
+#ifndef WH_SOA_FAST_TRIES
+#define WH_SOA_FAST_TRIES 8u
+#endif
+/* Rounds of the leader's loop before an allocation gives up. */
+#define WH_SOA_ALLOC_ROUNDS 256u
+
+/* A seed that differs between warps and calls (rotation of 4.2). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_seed(void) {
+#if WH_ON_GPU
+    uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    return wh_hash64((w << 20) ^ (uint64_t)clock64());
+#else
+    static __thread uint64_t calls;
+    return wh_hash64((uint64_t)(uintptr_t)&calls * 0x9E3779B97F4A7C15ull + ++calls);
+#endif
+}
+
+/* One round of the leader: reserve for `want` lanes.  *b and *got describe
+ * the reservation; returns false when the slow path found no free block. */
+WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, unsigned want, unsigned round,
+                                                  uint64_t seed, uint32_t *b, uint64_t *got) {
+    *got = 0;
+    *b = WH_BITMAP_NONE;
+    bool slow = round >= WH_SOA_FAST_TRIES && (round & 1u);   /* then alternate */
+    if (!slow) {
+        *b = wh_bitmap_try_find_set(&s->active_blocks[t], seed);
+        if (*b != WH_BITMAP_NONE && *b < s->nblocks) *got = wh__soa_reserve(s, *b, t, want, seed);
+        return true;
+    }
+    *b = wh__soa_init_block(s, t, want, seed, got);
+    return *b != WH_BITMAP_NONE;
+}
+
+/* Allocate an object of type t; 0 when the heap is exhausted (or t is
+ * abstract).  Call from converged or divergent code alike. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
+    uint32_t group = wh_match_any64(wh_active_mask(), t);
+    unsigned n = (unsigned)wh_popc32(group), rank = wh_rank(group), leader = wh_leader(group);
+    bool lead = wh_lane_id() == leader;
+    if (t >= s->ntypes || s->cap[t] == 0) return 0;            /* uniform in the group */
+    uint64_t result = 0, seed = wh__soa_seed();
+    unsigned done = 0, no_room = 0, round = 0;
+    for (; done < n && round < WH_SOA_ALLOC_ROUNDS && no_room < 2u; ++round) {
+        uint32_t b = WH_BITMAP_NONE;
+        uint64_t got = 0;
+        uint32_t room = 1;
+        if (lead) {
+            room = wh__soa_alloc_round(s, t, n - done, round, seed, &b, &got);
+            seed = wh_hash64(seed + round);
+        }
+        b = wh_shfl32(group, b, leader);
+        got = wh_shfl64(group, got, leader);
+        room = wh_shfl32(group, room, leader);
+        if (!room) ++no_room;                 /* two slow paths found no free block */
+        if (!got) continue;
+        unsigned k = (unsigned)wh_popc64(got);
+        if (rank >= done && rank < done + k)
+            result = wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t],
+                                     (uint32_t)wh_nth_set_bit64(got, rank - done));
+        done += k;
+    }
+    if (lead && done < n)
+        wh__soa_count(s, round >= WH_SOA_ALLOC_ROUNDS ? WH_SOA_CTR_RETRY_LIMIT : WH_SOA_CTR_FAILED_ALLOCS);
+    return result;
+}
+
+/* Destroy the object p (any type: the type is in the pointer). */
+WH_INLINE WH_HOST_DEVICE void wh_soa_free(const wh_soa *s, uint64_t p) {
+    if (!p) return;
+    wh__soa_release(s, wh__soa_block_of(s, p), 1ull << wh_soa_ptr_slot(p), wh_soa_ptr_type(p));
+}
+
+#endif /* WARPHEAP_SOA_ALLOC_H */

@@ -1,0 +1,129 @@
+/* Object allocator: the heap descriptor and its host functions.
+ *
+ * DynaSOAr (Springer & Masuhara, ECOOP 2019) section 3: one heap of equal-size
+ * blocks; a block holds objects of one type in SOA layout; per type a block
+ * allocation bitmap and an active (allocated, not full) block bitmap, plus one
+ * free block bitmap (3.4), all hierarchical (warpheap/bitmap.h).
+ *
+ * Departures: (1) block size.  The paper sizes blocks for 64 objects of the
+ * smallest type and cannot hold a type 64x larger; here the data segment is
+ * max(64 * smallest, largest) bytes, so every type gets capacity
+ * min(64, data / size) >= 1 (rule of 3.2 otherwise unchanged).  (2) Abstract
+ * classes (never instantiated) do not count as "smallest".  (3) At most
+ * WH_SOA_MAX_TYPES types, so that the descriptor, passed by value to every
+ * kernel, stays small (kernel parameters live in constant memory).
+ */
+#ifndef WARPHEAP_SOA_HEAP_H
+#define WARPHEAP_SOA_HEAP_H
+
+#include "warpheap/bitmap.h"
+#include "warpheap/soa_pointer.h"
+
+#define WH_SOA_MAX_TYPES 16u
+
+/* Heap-wide counters, in heap memory (device memory for a device heap). */
+enum {
+    WH_SOA_CTR_FAILED_ALLOCS = 0,   /* wh_soa_alloc returned null (out of memory)   */
+    WH_SOA_CTR_RETRY_LIMIT,         /* a bounded retry loop gave up                 */
+    WH_SOA_CTR_BAD_FREE,            /* free of a slot that was not allocated        */
+    WH_SOA_CTR_SLOW_PATH,           /* blocks initialised                           */
+    WH_SOA_CTR_COUNT
+};
+
+typedef struct wh_soa {
+    uint8_t *blocks;                 /* block 0, 64-byte aligned                 */
+    uint64_t *counters;              /* WH_SOA_CTR_COUNT words                   */
+    uint32_t nblocks, block_bytes, ntypes;
+    uint32_t on_device;              /* memory is device memory                  */
+    uint8_t cap[WH_SOA_MAX_TYPES];   /* 0 for abstract types                     */
+    uint16_t subtypes[WH_SOA_MAX_TYPES];   /* bit u: u is t or derives from t   */
+    wh_bitmap free_blocks;
+    wh_bitmap alloc_blocks[WH_SOA_MAX_TYPES];
+    wh_bitmap active_blocks[WH_SOA_MAX_TYPES];
+    /* parallel_do scratch, same memory space as the heap: the compact array of
+     * allocated blocks (Fig. 8), its length, and Alg. 5's scratch. */
+    uint32_t *do_blocks, *do_count;
+    void *do_scratch;
+    void *mem;                       /* the one allocation holding all of it     */
+    size_t mem_bytes;
+    uint32_t do_threads;             /* GPU threads of a parallel_do launch      */
+    uint32_t cpu_threads;            /* host threads of a CPU parallel_do        */
+} wh_soa;
+
+typedef struct wh_soa_type_desc {
+    const char *name;
+    uint32_t id;          /* must equal the descriptor's index               */
+    uint32_t size;        /* bytes of one object (its layout struct)         */
+    int32_t parent;       /* type id of the superclass, -1 for none          */
+    uint32_t abstract;    /* never instantiated                              */
+} wh_soa_type_desc;
+
+typedef struct wh_soa_config {
+    size_t bytes;                       /* all memory of the heap, bitmaps included */
+    const wh_soa_type_desc *types;
+    uint32_t ntypes;
+    bool on_device;                     /* device memory (CUDA build) or host memory */
+    uint32_t cpu_threads;               /* host parallel_do threads; 0: 4           */
+} wh_soa_config;
+
+typedef struct wh_soa_stats {
+    uint64_t blocks, free_blocks;
+    uint64_t used_blocks[WH_SOA_MAX_TYPES], objects[WH_SOA_MAX_TYPES];
+    uint64_t slots;                     /* slots of all allocated blocks            */
+    uint64_t counters[WH_SOA_CTR_COUNT];
+    double fragmentation;               /* unused slots / slots of allocated blocks */
+} wh_soa_stats;
+
+WH_EXTERN_C_BEGIN
+/* Lay out a heap in cfg->bytes of fresh memory.  Fails with a clear status and
+ * message (wh_last_error) when the heap cannot hold one block per type
+ * (WH_ERR_TOO_SMALL), there are too many types, bad descriptors
+ * (WH_ERR_INVALID_ARGUMENT / WH_ERR_TOO_LARGE), or addresses past the pointer
+ * budget (WH_ERR_UNSUPPORTED). */
+wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg);
+wh_status wh_soa_destroy(wh_soa *soa);
+/* Statistics (a host copy for a device heap: synchronises). */
+wh_status wh_soa_stats_get(const wh_soa *soa, wh_soa_stats *st);
+/* Invariants with no operation in flight: every bitmap consistent; each block
+ * either free (all slot bits set, in no type bitmap) or allocated to exactly
+ * the type it records, non-empty, padding bits set, active iff not full.
+ * *violations = number broken (0: consistent). */
+wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations);
+/* A host image of the heap (device heaps are copied; host heaps alias). */
+wh_status wh__soa_host_image(const wh_soa *soa, wh_soa *img, void **owned);
+
+/* parallel_do support (soa_do_host.c / soa_cuda.cu) */
+typedef void (*wh__soa_range_fn)(const wh_soa *s, uint32_t t, const uint32_t *blocks, uint32_t k0, uint32_t k1,
+                                 const void *ctx);
+/* CPU backend: snapshot iteration bitmaps of type t, then run fn over the
+ * allocated blocks on soa->cpu_threads threads. */
+wh_status wh__soa_do_host(const wh_soa *soa, uint32_t t, wh__soa_range_fn fn, const void *ctx);
+WH_EXTERN_C_END
+
+/* ---- block layout ------------------------------------------------------------ */
+WH_INLINE WH_HOST_DEVICE uint8_t *wh__soa_block(const wh_soa *s, uint32_t b) {
+    return s->blocks + (size_t)b * s->block_bytes;
+}
+/* Slot bitmap: bit i set = slot i taken (allocated, padding or invalidated). */
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__soa_alloc_word(const wh_soa *s, uint32_t b) {
+    return (uint64_t *)wh__soa_block(s, b);
+}
+/* Iteration bitmap: the slots a running parallel_do visits. */
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__soa_iter_word(const wh_soa *s, uint32_t b) {
+    return (uint64_t *)wh__soa_block(s, b) + 1;
+}
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_type_word(const wh_soa *s, uint32_t b) {
+    return (uint32_t *)(wh__soa_block(s, b) + 16);
+}
+/* Slots that exist for a capacity; the others are padding, always set. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_usable(uint32_t cap) {
+    return cap >= 64u ? ~0ull : (1ull << cap) - 1ull;
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_of(const wh_soa *s, uint64_t p) {
+    return (uint32_t)((size_t)(wh_soa_ptr_block(p) - s->blocks) / s->block_bytes);
+}
+WH_INLINE WH_HOST_DEVICE void wh__soa_count(const wh_soa *s, unsigned ctr) {
+    (void)wh_atomic_fetch_add(&s->counters[ctr], 1ull, WH_RELAXED);
+}
+
+#endif /* WARPHEAP_SOA_HEAP_H */

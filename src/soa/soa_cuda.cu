@@ -1,0 +1,82 @@
+/* Object allocator, device side of the host API: heap memory and its
+ * initialisation, and the preparation of a parallel_do (DynaSOAr section 3.7):
+ * enumerate the allocated blocks of a type with Alg. 5
+ * (wh_bitmap_indices_device) and snapshot their slot bitmaps into the
+ * iteration bitmaps.  Everything is enqueued on the default stream; the host
+ * does not wait. */
+#include "soa_internal.h"
+#include "warpheap/bitmap_cuda.h"
+#include "warpheap/cuda_check.h"
+
+static const unsigned kThreads = 256;
+
+static unsigned grid_for(uint64_t n) {
+    uint64_t g = (n + kThreads - 1) / kThreads;
+    return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
+}
+
+extern "C" wh_status wh__soa_dev_alloc(void **mem, size_t bytes) {
+    WH_CUDA_TRY(cudaMalloc(mem, bytes));
+    return WH_OK;
+}
+extern "C" wh_status wh__soa_dev_free(void *mem) {
+    WH_CUDA_TRY(cudaFree(mem));
+    return WH_OK;
+}
+extern "C" wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes) {
+    WH_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    return WH_OK;
+}
+extern "C" uint32_t wh__soa_dev_threads(void) {
+    int dev = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 64u * 1024u;
+    }
+    return (uint32_t)sms * (uint32_t)per_sm / kThreads * kThreads;
+}
+
+static __global__ void init_blocks_kernel(wh_soa s) {
+    for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < s.nblocks; b += gridDim.x * blockDim.x) {
+        *wh__soa_alloc_word(&s, b) = ~0ull;      /* free: no slot can be reserved */
+        *wh__soa_iter_word(&s, b) = 0;
+        *wh__soa_type_word(&s, b) = ~0u;
+    }
+}
+
+extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
+    WH_CUDA_TRY(cudaMemset(soa->counters, 0, WH_SOA_CTR_COUNT * sizeof(uint64_t)));
+    init_blocks_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa);
+    WH_LAUNCH_TRY();
+    wh_bitmap bm;
+    wh_status st = wh_bitmap_init_device(&bm, soa->free_blocks.words, soa->nblocks, true, 0);
+    for (uint32_t t = 0; st == WH_OK && t < soa->ntypes; ++t) {
+        st = wh_bitmap_init_device(&bm, soa->alloc_blocks[t].words, soa->nblocks, false, 0);
+        if (st == WH_OK) st = wh_bitmap_init_device(&bm, soa->active_blocks[t].words, soa->nblocks, false, 0);
+    }
+    if (st != WH_OK) return st;
+    WH_CUDA_TRY(cudaDeviceSynchronize());
+    return WH_OK;
+}
+
+/* Iteration bitmap := slot bitmap, restricted to real slots, for the blocks
+ * just enumerated.  No kernel that changes them runs meanwhile (stream order). */
+static __global__ void snapshot_kernel(wh_soa s, uint32_t t) {
+    uint32_t n = *s.do_count;
+    uint64_t usable = wh__soa_usable(s.cap[t]);
+    for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+        uint32_t b = s.do_blocks[k];
+        *wh__soa_iter_word(&s, b) = *wh__soa_alloc_word(&s, b) & usable;
+    }
+}
+
+extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
+    if (!soa || t >= soa->ntypes) return WH_ERR_INVALID_ARGUMENT;
+    wh_status st = wh_bitmap_indices_device(&soa->alloc_blocks[t], soa->do_blocks, soa->do_count, soa->do_scratch, 0);
+    if (st != WH_OK) return st;
+    snapshot_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa, t);
+    WH_LAUNCH_TRY();
+    return WH_OK;
+}

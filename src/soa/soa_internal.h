@@ -1,0 +1,18 @@
+/* Object allocator: what the host code of src/soa/ shares (not installed). */
+#ifndef WH_SOA_INTERNAL_H
+#define WH_SOA_INTERNAL_H
+
+#include "warpheap/soa.h"
+
+WH_EXTERN_C_BEGIN
+/* Device memory (soa_cuda.cu; WH_ERR_NO_DEVICE stubs without CUDA). */
+wh_status wh__soa_dev_alloc(void **mem, size_t bytes);
+wh_status wh__soa_dev_free(void *mem);
+wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes);
+/* Fill a fresh device heap: counters 0, every block free, bitmaps. */
+wh_status wh__soa_dev_init(const wh_soa *soa);
+/* GPU threads for a parallel_do launch: enough to fill the device. */
+uint32_t wh__soa_dev_threads(void);
+WH_EXTERN_C_END
+
+#endif

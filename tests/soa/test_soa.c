@@ -1,0 +1,159 @@
+/* Object allocator unit tests (CPU backend): bad configurations give clear
+ * statuses, block capacities follow the rule of 3.2, object pointers round-trip
+ * at 50-bit addresses, subclass objects share the superclass's field arrays,
+ * exhaustion gives null pointers and leaves the heap usable, device_do
+ * enumerates exactly the live objects, parallel_new creates n objects. */
+#include "warpheap/soa.h"
+#include "wh_test.h"
+
+#define P_FIELDS(F) F(float, x) F(float, y)
+WH_SOA_CLASS(Pt, 0, P_FIELDS)
+#define Q_FIELDS(F) F(double, w) F(double, v[3])
+WH_SOA_SUBCLASS(Qt, 1, Pt, Q_FIELDS)
+#define ABS_FIELDS(F) F(uint8_t, k)
+WH_SOA_CLASS(Ab, 2, ABS_FIELDS)
+#define BIG_FIELDS(F) F(uint8_t, blob[5000])
+WH_SOA_CLASS(Big, 3, BIG_FIELDS)
+
+typedef struct init_ctx { float scale; } init_ctx;
+WH_INLINE WH_HOST_DEVICE void pt_init(const wh_soa *s, Pt p, uint64_t i, const init_ctx *c) {
+    (void)s;
+    WH_GET(Pt, p, x) = (float)i * c->scale;
+    WH_GET(Pt, p, y) = -(float)i;
+}
+WH_SOA_PARALLEL_NEW(Pt, pt_init, init_ctx)
+
+static void test_config(void) {
+    wh_soa s;
+    wh_soa_type_desc t2[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
+    wh_soa_config cfg = {1u << 20, t2, 2, false, 2};
+    cfg.bytes = 100;
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_SMALL);
+    printf("  too small: %s\n", wh_last_error());
+    cfg.bytes = 1u << 20;
+    cfg.ntypes = 0;
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    wh_soa_type_desc many[WH_SOA_MAX_TYPES + 1];
+    for (uint32_t i = 0; i <= WH_SOA_MAX_TYPES; ++i) many[i] = (wh_soa_type_desc){"T", i, 8, -1, 0};
+    cfg.types = many;
+    cfg.ntypes = WH_SOA_MAX_TYPES + 1;
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_LARGE);
+    printf("  too many types: %s\n", wh_last_error());
+    wh_soa_type_desc swapped[] = {WH_SOA_TYPE(Qt), WH_SOA_TYPE(Pt)};
+    cfg.types = swapped;
+    cfg.ntypes = 2;
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_INVALID_ARGUMENT);
+#if !WH_HAVE_CUDA
+    cfg.types = t2;
+    cfg.on_device = true;
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_NO_DEVICE);
+#endif
+}
+
+static void test_pointer(void) {
+    uint8_t *blk = (uint8_t *)(uintptr_t)0x3FFFFFFFFFFC0ull;    /* a 50-bit, 64-aligned address */
+    uint64_t p = wh_soa_ptr_make(blk, 13, 64, 63);
+    CHECK(wh_soa_ptr_block(p) == blk);
+    CHECK_EQ_U64(wh_soa_ptr_type(p), 13);
+    CHECK_EQ_U64(wh_soa_ptr_cap(p), 64);
+    CHECK_EQ_U64(wh_soa_ptr_slot(p), 63);
+    p = wh_soa_ptr_make((uint8_t *)(uintptr_t)0x7f1234567840ull, 255, 1, 0);   /* typical UVA (47 bits) */
+    CHECK(wh_soa_ptr_block(p) == (uint8_t *)(uintptr_t)0x7f1234567840ull);
+    CHECK_EQ_U64(wh_soa_ptr_type(p), 255);
+    CHECK_EQ_U64(wh_soa_ptr_cap(p), 1);
+}
+
+static void test_layout_and_subclass(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt), WH_SOA_ABSTRACT_TYPE(Ab), WH_SOA_TYPE(Big)};
+    wh_soa_config cfg = {8u << 20, t, 4, false, 2};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    /* smallest concrete: Pt (8 B); data = max(64*8, 5000) -> 5056; Pt 64, Qt (40 B) 126->64, Big 1 */
+    CHECK_EQ_U64(s.cap[Pt_TYPE], 64);
+    CHECK_EQ_U64(s.cap[Qt_TYPE], 5056 / sizeof(Qt__layout) > 64 ? 64 : 5056 / sizeof(Qt__layout));
+    CHECK_EQ_U64(s.cap[Ab_TYPE], 0);
+    CHECK_EQ_U64(s.cap[Big_TYPE], 1);
+    CHECK_EQ_U64(s.subtypes[Pt_TYPE], 3);
+    CHECK(wh_soa_alloc(&s, Ab_TYPE) == 0);                   /* abstract: never allocated */
+    Qt q = WH_SOA_NEW(&s, Qt);
+    CHECK(!Qt_is_null(q));
+    WH_GET(Pt, Qt_super(q), x) = 1.5f;
+    CHECK(WH_GET(Qt, q, base.x) == 1.5f);                    /* one array, two names */
+    WH_GET(Qt, q, v)[2] = 7.0;
+    CHECK(WH_GET(Qt, q, v)[2] == 7.0);
+    CHECK(((uintptr_t)WH_FIELD(Qt, q, w) & 7u) == 0);
+    Big g = WH_SOA_NEW(&s, Big);
+    Big g2 = WH_SOA_NEW(&s, Big);
+    CHECK(!Big_is_null(g) && !Big_is_null(g2) && wh_soa_ptr_block(g.p) != wh_soa_ptr_block(g2.p));
+    WH_GET(Big, g, blob)[4999] = 9;
+    CHECK(WH_SOA_IS(&s, q.p, Pt) && !WH_SOA_IS(&s, g.p, Pt));
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    WH_SOA_DESTROY(&s, q);
+    WH_SOA_DESTROY(&s, g);
+    WH_SOA_DESTROY(&s, g2);
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK_EQ_U64(st.free_blocks, st.blocks);
+    wh_soa_destroy(&s);
+}
+
+static void test_exhaustion_and_iter(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 3};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    uint64_t cap = (uint64_t)s.nblocks * 64u, n = 0;
+    uint64_t *ps = malloc((cap + 1) * 8);
+    for (uint64_t p; n <= cap && (p = wh_soa_alloc(&s, Pt_TYPE)) != 0;) ps[n++] = p;
+    CHECK_EQ_U64(n, cap);                                     /* every slot, then null */
+    CHECK(wh_soa_alloc(&s, Qt_TYPE) == 0);
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK(st.counters[WH_SOA_CTR_FAILED_ALLOCS] >= 2);
+    CHECK_EQ_U64(st.free_blocks, 0);
+    CHECK(st.fragmentation == 0.0);
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    /* free every other object: iterator sees exactly the rest */
+    for (uint64_t k = 0; k < n; k += 2) wh_soa_free(&s, ps[k]);
+    wh_soa_iter it;
+    wh_soa_iter_begin(&it, &s, Pt_TYPE);
+    uint64_t seen = 0;
+    while (wh_soa_iter_next(&it, &s)) ++seen;
+    CHECK_EQ_U64(seen, n / 2);
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK(st.fragmentation > 0.49 && st.fragmentation < 0.51);
+    /* the heap is usable again: free slots are found in active blocks */
+    Qt q = WH_SOA_NEW(&s, Qt);
+    CHECK(Qt_is_null(q));                                     /* no free block for another type */
+    uint64_t again = wh_soa_alloc(&s, Pt_TYPE);
+    CHECK(again != 0);
+    wh_soa_free(&s, again);
+    for (uint64_t k = 1; k < n; k += 2) wh_soa_free(&s, ps[k]);
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    q = WH_SOA_NEW(&s, Qt);
+    CHECK(!Qt_is_null(q));
+    WH_SOA_DESTROY(&s, q);
+    /* parallel_new */
+    init_ctx ic = {2.0f};
+    CHECK(Pt_parallel_new_pt_init(&s, 1000, ic) == WH_OK);
+    wh_soa_iter_begin(&it, &s, Pt_TYPE);
+    uint64_t p, cnt = 0;
+    double sum = 0;
+    while ((p = wh_soa_iter_next(&it, &s)) != 0) { ++cnt; sum += WH_GET(Pt, Pt_from(p), x); }
+    CHECK_EQ_U64(cnt, 1000);
+    CHECK(sum == 2.0 * 999.0 * 1000.0 / 2.0);
+    CHECK(Pt_parallel_new_pt_init(&s, cap, ic) == WH_ERR_OUT_OF_MEMORY);
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    free(ps);
+    wh_soa_destroy(&s);
+}
+
+int main(void) {
+    test_config();
+    test_pointer();
+    test_layout_and_subclass();
+    test_exhaustion_and_iter();
+    return wh_test_finish("test_soa");
+}
