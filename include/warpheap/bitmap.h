@@ -214,11 +214,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_bitmap_try_find_set(const wh_bitmap *bm, ui
 /* Claim up to want (1..64) set bits of one level-0 word, clearing them.
  * Returns the word index and stores the claimed bits in *got (0 if none).
  * This is the coalesced form: a warp leader claims for the whole warp with one
- * atomic.  When the chosen word is taken away under us we try the bits still
+ * atomic.  want == 0 claims nothing (NONE); want > 64 is taken as 64.  When the chosen word is taken away under us we try the bits still
  * left in it before descending again; the search gives up (NONE, *got = 0)
  * when the bitmap looks empty from the top or after the retry bound. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh_bitmap_claim(const wh_bitmap *bm, uint64_t seed, unsigned want, uint64_t *got) {
     *got = 0;
+    if (want == 0) return WH_BITMAP_NONE;
     for (uint32_t n = 0; n < WH_BITMAP_RETRY_LIMIT; ++n) {
         bool empty = false;
         uint32_t w = wh__bitmap_descend(bm, seed, &empty);
@@ -227,7 +228,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_bitmap_claim(const wh_bitmap *bm, uint64_t 
         } else {
             uint64_t v = wh_atomic_load(wh_bitmap_word(bm, 0, w), WH_RELAXED);
             unsigned rot = wh__bitmap_rot(seed, 0);
-            while (v) {
+            for (unsigned tries = 0; v && tries < 64u; ++tries) {
                 /* the first want set bits from the rotation point on, wrapping */
                 uint64_t r = wh_rotr64(v, rot), rest = r;
                 for (unsigned k = 0; k < want && rest; ++k) rest &= rest - 1;

@@ -90,6 +90,7 @@ static void test_claim(void) {
     wh_bitmap bm;
     uint64_t *mem = make(&bm, 200, true);
     uint64_t got, total = 0;
+    CHECK(wh_bitmap_claim(&bm, 7, 0, &got) == WH_BITMAP_NONE && got == 0);   /* nothing wanted */
     uint32_t w = wh_bitmap_claim(&bm, 7, 10, &got);
     CHECK(w != WH_BITMAP_NONE && wh_popc64(got) == 10);
     total += 10;
