@@ -1,0 +1,148 @@
+/* warpheap device heap: wh_malloc / wh_free from any kernel (or, on the CPU
+ * backend, any pthread), for any size.  See docs/heap.md.
+ *
+ *   wh_heap heap;
+ *   wh_heap_config cfg = { .bytes = 1ull << 30, .kind = WH_HEAP_DEFAULT };
+ *   wh_heap_create(&heap, &cfg);
+ *   kernel<<<g, b>>>(heap);      // void *p = wh_malloc(&heap, n); wh_free(&heap, p);
+ *   wh_heap_stats(&heap, &stats);
+ *   wh_heap_destroy(&heap);
+ *
+ * Device functions are header-only (no -rdc).  wh_malloc coalesces same-size
+ * (same-class) requests of the lanes present at its entry: one leader, one
+ * atomic.  wh_malloc_warp / wh_free_warp take the participating mask from the
+ * caller (all its lanes must call together).  Every pointer is 16-byte
+ * aligned; NULL means exhausted (counted in the stats) and the heap stays
+ * usable; wh_free(NULL) does nothing; double and foreign frees are detected
+ * where the kind can see them and counted.
+ */
+#ifndef WARPHEAP_HEAP_H
+#define WARPHEAP_HEAP_H
+
+#include "warpheap/heap_core.h"
+#include "warpheap/heap_bump.h"
+#include "warpheap/heap_slab.h"
+#include "warpheap/heap_pagerun.h"
+#include "warpheap/heap_circular.h"
+
+typedef struct wh_heap_config {
+    uint64_t bytes;          /* arena size                                       */
+    wh_heap_kind kind;
+    uint32_t flags;          /* WH_HEAP_HOST, WH_HEAP_TRACK                      */
+} wh_heap_config;
+
+typedef struct wh_heap_usage {
+    uint64_t heap_bytes;      /* arena                                           */
+    uint64_t used_bytes;      /* bytes of allocated regions (slots, chunks, runs) */
+    uint64_t free_bytes;      /* bytes of free regions                           */
+    uint64_t overhead_bytes;  /* headers, sentinel, unusable tails               */
+    uint64_t allocations;     /* live allocated regions                          */
+    uint64_t requested_bytes; /* sum of live requests (if known, else 0)         */
+    uint64_t peak_bytes;      /* peak of requested bytes (WH_HEAP_TRACK)         */
+    uint64_t largest_free;    /* largest free region                             */
+    uint64_t failed_allocs, double_frees, foreign_frees;
+    double internal_frag;     /* equation 2; -1 when requests are unknown        */
+    double external_frag;     /* equation 3                                      */
+    uint64_t inconsistencies; /* broken invariants found by the walk (0 = sound) */
+} wh_heap_usage;
+
+/* ---- device (and CPU-backend) API ---------------------------------------- */
+
+/* Grouping key: slab class, bump size, or a key of its own (no coalescing). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint64_t n) {
+    uint64_t solo = (1ull << 62) | wh_lane_id();
+    if (n == 0 || n > h->bytes) return solo;
+    switch (h->kind) {
+    case WH_HEAP_BUMP: return wh__round16(n);
+    case WH_HEAP_SLAB:
+    case WH_HEAP_DEFAULT: return n <= WH_SLAB_MAX ? wh__slab_class(n) : solo;
+    default: return solo;
+    }
+}
+
+WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t n, uint32_t group) {
+    switch (h->kind) {
+    case WH_HEAP_BUMP: return wh__bump_malloc(h, wh__round16(n), group);
+    case WH_HEAP_SLAB:
+    case WH_HEAP_DEFAULT:
+        if (n <= WH_SLAB_MAX) return wh__slab_malloc(h, wh__slab_class(n), group);
+        return h->kind == WH_HEAP_DEFAULT ? wh__run_malloc(h, n) : (void *)0;
+    case WH_HEAP_CIRCULAR: return wh__circ_malloc(h, n);
+    default: return (void *)0;
+    }
+}
+
+/* Bytes counted in use for a request of n (WH_HEAP_TRACK): the slot size for
+ * slab slots (their requests are not recorded), the request otherwise. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint64_t n) {
+    if ((h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) && n <= WH_SLAB_MAX)
+        return 16ull << wh__slab_class(n);
+    return n;
+}
+
+/* mask: lanes that call together (each with its own size). */
+WH_INLINE WH_HOST_DEVICE void *wh_malloc_warp(const wh_heap *h, size_t bytes, uint32_t mask) {
+    uint64_t n = (uint64_t)bytes;
+    uint32_t group = wh_match_any64(mask, wh__heap_key(h, n));
+    if (n == 0) return (void *)0;
+    void *p = n > h->bytes ? (void *)0 : wh__heap_malloc_group(h, n, group);
+    if (!p) wh__heap_count(&h->ctl->failed);
+    else if (h->flags & WH_HEAP_TRACK) wh__heap_track(h, (int64_t)wh__heap_counted(h, n));
+    return p;
+}
+
+WH_INLINE WH_HOST_DEVICE void *wh_malloc(const wh_heap *h, size_t bytes) {
+    return wh_malloc_warp(h, bytes, wh_active_mask());
+}
+
+/* Slab slots and page runs: which one p is, from its page's info. */
+WH_INLINE WH_HOST_DEVICE void wh__paged_free(const wh_heap *h, void *p) {
+    uint64_t off = (uint64_t)((uint8_t *)p - h->base);
+    if ((uint8_t *)p < h->base || off >= (uint64_t)h->npages * WH_SLAB_PAGE) {
+        wh__heap_count(&h->ctl->foreign_frees);
+        return;
+    }
+    uint32_t page = (uint32_t)(off >> WH_SLAB_PAGE_SHIFT);
+    uint64_t in_page = off & (WH_SLAB_PAGE - 1u);
+    uint32_t info = wh_atomic_load(&h->page_info[page], WH_ACQUIRE);
+    if (info == WH_PAGE_FREE) { wh__heap_count(&h->ctl->double_frees); return; }
+    if (info & WH_PAGE_RUN_HEAD) {
+        if (!wh__run_free(h, info, page, in_page)) wh__heap_count(&h->ctl->foreign_frees);
+        return;
+    }
+    if (info & WH_PAGE_RUN_TAIL || !wh__slab_free(h, info, page, in_page))
+        wh__heap_count(&h->ctl->foreign_frees);
+}
+
+WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t mask) {
+    (void)mask;               /* frees are per lane today: one atomic each */
+    if (!p) return;
+    switch (h->kind) {
+    case WH_HEAP_BUMP: wh__bump_free(h, p); break;
+    case WH_HEAP_SLAB:
+    case WH_HEAP_DEFAULT: wh__paged_free(h, p); break;
+    case WH_HEAP_CIRCULAR: wh__circ_free(h, p); break;
+    default: wh__heap_count(&h->ctl->foreign_frees); break;
+    }
+}
+
+WH_INLINE WH_HOST_DEVICE void wh_free(const wh_heap *h, void *p) { wh_free_warp(h, p, wh_active_mask()); }
+
+/* ---- host API (src/heap) -------------------------------------------------- */
+WH_EXTERN_C_BEGIN
+
+/* Create a heap: device memory, or host memory with WH_HEAP_HOST (always on a
+ * build without CUDA).  WH_ERR_TOO_SMALL below one page (64 KiB) for slab and
+ * default, below 4 KiB otherwise; WH_ERR_TOO_LARGE above 64 GiB;
+ * WH_ERR_UNSUPPORTED for kinds not built yet. */
+wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg);
+/* Free everything: the heap is empty again (no kernel may be running on it). */
+wh_status wh_heap_reset(wh_heap *h);
+wh_status wh_heap_destroy(wh_heap *h);
+/* Walk the heap (no kernel may be running on it) and fill *s. */
+wh_status wh_heap_stats(const wh_heap *h, wh_heap_usage *s);
+const char *wh_heap_kind_name(wh_heap_kind kind);
+
+WH_EXTERN_C_END
+
+#endif /* WARPHEAP_HEAP_H */

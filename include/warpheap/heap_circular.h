@@ -1,0 +1,163 @@
+/* CIRCULAR: CMalloc, register-efficient-gpu-allocators.txt section 5.2
+ * (Algorithm 3, the pre-split of equation 1, MAX_FRAG).
+ *
+ * The arena is a circular singly linked list of chunks in 16-byte units.  A
+ * chunk starts with a 16-byte header: a flag word, the unit of the next
+ * chunk, and the requested size (for the heap walk's equation 2).  A sentinel
+ * header at the end is always used and points back to unit 0.  Allocation
+ * walks from the shared cursor, locks a free chunk with a CAS on its flag,
+ * splits it when it is at least MAX_FRAG times the request, and moves the
+ * cursor past it.  Free merges the chunk with its next one if that is free.
+ *
+ * Departures:
+ * - Flags are 32-bit magic values, not 0/1, and every `next` read is checked
+ *   (inside the arena, after the chunk): the paper's argument that a walker is
+ *   never stalled long enough to hold a stale offset does not hold with
+ *   independent scheduling and preemption, so a stale walker restarts from the
+ *   cursor instead of trusting garbage.  (A stale offset landing in user data
+ *   that holds the free magic could still be taken: documented, not excluded.)
+ * - A walker that locks a free chunk too small for it first tries to absorb
+ *   the free chunks after it (bounded): the paper merges only on free, which
+ *   leaves runs of free chunks that never join.
+ * - Free points the cursor at the chunk just freed (the paper moves it past).
+ * - Every walk is bounded: by one full turn of the ring in units and by
+ *   WH_HEAP_RETRY_LIMIT chunks; then the request fails (NULL, counted).
+ * - Units are 16 bytes with 32-bit offsets: arenas up to 64 GiB.
+ */
+#ifndef WARPHEAP_HEAP_CIRCULAR_H
+#define WARPHEAP_HEAP_CIRCULAR_H
+
+#include "warpheap/heap_core.h"
+
+#define WH_CIRC_FREE     0xF4EEC1A5u
+#define WH_CIRC_USED     0x05EDC1A5u
+#define WH_CIRC_MAX_FRAG 2u      /* split when the chunk is >= 2x the need  */
+#define WH_CIRC_MIN_UNITS 16u    /* smallest pre-split chunk: 256 B         */
+#define WH_CIRC_MERGES   8u      /* free neighbours a walker may absorb     */
+
+typedef struct wh_circ_header {
+    uint32_t flag;
+    uint32_t next;               /* unit of the next chunk's header        */
+    uint64_t req;                /* requested bytes while used              */
+} wh_circ_header;
+
+WH_INLINE WH_HOST_DEVICE wh_circ_header *wh__circ_hdr(const wh_heap *h, uint32_t unit) {
+    return (wh_circ_header *)(h->base + (uint64_t)unit * 16u);
+}
+
+/* Equation 1 for chunk k (0-based, binary-heap index k + 1), or the last
+ * chunk (the remainder) for k == 2^L - 1.  Writes its header as free. */
+WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) {
+    uint32_t R = h->split_root, L = h->split_levels, count = (1u << L) - 1u;
+    uint32_t off, next;
+    if (k < count) {
+        uint32_t i = k + 1u, level = (uint32_t)wh_log2_64(i), size = R >> level;
+        off = level * R + (i - (1u << level)) * size;
+        next = off + size;
+    } else {
+        off = L * R;                                  /* the remainder */
+        next = h->end;
+        if (off >= next) return;
+    }
+    wh_circ_header *c = wh__circ_hdr(h, off);
+    c->flag = WH_CIRC_FREE;
+    c->next = next;
+    c->req = 0;
+}
+/* Number of chunks wh__circ_init_chunk writes (k = 0 .. n-1), sentinel apart. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_init_count(const wh_heap *h) { return 1u << h->split_levels; }
+
+/* Try to absorb free chunks after the locked chunk at off; returns its next. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_absorb(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need) {
+    wh_circ_header *c = wh__circ_hdr(h, off);
+    for (uint32_t k = 0; k < WH_CIRC_MERGES && next < h->end && next - off < need; ++k) {
+        wh_circ_header *n = wh__circ_hdr(h, next);
+        uint32_t expected = WH_CIRC_FREE;
+        if (!wh_atomic_cas(&n->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_RELAXED)) break;
+        uint32_t nn = wh_atomic_load(&n->next, WH_ACQUIRE);
+        wh_atomic_store(&c->next, nn, WH_RELEASE);   /* n's header is now inside c */
+        next = nn;
+    }
+    return next;
+}
+
+/* Split the locked chunk [off, next) after `need` units if worth it. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need) {
+    uint32_t csize = next - off;
+    if (need + 1u > csize || (uint64_t)need * WH_CIRC_MAX_FRAG > csize) return next;
+    uint32_t cut = off + need;
+    wh_circ_header *t = wh__circ_hdr(h, cut);
+    wh_atomic_store(&t->next, next, WH_RELAXED);
+    wh_atomic_store(&t->req, 0ull, WH_RELAXED);
+    wh_atomic_store(&t->flag, WH_CIRC_FREE, WH_RELEASE);
+    wh_atomic_store(&wh__circ_hdr(h, off)->next, cut, WH_RELEASE);   /* publish */
+    return cut;
+}
+
+WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes) {
+    uint64_t need64 = 1u + (bytes + 15u) / 16u;
+    if (need64 > h->end) return (void *)0;
+    uint32_t need = (uint32_t)need64;
+    uint32_t off = (uint32_t)wh_atomic_load(&h->ctl->cursor, WH_RELAXED);
+    uint64_t travelled = 0;
+    for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && travelled <= 2ull * h->end; ++n) {
+        if (off >= h->end) { off = 0; travelled += 1; continue; }          /* sentinel: wrap */
+        wh_circ_header *c = wh__circ_hdr(h, off);
+        uint32_t expected = WH_CIRC_FREE, next;
+        if (wh_atomic_cas(&c->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_ACQUIRE)) {
+            next = wh__circ_absorb(h, off, wh_atomic_load(&c->next, WH_ACQUIRE), need);
+            if (next - off >= need) {
+                uint32_t after = wh__circ_split(h, off, next, need);
+                wh_atomic_store(&c->req, bytes, WH_RELAXED);
+                wh_atomic_store(&h->ctl->cursor, (uint64_t)after, WH_RELAXED);
+                return (uint8_t *)c + 16;
+            }
+            wh_atomic_store(&c->flag, WH_CIRC_FREE, WH_RELEASE);          /* too small */
+        } else {
+            next = wh_atomic_load(&c->next, WH_ACQUIRE);
+        }
+        if (next <= off || next > h->end || (expected != WH_CIRC_FREE && expected != WH_CIRC_USED)) {
+            off = (uint32_t)wh_atomic_load(&h->ctl->cursor, WH_RELAXED);   /* stale: restart */
+            travelled += 1;
+            continue;
+        }
+        travelled += next - off;
+        off = next;
+    }
+    return (void *)0;
+}
+
+/* Free; a pointer that is not a used chunk is counted as foreign or double. */
+WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
+    uint64_t pos = (uint64_t)((uint8_t *)p - h->base);
+    if ((uint8_t *)p < h->base + 16 || pos % 16u || pos / 16u > h->end) {
+        wh__heap_count(&h->ctl->foreign_frees);
+        return;
+    }
+    uint32_t off = (uint32_t)(pos / 16u) - 1u;
+    wh_circ_header *c = wh__circ_hdr(h, off);
+    uint32_t flag = wh_atomic_load(&c->flag, WH_ACQUIRE);
+    if (flag != WH_CIRC_USED) {
+        wh__heap_count(flag == WH_CIRC_FREE ? &h->ctl->double_frees : &h->ctl->foreign_frees);
+        return;
+    }
+    uint32_t next = wh_atomic_load(&c->next, WH_ACQUIRE);
+    if (next <= off || next > h->end) { wh__heap_count(&h->ctl->foreign_frees); return; }
+    if (next < h->end) {                                   /* merge with next */
+        wh_circ_header *n = wh__circ_hdr(h, next);
+        uint32_t expected = WH_CIRC_FREE;
+        if (wh_atomic_cas(&n->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_RELAXED))
+            wh_atomic_store(&c->next, wh_atomic_load(&n->next, WH_ACQUIRE), WH_RELEASE);
+    }
+    uint64_t req = wh_atomic_load(&c->req, WH_RELAXED);
+    wh_atomic_store(&c->req, 0ull, WH_RELAXED);
+    uint32_t expected = WH_CIRC_USED;
+    if (!wh_atomic_cas(&c->flag, &expected, WH_CIRC_FREE, WH_ACQ_REL, WH_RELAXED)) {
+        wh__heap_count(&h->ctl->double_frees);             /* a concurrent free won */
+        return;
+    }
+    wh__heap_track(h, -(int64_t)req);
+    wh_atomic_store(&h->ctl->cursor, (uint64_t)off, WH_RELAXED);
+}
+
+#endif /* WARPHEAP_HEAP_CIRCULAR_H */

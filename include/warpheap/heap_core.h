@@ -1,0 +1,117 @@
+/* Device heap: the types and helpers every allocator kind shares.
+ *
+ * A wh_heap is a descriptor passed by value to kernels (like a texture
+ * object): pointers to the arena and to the metadata, sizes, and the layout of
+ * the slab bitmaps.  Every kind lives in its own header (heap_bump.h,
+ * heap_slab.h, heap_circular.h, ...) and is dispatched by heap.h.
+ *
+ * Warp coalescing (XMalloc, as used by DynaSOAr section 4.2): wh_malloc takes
+ * the mask of lanes present at its entry, groups them by a key with
+ * wh_match_any64 and lets the lowest lane of each group reserve for all of it.
+ * Every lane of the mask reaches the match (no early return before it), so
+ * the mask is safe under independent thread scheduling.
+ */
+#ifndef WARPHEAP_HEAP_CORE_H
+#define WARPHEAP_HEAP_CORE_H
+
+#include "warpheap/bitmap.h"
+
+typedef enum wh_heap_kind {
+    WH_HEAP_DEFAULT = 0,          /* slabs for <= 64 KiB, page runs above      */
+    WH_HEAP_BUMP,                 /* AtomicMalloc: one atomic, no free          */
+    WH_HEAP_WRAP,                 /* AWMalloc (not built yet: WH_ERR_UNSUPPORTED) */
+    WH_HEAP_CIRCULAR,             /* CMalloc                                    */
+    WH_HEAP_CIRCULAR_FUSED,       /* (not built yet)                            */
+    WH_HEAP_CIRCULAR_MULTI,       /* (not built yet)                            */
+    WH_HEAP_CIRCULAR_FUSED_MULTI, /* (not built yet)                            */
+    WH_HEAP_SLAB,                 /* size classes on hierarchical bitmaps       */
+    WH_HEAP_KIND_COUNT
+} wh_heap_kind;
+
+/* wh_heap_config.flags */
+#define WH_HEAP_HOST  1u   /* arena and metadata in host memory (CPU backend)   */
+#define WH_HEAP_TRACK 2u   /* count requested bytes live: in-use, peak, eq. 2    */
+
+#define WH_HEAP_ALIGN       16u
+#define WH_SLAB_PAGE_SHIFT  16u                    /* 64 KiB pages               */
+#define WH_SLAB_PAGE        (1u << WH_SLAB_PAGE_SHIFT)
+#define WH_SLAB_CLASSES     13u                    /* 16 B << c, c = 0..12       */
+#define WH_SLAB_MAX         (16u << (WH_SLAB_CLASSES - 1u))   /* 64 KiB         */
+#define WH_HEAP_MAX_BYTES   (1ull << 36)           /* 64 GiB: 32-bit 16-B units  */
+/* Bound on the retry loops of the heap (visits, claims).  Reaching it means
+ * the heap is (nearly) exhausted or fragmented: the call fails and is counted. */
+#define WH_HEAP_RETRY_LIMIT (1u << 16)
+
+/* page_info values */
+#define WH_PAGE_FREE       0u
+#define WH_PAGE_RUN_HEAD   0x80000000u   /* | number of pages                  */
+#define WH_PAGE_RUN_TAIL   0x40000000u
+
+/* Counters in device (or host) memory.  The cursor sits on its own 128-byte
+ * line: it is the hot word of BUMP and CIRCULAR. */
+typedef struct wh_heap_ctl {
+    uint64_t cursor;                       /* bump offset / circular unit      */
+    uint64_t pad0[15];
+    uint64_t failed;                       /* failed allocations               */
+    uint64_t double_frees;
+    uint64_t foreign_frees;
+    uint64_t in_use;                       /* bytes in use (WH_HEAP_TRACK)     */
+    uint64_t peak;
+    uint64_t pad1[11];
+} wh_heap_ctl;
+
+typedef struct wh_heap {
+    uint8_t *base;           /* arena: 64 KiB aligned                            */
+    uint64_t bytes;          /* arena bytes the kind hands out                   */
+    wh_heap_ctl *ctl;
+    uint32_t kind, flags;
+    /* slab and default */
+    uint32_t npages;
+    uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
+    uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
+    uint64_t *page_req;      /* requested bytes of a page run                    */
+    wh_bitmap pages;         /* 1 = page free                                    */
+    wh_bitmap slots[WH_SLAB_CLASSES];  /* 1 = slot free in an active page        */
+    /* circular */
+    uint32_t end;            /* 16-byte unit of the sentinel header              */
+    uint32_t split_root;     /* eq. 1: R in units                                */
+    uint32_t split_levels;   /* eq. 1: levels 0..L-1                             */
+    /* ownership (host side only) */
+    void *arena_alloc, *meta_alloc;
+    size_t meta_bytes;
+} wh_heap;
+
+/* ---- small helpers ------------------------------------------------------- */
+
+WH_INLINE WH_HOST_DEVICE uint64_t wh__round16(uint64_t n) { return (n + 15u) & ~(uint64_t)15u; }
+
+/* Slab class of a request: the smallest c with 16 << c >= n (n >= 1). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
+    return n <= 16u ? 0u : (uint32_t)(64 - wh_clz64(n - 1u)) - 4u;
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp(uint32_t c) { return WH_SLAB_PAGE >> (4u + c); }
+
+/* A rotation seed for bitmap searches: different per thread and per call, so
+ * that threads spread over different words (DynaSOAr's bitmap rotation). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_seed(uint64_t salt) {
+#if WH_ON_GPU
+    uint64_t t = ((uint64_t)blockIdx.x << 32) ^ ((uint64_t)threadIdx.x << 16) ^ (uint64_t)clock64();
+    return wh_hash64(t ^ salt);
+#else
+    int local;
+    return wh_hash64((uint64_t)(uintptr_t)&local ^ salt);
+#endif
+}
+
+/* Failure and debug counters: only on rare paths. */
+WH_INLINE WH_HOST_DEVICE void wh__heap_count(uint64_t *counter) {
+    (void)wh_atomic_fetch_add(counter, 1ull, WH_RELAXED);
+}
+/* WH_HEAP_TRACK: requested bytes in use and their peak. */
+WH_INLINE WH_HOST_DEVICE void wh__heap_track(const wh_heap *h, int64_t delta) {
+    if (!(h->flags & WH_HEAP_TRACK)) return;
+    uint64_t now = wh_atomic_fetch_add(&h->ctl->in_use, (uint64_t)delta, WH_RELAXED) + (uint64_t)delta;
+    if (delta > 0) (void)wh_atomic_fetch_max(&h->ctl->peak, now, WH_RELAXED);
+}
+
+#endif /* WARPHEAP_HEAP_CORE_H */

@@ -1,0 +1,86 @@
+/* Device heap: create, reset, destroy and stats for heaps in device memory.
+ * The empty heap is built on the GPU (zeroed metadata, the page bitmap
+ * filled, the circular pre-split written by a kernel, one thread per chunk);
+ * stats copy the heap to the host and run the same walk as host heaps. */
+#include "heap_internal.h"
+#include "warpheap/bitmap_cuda.h"
+#include "warpheap/cuda_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static __global__ void circ_init_kernel(wh_heap h, uint32_t count) {
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < count) wh__circ_init_chunk(&h, k);
+    if (k == 0) {
+        wh_circ_header *s = wh__circ_hdr(&h, h.end);
+        s->flag = WH_CIRC_USED;
+        s->next = 0;
+        s->req = 0;
+    }
+}
+
+extern "C" wh_status wh__heap_init_device(wh_heap *h) {
+    WH_CUDA_TRY(cudaMemset(h->meta_alloc, 0, h->meta_bytes));
+    if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) {
+        wh_bitmap bm;
+        wh_status st = wh_bitmap_init_device(&bm, h->pages.words, h->npages, true, 0);
+        if (st != WH_OK) return st;
+    }
+    if (h->kind == WH_HEAP_CIRCULAR) {
+        uint32_t count = wh__circ_init_count(h);
+        circ_init_kernel<<<(count + 255u) / 256u, 256>>>(*h, count);
+        WH_LAUNCH_TRY();
+    }
+    WH_CUDA_TRY(cudaDeviceSynchronize());
+    return WH_OK;
+}
+
+extern "C" wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes) {
+    if (!wh_cuda_available()) return wh__fail(WH_ERR_NO_DEVICE, "heap: no GPU for a device heap (use WH_HEAP_HOST)");
+    void *arena = NULL, *meta = NULL;
+    cudaError_t e = cudaMalloc(&arena, arena_bytes);
+    if (e == cudaSuccess) e = cudaMalloc(&meta, h->meta_bytes);
+    if (e != cudaSuccess) {
+        if (arena) (void)cudaFree(arena);
+        (void)cudaGetLastError();
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: cudaMalloc of %zu + %zu bytes: %s", arena_bytes,
+                        h->meta_bytes, cudaGetErrorString(e));
+    }
+    h->arena_alloc = arena;
+    h->meta_alloc = meta;
+    wh__heap_bind(h, arena, meta);
+    wh_status st = wh__heap_init_device(h);
+    if (st != WH_OK) (void)wh__heap_destroy_device(h);
+    return st;
+}
+
+extern "C" wh_status wh__heap_destroy_device(wh_heap *h) {
+    WH_CUDA_TRY(cudaFree(h->arena_alloc));
+    WH_CUDA_TRY(cudaFree(h->meta_alloc));
+    memset(h, 0, sizeof *h);
+    return WH_OK;
+}
+
+extern "C" wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s) {
+    bool need_arena = h->kind == WH_HEAP_CIRCULAR;      /* headers live in the arena */
+    void *meta = malloc(h->meta_bytes), *arena = need_arena ? malloc(h->bytes) : NULL;
+    if (!meta || (need_arena && !arena)) {
+        free(meta);
+        free(arena);
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: no host memory to walk the heap");
+    }
+    wh_status st = WH_OK;
+    cudaError_t e = cudaMemcpy(meta, h->meta_alloc, h->meta_bytes, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && need_arena) e = cudaMemcpy(arena, h->arena_alloc, h->bytes, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+        st = wh__fail(WH_ERR_CUDA, "heap: copy for stats: %s", cudaGetErrorString(e));
+    } else {
+        wh_heap copy = *h;
+        wh__heap_bind(&copy, arena ? arena : h->arena_alloc, meta);
+        wh__heap_walk(&copy, s);
+    }
+    free(meta);
+    free(arena);
+    return st;
+}

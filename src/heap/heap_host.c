@@ -1,0 +1,82 @@
+/* Device heap: create, reset, destroy and stats.  Heaps in host memory (the
+ * CPU backend, or WH_HEAP_HOST) are handled here; device heaps by
+ * heap_cuda.cu. */
+#include "heap_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool on_host(const wh_heap *h) { return !WH_HAVE_CUDA || (h->flags & WH_HEAP_HOST); }
+
+/* Empty heap: metadata zero, all pages free, the circular pre-split. */
+static void init_host(wh_heap *h) {
+    memset(h->meta_alloc, 0, h->meta_bytes);
+    if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT)
+        (void)wh_bitmap_init_host(&h->pages, h->pages.words, h->npages, true);
+    if (h->kind == WH_HEAP_CIRCULAR) {
+        for (uint32_t k = 0; k < wh__circ_init_count(h); ++k) wh__circ_init_chunk(h, k);
+        wh_circ_header *s = wh__circ_hdr(h, h->end);
+        s->flag = WH_CIRC_USED;
+        s->next = 0;
+        s->req = 0;
+    }
+}
+
+wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg) {
+    size_t arena = 0;
+    wh_status st = wh__heap_plan(h, cfg, &arena);
+    if (st != WH_OK) return st;
+    if (!WH_HAVE_CUDA) h->flags |= WH_HEAP_HOST;
+    if (!on_host(h)) {
+#if WH_HAVE_CUDA
+        return wh__heap_create_device(h, arena);
+#endif
+    }
+    h->arena_alloc = aligned_alloc(WH_SLAB_PAGE, (arena + WH_SLAB_PAGE - 1u) / WH_SLAB_PAGE * WH_SLAB_PAGE);
+    h->meta_alloc = aligned_alloc(256, (h->meta_bytes + 255u) / 256u * 256u);
+    if (!h->arena_alloc || !h->meta_alloc) {
+        free(h->arena_alloc);
+        free(h->meta_alloc);
+        memset(h, 0, sizeof *h);
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: cannot allocate %zu + %zu host bytes", arena, (size_t)0);
+    }
+    wh__heap_bind(h, h->arena_alloc, h->meta_alloc);
+    init_host(h);
+    return WH_OK;
+}
+
+wh_status wh_heap_reset(wh_heap *h) {
+    if (!h || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: reset of no heap");
+    if (!on_host(h)) {
+#if WH_HAVE_CUDA
+        return wh__heap_init_device(h);
+#endif
+    }
+    init_host(h);
+    return WH_OK;
+}
+
+wh_status wh_heap_destroy(wh_heap *h) {
+    if (!h) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: destroy of NULL");
+    if (!h->meta_alloc) return WH_OK;
+    if (!on_host(h)) {
+#if WH_HAVE_CUDA
+        return wh__heap_destroy_device(h);
+#endif
+    }
+    free(h->arena_alloc);
+    free(h->meta_alloc);
+    memset(h, 0, sizeof *h);
+    return WH_OK;
+}
+
+wh_status wh_heap_stats(const wh_heap *h, wh_heap_usage *s) {
+    if (!h || !s || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: stats of no heap");
+    if (!on_host(h)) {
+#if WH_HAVE_CUDA
+        return wh__heap_stats_device(h, s);
+#endif
+    }
+    wh__heap_walk(h, s);
+    return WH_OK;
+}

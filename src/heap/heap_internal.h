@@ -1,0 +1,29 @@
+/* Device heap: what the host files of src/heap share (not installed). */
+#ifndef WH_HEAP_INTERNAL_H
+#define WH_HEAP_INTERNAL_H
+
+#include "warpheap/heap.h"
+
+WH_EXTERN_C_BEGIN
+
+/* Check cfg and fill h's sizes and layout (no memory yet).  *arena_bytes and
+ * h->meta_bytes receive the sizes to allocate. */
+wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_bytes);
+/* Point h at an arena and a metadata block of the planned sizes (also used to
+ * rebase a host copy of a device heap). */
+void wh__heap_bind(wh_heap *h, void *arena, void *meta);
+/* Byte offset inside the metadata block of the page bitmap's words. */
+size_t wh__heap_pages_offset(const wh_heap *h);
+/* Walk a heap whose memory the host can read; no operation in flight. */
+void wh__heap_walk(const wh_heap *h, wh_heap_usage *s);
+
+#if WH_HAVE_CUDA
+wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes);
+wh_status wh__heap_init_device(wh_heap *h);
+wh_status wh__heap_destroy_device(wh_heap *h);
+wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s);
+#endif
+
+WH_EXTERN_C_END
+
+#endif

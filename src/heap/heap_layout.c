@@ -1,0 +1,112 @@
+/* Device heap: sizes and layout of the arena and the metadata of each kind,
+ * computed once on the host.  The pre-split of CIRCULAR follows equation 1 of
+ * register-efficient-gpu-allocators.txt section 5.2: levels 0..L-1 of a binary
+ * heap of chunks, level l holding 2^l chunks of R / 2^l units, R chosen so the
+ * heap fills the arena; the rest is one last chunk. */
+#include "heap_internal.h"
+
+#include <string.h>
+
+#define META_ALIGN 256u
+static size_t align_up(size_t n, size_t a) { return (n + a - 1u) / a * a; }
+
+/* Metadata block: ctl | page_info | page_used | page_req | pages | slots[c]. */
+typedef struct meta_layout {
+    size_t info, used, req, pages, slots[WH_SLAB_CLASSES], total;
+} meta_layout;
+
+static meta_layout layout_of(const wh_heap *h) {
+    meta_layout m;
+    memset(&m, 0, sizeof m);
+    size_t off = align_up(sizeof(wh_heap_ctl), META_ALIGN);
+    bool paged = h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT;
+    if (paged) {
+        m.info = off;  off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
+        m.used = off;  off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
+        m.req = off;   off = align_up(off + 8u * (size_t)h->npages, META_ALIGN);
+        m.pages = off; off = align_up(off + wh_bitmap_bytes(h->npages), META_ALIGN);
+        for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
+            m.slots[c] = off;
+            off = align_up(off + wh_bitmap_bytes((uint64_t)h->npages * wh__slab_spp(c)), META_ALIGN);
+        }
+    }
+    m.total = off;
+    return m;
+}
+
+/* Equation 1: the deepest binary heap whose smallest chunks keep
+ * WH_CIRC_MIN_UNITS, filling the pool of `pool` units. */
+static void circular_split(wh_heap *h, uint32_t pool) {
+    uint32_t best_L = 1, best_R = pool;
+    for (uint32_t L = 2; L <= 24; ++L) {
+        uint32_t R = pool / L;
+        R -= R % (1u << (L - 1u));
+        if ((R >> (L - 1u)) < WH_CIRC_MIN_UNITS) break;
+        best_L = L;
+        best_R = R;
+    }
+    h->split_levels = best_L;
+    h->split_root = best_R;
+}
+
+wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_bytes) {
+    if (!h || !cfg || !arena_bytes) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: NULL argument");
+    memset(h, 0, sizeof *h);
+    if ((unsigned)cfg->kind >= WH_HEAP_KIND_COUNT)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: unknown kind %d", (int)cfg->kind);
+    if (cfg->flags & ~(WH_HEAP_HOST | WH_HEAP_TRACK))
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: unknown flags 0x%x", cfg->flags);
+    if (cfg->bytes > WH_HEAP_MAX_BYTES)
+        return wh__fail(WH_ERR_TOO_LARGE, "heap: %llu bytes, at most %llu", (unsigned long long)cfg->bytes,
+                        (unsigned long long)WH_HEAP_MAX_BYTES);
+    h->kind = (uint32_t)cfg->kind;
+    h->flags = cfg->flags;
+    switch (cfg->kind) {
+    case WH_HEAP_SLAB:
+    case WH_HEAP_DEFAULT:
+        h->npages = (uint32_t)(cfg->bytes >> WH_SLAB_PAGE_SHIFT);
+        if (h->npages == 0) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, a slab heap needs one 64 KiB page",
+                                            (unsigned long long)cfg->bytes);
+        if ((uint64_t)h->npages * wh__slab_spp(0) > WH_BITMAP_MAX_BITS)
+            return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
+        h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
+        break;
+    case WH_HEAP_BUMP:
+    case WH_HEAP_CIRCULAR:
+        if (cfg->bytes < 4096u) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, at least 4096",
+                                                (unsigned long long)cfg->bytes);
+        h->bytes = cfg->bytes & ~(uint64_t)15u;
+        if (cfg->kind == WH_HEAP_CIRCULAR) {
+            h->end = (uint32_t)(h->bytes / 16u) - 1u;       /* the last unit: sentinel */
+            circular_split(h, h->end);
+        }
+        break;
+    default:
+        return wh__fail(WH_ERR_UNSUPPORTED, "heap: kind %s is not built yet", wh_heap_kind_name(cfg->kind));
+    }
+    h->meta_bytes = layout_of(h).total;
+    *arena_bytes = (size_t)h->bytes;
+    return WH_OK;
+}
+
+void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
+    meta_layout m = layout_of(h);
+    uint8_t *mb = (uint8_t *)meta;
+    h->base = (uint8_t *)arena;
+    h->ctl = (wh_heap_ctl *)meta;
+    if (h->kind != WH_HEAP_SLAB && h->kind != WH_HEAP_DEFAULT) return;
+    h->page_info = (uint32_t *)(mb + m.info);
+    h->page_used = (uint32_t *)(mb + m.used);
+    h->page_req = (uint64_t *)(mb + m.req);
+    (void)wh_bitmap_layout(&h->pages, mb + m.pages, h->npages);
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c)
+        (void)wh_bitmap_layout(&h->slots[c], mb + m.slots[c], (uint64_t)h->npages * wh__slab_spp(c));
+}
+
+size_t wh__heap_pages_offset(const wh_heap *h) { return layout_of(h).pages; }
+
+const char *wh_heap_kind_name(wh_heap_kind kind) {
+    static const char *names[] = {"default", "bump", "wrap", "circular", "circular_fused",
+                                  "circular_multi", "circular_fused_multi", "slab"};
+    return (unsigned)kind < WH_HEAP_KIND_COUNT ? names[kind] : "unknown";
+}

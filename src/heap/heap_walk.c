@@ -1,0 +1,127 @@
+/* Device heap: the heap walk behind wh_heap_stats.  It visits every region
+ * (slab slot, free page, page run, circular chunk), checks the invariants
+ * that tie the metadata together, and computes the fragmentation of
+ * register-efficient-gpu-allocators.txt section 8: equation 2 (internal: the
+ * mean over allocated regions of (size - request) / size) and equation 3
+ * (external: 1 - largest free region / all free bytes).  Every byte of the
+ * arena must land in used, free or overhead, else it counts as an
+ * inconsistency. */
+#include "heap_internal.h"
+
+#include <string.h>
+
+typedef struct walk {
+    wh_heap_usage *s;
+    double frag_sum;          /* equation 2 numerator            */
+    uint64_t known, unknown;  /* regions with / without request   */
+    uint64_t free_run;        /* current run of free pages        */
+} walk;
+
+static void used_region(walk *w, uint64_t size, uint64_t req, bool known) {
+    w->s->used_bytes += size;
+    w->s->allocations++;
+    if (known && size) {
+        w->known++;
+        w->s->requested_bytes += req;
+        w->frag_sum += (double)(size - (req < size ? req : size)) / (double)size;
+    } else {
+        w->unknown++;
+    }
+}
+static void free_region(walk *w, uint64_t size) {
+    w->s->free_bytes += size;
+    if (size > w->s->largest_free) w->s->largest_free = size;
+}
+static void end_free_run(walk *w) {
+    if (w->free_run) free_region(w, w->free_run);
+    w->free_run = 0;
+}
+
+/* A slab page of class c: its free slots from the class bitmap. */
+static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, uint64_t *class_free) {
+    uint32_t spp = wh__slab_spp(c), w0 = wh__slab_page_word(c, p);
+    uint64_t pmask = wh__slab_page_mask(c, p), nfree = 0;
+    for (uint32_t k = 0; k < (spp >= 64u ? spp / 64u : 1u); ++k)
+        nfree += (uint64_t)wh_popc64(*wh_bitmap_word(&h->slots[c], 0, w0 + k) & pmask);
+    class_free[c] += nfree;
+    uint64_t size = 16ull << c, live = spp - nfree;
+    if (h->page_used[p] != live) w->s->inconsistencies++;
+    for (uint64_t i = 0; i < live; ++i) used_region(w, size, 0, false);
+    for (uint64_t i = 0; i < nfree; ++i) free_region(w, size);
+}
+
+static void walk_paged(const wh_heap *h, walk *w) {
+    wh_heap_usage *s = w->s;
+    uint64_t class_free[WH_SLAB_CLASSES] = {0};
+    for (uint32_t p = 0; p < h->npages; ++p) {
+        uint32_t info = h->page_info[p];
+        bool bit = wh_bitmap_get(&h->pages, p);
+        if (bit != (info == WH_PAGE_FREE)) s->inconsistencies++;
+        if (info == WH_PAGE_FREE) { w->free_run += WH_SLAB_PAGE; continue; }
+        end_free_run(w);
+        if (info & WH_PAGE_RUN_HEAD) {
+            uint32_t n = info & ~WH_PAGE_RUN_HEAD;
+            if (n == 0 || p + n > h->npages) { s->inconsistencies++; continue; }
+            for (uint32_t k = 1; k < n; ++k)
+                if (h->page_info[p + k] != WH_PAGE_RUN_TAIL || wh_bitmap_get(&h->pages, p + k)) s->inconsistencies++;
+            used_region(w, (uint64_t)n * WH_SLAB_PAGE, h->page_req[p], true);
+            p += n - 1u;
+        } else if (info - 1u < WH_SLAB_CLASSES) {
+            walk_slab_page(h, w, p, info - 1u, class_free);
+        } else {
+            s->inconsistencies++;                  /* orphan tail or garbage */
+        }
+    }
+    end_free_run(w);
+    s->inconsistencies += wh_bitmap_check_host(&h->pages);
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {   /* no free bit outside its pages */
+        s->inconsistencies += wh_bitmap_check_host(&h->slots[c]);
+        if (wh_bitmap_count_host(&h->slots[c]) != class_free[c]) s->inconsistencies++;
+    }
+}
+
+static void walk_circular(const wh_heap *h, walk *w) {
+    wh_heap_usage *s = w->s;
+    uint32_t off = 0;
+    while (off < h->end) {
+        const wh_circ_header *c = wh__circ_hdr(h, off);
+        if ((c->flag != WH_CIRC_FREE && c->flag != WH_CIRC_USED) || c->next <= off || c->next > h->end) {
+            s->inconsistencies++;
+            s->overhead_bytes += (uint64_t)(h->end - off) * 16u;   /* unaccounted rest */
+            break;
+        }
+        uint64_t data = (uint64_t)(c->next - off - 1u) * 16u;
+        s->overhead_bytes += 16u;
+        if (c->flag == WH_CIRC_USED) used_region(w, data, c->req, true);
+        else free_region(w, data);
+        off = c->next;
+    }
+    const wh_circ_header *sentinel = wh__circ_hdr(h, h->end);
+    if (sentinel->flag != WH_CIRC_USED || sentinel->next != 0) s->inconsistencies++;
+    s->overhead_bytes += 16u;
+}
+
+void wh__heap_walk(const wh_heap *h, wh_heap_usage *s) {
+    memset(s, 0, sizeof *s);
+    walk w = {s, 0.0, 0, 0, 0};
+    s->heap_bytes = h->bytes;
+    s->failed_allocs = h->ctl->failed;
+    s->double_frees = h->ctl->double_frees;
+    s->foreign_frees = h->ctl->foreign_frees;
+    s->peak_bytes = h->ctl->peak;
+    switch (h->kind) {
+    case WH_HEAP_SLAB:
+    case WH_HEAP_DEFAULT: walk_paged(h, &w); break;
+    case WH_HEAP_CIRCULAR: walk_circular(h, &w); break;
+    case WH_HEAP_BUMP: {
+        uint64_t used = h->ctl->cursor < h->bytes ? h->ctl->cursor : h->bytes;
+        s->used_bytes = used;
+        free_region(&w, h->bytes - used);
+        break;
+    }
+    default: break;
+    }
+    if (s->used_bytes + s->free_bytes + s->overhead_bytes != s->heap_bytes) s->inconsistencies++;
+    s->internal_frag = (w.unknown || !w.known) ? (w.known || w.unknown ? -1.0 : 0.0) : w.frag_sum / (double)w.known;
+    s->external_frag = s->free_bytes ? 1.0 - (double)s->largest_free / (double)s->free_bytes : 0.0;
+}

@@ -1,0 +1,156 @@
+/* Device heap, one thread on the CPU backend: bad input gives a clear status
+ * or NULL and leaves the heap usable (size 0, too large, double free, foreign
+ * and misaligned pointers, exhaustion, a heap too small or too large, unknown
+ * kinds and flags); alignment; exhaustion and recovery; the heap walk and the
+ * fragmentation equations on known layouts. */
+#include "warpheap/heap.h"
+#include "wh_test.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT, WH_HEAP_SLAB, WH_HEAP_CIRCULAR, WH_HEAP_BUMP};
+
+static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
+    wh_heap h;
+    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK};
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    return h;
+}
+
+static void check_walk(const wh_heap *h, uint64_t live) {
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(h, &s) == WH_OK);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    if (h->kind != WH_HEAP_BUMP) CHECK_EQ_U64(s.allocations, live);
+}
+
+static void test_create_errors(void) {
+    wh_heap h;
+    wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST};
+    CHECK(wh_heap_create(NULL, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_heap_create(&h, NULL) == WH_ERR_INVALID_ARGUMENT);
+    cfg.bytes = 0;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
+    cfg.bytes = 60000;                                   /* below one page */
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
+    cfg.kind = WH_HEAP_CIRCULAR; cfg.bytes = 100;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
+    cfg.bytes = WH_HEAP_MAX_BYTES + 1;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_LARGE);
+    cfg.bytes = 1u << 20; cfg.kind = (wh_heap_kind)99;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    cfg.kind = WH_HEAP_DEFAULT; cfg.flags = 0x80;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    cfg.flags = WH_HEAP_HOST; cfg.kind = WH_HEAP_WRAP;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_UNSUPPORTED);
+    CHECK(wh_heap_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_heap_stats(NULL, NULL) == WH_ERR_INVALID_ARGUMENT);
+}
+
+static void test_bad_calls(wh_heap_kind kind) {
+    wh_heap h = make(kind, 1u << 20);
+    int local = 0;
+    CHECK(wh_malloc(&h, 0) == NULL);
+    CHECK(wh_malloc(&h, (size_t)h.bytes + 1u) == NULL);
+    CHECK(wh_malloc(&h, (size_t)-1) == NULL);
+    wh_free(&h, NULL);
+    wh_free(&h, &local);                                  /* foreign */
+    uint8_t *p = (uint8_t *)wh_malloc(&h, 100);
+    CHECK(p != NULL && (uintptr_t)p % 16 == 0);
+    wh_free(&h, p + 8);                                   /* misaligned: foreign */
+    {
+        wh_heap_usage s;
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK_EQ_U64(s.failed_allocs, 2);
+        CHECK_EQ_U64(s.foreign_frees, 2);
+    }
+    if (kind != WH_HEAP_BUMP) {
+        wh_free(&h, p);
+        wh_free(&h, p);                                   /* double free */
+        wh_heap_usage s;
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK_EQ_U64(s.double_frees, 1);
+        CHECK_EQ_U64(s.allocations, 0);
+    }
+    check_walk(&h, 0);
+    CHECK(wh_malloc(&h, 64) != NULL);                     /* still usable */
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* Fill with one size until NULL, free all, fill again: the same count. */
+static void test_exhaustion(wh_heap_kind kind, size_t size) {
+    enum { MAX = 1 << 16 };
+    static void *ptrs[MAX];
+    wh_heap h = make(kind, 1u << 20);
+    uint32_t rounds[2] = {0, 0};
+    for (int r = 0; r < 2; ++r) {
+        uint32_t n = 0;
+        while (n < MAX && (ptrs[n] = wh_malloc(&h, size)) != NULL) {
+            CHECK((uintptr_t)ptrs[n] % 16 == 0);
+            ++n;
+        }
+        rounds[r] = n;
+        CHECK(n < MAX && n > 0);
+        check_walk(&h, n);
+        CHECK(wh_malloc(&h, size) == NULL);               /* still exhausted */
+        if (kind == WH_HEAP_BUMP) { CHECK(wh_heap_reset(&h) == WH_OK); continue; }
+        for (uint32_t k = 0; k < n; ++k) wh_free(&h, ptrs[k]);
+        check_walk(&h, 0);
+    }
+    printf("%-9s size %6zu: %u then %u allocations fill 1 MiB\n", wh_heap_kind_name(kind), size, rounds[0], rounds[1]);
+    if (kind == WH_HEAP_SLAB || kind == WH_HEAP_DEFAULT || kind == WH_HEAP_BUMP)
+        CHECK_EQ_U64(rounds[0], rounds[1]);
+    else
+        CHECK(rounds[1] >= rounds[0] * 9 / 10);
+    if (size == 64 && kind != WH_HEAP_CIRCULAR) CHECK_EQ_U64(rounds[0], (1u << 20) / 64);   /* 100% */
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* Equations 2 and 3 on layouts whose answer is known. */
+static void test_fragmentation(void) {
+    wh_heap h = make(WH_HEAP_CIRCULAR, 1u << 20);
+    void *p = wh_malloc(&h, 100);                         /* 7 units: 112 data bytes */
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.requested_bytes, 100);
+    CHECK(s.allocations == 1 && s.used_bytes >= 112);
+    CHECK(fabs(s.internal_frag - (double)(s.used_bytes - 100) / (double)s.used_bytes) < 1e-9);
+    CHECK(s.external_frag > 0.0 && s.external_frag < 1.0);
+    CHECK_EQ_U64(s.peak_bytes, 100);
+    wh_free(&h, p);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+
+    h = make(WH_HEAP_DEFAULT, 1u << 20);                  /* 16 pages */
+    void *big = wh_malloc(&h, 100000);                    /* a run of 2 pages */
+    CHECK(big != NULL);
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.used_bytes, 2u * WH_SLAB_PAGE);
+    CHECK(fabs(s.internal_frag - (131072.0 - 100000.0) / 131072.0) < 1e-9);
+    CHECK_EQ_U64(s.free_bytes, 14u * WH_SLAB_PAGE);
+    CHECK(s.external_frag == 0.0 || s.largest_free < s.free_bytes);
+    void *small = wh_malloc(&h, 20);                      /* class 32: one page active */
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.allocations, 2);
+    CHECK(s.internal_frag < 0);                           /* slab requests unknown */
+    wh_free(&h, small);
+    wh_free(&h, big);
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.free_bytes, 16u * WH_SLAB_PAGE);       /* the page came back */
+    CHECK(s.external_frag == 0.0);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+int main(void) {
+    test_create_errors();
+    for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
+        test_bad_calls(kinds[k]);
+        test_exhaustion(kinds[k], 64);
+        test_exhaustion(kinds[k], 1000);
+        if (kinds[k] != WH_HEAP_SLAB) test_exhaustion(kinds[k], 100000);
+    }
+    test_fragmentation();
+    return wh_test_finish("test_heap");
+}

@@ -1,0 +1,89 @@
+/* Heap stress on the CPU backend, for every built kind: many threads on one
+ * heap, random sizes, owner patterns checked before every free (heap_stress.h),
+ * a heap small enough that allocations fail now and then (exhaustion and
+ * recovery under load), then the heap walk: no inconsistency, every byte
+ * accounted for, nothing left allocated. */
+#include "heap_stress.h"
+#include "wh_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct job {
+    wh_heap heap;
+    wh_hs_shape shape;
+    wh_hs_counts *counts;
+} job;
+
+static void worker(unsigned i, void *arg) {
+    job *j = (job *)arg;
+    void **held = (void **)calloc(j->shape.cap, sizeof *held);
+    uint32_t *sizes = (uint32_t *)calloc(j->shape.cap, sizeof *sizes);
+    wh_hs_counts c = {0, 0, 0, 0, 0};
+    wh_hs_thread(&j->heap, i, &j->shape, held, sizes, &c);
+    j->counts[i] = c;
+    free(held);
+    free(sizes);
+}
+
+static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape) {
+    job j;
+    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK};
+    CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
+    j.shape = shape;
+    j.counts = (wh_hs_counts *)calloc(threads, sizeof *j.counts);
+    double t0 = wh_now_seconds();
+    wh_run_threads(threads, worker, &j);
+    double dt = wh_now_seconds() - t0;
+    wh_hs_counts sum = {0, 0, 0, 0, 0};
+    for (unsigned t = 0; t < threads; ++t) {
+        sum.allocs += j.counts[t].allocs; sum.frees += j.counts[t].frees; sum.failed += j.counts[t].failed;
+        sum.corrupt += j.counts[t].corrupt; sum.misaligned += j.counts[t].misaligned;
+    }
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&j.heap, &s) == WH_OK);
+    printf("%-9s %2u threads %8llu allocs %8llu failed %.2f s | corrupt %llu misaligned %llu | walk: used %llu "
+           "free %llu overhead %llu live %llu inconsistent %llu double %llu foreign %llu failed %llu peak %llu ext %.3f\n",
+           wh_heap_kind_name(kind), threads, sum.allocs, sum.failed, dt, sum.corrupt, sum.misaligned,
+           (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes, (unsigned long long)s.overhead_bytes,
+           (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies,
+           (unsigned long long)s.double_frees, (unsigned long long)s.foreign_frees,
+           (unsigned long long)s.failed_allocs, (unsigned long long)s.peak_bytes, s.external_frag);
+    CHECK(sum.allocs > (unsigned long long)threads * shape.ops / 4u);
+    CHECK_EQ_U64(sum.corrupt, 0);
+    CHECK_EQ_U64(sum.misaligned, 0);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK_EQ_U64(s.double_frees, 0);
+    CHECK_EQ_U64(s.foreign_frees, 0);
+    CHECK_EQ_U64(s.failed_allocs, sum.failed);
+    CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    if (kind != WH_HEAP_BUMP) {
+        CHECK_EQ_U64(s.allocations, 0);
+        CHECK_EQ_U64(s.used_bytes, 0);
+        CHECK(s.peak_bytes > 0);
+        /* recovery: after the storm, the whole heap serves again */
+        void *p = wh_malloc(&j.heap, (size_t)(kind == WH_HEAP_SLAB ? WH_SLAB_MAX : s.largest_free / 2));
+        CHECK(p != NULL);
+        wh_free(&j.heap, p);
+    }
+    CHECK(wh_heap_destroy(&j.heap) == WH_OK);
+    free(j.counts);
+}
+
+int main(int argc, char **argv) {
+    unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 16);
+    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 20000);
+    /* small sizes mostly, large ones now and then; the heaps run full at times */
+    wh_hs_shape mixed = {ops, 48, 512, 96 * 1024};
+    wh_hs_shape slab = {ops, 48, 512, 60 * 1024};
+    wh_hs_shape bump = {ops / 8u, 48, 512, 4096};
+    stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed);
+    stress(WH_HEAP_SLAB, 16ull << 20, threads, slab);
+    stress(WH_HEAP_CIRCULAR, 24ull << 20, threads, mixed);
+    stress(WH_HEAP_BUMP, 8ull << 20, threads, bump);
+    /* a tiny default heap: exhaustion all the time, pages change class often */
+    wh_hs_shape tiny = {ops / 4u, 16, 2048, 70 * 1024};
+    stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny);
+    stress(WH_HEAP_CIRCULAR, 1ull << 20, threads, tiny);
+    return wh_test_finish("test_heap_stress");
+}
