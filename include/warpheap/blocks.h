@@ -1,0 +1,324 @@
+/* Block core: boundary-tagged blocks inside arenas, a free index, split on
+ * allocation, merge with both neighbours on free.
+ *
+ * Implements the "Heap", "Fragmentation" and "Linked List" sections of seed
+ * gpu-executed-heap.txt (an HLSL heap run by the GPU): every block knows its
+ * two physical neighbours, free blocks sit in a free index, allocation splits
+ * the block it finds, free merges with a free neighbour on either side so that
+ * no two adjacent blocks of one index are ever both free.
+ *
+ * Departures from the seed:
+ *  - The tags live out of band, in a descriptor table, not in words in front
+ *    of each block.  The pool's arenas are device memory the host cannot read,
+ *    and a descriptor table is what lets the stream arena keep the same code
+ *    with metadata in device memory.  A block's neighbours are descriptor ids
+ *    (prev/next), so "address - 3" becomes "desc[b].prev".
+ *  - The free index is pluggable: TLSF (tlsf.h, the default, O(1)) or the
+ *    seed's max-heap of free blocks (blocks_maxheap.h, O(log n)).
+ *  - Several independent free indices share one descriptor table; a free
+ *    block belongs to exactly one and merges only with neighbours of the same
+ *    index.  The pool uses one index per stream (stream-ordered reuse).
+ *  - Alignment is a granule fixed at init (a power of two): every address and
+ *    size is a multiple of it, so no per-block padding as in the seed's
+ *    "Padding" section is needed.
+ *  - The low part of a split free block keeps the descriptor and the block
+ *    that merges keeps the lower descriptor, so an arena's first descriptor
+ *    never changes: the owner can name an arena by it.
+ *
+ * Everything here is WH_HOST_DEVICE and uses no malloc: the caller gives one
+ * region of memory (wh_blocks_bytes) and the structure refers to its parts by
+ * offsets from its own start, so it can be built on the host and copied to the
+ * device.  It is not thread-safe: one thread (or a lock) drives it.
+ */
+#ifndef WARPHEAP_BLOCKS_H
+#define WARPHEAP_BLOCKS_H
+
+#include "warpheap/warpheap.h"
+
+#define WH_BLOCK_NONE 0xFFFFFFFFu
+
+typedef enum wh_blocks_kind {
+    WH_BLOCKS_TLSF = 0,     /* two-level segregated fit (default)     */
+    WH_BLOCKS_MAXHEAP = 1,  /* the seed's max-heap of free blocks     */
+} wh_blocks_kind;
+
+enum { WH_BLOCK_SPARE = 0, WH_BLOCK_FREE = 1, WH_BLOCK_USED = 2 };
+
+/* One block's boundary tags, out of band.  addr is an address or an offset:
+ * the core never dereferences it. */
+typedef struct wh_block {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t prev, next;         /* physical neighbours, NONE at arena ends  */
+    uint32_t link_prev;          /* TLSF: list links; max-heap: heap slot;   */
+    uint32_t link_next;          /* spare descriptors: next spare            */
+    uint16_t state;              /* WH_BLOCK_SPARE / FREE / USED             */
+    uint16_t index;              /* the free index holding it (when FREE)    */
+} wh_block;
+
+#define WH_TLSF_FL 64            /* first level: floor(log2(size in granules)) */
+#define WH_TLSF_SL_LOG2 5
+#define WH_TLSF_SL 32            /* second level: linear subdivisions          */
+
+typedef struct wh_tlsf {
+    uint64_t fl_map;                        /* bit f: some list of row f non-empty */
+    uint32_t sl_map[WH_TLSF_FL];            /* bit s of row f: list (f,s) non-empty */
+    uint32_t head[WH_TLSF_FL][WH_TLSF_SL];  /* list heads, WH_BLOCK_NONE if empty  */
+} wh_tlsf;
+
+typedef struct wh_maxheap {
+    uint32_t count;
+    uint32_t pad;
+    uint64_t slots_off;          /* byte offset of its slot array from the core */
+} wh_maxheap;
+
+/* A free index: its block count and bytes, and the structure of its kind. */
+typedef struct wh_free_index {
+    uint32_t nfree;
+    uint32_t pad;
+    uint64_t free_bytes;
+    union { wh_tlsf tlsf; wh_maxheap heap; } u;
+} wh_free_index;
+
+typedef struct wh_blocks {
+    uint32_t kind, nindex, capacity, spare;   /* spare: head of spare descriptors */
+    uint32_t granule_log2, nused, narenas, pad;
+    uint64_t granule;
+    uint64_t arena_bytes, used_bytes;         /* sum of arena sizes, of USED blocks */
+    uint64_t index_off, desc_off;             /* byte offsets from this struct     */
+    uint64_t total_bytes;                     /* the region given to init          */
+} wh_blocks;
+
+/* ---- layout ------------------------------------------------------------------ */
+
+WH_INLINE WH_HOST_DEVICE uint64_t wh__blocks_round8(uint64_t x) { return (x + 7u) & ~(uint64_t)7u; }
+
+/* Bytes of metadata for a core with nindex free indices and capacity descriptors. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_bytes(wh_blocks_kind kind, uint32_t nindex, uint32_t capacity) {
+    uint64_t n = wh__blocks_round8(sizeof(wh_blocks)) + (uint64_t)nindex * sizeof(wh_free_index);
+    if (kind == WH_BLOCKS_MAXHEAP) n += wh__blocks_round8((uint64_t)nindex * capacity * sizeof(uint32_t));
+    return n + (uint64_t)capacity * sizeof(wh_block);
+}
+WH_INLINE WH_HOST_DEVICE wh_block *wh_blocks_desc(const wh_blocks *c) {
+    return (wh_block *)((char *)c + c->desc_off);
+}
+WH_INLINE WH_HOST_DEVICE wh_free_index *wh_blocks_index(const wh_blocks *c, uint32_t i) {
+    return (wh_free_index *)((char *)c + c->index_off) + i;
+}
+
+#include "warpheap/tlsf.h"
+#include "warpheap/blocks_maxheap.h"
+
+/* ---- the free index, dispatched on the kind ---------------------------------- */
+
+WH_INLINE WH_HOST_DEVICE void wh__index_insert(wh_blocks *c, uint32_t i, uint32_t b) {
+    wh_block *d = wh_blocks_desc(c);
+    wh_free_index *fi = wh_blocks_index(c, i);
+    d[b].state = WH_BLOCK_FREE;
+    d[b].index = (uint16_t)i;
+    fi->nfree++;
+    fi->free_bytes += d[b].size;
+    if (c->kind == WH_BLOCKS_TLSF) wh_tlsf_insert(&fi->u.tlsf, d, b, c->granule_log2);
+    else wh_maxheap_insert(c, &fi->u.heap, d, b);
+}
+WH_INLINE WH_HOST_DEVICE void wh__index_remove(wh_blocks *c, uint32_t b) {
+    wh_block *d = wh_blocks_desc(c);
+    wh_free_index *fi = wh_blocks_index(c, d[b].index);
+    fi->nfree--;
+    fi->free_bytes -= d[b].size;
+    if (c->kind == WH_BLOCKS_TLSF) wh_tlsf_remove(&fi->u.tlsf, d, b, c->granule_log2);
+    else wh_maxheap_remove(c, &fi->u.heap, d, b);
+}
+/* A free block of index i with size >= size, or NONE; it stays in the index. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__index_find(const wh_blocks *c, uint32_t i, uint64_t size) {
+    wh_free_index *fi = wh_blocks_index(c, i);
+    if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_find(&fi->u.tlsf, wh_blocks_desc(c), size, c->granule_log2);
+    return wh_maxheap_find(c, &fi->u.heap, wh_blocks_desc(c), size);
+}
+
+/* ---- descriptors --------------------------------------------------------------- */
+
+WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_take_spare(wh_blocks *c) {
+    uint32_t b = c->spare;
+    if (b != WH_BLOCK_NONE) {
+        wh_block *d = wh_blocks_desc(c);
+        c->spare = d[b].link_next;
+        d[b].state = WH_BLOCK_USED;
+    }
+    return b;
+}
+WH_INLINE WH_HOST_DEVICE void wh__blocks_put_spare(wh_blocks *c, uint32_t b) {
+    wh_block *d = wh_blocks_desc(c);
+    d[b].state = WH_BLOCK_SPARE;
+    d[b].size = 0;
+    d[b].link_next = c->spare;
+    c->spare = b;
+}
+
+/* Lay out a core in mem (bytes long, 8-aligned).  NULL if the region is too
+ * small, the granule is not a power of two or an argument is out of range. */
+WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh_blocks_kind kind,
+                                                   uint32_t nindex, uint32_t capacity, uint64_t granule) {
+    if (!mem || ((uintptr_t)mem & 7u) || nindex == 0 || nindex > 0xFFFFu || capacity == 0 ||
+        capacity >= WH_BLOCK_NONE || granule == 0 || (granule & (granule - 1)) ||
+        (kind != WH_BLOCKS_TLSF && kind != WH_BLOCKS_MAXHEAP) || bytes < wh_blocks_bytes(kind, nindex, capacity))
+        return NULL;
+    wh_blocks *c = (wh_blocks *)mem;
+    *c = (wh_blocks){0};
+    c->kind = (uint32_t)kind;
+    c->nindex = nindex;
+    c->capacity = capacity;
+    c->granule = granule;
+    c->granule_log2 = (uint32_t)wh_log2_64(granule);
+    c->total_bytes = bytes;
+    c->index_off = wh__blocks_round8(sizeof(wh_blocks));
+    uint64_t slots = c->index_off + (uint64_t)nindex * sizeof(wh_free_index);
+    c->desc_off = slots;
+    if (kind == WH_BLOCKS_MAXHEAP) c->desc_off += wh__blocks_round8((uint64_t)nindex * capacity * sizeof(uint32_t));
+    for (uint32_t i = 0; i < nindex; ++i) {
+        wh_free_index *fi = wh_blocks_index(c, i);
+        fi->nfree = 0;
+        fi->free_bytes = 0;
+        if (kind == WH_BLOCKS_TLSF) wh_tlsf_init(&fi->u.tlsf);
+        else wh_maxheap_init(&fi->u.heap, slots + (uint64_t)i * capacity * sizeof(uint32_t));
+    }
+    c->spare = WH_BLOCK_NONE;
+    for (uint32_t b = capacity; b-- > 0;) wh__blocks_put_spare(c, b);
+    return c;
+}
+
+/* ---- arenas ------------------------------------------------------------------- */
+
+/* Hand the core an arena [addr, addr + size) as one free block of index i.
+ * Returns its descriptor (the arena's name for wh_blocks_remove_arena), or
+ * NONE if misaligned, empty or no descriptor is left. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_add_arena(wh_blocks *c, uint64_t addr, uint64_t size, uint32_t i) {
+    if (size == 0 || ((addr | size) & (c->granule - 1u)) || i >= c->nindex || addr + size < addr)
+        return WH_BLOCK_NONE;
+    uint32_t b = wh__blocks_take_spare(c);
+    if (b == WH_BLOCK_NONE) return b;
+    wh_block *d = wh_blocks_desc(c);
+    d[b].addr = addr;
+    d[b].size = size;
+    d[b].prev = d[b].next = WH_BLOCK_NONE;
+    wh__index_insert(c, i, b);
+    c->arena_bytes += size;
+    c->narenas++;
+    return b;
+}
+
+/* Take back a whole arena named by its first descriptor: only if that block is
+ * free and spans the arena.  Returns true when removed. */
+WH_INLINE WH_HOST_DEVICE bool wh_blocks_remove_arena(wh_blocks *c, uint32_t head) {
+    wh_block *d = wh_blocks_desc(c);
+    if (head >= c->capacity || d[head].state != WH_BLOCK_FREE || d[head].prev != WH_BLOCK_NONE ||
+        d[head].next != WH_BLOCK_NONE)
+        return false;
+    wh__index_remove(c, head);
+    c->arena_bytes -= d[head].size;
+    c->narenas--;
+    wh__blocks_put_spare(c, head);
+    return true;
+}
+
+/* ---- allocate / free ----------------------------------------------------------- */
+
+WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_round(const wh_blocks *c, uint64_t size) {
+    uint64_t g = c->granule - 1u;
+    return size > UINT64_MAX - g ? 0 : (size + g) & ~g;
+}
+
+/* Cut block b (taken out of the index, now USED) to size; the rest becomes a
+ * free block of index i.  With no spare descriptor, b stays whole: the caller
+ * gets a larger block, never a failure. */
+WH_INLINE WH_HOST_DEVICE void wh__blocks_split(wh_blocks *c, uint32_t b, uint64_t size, uint32_t i) {
+    wh_block *d = wh_blocks_desc(c);
+    if (d[b].size - size < c->granule) return;
+    uint32_t r = wh__blocks_take_spare(c);
+    if (r == WH_BLOCK_NONE) return;
+    d[r].addr = d[b].addr + size;
+    d[r].size = d[b].size - size;
+    d[r].prev = b;
+    d[r].next = d[b].next;
+    if (d[b].next != WH_BLOCK_NONE) d[d[b].next].prev = r;
+    d[b].next = r;
+    d[b].size = size;
+    wh__index_insert(c, i, r);
+}
+
+/* Allocate at least size bytes from free index i.  Returns the descriptor of
+ * a USED block (its addr and size are in wh_blocks_desc(c)[b]), or NONE. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_alloc(wh_blocks *c, uint64_t size, uint32_t i) {
+    size = wh_blocks_round(c, size);
+    if (size == 0 || i >= c->nindex) return WH_BLOCK_NONE;
+    uint32_t b = wh__index_find(c, i, size);
+    if (b == WH_BLOCK_NONE) return b;
+    wh__index_remove(c, b);
+    wh_blocks_desc(c)[b].state = WH_BLOCK_USED;
+    wh__blocks_split(c, b, size, i);
+    c->nused++;
+    c->used_bytes += wh_blocks_desc(c)[b].size;
+    return b;
+}
+
+/* Absorb b's next neighbour n into b (both out of any index). */
+WH_INLINE WH_HOST_DEVICE void wh__blocks_absorb_next(wh_blocks *c, uint32_t b) {
+    wh_block *d = wh_blocks_desc(c);
+    uint32_t n = d[b].next;
+    d[b].size += d[n].size;
+    d[b].next = d[n].next;
+    if (d[n].next != WH_BLOCK_NONE) d[d[n].next].prev = b;
+    wh__blocks_put_spare(c, n);
+}
+
+/* Put block b (out of any index) into index i, merged with the free
+ * neighbours of that index.  Returns the descriptor of the merged block. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_release(wh_blocks *c, uint32_t b, uint32_t i) {
+    wh_block *d = wh_blocks_desc(c);
+    uint32_t n = d[b].next, p = d[b].prev;
+    if (n != WH_BLOCK_NONE && d[n].state == WH_BLOCK_FREE && d[n].index == i) {
+        wh__index_remove(c, n);
+        wh__blocks_absorb_next(c, b);
+    }
+    if (p != WH_BLOCK_NONE && d[p].state == WH_BLOCK_FREE && d[p].index == i) {
+        wh__index_remove(c, p);
+        wh__blocks_absorb_next(c, p);
+        b = p;
+    }
+    wh__index_insert(c, i, b);
+    return b;
+}
+
+/* Free USED block b into index i.  Returns false (and changes nothing) if b is
+ * not a USED block: a double free or a bad id. */
+WH_INLINE WH_HOST_DEVICE bool wh_blocks_free(wh_blocks *c, uint32_t b, uint32_t i) {
+    if (b >= c->capacity || i >= c->nindex || wh_blocks_desc(c)[b].state != WH_BLOCK_USED) return false;
+    c->nused--;
+    c->used_bytes -= wh_blocks_desc(c)[b].size;
+    wh__blocks_release(c, b, i);
+    return true;
+}
+
+/* Move free block b into index i (merging there).  Returns the merged block. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_move(wh_blocks *c, uint32_t b, uint32_t i) {
+    wh__index_remove(c, b);
+    return wh__blocks_release(c, b, i);
+}
+
+/* Some free block of index i (to drain an index), or NONE. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_any_free(const wh_blocks *c, uint32_t i) {
+    wh_free_index *fi = wh_blocks_index(c, i);
+    if (fi->nfree == 0) return WH_BLOCK_NONE;
+    if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_any(&fi->u.tlsf);
+    return wh_maxheap_slots(c, &fi->u.heap)[0];
+}
+
+/* Size of the largest free block of index i (0 if none). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_largest_free(const wh_blocks *c, uint32_t i) {
+    wh_free_index *fi = wh_blocks_index(c, i);
+    if (fi->nfree == 0) return 0;
+    if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_largest(&fi->u.tlsf, wh_blocks_desc(c));
+    return wh_blocks_desc(c)[wh_maxheap_slots(c, &fi->u.heap)[0]].size;
+}
+
+#endif /* WARPHEAP_BLOCKS_H */

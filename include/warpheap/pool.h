@@ -1,0 +1,100 @@
+/* warpheap host pool: a caching, stream-ordered pool of device memory for
+ * host code (issue 6; seed futhark-tagged-free-list.txt in front of the block
+ * core of gpu-executed-heap.txt).  See docs/pool.md.
+ *
+ *   wh_pool *pool;
+ *   wh_pool_create(&pool, NULL);                 // defaults: CUDA if a GPU is there
+ *   void *p = wh_pool_alloc(pool, n, stream);    // NULL + wh_last_error() on failure
+ *   kernel<<<g, b, 0, stream>>>(p);
+ *   wh_pool_free(pool, p, stream);               // reusable on `stream` at once,
+ *                                                // elsewhere once that work is done
+ *   wh_pool_destroy(pool);
+ *
+ * Thread-safe: any number of host threads may share one pool.
+ */
+#ifndef WARPHEAP_POOL_H
+#define WARPHEAP_POOL_H
+
+#include "warpheap/warpheap.h"
+#include "warpheap/blocks.h"
+
+WH_EXTERN_C_BEGIN
+
+/* A stream: a cudaStream_t on the CUDA backend (NULL is the default stream),
+ * any opaque handle on the CPU backend. */
+typedef void *wh_stream;
+
+typedef struct wh_pool wh_pool;
+
+typedef enum wh_pool_backend {
+    WH_POOL_AUTO = 0,     /* CUDA when available, else CPU                 */
+    WH_POOL_CPU = 1,      /* arenas in host memory, streams opaque          */
+    WH_POOL_CUDA = 2,     /* arenas from cudaMalloc, cudaEvents for streams */
+} wh_pool_backend;
+
+typedef struct wh_pool_config {
+    wh_pool_backend backend;
+    size_t alignment;          /* of every pointer; power of two; 0 = 256       */
+    size_t max_bytes;          /* cap on reserved bytes; 0 = what the driver has */
+    size_t small_arena;        /* arena for requests <= 1 MiB; 0 = 2 MiB         */
+    size_t medium_arena;       /* arena for requests < 10 MiB; 0 = 20 MiB        */
+    uint32_t max_blocks;       /* block descriptors; 0 = 2^18                     */
+    uint32_t max_streams;      /* distinct streams; 0 = 16, at most 62            */
+    wh_blocks_kind index;      /* free index; default TLSF                        */
+    /* CPU backend only (tests): whether work is still queued on a stream.  An
+     * event recorded on a busy stream is not complete.  NULL: never busy. */
+    bool (*stream_busy)(wh_stream stream, void *user);
+    void *stream_busy_user;
+} wh_pool_config;
+
+typedef struct wh_pool_stats {
+    uint64_t in_use, in_use_peak;        /* bytes of live allocations (rounded)   */
+    uint64_t requested;                  /* bytes asked for by live allocations   */
+    uint64_t reserved, reserved_peak;    /* bytes of arenas held from the driver   */
+    uint64_t cached;                     /* reserved - in_use                     */
+    uint64_t largest_free;               /* largest free block, any stream         */
+    uint64_t allocs, frees, failures;    /* calls that succeeded / failed          */
+    uint64_t tag_hits;                   /* allocations served by a tag's block    */
+    uint64_t arenas, arena_allocs, arena_frees;
+    uint64_t pending;                    /* freed blocks waiting for other streams */
+    uint64_t tag_cached;                 /* blocks held for their tag              */
+} wh_pool_stats;
+
+/* cfg may be NULL for defaults. */
+wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg);
+/* Returns every arena to the driver, live allocations included. */
+wh_status wh_pool_destroy(wh_pool *pool);
+
+/* At least bytes, aligned, usable on stream at once.  NULL on failure
+ * (size 0, too large, exhausted) with the reason in wh_last_error(). */
+void *wh_pool_alloc(wh_pool *pool, size_t bytes, wh_stream stream);
+/* Futhark's fast path: tag is a static label (compared by address) of the
+ * allocation site.  Freeing keeps the block for its tag; the next request
+ * with that tag takes it if it fits and is less than twice the request. */
+void *wh_pool_alloc_tagged(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream);
+/* Both of the above with the status: *out = pointer or NULL. */
+wh_status wh_pool_try_alloc(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream, void **out);
+
+/* Free on stream: the block is reused on stream at once, on another stream
+ * only once the work queued on stream before this call has finished (and on
+ * each stream named by wh_pool_record_stream).  NULL is a no-op. */
+wh_status wh_pool_free(wh_pool *pool, void *ptr, wh_stream stream);
+/* Declare that ptr is also used by work queued on stream (PyTorch's
+ * record_stream): its memory is reused only after that work, too. */
+wh_status wh_pool_record_stream(wh_pool *pool, void *ptr, wh_stream stream);
+
+/* Return cached memory to the driver until at most keep_bytes stay cached.
+ * Waits for the streams that hold freed blocks.  Only whole free arenas go. */
+wh_status wh_pool_trim(wh_pool *pool, size_t keep_bytes);
+
+wh_status wh_pool_get_stats(wh_pool *pool, wh_pool_stats *stats);
+/* Usable size of a live allocation (0 if ptr is not one). */
+size_t wh_pool_usable_size(wh_pool *pool, const void *ptr);
+/* Heap walk: checks the block core and the pool's own bookkeeping against
+ * each other and the stats.  WH_ERR_CORRUPT with details if they disagree. */
+wh_status wh_pool_check(wh_pool *pool);
+wh_pool_backend wh_pool_get_backend(const wh_pool *pool);
+
+WH_EXTERN_C_END
+
+#endif /* WARPHEAP_POOL_H */

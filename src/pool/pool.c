@@ -1,0 +1,188 @@
+/* Host pool: create, destroy, trim, stats and the heap walk (issue 6, part 4).
+ * The pool's state lives in host memory taken once at create: the block
+ * core (blocks.h), per-descriptor info and the address map. */
+#include "pool_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WH__DEFAULT_ALIGN 256u
+#define WH__DEFAULT_BLOCKS (1u << 18)
+#define WH__DEFAULT_STREAMS 16u
+
+static wh_status wh__resolve(wh_pool_config *c) {
+    if (c->alignment == 0) c->alignment = WH__DEFAULT_ALIGN;
+    if (c->alignment & (c->alignment - 1) || c->alignment > (1u << 30))
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: alignment %zu is not a power of two <= 1 GiB", c->alignment);
+    if (c->alignment < sizeof(void *)) c->alignment = sizeof(void *);
+    if (c->small_arena == 0) c->small_arena = 2u << 20;
+    if (c->medium_arena == 0) c->medium_arena = 20u << 20;
+    if (c->max_blocks == 0) c->max_blocks = WH__DEFAULT_BLOCKS;
+    if (c->max_streams == 0) c->max_streams = WH__DEFAULT_STREAMS;
+    if (c->max_streams > WH__MAX_SLOTS - 1)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_streams %u > %u", c->max_streams, WH__MAX_SLOTS - 1);
+    if (c->max_blocks < 2 || c->max_blocks > (1u << 28))
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_blocks %u not in [2, 2^28]", c->max_blocks);
+    if (c->index != WH_BLOCKS_TLSF && c->index != WH_BLOCKS_MAXHEAP)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown free index kind %d", (int)c->index);
+    if (c->backend == WH_POOL_AUTO) c->backend = wh_cuda_available() ? WH_POOL_CUDA : WH_POOL_CPU;
+    if (c->backend == WH_POOL_CUDA && !wh_cuda_available())
+        return wh__fail(WH_ERR_NO_DEVICE, "pool: CUDA backend asked for, but %s",
+                        WH_HAVE_CUDA ? "no GPU is usable" : "built without CUDA");
+    if (c->backend != WH_POOL_CPU && c->backend != WH_POOL_CUDA)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown backend %d", (int)c->backend);
+    if (c->max_bytes && c->max_bytes < c->alignment)
+        return wh__fail(WH_ERR_TOO_SMALL, "pool: max_bytes %zu below one aligned block", c->max_bytes);
+    return WH_OK;
+}
+
+static void wh__pool_free_tables(wh_pool *p) {
+    free(p->core);
+    free(p->info);
+    free(p->map_keys);
+    free(p->map_vals);
+    free(p->arenas);
+    free(p->pending);
+    free(p);
+}
+
+wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
+    if (!out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_create: out is NULL");
+    *out = NULL;
+    wh_pool_config c = cfg ? *cfg : (wh_pool_config){0};
+    wh_status st = wh__resolve(&c);
+    if (st != WH_OK) return st;
+    wh_pool *p = calloc(1, sizeof *p);
+    if (!p) return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory");
+    p->cfg = c;
+    uint32_t nindex = 1 + c.max_streams;
+    uint64_t bytes = wh_blocks_bytes(c.index, nindex, c.max_blocks);
+    uint64_t map = 1;
+    while (map < 2ull * c.max_blocks) map <<= 1;
+    p->core = aligned_alloc(64, (bytes + 63) & ~63ull);
+    p->info = calloc(c.max_blocks, sizeof *p->info);
+    p->map_keys = calloc(map, sizeof *p->map_keys);
+    p->map_vals = calloc(map, sizeof *p->map_vals);
+    p->map_mask = map - 1;
+    p->map_shift = (uint32_t)(64 - wh_log2_64(map));
+    if (!p->core || !p->info || !p->map_keys || !p->map_vals ||
+        !wh_blocks_init(p->core, bytes, c.index, nindex, c.max_blocks, c.alignment)) {
+        wh__pool_free_tables(p);
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory for %u block descriptors",
+                        c.max_blocks);
+    }
+    p->nslots = 1;                                   /* slot 0: READY */
+    if (pthread_mutex_init(&p->lock, NULL)) {
+        wh__pool_free_tables(p);
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: pthread_mutex_init failed");
+    }
+    *out = p;
+    return WH_OK;
+}
+
+wh_status wh_pool_destroy(wh_pool *p) {
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_destroy: pool is NULL");
+    pthread_mutex_lock(&p->lock);
+    wh__pending_poll(p, true);                       /* their events go back first */
+    for (uint32_t i = 0; i < p->npending; ++i)
+        for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
+    for (uint32_t i = 0; i < p->narenas; ++i) wh__mem_free(p, p->arenas[i].raw);
+    wh__events_destroy(p);
+    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_destroy(&p->lock);
+    wh__pool_free_tables(p);
+    return WH_OK;
+}
+
+/* Give whole free arenas back until at most keep bytes stay cached.  Only
+ * arenas in READY: a free block in a stream's index may still be in use by
+ * work queued on that stream before its free. */
+void wh__trim_arenas(wh_pool *p, uint64_t keep) {
+    const wh_block *d = wh_blocks_desc(p->core);
+    for (uint32_t i = p->narenas; i-- > 0;) {
+        if (p->core->arena_bytes - p->st.in_use <= keep) break;
+        uint32_t h = p->arenas[i].head;
+        if (d[h].state != WH_BLOCK_FREE || d[h].index != WH__READY) continue;
+        if (!wh_blocks_remove_arena(p->core, h)) continue;
+        wh__mem_free(p, p->arenas[i].raw);
+        p->arenas[i] = p->arenas[--p->narenas];
+        p->st.arena_frees++;
+    }
+    p->st.arenas = p->narenas;
+    p->st.reserved = p->core->arena_bytes;
+}
+
+wh_status wh_pool_trim(wh_pool *p, size_t keep_bytes) {
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_trim: pool is NULL");
+    pthread_mutex_lock(&p->lock);
+    wh__tag_flush(p);
+    wh__pending_poll(p, true);
+    wh__reclaim(p, true);
+    wh__trim_arenas(p, keep_bytes);
+    pthread_mutex_unlock(&p->lock);
+    return WH_OK;
+}
+
+wh_status wh_pool_get_stats(wh_pool *p, wh_pool_stats *s) {
+    if (!p || !s) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_get_stats: NULL argument");
+    pthread_mutex_lock(&p->lock);
+    *s = p->st;
+    s->reserved = p->core->arena_bytes;
+    s->cached = s->reserved - s->in_use;
+    s->largest_free = 0;
+    for (uint32_t i = 0; i < p->nslots; ++i) {
+        uint64_t l = wh_blocks_largest_free(p->core, i);
+        if (l > s->largest_free) s->largest_free = l;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return WH_OK;
+}
+
+wh_pool_backend wh_pool_get_backend(const wh_pool *p) { return p ? p->cfg.backend : WH_POOL_AUTO; }
+
+/* The pool's bookkeeping against the core's, under the lock. */
+static wh_status wh__check_locked(wh_pool *p) {
+    wh_blocks_report r;
+    if (!wh_blocks_check(p->core, &r))
+        return wh__fail(WH_ERR_CORRUPT, "pool: block core check failed at blocks_walk.h:%u, block %u", r.error,
+                        r.bad_block);
+    const wh_block *d = wh_blocks_desc(p->core);
+    uint64_t n[4] = {0}, live_bytes = 0, requested = 0, mapped = 0, arena_sum = 0;
+    for (uint32_t b = 0; b < p->core->capacity; ++b) {
+        uint32_t s = p->info[b].state;
+        if ((s != WH__FREE_OR_CORE) != (d[b].state == WH_BLOCK_USED))
+            return wh__fail(WH_ERR_CORRUPT, "pool: block %u: pool state %u, core state %u", b, s, d[b].state);
+        n[s & 3u]++;
+        if (s == WH__LIVE) { live_bytes += d[b].size; requested += p->info[b].requested; }
+        if (s != WH__FREE_OR_CORE && wh__map_get(p, d[b].addr) != b)
+            return wh__fail(WH_ERR_CORRUPT, "pool: block %u at 0x%" PRIx64 " missing from the address map", b, d[b].addr);
+    }
+    for (uint64_t i = 0; i <= p->map_mask; ++i) mapped += p->map_keys[i] != 0;
+    for (uint32_t i = 0; i < p->narenas; ++i) arena_sum += p->arenas[i].size;
+    uint32_t tagged = 0;
+    for (uint32_t i = 0; i < WH__TAGS; ++i)
+        if (p->tags[i].tag && p->tags[i].block != WH_BLOCK_NONE) {
+            tagged++;
+            if (p->info[p->tags[i].block].state != WH__TAGGED)
+                return wh__fail(WH_ERR_CORRUPT, "pool: tag entry %u holds a block that is not kept", i);
+        }
+    if (live_bytes != p->st.in_use || requested != p->st.requested || n[WH__TAGGED] != tagged ||
+        tagged != p->st.tag_cached || n[WH__PENDING] != p->npending || mapped != r.used || r.used != p->core->nused ||
+        arena_sum != r.arena_bytes || r.arena_bytes != p->core->arena_bytes || p->narenas != r.arenas ||
+        p->st.allocs - p->st.frees != n[WH__LIVE])
+        return wh__fail(WH_ERR_CORRUPT,
+                        "pool: stats disagree with the heap walk: in use %" PRIu64 "/%" PRIu64 ", live %" PRIu64
+                        "/%" PRIu64 ", tagged %" PRIu64 "/%u, pending %" PRIu64 "/%u, mapped %" PRIu64 "/%u, arenas %" PRIu64
+                        "/%" PRIu64, live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED],
+                        tagged, n[WH__PENDING], p->npending, mapped, r.used, arena_sum, r.arena_bytes);
+    return WH_OK;
+}
+
+wh_status wh_pool_check(wh_pool *p) {
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_check: pool is NULL");
+    pthread_mutex_lock(&p->lock);
+    wh_status st = wh__check_locked(p);
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}

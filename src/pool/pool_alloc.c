@@ -1,0 +1,229 @@
+/* Host pool: allocate and free (issue 6, parts 2-4).  The order of places an
+ * allocation looks in is the design: the tag's kept block (Futhark's fast
+ * path), the stream's own free blocks, the READY blocks, blocks other streams
+ * have finished with, a new arena from the driver, and on exhaustion
+ * everything cached (tags flushed, streams waited for, idle arenas trimmed)
+ * before it fails with the numbers.  Growth follows the driver's own cost: a
+ * cudaMalloc is ~46 us, so small requests share 2 MiB arenas and medium ones
+ * 20 MiB arenas; large ones get an arena of their own, rounded to 2 MiB.
+ */
+#include "pool_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#define WH__MIB (1024ull * 1024ull)
+
+/* USED block b (not live any more) back into the core, in its free slot. */
+void wh__release(wh_pool *p, uint32_t b) {
+    wh__map_del(p, wh_blocks_desc(p->core)[b].addr);
+    p->info[b].state = WH__FREE_OR_CORE;
+    wh_blocks_free(p->core, b, p->info[b].free_slot);
+}
+
+static uint64_t wh__arena_size(const wh_pool *p, uint64_t size) {
+    uint64_t a;
+    if (size <= WH__MIB) a = p->cfg.small_arena;
+    else if (size < 10 * WH__MIB) a = p->cfg.medium_arena;
+    else a = (size + 2 * WH__MIB - 1) & ~(2 * WH__MIB - 1);
+    a = a < size ? size : a;
+    return wh_blocks_round(p->core, a);
+}
+
+static wh_status wh__grow(wh_pool *p, uint64_t size) {
+    uint64_t a = wh__arena_size(p, size), cap = p->cfg.max_bytes;
+    uint64_t reserved = p->core->arena_bytes;
+    if (cap && reserved + a > cap) a = size;             /* the cap: only what is needed */
+    if (cap && reserved + a > cap) return WH_ERR_OUT_OF_MEMORY;
+    void *raw;
+    uint64_t base;
+    wh_status st = wh__mem_alloc(p, a, &raw, &base);
+    if (st != WH_OK) return st;
+    if (p->narenas == p->arenas_cap) {
+        uint32_t n = p->arenas_cap ? 2 * p->arenas_cap : 16;
+        wh__arena *t = realloc(p->arenas, n * sizeof *t);
+        if (!t) { wh__mem_free(p, raw); return WH_ERR_OUT_OF_MEMORY; }
+        p->arenas = t;
+        p->arenas_cap = n;
+    }
+    uint32_t head = wh_blocks_add_arena(p->core, base, a, WH__READY);
+    if (head == WH_BLOCK_NONE) { wh__mem_free(p, raw); return WH_ERR_OUT_OF_MEMORY; }
+    p->arenas[p->narenas++] = (wh__arena){raw, a, head};
+    p->st.arena_allocs++;
+    p->st.arenas = p->narenas;
+    p->st.reserved = p->core->arena_bytes;
+    if (p->st.reserved > p->st.reserved_peak) p->st.reserved_peak = p->st.reserved;
+    return WH_OK;
+}
+
+static uint32_t wh__find(wh_pool *p, uint64_t size, uint32_t slot) {
+    uint32_t b = wh_blocks_alloc(p->core, size, slot);
+    return b != WH_BLOCK_NONE ? b : wh_blocks_alloc(p->core, size, WH__READY);
+}
+
+static bool wh__others_hold_free(const wh_pool *p) {
+    return p->core->arena_bytes - p->core->used_bytes > wh_blocks_index(p->core, WH__READY)->free_bytes;
+}
+
+/* Everything short of failing: other streams, the driver, then all caches. */
+static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint32_t slot) {
+    uint32_t b = WH_BLOCK_NONE;
+    if (p->npending || wh__others_hold_free(p)) {
+        wh__pending_poll(p, false);
+        wh__reclaim(p, false);
+        if ((b = wh__find(p, size, slot)) != WH_BLOCK_NONE) return b;
+    }
+    /* idle whole arenas are all smaller than size: give them back first */
+    if (p->core->arena_bytes - p->core->used_bytes >= size) wh__trim_arenas(p, 0);
+    if (wh__grow(p, size) == WH_OK && (b = wh__find(p, size, slot)) != WH_BLOCK_NONE) return b;
+    wh__tag_flush(p);                                     /* exhaustion: trim, retry */
+    wh__pending_poll(p, true);
+    wh__reclaim(p, true);
+    if ((b = wh__find(p, size, slot)) != WH_BLOCK_NONE) return b;
+    wh__trim_arenas(p, 0);
+    if (wh__grow(p, size) == WH_OK) b = wh__find(p, size, slot);
+    return b;
+}
+
+static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
+    uint64_t largest = 0;
+    for (uint32_t i = 0; i < p->nslots; ++i) {
+        uint64_t l = wh_blocks_largest_free(p->core, i);
+        largest = l > largest ? l : largest;
+    }
+    return wh__fail(WH_ERR_OUT_OF_MEMORY,
+                    "pool exhausted: request %" PRIu64 " B, reserved %" PRIu64 " B in %u arenas, in use %" PRIu64
+                    " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %" PRIu64 " B",
+                    bytes, p->core->arena_bytes, p->narenas, p->st.in_use, p->core->arena_bytes - p->st.in_use,
+                    largest, p->npending, (uint64_t)p->cfg.max_bytes);
+}
+
+static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *tag, uint32_t slot) {
+    wh__info *in = &p->info[b];
+    uint64_t size = wh_blocks_desc(p->core)[b].size;
+    if (in->state == WH__FREE_OR_CORE) wh__map_put(p, wh_blocks_desc(p->core)[b].addr, b);
+    *in = (wh__info){.tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint8_t)slot,
+                     .free_slot = (uint8_t)slot};
+    p->st.allocs++;
+    p->st.in_use += size;
+    p->st.requested += bytes;
+    if (p->st.in_use > p->st.in_use_peak) p->st.in_use_peak = p->st.in_use;
+}
+
+static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, const void *tag, wh_stream s, void **out) {
+    uint32_t slot;
+    wh_status st = wh__slot_of(p, s, &slot);
+    if (st != WH_OK) return st;
+    uint64_t size = wh_blocks_round(p->core, bytes);
+    if (size == 0 || size > (UINT64_MAX >> 2) || (p->cfg.max_bytes && size > p->cfg.max_bytes))
+        return wh__fail(WH_ERR_TOO_LARGE, "pool: request of %zu B is beyond %" PRIu64 " B", bytes,
+                        p->cfg.max_bytes ? (uint64_t)p->cfg.max_bytes : (UINT64_MAX >> 2));
+    uint32_t b = tag ? wh__tag_take(p, tag, size, slot) : WH_BLOCK_NONE;
+    if (b != WH_BLOCK_NONE) p->st.tag_hits++;
+    if (b == WH_BLOCK_NONE) b = wh__find(p, size, slot);
+    if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, slot);
+    if (b == WH_BLOCK_NONE) return wh__exhausted(p, bytes);
+    wh__make_live(p, b, bytes, tag, slot);
+    *out = (void *)(uintptr_t)wh_blocks_desc(p->core)[b].addr;
+    return WH_OK;
+}
+
+wh_status wh_pool_try_alloc(wh_pool *p, size_t bytes, const void *tag, wh_stream s, void **out) {
+    if (!out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: out is NULL");
+    *out = NULL;
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: pool is NULL");
+    if (bytes == 0) {
+        pthread_mutex_lock(&p->lock);
+        p->st.failures++;
+        pthread_mutex_unlock(&p->lock);
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: size 0");
+    }
+    pthread_mutex_lock(&p->lock);
+    wh_status st = wh__alloc_locked(p, bytes, tag, s, out);
+    if (st != WH_OK) p->st.failures++;
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+void *wh_pool_alloc(wh_pool *p, size_t bytes, wh_stream s) {
+    void *ptr;
+    return wh_pool_try_alloc(p, bytes, NULL, s, &ptr) == WH_OK ? ptr : NULL;
+}
+
+void *wh_pool_alloc_tagged(wh_pool *p, size_t bytes, const void *tag, wh_stream s) {
+    void *ptr;
+    return wh_pool_try_alloc(p, bytes, tag, s, &ptr) == WH_OK ? ptr : NULL;
+}
+
+/* ptr is no live block: tell a double free from a foreign pointer. */
+static wh_status wh__bad_pointer(wh_pool *p, const void *ptr, const char *what) {
+    uint64_t a = (uint64_t)(uintptr_t)ptr;
+    const wh_block *d = wh_blocks_desc(p->core);
+    for (uint32_t i = 0; i < p->narenas; ++i) {
+        uint32_t b = p->arenas[i].head;
+        if (a < d[b].addr || a >= d[b].addr + p->arenas[i].size) continue;
+        /* inside a free block: freed before (its block may have merged since) */
+        for (uint32_t k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; ++k, b = d[b].next)
+            if (a >= d[b].addr && a < d[b].addr + d[b].size && d[b].state == WH_BLOCK_FREE)
+                return wh__fail(WH_ERR_DOUBLE_FREE, "%s: %p was already freed", what, ptr);
+        return wh__fail(WH_ERR_FOREIGN_POINTER, "%s: %p is inside an arena but not a live allocation", what, ptr);
+    }
+    return wh__fail(WH_ERR_FOREIGN_POINTER, "%s: %p was not allocated by this pool", what, ptr);
+}
+
+static wh_status wh__lookup_live(wh_pool *p, const void *ptr, const char *what, uint32_t *b) {
+    *b = wh__map_get(p, (uint64_t)(uintptr_t)ptr);
+    if (*b == WH_BLOCK_NONE) return wh__bad_pointer(p, ptr, what);
+    if (p->info[*b].state != WH__LIVE) return wh__fail(WH_ERR_DOUBLE_FREE, "%s: %p was already freed", what, ptr);
+    return WH_OK;
+}
+
+static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
+    uint32_t b, slot;
+    wh_status st = wh__lookup_live(p, ptr, "wh_pool_free", &b);
+    if (st == WH_OK) st = wh__slot_of(p, s, &slot);
+    if (st != WH_OK) return st;
+    wh__info *in = &p->info[b];
+    uint64_t uses = in->uses | (1ull << in->alloc_slot);
+    uses &= ~(1ull << slot);                 /* this stream's own order covers it */
+    in->free_slot = (uint8_t)slot;
+    if (uses && (st = wh__defer(p, b, uses)) != WH_OK) return st;
+    p->st.frees++;
+    p->st.in_use -= wh_blocks_desc(p->core)[b].size;
+    p->st.requested -= in->requested;
+    if (uses) {
+        if (p->npending >= WH__PENDING_POLL) wh__pending_poll(p, false);
+    } else if (!in->tag || !wh__tag_keep(p, b)) {
+        wh__release(p, b);
+    }
+    return WH_OK;
+}
+
+wh_status wh_pool_free(wh_pool *p, void *ptr, wh_stream s) {
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_free: pool is NULL");
+    if (!ptr) return WH_OK;
+    pthread_mutex_lock(&p->lock);
+    wh_status st = wh__free_locked(p, ptr, s);
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+wh_status wh_pool_record_stream(wh_pool *p, void *ptr, wh_stream s) {
+    if (!p || !ptr) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_record_stream: NULL argument");
+    pthread_mutex_lock(&p->lock);
+    uint32_t b, slot;
+    wh_status st = wh__lookup_live(p, ptr, "wh_pool_record_stream", &b);
+    if (st == WH_OK) st = wh__slot_of(p, s, &slot);
+    if (st == WH_OK) p->info[b].uses |= 1ull << slot;
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+size_t wh_pool_usable_size(wh_pool *p, const void *ptr) {
+    if (!p || !ptr) return 0;
+    pthread_mutex_lock(&p->lock);
+    uint32_t b = wh__map_get(p, (uint64_t)(uintptr_t)ptr);
+    size_t n = b != WH_BLOCK_NONE && p->info[b].state == WH__LIVE ? wh_blocks_desc(p->core)[b].size : 0;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}

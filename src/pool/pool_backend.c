@@ -1,0 +1,129 @@
+/* Host pool backends: where arenas come from and how stream order is seen.
+ * CUDA: cudaMalloc arenas, cudaEvents recorded on streams.  CPU: host
+ * arenas, and streams run nothing, so an event is complete unless the
+ * test hook cfg.stream_busy says its stream still has work queued.
+ * Not from a seed; the seed (Futhark) gets buffers from clCreateBuffer. */
+#include "pool_internal.h"
+
+#include <stdlib.h>
+
+#if WH_HAVE_CUDA
+#include "warpheap/cuda_check.h"
+#define WH__CUDA_NATURAL_ALIGN 256u  /* cudaMalloc aligns at least this much */
+#endif
+
+#if WH_HAVE_CUDA
+static bool wh__is_cuda(const wh_pool *p) { return p->cfg.backend == WH_POOL_CUDA; }
+#endif
+
+wh_status wh__mem_alloc(wh_pool *p, uint64_t bytes, void **raw, uint64_t *base) {
+    uint64_t a = p->cfg.alignment;
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        uint64_t extra = a > WH__CUDA_NATURAL_ALIGN ? a : 0;
+        cudaError_t e = cudaMalloc(raw, bytes + extra);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();               /* not sticky: clear it */
+            return WH_ERR_OUT_OF_MEMORY;
+        }
+        WH_CUDA_TRY(e);
+        *base = ((uint64_t)(uintptr_t)*raw + a - 1) & ~(a - 1);
+        return WH_OK;
+    }
+#endif
+    *raw = aligned_alloc(a, bytes);
+    if (!*raw) return WH_ERR_OUT_OF_MEMORY;
+    *base = (uint64_t)(uintptr_t)*raw;
+    return WH_OK;
+}
+
+void wh__mem_free(wh_pool *p, void *raw) {
+    (void)p;
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        cudaError_t e = cudaFree(raw);              /* nothing to do on failure but clear it */
+        if (e != cudaSuccess) (void)cudaGetLastError();
+        return;
+    }
+#endif
+    free(raw);
+}
+
+wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s) {
+    e->stream = s;
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        if (!e->ev) {
+            if (p->nspare_ev) e->ev = p->spare_ev[--p->nspare_ev];
+            else WH_CUDA_TRY(cudaEventCreateWithFlags((cudaEvent_t *)&e->ev, cudaEventDisableTiming));
+        }
+        WH_CUDA_TRY(cudaEventRecord((cudaEvent_t)e->ev, (cudaStream_t)s));
+    }
+#else
+    (void)p;
+#endif
+    return WH_OK;
+}
+
+static bool wh__cpu_busy(const wh_pool *p, wh_stream s) {
+    return p->cfg.stream_busy && p->cfg.stream_busy(s, p->cfg.stream_busy_user);
+}
+
+/* A failed query counts as "not done": memory is never handed out early. */
+bool wh__event_done(wh_pool *p, wh__event *e) {
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        cudaError_t r = cudaEventQuery((cudaEvent_t)e->ev);
+        if (r == cudaSuccess) return true;
+        (void)cudaGetLastError();
+        return false;
+    }
+#endif
+    return !wh__cpu_busy(p, e->stream);
+}
+
+bool wh__event_wait(wh_pool *p, wh__event *e) {
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        if (cudaEventSynchronize((cudaEvent_t)e->ev) == cudaSuccess) return true;
+        (void)cudaGetLastError();
+        return false;
+    }
+#endif
+    /* CPU: another thread must make the stream idle; bounded wait. */
+    for (unsigned k = 0; k < 64u; ++k) {
+        if (!wh__cpu_busy(p, e->stream)) return true;
+        wh_backoff(k + 5u);
+    }
+    return false;
+}
+
+/* Keep the event for reuse (CUDA); nothing to do on the CPU. */
+void wh__event_release(wh_pool *p, wh__event *e) {
+    if (!e->ev) return;
+    if (p->nspare_ev == p->spare_ev_cap) {
+        uint32_t cap = p->spare_ev_cap ? 2 * p->spare_ev_cap : 16;
+        void **n = realloc(p->spare_ev, cap * sizeof *n);
+        if (!n) {
+#if WH_HAVE_CUDA
+            (void)cudaEventDestroy((cudaEvent_t)e->ev);
+#endif
+            e->ev = NULL;
+            return;
+        }
+        p->spare_ev = n;
+        p->spare_ev_cap = cap;
+    }
+    p->spare_ev[p->nspare_ev++] = e->ev;
+    e->ev = NULL;
+}
+
+void wh__events_destroy(wh_pool *p) {
+    for (uint32_t s = 0; s < WH__MAX_SLOTS; ++s) wh__event_release(p, &p->reclaim_ev[s]);
+#if WH_HAVE_CUDA
+    for (uint32_t i = 0; i < p->nspare_ev; ++i) (void)cudaEventDestroy((cudaEvent_t)p->spare_ev[i]);
+#endif
+    p->nspare_ev = 0;
+    free(p->spare_ev);
+    p->spare_ev = NULL;
+}

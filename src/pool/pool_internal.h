@@ -1,0 +1,108 @@
+/* Host pool internals, shared by the files of src/pool/.
+ *
+ * One mutex guards a pool.  Memory is a block core (blocks.h) with one free
+ * index per stream plus index 0 (READY) for blocks every stream may take; the
+ * pool keeps, per descriptor, what the core does not know: who holds a USED
+ * block (a live allocation, the tag cache, or the pending list that waits
+ * for other streams), its tag and the streams it was used on.
+ */
+#ifndef WH_POOL_INTERNAL_H
+#define WH_POOL_INTERNAL_H
+
+#include "warpheap/pool.h"
+#include "warpheap/blocks_walk.h"
+
+#include <pthread.h>
+
+#define WH__READY 0u                 /* free index of blocks safe on every stream */
+#define WH__MAX_SLOTS 63u            /* READY + 62 streams: masks are uint64_t    */
+#define WH__TAGS 1024u               /* tag table entries (power of two)          */
+#define WH__PENDING_EVENTS 8u        /* events a pending block can wait on        */
+#define WH__PENDING_POLL 256u        /* pending blocks that make free() poll      */
+
+enum { WH__FREE_OR_CORE = 0, WH__LIVE = 1, WH__TAGGED = 2, WH__PENDING = 3 };
+
+typedef struct wh__info {            /* the pool's view of a USED descriptor */
+    const void *tag;
+    uint64_t uses;                   /* stream slots it was used on, besides its own */
+    uint64_t requested;
+    uint8_t state;                   /* WH__LIVE / TAGGED / PENDING               */
+    uint8_t alloc_slot, free_slot;
+} wh__info;
+
+typedef struct wh__event {           /* a cudaEvent_t, or the stream on the CPU */
+    void *ev;
+    wh_stream stream;
+} wh__event;
+
+typedef struct wh__pending {
+    uint32_t block;
+    uint32_t nev;
+    wh__event ev[WH__PENDING_EVENTS];
+} wh__pending;
+
+typedef struct wh__arena {
+    void *raw;                       /* what the driver gave                     */
+    uint64_t size;                   /* bytes handed to the core                 */
+    uint32_t head;                   /* its first descriptor: never changes      */
+} wh__arena;
+
+typedef struct wh__tag_entry {
+    const void *tag;
+    uint32_t block;                  /* the block kept for this tag, or NONE     */
+} wh__tag_entry;
+
+struct wh_pool {
+    pthread_mutex_t lock;
+    wh_pool_config cfg;              /* defaults resolved                          */
+    wh_blocks *core;
+    wh__info *info;                  /* per descriptor                             */
+    uint64_t *map_keys;              /* address -> descriptor, open addressing     */
+    uint32_t *map_vals;
+    uint64_t map_mask;
+    uint32_t map_shift, nslots;      /* nslots: READY + streams seen so far        */
+    wh_stream streams[WH__MAX_SLOTS];
+    wh__event reclaim_ev[WH__MAX_SLOTS];
+    wh_stream last_stream;
+    uint32_t last_slot;
+    wh__arena *arenas;
+    uint32_t narenas, arenas_cap;
+    wh__pending *pending;
+    uint32_t npending, pending_cap;
+    void **spare_ev;                 /* CUDA events ready for reuse                */
+    uint32_t nspare_ev, spare_ev_cap;
+    uint32_t ntags;
+    wh__tag_entry tags[WH__TAGS];
+    wh_pool_stats st;
+};
+
+/* pool_backend.c: memory and events of the chosen backend. */
+wh_status wh__mem_alloc(wh_pool *p, uint64_t bytes, void **raw, uint64_t *base);
+void wh__mem_free(wh_pool *p, void *raw);
+wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s);
+bool wh__event_done(wh_pool *p, wh__event *e);
+bool wh__event_wait(wh_pool *p, wh__event *e);
+void wh__event_release(wh_pool *p, wh__event *e);
+void wh__events_destroy(wh_pool *p);
+
+/* pool_ptrmap.c */
+void wh__map_put(wh_pool *p, uint64_t key, uint32_t val);
+uint32_t wh__map_get(const wh_pool *p, uint64_t key);
+void wh__map_del(wh_pool *p, uint64_t key);
+
+/* pool_streams.c */
+wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot);
+wh_status wh__defer(wh_pool *p, uint32_t b, uint64_t uses);
+void wh__pending_poll(wh_pool *p, bool wait);
+void wh__reclaim(wh_pool *p, bool wait);
+
+/* pool_tags.c */
+uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot);
+bool wh__tag_keep(wh_pool *p, uint32_t b);
+void wh__tag_flush(wh_pool *p);
+
+/* pool_alloc.c / pool.c */
+void wh__release(wh_pool *p, uint32_t b);          /* USED block back to the core */
+void wh__trim_arenas(wh_pool *p, uint64_t keep);
+
+#endif

@@ -1,0 +1,97 @@
+/* Stream order for the host pool (issue 6, part 3; not from a seed -- the
+ * Futhark free list serves one in-order OpenCL queue).
+ *
+ * Every stream gets a slot and its own free index in the block core; a block
+ * freed on stream S goes into S's index, so S reuses it at once (its later
+ * work is ordered after the free).  Another stream T may take it only after
+ * the work queued on S before the free has finished: when T finds nothing,
+ * an event is recorded on S and, once it has completed, all of S's free
+ * blocks move to index READY, where every stream may take them.  A block
+ * also used on other streams (wh_pool_record_stream, or freed on another
+ * stream than it was allocated on) waits on the pending list until events
+ * recorded on those streams at the free have completed.
+ */
+#include "pool_internal.h"
+
+#include <stdlib.h>
+
+wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot) {
+    if (p->last_slot && p->last_stream == s) {
+        *slot = p->last_slot;
+        return WH_OK;
+    }
+    uint32_t k = 1;
+    while (k < p->nslots && p->streams[k] != s) ++k;
+    if (k == p->nslots) {
+        if (k > p->cfg.max_streams)
+            return wh__fail(WH_ERR_UNSUPPORTED, "pool serves at most %u streams (config.max_streams)",
+                            p->cfg.max_streams);
+        p->streams[k] = s;
+        p->nslots++;
+    }
+    p->last_stream = s;
+    p->last_slot = k;
+    *slot = k;
+    return WH_OK;
+}
+
+/* Put USED block b on the pending list, with an event on each stream of uses. */
+wh_status wh__defer(wh_pool *p, uint32_t b, uint64_t uses) {
+    if (p->npending == p->pending_cap) {
+        uint32_t cap = p->pending_cap ? 2 * p->pending_cap : 64;
+        wh__pending *n = realloc(p->pending, cap * sizeof *n);
+        if (!n) return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the pending list");
+        p->pending = n;
+        p->pending_cap = cap;
+    }
+    wh__pending *e = &p->pending[p->npending];
+    *e = (wh__pending){.block = b};
+    for (uint64_t m = uses; m; m &= m - 1) {
+        uint32_t k = (uint32_t)(wh_ffs64(m) - 1);
+        bool spill = e->nev == WH__PENDING_EVENTS;   /* too many streams: wait for this one now */
+        wh__event tmp = {0};
+        wh__event *ev = spill ? &tmp : &e->ev[e->nev];
+        wh_status st = wh__event_record(p, ev, p->streams[k]);
+        if (st == WH_OK && spill) (void)wh__event_wait(p, ev);
+        if (st == WH_OK && !spill) e->nev++;
+        wh__event_release(p, &tmp);
+        if (st != WH_OK) {
+            for (uint32_t i = 0; i < e->nev; ++i) wh__event_release(p, &e->ev[i]);
+            return st;
+        }
+    }
+    p->info[b].state = WH__PENDING;
+    p->npending++;
+    p->st.pending = p->npending;
+    return WH_OK;
+}
+
+/* Release the pending blocks whose events have all completed. */
+void wh__pending_poll(wh_pool *p, bool wait) {
+    for (uint32_t i = p->npending; i-- > 0;) {
+        wh__pending *e = &p->pending[i];
+        bool done = true;
+        for (uint32_t k = 0; k < e->nev && done; ++k)
+            done = wait ? wh__event_wait(p, &e->ev[k]) : wh__event_done(p, &e->ev[k]);
+        if (!done) continue;
+        for (uint32_t k = 0; k < e->nev; ++k) wh__event_release(p, &e->ev[k]);
+        uint32_t b = e->block;
+        p->pending[i] = p->pending[--p->npending];
+        wh__release(p, b);
+    }
+    p->st.pending = p->npending;
+}
+
+/* Move every stream's free blocks whose stream has finished its queued work
+ * to READY.  An event recorded now is later than every free in that index. */
+void wh__reclaim(wh_pool *p, bool wait) {
+    for (uint32_t s = 1; s < p->nslots; ++s) {
+        wh_free_index *fi = wh_blocks_index(p->core, s);
+        if (fi->nfree == 0) continue;
+        if (wh__event_record(p, &p->reclaim_ev[s], p->streams[s]) != WH_OK) continue;
+        bool done = wait ? wh__event_wait(p, &p->reclaim_ev[s]) : wh__event_done(p, &p->reclaim_ev[s]);
+        if (!done) continue;
+        for (uint32_t n = fi->nfree + 1, b; n-- > 0 && (b = wh_blocks_any_free(p->core, s)) != WH_BLOCK_NONE;)
+            wh_blocks_move(p->core, b, WH__READY);
+    }
+}

@@ -1,0 +1,74 @@
+/* Futhark's tagged free list (seed futhark-tagged-free-list.txt, "Problems
+ * and Solutions": free_list_find / opencl_alloc / opencl_free), as the fast
+ * path in front of the block core.
+ *
+ * A tag is the static label of an allocation site, compared by address.  On
+ * free, a tagged block is kept for its tag, at most one per tag: a block
+ * already kept for that tag goes back (to the block core here, to the driver
+ * in the seed).  An allocation with the tag takes the kept block when it is
+ * at least the request and less than twice it; otherwise the kept block goes
+ * back to the core -- where, unlike with cl_mem, it can be split and merged.
+ *
+ * Departures: a hash table (1024 entries, never shrinking: tags are few and
+ * static) instead of a linear scan; the kept block must belong to the
+ * requesting stream; memory pressure flushes the table back to the core.
+ */
+#include "pool_internal.h"
+
+static uint32_t wh__tag_home(const void *tag) {
+    return (uint32_t)(wh_hash64((uint64_t)(uintptr_t)tag) & (WH__TAGS - 1u));
+}
+
+/* The entry of tag, or a free entry for it (if insert and room), or NULL. */
+static wh__tag_entry *wh__tag_entry_of(wh_pool *p, const void *tag, bool insert) {
+    for (uint32_t i = wh__tag_home(tag), n = 0; n < WH__TAGS; ++n, i = (i + 1) & (WH__TAGS - 1u)) {
+        wh__tag_entry *e = &p->tags[i];
+        if (e->tag == tag) return e;
+        if (e->tag == NULL) {
+            if (!insert || p->ntags >= WH__TAGS * 3 / 4) return NULL;
+            e->tag = tag;
+            e->block = WH_BLOCK_NONE;
+            p->ntags++;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static void wh__tag_drop(wh_pool *p, wh__tag_entry *e) {
+    uint32_t b = e->block;
+    e->block = WH_BLOCK_NONE;
+    p->st.tag_cached--;
+    wh__release(p, b);
+}
+
+uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot) {
+    wh__tag_entry *e = wh__tag_entry_of(p, tag, false);
+    if (!e || e->block == WH_BLOCK_NONE) return WH_BLOCK_NONE;
+    uint32_t b = e->block;
+    if (p->info[b].free_slot != slot) return WH_BLOCK_NONE;     /* another stream's */
+    uint64_t have = wh_blocks_desc(p->core)[b].size;
+    if (have < size || have / 2 >= size) {                      /* not just right */
+        wh__tag_drop(p, e);
+        return WH_BLOCK_NONE;
+    }
+    e->block = WH_BLOCK_NONE;
+    p->st.tag_cached--;
+    return b;
+}
+
+/* Keep freed block b (info has its tag and free slot) for its tag. */
+bool wh__tag_keep(wh_pool *p, uint32_t b) {
+    wh__tag_entry *e = wh__tag_entry_of(p, p->info[b].tag, true);
+    if (!e) return false;
+    if (e->block != WH_BLOCK_NONE) wh__tag_drop(p, e);
+    e->block = b;
+    p->info[b].state = WH__TAGGED;
+    p->st.tag_cached++;
+    return true;
+}
+
+void wh__tag_flush(wh_pool *p) {
+    for (uint32_t i = 0; i < WH__TAGS; ++i)
+        if (p->tags[i].tag && p->tags[i].block != WH_BLOCK_NONE) wh__tag_drop(p, &p->tags[i]);
+}

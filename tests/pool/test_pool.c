@@ -1,0 +1,256 @@
+/* Host pool on the CPU backend: the API's promises one by one -- alignment,
+ * stats, bad input (each leaves the pool usable), exhaustion with numbers,
+ * trim, Futhark's tag rule, and stream order checked through the CPU
+ * backend's stream_busy hook: a block freed on a busy stream is reused on it
+ * at once and by no other stream until it is idle. */
+#include "warpheap/pool.h"
+#include "wh_test.h"
+
+#include <string.h>
+
+static bool busy[8];
+static bool stream_busy(wh_stream s, void *user) {
+    (void)user;
+    return busy[(uintptr_t)s & 7u];
+}
+#define S(k) ((wh_stream)(uintptr_t)(k))
+
+static wh_pool *make(size_t max_bytes, size_t arena, wh_blocks_kind kind) {
+    wh_pool_config c = {.backend = WH_POOL_CPU, .max_bytes = max_bytes, .small_arena = arena,
+                        .medium_arena = arena, .index = kind, .stream_busy = stream_busy};
+    wh_pool *p = NULL;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    return p;
+}
+
+static void check_ok(wh_pool *p) {
+    wh_status st = wh_pool_check(p);
+    if (st != WH_OK) fprintf(stderr, "%s\n", wh_last_error());
+    CHECK(st == WH_OK);
+}
+
+static void basic(wh_blocks_kind kind) {
+    wh_pool *p = make(0, 0, kind);
+    void *ptr[64];
+    uint64_t want = 0;
+    for (int i = 0; i < 64; ++i) {
+        size_t n = 1 + (size_t)i * 777;
+        ptr[i] = wh_pool_alloc(p, n, S(0));
+        CHECK(ptr[i] && ((uintptr_t)ptr[i] & 255u) == 0);
+        memset(ptr[i], i, n);
+        CHECK(wh_pool_usable_size(p, ptr[i]) >= n);
+        want += wh_pool_usable_size(p, ptr[i]);
+    }
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.in_use, want);
+    CHECK_EQ_U64(s.allocs, 64);
+    CHECK(s.reserved >= s.in_use && s.cached == s.reserved - s.in_use);
+    check_ok(p);
+    for (int i = 0; i < 64; ++i) {
+        const unsigned char *b = ptr[i];
+        CHECK(b[0] == (unsigned char)i && b[(size_t)i * 777] == (unsigned char)i);
+        CHECK(wh_pool_free(p, ptr[i], S(0)) == WH_OK);
+    }
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.in_use, 0);
+    CHECK_EQ_U64(s.frees, 64);
+    CHECK(s.in_use_peak == want && s.largest_free > 0);
+    check_ok(p);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.reserved, 0);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
+static void alignment_parameter(void) {
+    wh_pool_config c = {.backend = WH_POOL_CPU, .alignment = 4096};
+    wh_pool *p;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    for (int i = 1; i < 20; ++i) {
+        void *x = wh_pool_alloc(p, (size_t)i * 100, S(0));
+        CHECK(x && ((uintptr_t)x & 4095u) == 0);
+    }
+    check_ok(p);
+    wh_pool_destroy(p);                       /* with live blocks: returns everything */
+    c.alignment = 3;
+    CHECK(wh_pool_create(&p, &c) == WH_ERR_INVALID_ARGUMENT && p == NULL);
+    c.alignment = 256;
+    c.max_bytes = 100;
+    CHECK(wh_pool_create(&p, &c) == WH_ERR_TOO_SMALL);
+    c.max_bytes = 0;
+    c.max_streams = 1000;
+    CHECK(wh_pool_create(&p, &c) == WH_ERR_INVALID_ARGUMENT);
+}
+
+static void bad_input(void) {
+    wh_pool *p = make(0, 0, WH_BLOCKS_TLSF);
+    void *out = (void *)1;
+    CHECK(wh_pool_try_alloc(p, 0, NULL, S(0), &out) == WH_ERR_INVALID_ARGUMENT && out == NULL);
+    CHECK(strstr(wh_last_error(), "size 0") != NULL);
+    CHECK(wh_pool_alloc(p, SIZE_MAX, S(0)) == NULL);
+    CHECK(wh_pool_try_alloc(p, SIZE_MAX - 10, NULL, S(0), &out) == WH_ERR_TOO_LARGE);
+    void *a = wh_pool_alloc(p, 1000, S(0));
+    CHECK(a != NULL);
+    int local;
+    CHECK(wh_pool_free(p, &local, S(0)) == WH_ERR_FOREIGN_POINTER);
+    CHECK(wh_pool_free(p, (char *)a + 256, S(0)) == WH_ERR_FOREIGN_POINTER);   /* interior */
+    CHECK(wh_pool_free(p, NULL, S(0)) == WH_OK);
+    CHECK(wh_pool_free(p, a, S(0)) == WH_OK);
+    CHECK(wh_pool_free(p, a, S(0)) == WH_ERR_DOUBLE_FREE);
+    CHECK(strstr(wh_last_error(), "already freed") != NULL);
+    CHECK(wh_pool_record_stream(p, a, S(1)) == WH_ERR_DOUBLE_FREE);
+    void *t = wh_pool_alloc_tagged(p, 500, "site", S(0));
+    CHECK(wh_pool_free(p, t, S(0)) == WH_OK);
+    CHECK(wh_pool_free(p, t, S(0)) == WH_ERR_DOUBLE_FREE);                      /* kept for its tag */
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.failures, 3);
+    CHECK_EQ_U64(s.tag_cached, 1);
+    check_ok(p);
+    void *b = wh_pool_alloc(p, 1000, S(0));                                     /* still usable */
+    CHECK(b != NULL && wh_pool_free(p, b, S(0)) == WH_OK);
+    CHECK(wh_pool_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
+    wh_pool_destroy(p);
+}
+
+static void too_many_streams(void) {
+    wh_pool_config c = {.backend = WH_POOL_CPU, .max_streams = 2};
+    wh_pool *p;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    void *a = wh_pool_alloc(p, 10, S(1)), *b = wh_pool_alloc(p, 10, S(2));
+    CHECK(a && b);
+    CHECK(wh_pool_alloc(p, 10, S(3)) == NULL);
+    CHECK(strstr(wh_last_error(), "streams") != NULL);
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK && wh_pool_free(p, b, S(2)) == WH_OK);
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
+static void exhaustion(void) {
+    const size_t cap = 4u << 20, arena = 1u << 20;
+    wh_pool *p = make(cap, arena, WH_BLOCKS_TLSF);
+    void *live[64];
+    int n = 0;
+    while (n < 64 && (live[n] = wh_pool_alloc(p, 300000, S(0))) != NULL) ++n;
+    CHECK(n == 12);                                 /* 3 per 1 MiB arena, 4 arenas */
+    CHECK(strstr(wh_last_error(), "pool exhausted") && strstr(wh_last_error(), "reserved 4194304 B"));
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.reserved, cap);
+    CHECK_EQ_U64(s.failures, 1);
+    CHECK(wh_pool_alloc(p, cap + 1, S(0)) == NULL);  /* beyond the cap at all */
+    CHECK(wh_pool_free(p, live[5], S(0)) == WH_OK);
+    live[5] = wh_pool_alloc(p, 300000, S(0));
+    CHECK(live[5] != NULL);                          /* usable again */
+    /* fragmented: free 2 of 3 in every arena -- still no whole arena for 1 MiB */
+    for (int i = 0; i < n; ++i)
+        if (i % 3) { CHECK(wh_pool_free(p, live[i], S(0)) == WH_OK); live[i] = NULL; }
+    CHECK(wh_pool_alloc(p, arena, S(0)) == NULL);
+    CHECK(wh_pool_free(p, live[0], S(0)) == WH_OK);  /* arena 0 whole again ... */
+    live[0] = NULL;
+    void *big = wh_pool_alloc(p, arena, S(0));       /* ... and found */
+    CHECK(big != NULL);
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
+static void trim(void) {
+    wh_pool *p = make(0, 1u << 20, WH_BLOCKS_TLSF);
+    void *keep = wh_pool_alloc(p, 1000, S(0));
+    void *x[8];
+    for (int i = 0; i < 8; ++i) x[i] = wh_pool_alloc(p, 900000, S(0));
+    for (int i = 0; i < 8; ++i) wh_pool_free(p, x[i], S(0));
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    CHECK(s.arenas >= 8 && s.cached >= 8u * 900000u);
+    CHECK(wh_pool_trim(p, 2u << 20) == WH_OK);
+    wh_pool_get_stats(p, &s);
+    CHECK(s.cached <= (2u << 20) && s.arenas >= 2);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.arenas, 1);                      /* the one holding `keep` */
+    CHECK_EQ_U64(s.reserved, 1u << 20);
+    check_ok(p);
+    wh_pool_free(p, keep, S(0));
+    wh_pool_destroy(p);
+}
+
+static void tags(void) {
+    static const char site_a[] = "a", site_b[] = "b";
+    wh_pool *p = make(0, 0, WH_BLOCKS_TLSF);
+    void *a = wh_pool_alloc_tagged(p, 1000, site_a, S(0));
+    CHECK(wh_pool_free(p, a, S(0)) == WH_OK);
+    CHECK(wh_pool_alloc_tagged(p, 1000, site_a, S(0)) == a);     /* same site: same block */
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.tag_hits, 1);
+    wh_pool_free(p, a, S(0));                                    /* kept: 1024 B */
+    void *b = wh_pool_alloc_tagged(p, 500, site_a, S(0));        /* 512: 1024 is 2x, refused */
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.tag_hits, 1);
+    CHECK_EQ_U64(s.tag_cached, 0);                               /* and given back */
+    wh_pool_free(p, b, S(0));                                    /* kept: 512 B */
+    void *c = wh_pool_alloc_tagged(p, 600, site_a, S(0));        /* 768 > 512: too small */
+    wh_pool_get_stats(p, &s);
+    CHECK(c != NULL && s.tag_hits == 1 && s.tag_cached == 0);    /* b went back to the core */
+    wh_pool_free(p, c, S(0));                                    /* kept: 768 B, b gone back */
+    CHECK(wh_pool_alloc_tagged(p, 600, site_b, S(0)) != c);      /* another site */
+    CHECK(wh_pool_alloc_tagged(p, 700, site_a, S(1)) != c);      /* another stream */
+    CHECK(wh_pool_alloc_tagged(p, 700, site_a, S(0)) == c);      /* 768 < 1400 */
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
+/* One 1 MiB arena, cap 1 MiB: whoever holds the freed block is visible. */
+static void stream_order(void) {
+    const size_t m = 1u << 20;
+    wh_pool *p = make(m, m, WH_BLOCKS_TLSF);
+    busy[1] = true;
+    void *a = wh_pool_alloc(p, m, S(1));
+    CHECK(a != NULL);
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
+    CHECK(wh_pool_alloc(p, m, S(1)) == a);                       /* same stream: at once */
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
+    CHECK(wh_pool_alloc(p, m, S(2)) == NULL);                    /* stream 1 still busy */
+    CHECK(strstr(wh_last_error(), "pool exhausted") != NULL);
+    busy[1] = false;
+    void *b = wh_pool_alloc(p, m, S(2));                         /* its work is done */
+    CHECK(b == a);
+    check_ok(p);
+    /* record_stream: used on 3 (busy) as well: not even stream 2 may reuse it */
+    busy[3] = true;
+    CHECK(wh_pool_record_stream(p, b, S(3)) == WH_OK);
+    CHECK(wh_pool_free(p, b, S(2)) == WH_OK);
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.pending, 1);
+    CHECK(wh_pool_alloc(p, 4096, S(2)) == NULL);
+    check_ok(p);
+    busy[3] = false;
+    CHECK(wh_pool_alloc(p, m, S(2)) == a);
+    /* freed on another stream than allocated: both must be done */
+    CHECK(wh_pool_free(p, a, S(2)) == WH_OK);
+    void *c = wh_pool_alloc(p, m, S(4));                         /* all idle: moves over */
+    CHECK(c == a);
+    busy[4] = true;
+    CHECK(wh_pool_free(p, c, S(5)) == WH_OK);                    /* allocated on 4 (busy) */
+    CHECK(wh_pool_alloc(p, m, S(5)) == NULL);                    /* waits for 4 too */
+    busy[4] = false;
+    CHECK(wh_pool_alloc(p, m, S(5)) == a);
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
+int main(void) {
+    basic(WH_BLOCKS_TLSF);
+    basic(WH_BLOCKS_MAXHEAP);
+    alignment_parameter();
+    bad_input();
+    too_many_streams();
+    exhaustion();
+    trim();
+    tags();
+    stream_order();
+    return wh_test_finish("test_pool");
+}
