@@ -54,12 +54,14 @@ WH_EXTERN_C_END
 /* ---- classes ------------------------------------------------------------------ */
 #define WH__SOA_DECL(type, name) type name;
 
+/* Generated helpers may go unused in a program: no warning for that. */
+#define WH__SOA_FN WH_INLINE WH_HOST_DEVICE __attribute__((unused))
 #define WH__SOA_HANDLE(Name, ID, PARENT_ID)                                             \
     typedef struct Name { uint64_t p; } Name;                                          \
     enum { Name##_TYPE = (ID), Name##__PARENT = (PARENT_ID) };                          \
-    WH_INLINE WH_HOST_DEVICE uint64_t Name##__ptr(Name o) { return o.p; }               \
-    WH_INLINE WH_HOST_DEVICE Name Name##_from(uint64_t p) { Name o; o.p = p; return o; } \
-    WH_INLINE WH_HOST_DEVICE bool Name##_is_null(Name o) { return o.p == 0; }
+    WH__SOA_FN uint64_t Name##__ptr(Name o) { return o.p; }                             \
+    WH__SOA_FN Name Name##_from(uint64_t p) { Name o; o.p = p; return o; }              \
+    WH__SOA_FN bool Name##_is_null(Name o) { return o.p == 0; }
 
 #define WH_SOA_CLASS(Name, ID, FIELDS)                                                 \
     typedef struct Name##__layout { FIELDS(WH__SOA_DECL) } Name##__layout;              \
@@ -68,7 +70,7 @@ WH_EXTERN_C_END
 #define WH_SOA_SUBCLASS(Name, ID, Parent, FIELDS)                                      \
     typedef struct Name##__layout { Parent##__layout base; FIELDS(WH__SOA_DECL) } Name##__layout; \
     WH__SOA_HANDLE(Name, ID, Parent##_TYPE)                                             \
-    WH_INLINE WH_HOST_DEVICE Parent Name##_super(Name o) { return Parent##_from(o.p); }
+    WH__SOA_FN Parent Name##_super(Name o) { return Parent##_from(o.p); }
 
 /* No fields of its own (for WH_SOA_SUBCLASS). */
 #define WH_SOA_NO_FIELDS(F)

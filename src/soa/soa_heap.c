@@ -158,7 +158,7 @@ static void rebase(wh_soa *img, const wh_soa *s, uint8_t *mem) {
     img->do_scratch = (uint8_t *)s->do_scratch + d;
 }
 
-wh_status wh__soa_host_image(const wh_soa *soa, wh_soa *img, void **owned) {
+wh_status wh_soa_host_image(const wh_soa *soa, wh_soa *img, void **owned) {
     *img = *soa;
     *owned = NULL;
     if (!soa->on_device) return WH_OK;
@@ -182,7 +182,7 @@ wh_status wh_soa_stats_get(const wh_soa *soa, wh_soa_stats *st) {
     if (!soa || !st) return WH_ERR_INVALID_ARGUMENT;
     wh_soa s;
     void *owned;
-    wh_status e = wh__soa_host_image(soa, &s, &owned);
+    wh_status e = wh_soa_host_image(soa, &s, &owned);
     if (e != WH_OK) return e;
     memset(st, 0, sizeof *st);
     st->blocks = s.nblocks;
@@ -227,7 +227,7 @@ wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations) {
     if (!soa || !violations) return WH_ERR_INVALID_ARGUMENT;
     wh_soa s;
     void *owned;
-    wh_status e = wh__soa_host_image(soa, &s, &owned);
+    wh_status e = wh_soa_host_image(soa, &s, &owned);
     if (e != WH_OK) return e;
     uint64_t bad = wh_bitmap_check_host(&s.free_blocks);
     for (uint32_t t = 0; t < s.ntypes; ++t)

@@ -1,0 +1,129 @@
+/* Shared by the object-allocator examples (nbody, wator, gameoflife): options,
+ * timing, the run environment (GPU, driver, CUDA version) for result files, and
+ * a PPM writer (binary P6: a header line and raw RGB, viewable everywhere and
+ * convertible with any image tool).  Header-only C that also compiles as CUDA;
+ * anyone may reuse it. */
+#ifndef WH_APP_H
+#define WH_APP_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__CUDACC__)
+#include <cuda_runtime_api.h>
+#include "warpheap/cuda_check.h"
+#endif
+
+static inline double app_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+/* Wait for the GPU (no-op on the CPU backend). */
+static inline void app_sync(int on_device) {
+#if defined(__CUDACC__)
+    if (on_device) WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+#else
+    (void)on_device;
+#endif
+}
+static inline long long app_arg(int argc, char **argv, const char *name, long long dflt) {
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return atoll(argv[i] + len + 1);
+    return dflt;
+}
+static inline double app_argf(int argc, char **argv, const char *name, double dflt) {
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return atof(argv[i] + len + 1);
+    return dflt;
+}
+static inline const char *app_args(int argc, char **argv, const char *name, const char *dflt) {
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return argv[i] + len + 1;
+    return dflt;
+}
+static inline int app_flag(int argc, char **argv, const char *name) {
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], name)) return 1;
+    return 0;
+}
+
+/* "GPU name,driver,runtime" (or "cpu,-,-") for CSV files. */
+static inline void app_env(char *out, size_t n, int on_device) {
+#if defined(__CUDACC__)
+    if (on_device) {
+        struct cudaDeviceProp p;
+        int dev = 0, drv = 0, rt = 0;
+        WH_CUDA_OR_DIE(cudaGetDevice(&dev));
+        WH_CUDA_OR_DIE(cudaGetDeviceProperties(&p, dev));
+        WH_CUDA_OR_DIE(cudaDriverGetVersion(&drv));
+        WH_CUDA_OR_DIE(cudaRuntimeGetVersion(&rt));
+        snprintf(out, n, "%.200s,%d.%d,%d.%d", p.name, drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+        return;
+    }
+#endif
+    (void)on_device;
+    snprintf(out, n, "cpu,-,-");
+}
+
+/* Write a w x h RGB image (rgb: 3 bytes per pixel, rows top to bottom). */
+static inline int app_write_ppm(const char *path, int w, int h, const unsigned char *rgb) {
+    FILE *f = fopen(path, "wb");
+    if (!f) { perror(path); return -1; }
+    fprintf(f, "P6\n%d %d\n255\n", w, h);
+    size_t n = (size_t)w * (size_t)h * 3u;
+    int ok = fwrite(rgb, 1, n, f) == n;
+    ok &= fclose(f) == 0;
+    if (!ok) fprintf(stderr, "%s: write failed\n", path);
+    return ok ? 0 : -1;
+}
+
+/* Copy n bytes from the heap's memory space to the host. */
+static inline void app_to_host(void *dst, const void *src, size_t n, int on_device) {
+#if defined(__CUDACC__)
+    if (on_device) { WH_CUDA_OR_DIE(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost)); return; }
+#endif
+    (void)on_device;
+    memcpy(dst, src, n);
+}
+static inline void app_to_dev(void *dst, const void *src, size_t n, int on_device) {
+#if defined(__CUDACC__)
+    if (on_device) { WH_CUDA_OR_DIE(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice)); return; }
+#endif
+    (void)on_device;
+    memcpy(dst, src, n);
+}
+static inline void *app_alloc(size_t n, int on_device) {
+    void *p = NULL;
+#if defined(__CUDACC__)
+    if (on_device) { WH_CUDA_OR_DIE(cudaMalloc(&p, n)); WH_CUDA_OR_DIE(cudaMemset(p, 0, n)); return p; }
+#endif
+    (void)on_device;
+    p = calloc(1, n);
+    if (!p) { fprintf(stderr, "out of host memory (%zu bytes)\n", n); exit(1); }
+    return p;
+}
+static inline void app_free(void *p, int on_device) {
+#if defined(__CUDACC__)
+    if (on_device) { WH_CUDA_OR_DIE(cudaFree(p)); return; }
+#endif
+    (void)on_device;
+    free(p);
+}
+
+/* Check a wh_status in a program. */
+#define APP_TRY(call) do {                                                        \
+        wh_status st_ = (call);                                                   \
+        if (st_ != WH_OK) {                                                       \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,    \
+                    wh_strerror(st_), wh_last_error());                           \
+            exit(1);                                                              \
+        }                                                                         \
+    } while (0)
+
+#endif

@@ -1,0 +1,153 @@
+/* Object allocator on the GPU: the stress loop of soa_stress.h on a full grid
+ * (every lane draws its own operation and type: heavy divergence; allocation
+ * groups form by match_any inside divergent branches), on a roomy heap and on a
+ * heap too small for the load (exhaustion must give null pointers, not hangs);
+ * then the same end-of-run verdict as the CPU test: objects intact, no pointer
+ * held twice, heap invariants, per-type counts, and parallel_do visiting every
+ * live object exactly once, also while objects replace themselves.
+ * --small: sanitizer size. */
+#include "soa_stress.h"
+#include "wh_test.h"
+
+#include <algorithm>
+#include <vector>
+
+WH_SOA_PARALLEL_DO(SA, soa_visit_a, soa_visit_ctx)
+WH_SOA_PARALLEL_DO(SC, soa_visit_c, soa_visit_ctx)
+WH_SOA_PARALLEL_DO(SC, soa_churn_c, soa_visit_ctx)
+
+static __global__ void stress_kernel(wh_soa s, uint32_t threads, uint32_t ops, uint64_t *held, uint64_t *tags,
+                                     uint32_t cap, uint32_t *n, soa_stress_counts *tot) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= threads) return;
+    soa_stress_counts c = {0, 0, 0, 0};
+    uint32_t h = 0;
+    soa_stress_thread(&s, t, ops, held + (size_t)t * cap, tags + (size_t)t * cap, cap, &h, &c);
+    n[t] = h;
+    atomicAdd(&tot->allocs, c.allocs);
+    atomicAdd(&tot->frees, c.frees);
+    atomicAdd(&tot->fails, c.fails);
+    atomicAdd(&tot->corrupt, c.corrupt);
+}
+
+/* Objects held whose visit count is not exactly `want`. */
+static __global__ void visits_kernel(wh_soa s, const uint64_t *held, const uint32_t *n, uint32_t cap, uint32_t threads,
+                                     unsigned long long *wrong) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= threads) return;
+    for (uint32_t k = 0; k < n[t]; ++k) {
+        uint64_t p = held[(size_t)t * cap + k];
+        uint32_t v = WH_SOA_IS(&s, p, SA) ? WH_GET(SA, SA_from(p), visits) : WH_GET(SC, SC_from(p), visits);
+        if (v != 1) atomicAdd(wrong, 1ull);
+    }
+}
+
+static uint64_t device_u64(const uint64_t *d) {
+    uint64_t v = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+}
+
+static void check_heap(wh_soa *s, const char *when) {
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(s, &bad) == WH_OK);
+    if (bad) fprintf(stderr, "%s: %llu heap invariants broken\n", when, (unsigned long long)bad);
+    CHECK_EQ_U64(bad, 0);
+}
+
+static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, bool expect_fails) {
+    wh_soa s;
+    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    uint64_t *d_held, *d_tags, *d_total;
+    uint32_t *d_n;
+    soa_stress_counts *d_c;
+    unsigned long long *d_wrong;
+    size_t slots = (size_t)threads * cap;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_held, slots * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_tags, slots * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_n, threads * 4));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_c, sizeof(soa_stress_counts)));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_total, 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_wrong, 8));
+    WH_CUDA_OR_DIE(cudaMemset(d_c, 0, sizeof(soa_stress_counts)));
+    cudaEvent_t e0, e1;
+    WH_CUDA_OR_DIE(cudaEventCreate(&e0));
+    WH_CUDA_OR_DIE(cudaEventCreate(&e1));
+    WH_CUDA_OR_DIE(cudaEventRecord(e0));
+    stress_kernel<<<(threads + 255) / 256, 256>>>(s, threads, ops, d_held, d_tags, cap, d_n, d_c);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaEventRecord(e1));
+    WH_CUDA_OR_DIE(cudaEventSynchronize(e1));
+    float ms = 0;
+    WH_CUDA_OR_DIE(cudaEventElapsedTime(&ms, e0, e1));
+
+    soa_stress_counts tot;
+    WH_CUDA_OR_DIE(cudaMemcpy(&tot, d_c, sizeof tot, cudaMemcpyDeviceToHost));
+    std::vector<uint64_t> held(slots);
+    std::vector<uint32_t> n(threads);
+    WH_CUDA_OR_DIE(cudaMemcpy(held.data(), d_held, slots * 8, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(n.data(), d_n, threads * 4, cudaMemcpyDeviceToHost));
+    std::vector<uint64_t> all;
+    uint64_t per_type[3] = {0, 0, 0};
+    for (uint32_t t = 0; t < threads; ++t)
+        for (uint32_t k = 0; k < n[t]; ++k) {
+            uint64_t p = held[(size_t)t * cap + k];
+            all.push_back(p);
+            per_type[wh_soa_ptr_type(p) % 3]++;
+        }
+    printf("soa stress gpu: %u threads, %llu allocs, %llu frees, %llu failed, %zu held, %u blocks, %.3f ms"
+           " (%.1f M ops/s)\n", threads, tot.allocs, tot.frees, tot.fails, all.size(), s.nblocks, ms,
+           (tot.allocs + tot.frees) / (ms * 1e3));
+    CHECK(tot.allocs > 0 && tot.frees > 0);
+    CHECK_EQ_U64(tot.corrupt, 0);
+    if (expect_fails) CHECK(tot.fails > 0); else CHECK_EQ_U64(tot.fails, 0);
+    std::sort(all.begin(), all.end());
+    CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+    check_heap(&s, "after stress");
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    for (int t = 0; t < 3; ++t) CHECK_EQ_U64(st.objects[t], per_type[t]);
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_RETRY_LIMIT], 0);
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_BAD_FREE], 0);
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_FAILED_ALLOCS], tot.fails);
+    printf("  fragmentation %.3f, blocks initialised %llu\n", st.fragmentation,
+           (unsigned long long)st.counters[WH_SOA_CTR_SLOW_PATH]);
+
+    soa_visit_ctx vc = {d_total};
+    WH_CUDA_OR_DIE(cudaMemset(d_total, 0, 8));
+    CHECK(SA_parallel_do_soa_visit_a(&s, vc) == WH_OK);
+    CHECK_EQ_U64(device_u64(d_total), per_type[0] + per_type[1]);
+    WH_CUDA_OR_DIE(cudaMemset(d_total, 0, 8));
+    CHECK(SC_parallel_do_soa_visit_c(&s, vc) == WH_OK);
+    CHECK_EQ_U64(device_u64(d_total), per_type[2]);
+    WH_CUDA_OR_DIE(cudaMemset(d_wrong, 0, 8));
+    visits_kernel<<<(threads + 255) / 256, 256>>>(s, d_held, d_n, cap, threads, d_wrong);
+    WH_LAUNCH_OR_DIE();
+    CHECK_EQ_U64(device_u64((uint64_t *)d_wrong), 0);
+
+    WH_CUDA_OR_DIE(cudaMemset(d_total, 0, 8));
+    CHECK(SC_parallel_do_soa_churn_c(&s, vc) == WH_OK);
+    CHECK_EQ_U64(device_u64(d_total), per_type[2]);
+    check_heap(&s, "after churn");
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    if (!expect_fails) CHECK_EQ_U64(st.objects[SC_TYPE], per_type[2]);
+    WH_CUDA_OR_DIE(cudaMemset(d_total, 0, 8));
+    CHECK(SC_parallel_do_soa_visit_c(&s, vc) == WH_OK);
+    CHECK_EQ_U64(device_u64(d_total), st.objects[SC_TYPE]);
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_RETRY_LIMIT], 0);
+
+    cudaFree(d_held); cudaFree(d_tags); cudaFree(d_n); cudaFree(d_c); cudaFree(d_total); cudaFree(d_wrong);
+    cudaEventDestroy(e0); cudaEventDestroy(e1);
+    CHECK(wh_soa_destroy(&s) == WH_OK);
+}
+
+int main(int argc, char **argv) {
+    if (!wh_cuda_available()) { printf("test_soa_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
+    bool small = wh_arg_flag(argc, argv, "--small");
+    uint32_t threads = small ? 2048u : 132u * 2048u;
+    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", small ? 40 : 400);
+    stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false);   /* roomy */
+    stress(small ? (256u << 10) : (8u << 20), threads, ops, 16, true);   /* exhausted */
+    return wh_test_finish("test_soa_gpu");
+}
