@@ -29,6 +29,7 @@ typedef struct wh_heap_config {
     uint64_t bytes;          /* arena size                                       */
     wh_heap_kind kind;
     uint32_t flags;          /* WH_HEAP_HOST, WH_HEAP_TRACK                      */
+    uint32_t segments;       /* CIRCULAR_MULTI: cursors; 0 = #SMs (host: 16)     */
 } wh_heap_config;
 
 typedef struct wh_heap_usage {
@@ -67,7 +68,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t 
     case WH_HEAP_DEFAULT:
         if (n <= WH_SLAB_MAX) return wh__slab_malloc(h, wh__slab_class(n), group);
         return h->kind == WH_HEAP_DEFAULT ? wh__run_malloc(h, n) : (void *)0;
-    case WH_HEAP_CIRCULAR: return wh__circ_malloc(h, n);
+    case WH_HEAP_CIRCULAR:
+    case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);
     default: return (void *)0;
     }
 }
@@ -121,7 +123,8 @@ WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t m
     case WH_HEAP_BUMP: wh__bump_free(h, p); break;
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT: wh__paged_free(h, p); break;
-    case WH_HEAP_CIRCULAR: wh__circ_free(h, p); break;
+    case WH_HEAP_CIRCULAR:
+    case WH_HEAP_CIRCULAR_MULTI: wh__circ_free(h, p); break;
     default: wh__heap_count(&h->ctl->foreign_frees); break;
     }
 }

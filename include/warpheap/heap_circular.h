@@ -20,9 +20,19 @@
  *   the free chunks after it (bounded): the paper merges only on free, which
  *   leaves runs of free chunks that never join.
  * - Free points the cursor at the chunk just freed (the paper moves it past).
+ * - A cursor never rests on a header that was absorbed: whoever absorbs a
+ *   chunk moves a cursor that points at it (one CAS).  For this to hold, free
+ *   sets the cursor while it still owns the chunk, and chunks of different
+ *   segments never merge, so each cursor stays within its own segment and
+ *   segment starts are permanent headers (the restart point of a walk that
+ *   raced a merge).
  * - Every walk is bounded: by one full turn of the ring in units and by
  *   WH_HEAP_RETRY_LIMIT chunks; then the request fails (NULL, counted).
  * - Units are 16 bytes with 32-bit offsets: arenas up to 64 GiB.
+ *
+ * CIRCULAR_MULTI (CMMalloc, section 5.4) is the same list with one cursor per
+ * SM, each starting at its own sub-heap of the pre-split (R' = R / #SM); the
+ * sub-heaps are linked into the one ring, so a walk crosses into the next.
  */
 #ifndef WARPHEAP_HEAP_CIRCULAR_H
 #define WARPHEAP_HEAP_CIRCULAR_H
@@ -45,18 +55,22 @@ WH_INLINE WH_HOST_DEVICE wh_circ_header *wh__circ_hdr(const wh_heap *h, uint32_t
     return (wh_circ_header *)(h->base + (uint64_t)unit * 16u);
 }
 
-/* Equation 1 for chunk k (0-based, binary-heap index k + 1), or the last
- * chunk (the remainder) for k == 2^L - 1.  Writes its header as free. */
+/* Equation 1 for chunk k of the pre-split: segment k >> L, and inside it
+ * binary-heap index (k mod 2^L) + 1, or the segment's last chunk (the
+ * remainder) for k mod 2^L == 2^L - 1.  Writes its header as free. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) {
     uint32_t R = h->split_root, L = h->split_levels, count = (1u << L) - 1u;
+    uint32_t seg = k >> L, first = seg * h->seg_units;
+    uint32_t last = seg + 1u == h->segments ? h->end : first + h->seg_units;
     uint32_t off, next;
+    k &= (1u << L) - 1u;
     if (k < count) {
         uint32_t i = k + 1u, level = (uint32_t)wh_log2_64(i), size = R >> level;
-        off = level * R + (i - (1u << level)) * size;
+        off = first + level * R + (i - (1u << level)) * size;
         next = off + size;
     } else {
-        off = L * R;                                  /* the remainder */
-        next = h->end;
+        off = first + L * R;                          /* the remainder */
+        next = last;
         if (off >= next) return;
     }
     wh_circ_header *c = wh__circ_hdr(h, off);
@@ -65,17 +79,49 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) 
     c->req = 0;
 }
 /* Number of chunks wh__circ_init_chunk writes (k = 0 .. n-1), sentinel apart. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_init_count(const wh_heap *h) { return 1u << h->split_levels; }
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_init_count(const wh_heap *h) { return h->segments << h->split_levels; }
+
+/* Segment of a unit; segment starts are permanent headers, because chunks
+ * never absorb a chunk of another segment. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_segment(const wh_heap *h, uint32_t unit) {
+    uint32_t s = unit / h->seg_units;
+    return s < h->segments ? s : h->segments - 1u;
+}
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__circ_cursor_of(const wh_heap *h, uint32_t seg) {
+    return h->cursors + (uint64_t)seg * WH_CURSOR_STRIDE;
+}
+/* The segment this thread starts from: the only one, or (MULTI) its SM's. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_my_segment(const wh_heap *h) {
+    if (h->segments == 1u) return 0;
+#if WH_ON_GPU
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+#else
+    unsigned sm = (unsigned)(wh__heap_seed(0) >> 33);
+#endif
+    return sm % h->segments;
+}
+
+/* The locked chunk at off absorbed the chunk at gone: a cursor must never be
+ * left on a header that no longer exists, so move it to off. */
+WH_INLINE WH_HOST_DEVICE void wh__circ_absorbed(const wh_heap *h, uint32_t off, uint32_t gone) {
+    uint64_t expected = gone;
+    (void)wh_atomic_cas(wh__circ_cursor_of(h, wh__circ_segment(h, gone)), &expected, (uint64_t)off,
+                        WH_RELAXED, WH_RELAXED);
+}
 
 /* Try to absorb free chunks after the locked chunk at off; returns its next. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_absorb(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need) {
     wh_circ_header *c = wh__circ_hdr(h, off);
+    uint32_t seg = wh__circ_segment(h, off);
     for (uint32_t k = 0; k < WH_CIRC_MERGES && next < h->end && next - off < need; ++k) {
+        if (wh__circ_segment(h, next) != seg) break;
         wh_circ_header *n = wh__circ_hdr(h, next);
         uint32_t expected = WH_CIRC_FREE;
         if (!wh_atomic_cas(&n->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_RELAXED)) break;
         uint32_t nn = wh_atomic_load(&n->next, WH_ACQUIRE);
         wh_atomic_store(&c->next, nn, WH_RELEASE);   /* n's header is now inside c */
+        wh__circ_absorbed(h, off, next);
         next = nn;
     }
     return next;
@@ -97,8 +143,9 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off,
 WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes) {
     uint64_t need64 = 1u + (bytes + 15u) / 16u;
     if (need64 > h->end) return (void *)0;
-    uint32_t need = (uint32_t)need64;
-    uint32_t off = (uint32_t)wh_atomic_load(&h->ctl->cursor, WH_RELAXED);
+    uint32_t need = (uint32_t)need64, seg = wh__circ_my_segment(h);
+    uint64_t *cursor = wh__circ_cursor_of(h, seg);
+    uint32_t off = (uint32_t)wh_atomic_load(cursor, WH_RELAXED);
     uint64_t travelled = 0;
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && travelled <= 2ull * h->end; ++n) {
         if (off >= h->end) { off = 0; travelled += 1; continue; }          /* sentinel: wrap */
@@ -109,7 +156,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
             if (next - off >= need) {
                 uint32_t after = wh__circ_split(h, off, next, need);
                 wh_atomic_store(&c->req, bytes, WH_RELAXED);
-                wh_atomic_store(&h->ctl->cursor, (uint64_t)after, WH_RELAXED);
+                if (wh__circ_segment(h, after) == seg || after == h->end) wh_atomic_store(cursor, (uint64_t)after, WH_RELAXED);
                 return (uint8_t *)c + 16;
             }
             wh_atomic_store(&c->flag, WH_CIRC_FREE, WH_RELEASE);          /* too small */
@@ -117,7 +164,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
             next = wh_atomic_load(&c->next, WH_ACQUIRE);
         }
         if (next <= off || next > h->end || (expected != WH_CIRC_FREE && expected != WH_CIRC_USED)) {
-            off = (uint32_t)wh_atomic_load(&h->ctl->cursor, WH_RELAXED);   /* stale: restart */
+            off = seg * h->seg_units;           /* a merge raced us: restart at a permanent header */
             travelled += 1;
             continue;
         }
@@ -143,12 +190,17 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
     }
     uint32_t next = wh_atomic_load(&c->next, WH_ACQUIRE);
     if (next <= off || next > h->end) { wh__heap_count(&h->ctl->foreign_frees); return; }
-    if (next < h->end) {                                   /* merge with next */
+    if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) {   /* merge with next */
         wh_circ_header *n = wh__circ_hdr(h, next);
         uint32_t expected = WH_CIRC_FREE;
-        if (wh_atomic_cas(&n->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_RELAXED))
+        if (wh_atomic_cas(&n->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_RELAXED)) {
             wh_atomic_store(&c->next, wh_atomic_load(&n->next, WH_ACQUIRE), WH_RELEASE);
+            wh__circ_absorbed(h, off, next);
+        }
     }
+    /* the cursor points here while the chunk is still ours, so that whoever
+     * absorbs it later finds the cursor and moves it */
+    wh_atomic_store(wh__circ_cursor_of(h, wh__circ_segment(h, off)), (uint64_t)off, WH_RELAXED);
     uint64_t req = wh_atomic_load(&c->req, WH_RELAXED);
     wh_atomic_store(&c->req, 0ull, WH_RELAXED);
     uint32_t expected = WH_CIRC_USED;
@@ -157,7 +209,6 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
         return;
     }
     wh__heap_track(h, -(int64_t)req);
-    wh_atomic_store(&h->ctl->cursor, (uint64_t)off, WH_RELAXED);
 }
 
 #endif /* WARPHEAP_HEAP_CIRCULAR_H */

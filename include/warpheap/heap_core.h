@@ -22,7 +22,7 @@ typedef enum wh_heap_kind {
     WH_HEAP_WRAP,                 /* AWMalloc (not built yet: WH_ERR_UNSUPPORTED) */
     WH_HEAP_CIRCULAR,             /* CMalloc                                    */
     WH_HEAP_CIRCULAR_FUSED,       /* (not built yet)                            */
-    WH_HEAP_CIRCULAR_MULTI,       /* (not built yet)                            */
+    WH_HEAP_CIRCULAR_MULTI,       /* CMMalloc: one cursor and sub-heap per SM   */
     WH_HEAP_CIRCULAR_FUSED_MULTI, /* (not built yet)                            */
     WH_HEAP_SLAB,                 /* size classes on hierarchical bitmaps       */
     WH_HEAP_KIND_COUNT
@@ -30,7 +30,8 @@ typedef enum wh_heap_kind {
 
 /* wh_heap_config.flags */
 #define WH_HEAP_HOST  1u   /* arena and metadata in host memory (CPU backend)   */
-#define WH_HEAP_TRACK 2u   /* count requested bytes live: in-use, peak, eq. 2    */
+#define WH_HEAP_TRACK 2u   /* count bytes in use live, and their peak           */
+#define WH_CURSOR_STRIDE 16u  /* uint64 words between two cursors: own line     */
 
 #define WH_HEAP_ALIGN       16u
 #define WH_SLAB_PAGE_SHIFT  16u                    /* 64 KiB pages               */
@@ -74,8 +75,11 @@ typedef struct wh_heap {
     wh_bitmap slots[WH_SLAB_CLASSES];  /* 1 = slot free in an active page        */
     /* circular */
     uint32_t end;            /* 16-byte unit of the sentinel header              */
-    uint32_t split_root;     /* eq. 1: R in units                                */
+    uint32_t split_root;     /* eq. 1: R in units (of one segment)               */
     uint32_t split_levels;   /* eq. 1: levels 0..L-1                             */
+    uint32_t segments;       /* sub-heaps, one cursor each (1, or #SM for MULTI) */
+    uint32_t seg_units;      /* units of a segment (the last one takes the rest) */
+    uint64_t *cursors;       /* segments cursors, 128 bytes apart                */
     /* ownership (host side only) */
     void *arena_alloc, *meta_alloc;
     size_t meta_bytes;

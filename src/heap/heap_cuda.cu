@@ -20,6 +20,22 @@ static __global__ void circ_init_kernel(wh_heap h, uint32_t count) {
     }
 }
 
+extern "C" uint32_t wh__heap_device_sms(void) {
+    int dev = 0, sms = 0;
+    if (!wh_cuda_available() || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return (uint32_t)sms;
+}
+
+/* Segment k's cursor starts at its sub-heap. */
+static __global__ void cursor_init_kernel(wh_heap h) {
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < h.segments) h.cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h.seg_units;
+}
+
 extern "C" wh_status wh__heap_init_device(wh_heap *h) {
     WH_CUDA_TRY(cudaMemset(h->meta_alloc, 0, h->meta_bytes));
     if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) {
@@ -27,7 +43,9 @@ extern "C" wh_status wh__heap_init_device(wh_heap *h) {
         wh_status st = wh_bitmap_init_device(&bm, h->pages.words, h->npages, true, 0);
         if (st != WH_OK) return st;
     }
-    if (h->kind == WH_HEAP_CIRCULAR) {
+    if (h->end) {
+        cursor_init_kernel<<<(h->segments + 255u) / 256u, 256>>>(*h);
+        WH_LAUNCH_TRY();
         uint32_t count = wh__circ_init_count(h);
         circ_init_kernel<<<(count + 255u) / 256u, 256>>>(*h, count);
         WH_LAUNCH_TRY();
@@ -63,7 +81,7 @@ extern "C" wh_status wh__heap_destroy_device(wh_heap *h) {
 }
 
 extern "C" wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s) {
-    bool need_arena = h->kind == WH_HEAP_CIRCULAR;      /* headers live in the arena */
+    bool need_arena = h->end != 0;      /* headers live in the arena */
     void *meta = malloc(h->meta_bytes), *arena = need_arena ? malloc(h->bytes) : NULL;
     if (!meta || (need_arena && !arena)) {
         free(meta);

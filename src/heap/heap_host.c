@@ -13,7 +13,8 @@ static void init_host(wh_heap *h) {
     memset(h->meta_alloc, 0, h->meta_bytes);
     if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT)
         (void)wh_bitmap_init_host(&h->pages, h->pages.words, h->npages, true);
-    if (h->kind == WH_HEAP_CIRCULAR) {
+    for (uint32_t k = 0; k < h->segments; ++k) h->cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h->seg_units;
+    if (h->end) {
         for (uint32_t k = 0; k < wh__circ_init_count(h); ++k) wh__circ_init_chunk(h, k);
         wh_circ_header *s = wh__circ_hdr(h, h->end);
         s->flag = WH_CIRC_USED;
@@ -22,8 +23,17 @@ static void init_host(wh_heap *h) {
     }
 }
 
-wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg) {
+wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg_in) {
     size_t arena = 0;
+    wh_heap_config cfg_local, *cfg = NULL;
+    if (cfg_in) {
+        cfg_local = *cfg_in;
+        cfg = &cfg_local;
+#if WH_HAVE_CUDA
+        if (cfg->kind == WH_HEAP_CIRCULAR_MULTI && !cfg->segments && !(cfg->flags & WH_HEAP_HOST))
+            cfg->segments = wh__heap_device_sms();
+#endif
+    }
     wh_status st = wh__heap_plan(h, cfg, &arena);
     if (st != WH_OK) return st;
     if (!WH_HAVE_CUDA) h->flags |= WH_HEAP_HOST;

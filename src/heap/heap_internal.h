@@ -18,6 +18,7 @@ size_t wh__heap_pages_offset(const wh_heap *h);
 void wh__heap_walk(const wh_heap *h, wh_heap_usage *s);
 
 #if WH_HAVE_CUDA
+uint32_t wh__heap_device_sms(void);      /* 0 when no GPU */
 wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes);
 wh_status wh__heap_init_device(wh_heap *h);
 wh_status wh__heap_destroy_device(wh_heap *h);

@@ -12,7 +12,7 @@ static size_t align_up(size_t n, size_t a) { return (n + a - 1u) / a * a; }
 
 /* Metadata block: ctl | page_info | page_used | page_req | pages | slots[c]. */
 typedef struct meta_layout {
-    size_t info, used, req, pages, slots[WH_SLAB_CLASSES], total;
+    size_t cursors, info, used, req, pages, slots[WH_SLAB_CLASSES], total;
 } meta_layout;
 
 static meta_layout layout_of(const wh_heap *h) {
@@ -20,6 +20,8 @@ static meta_layout layout_of(const wh_heap *h) {
     memset(&m, 0, sizeof m);
     size_t off = align_up(sizeof(wh_heap_ctl), META_ALIGN);
     bool paged = h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT;
+    m.cursors = off;
+    off = align_up(off + (size_t)h->segments * WH_CURSOR_STRIDE * 8u, META_ALIGN);
     if (paged) {
         m.info = off;  off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
         m.used = off;  off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
@@ -73,12 +75,18 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         break;
     case WH_HEAP_BUMP:
     case WH_HEAP_CIRCULAR:
+    case WH_HEAP_CIRCULAR_MULTI:
         if (cfg->bytes < 4096u) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, at least 4096",
                                                 (unsigned long long)cfg->bytes);
         h->bytes = cfg->bytes & ~(uint64_t)15u;
-        if (cfg->kind == WH_HEAP_CIRCULAR) {
+        if (cfg->kind != WH_HEAP_BUMP) {
             h->end = (uint32_t)(h->bytes / 16u) - 1u;       /* the last unit: sentinel */
-            circular_split(h, h->end);
+            h->segments = cfg->kind == WH_HEAP_CIRCULAR_MULTI ? (cfg->segments ? cfg->segments : 16u) : 1u;
+            if (h->segments > 4096u || h->end / h->segments < WH_CIRC_MIN_UNITS)
+                return wh__fail(WH_ERR_TOO_SMALL, "heap: %u segments of %llu bytes", h->segments,
+                                (unsigned long long)h->bytes);
+            h->seg_units = h->end / h->segments;
+            circular_split(h, h->seg_units);
         }
         break;
     default:
@@ -94,6 +102,7 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     uint8_t *mb = (uint8_t *)meta;
     h->base = (uint8_t *)arena;
     h->ctl = (wh_heap_ctl *)meta;
+    h->cursors = (uint64_t *)(mb + m.cursors);
     if (h->kind != WH_HEAP_SLAB && h->kind != WH_HEAP_DEFAULT) return;
     h->page_info = (uint32_t *)(mb + m.info);
     h->page_used = (uint32_t *)(mb + m.used);

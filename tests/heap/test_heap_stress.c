@@ -28,7 +28,7 @@ static void worker(unsigned i, void *arg) {
 
 static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape) {
     job j;
-    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK};
+    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
     CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
     j.shape = shape;
     j.counts = (wh_hs_counts *)calloc(threads, sizeof *j.counts);
@@ -80,10 +80,17 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed);
     stress(WH_HEAP_SLAB, 16ull << 20, threads, slab);
     stress(WH_HEAP_CIRCULAR, 24ull << 20, threads, mixed);
+    /* MULTI pre-splits per segment (R' = R / #segments): its largest chunks are
+     * small, which is its known cost (paper section 5.4); keep large sizes
+     * within what its segments can serve */
+    wh_hs_shape multi = {ops, 48, 512, 16 * 1024};
+    stress(WH_HEAP_CIRCULAR_MULTI, 24ull << 20, threads, multi);
     stress(WH_HEAP_BUMP, 8ull << 20, threads, bump);
     /* a tiny default heap: exhaustion all the time, pages change class often */
     wh_hs_shape tiny = {ops / 4u, 16, 2048, 70 * 1024};
     stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny);
     stress(WH_HEAP_CIRCULAR, 1ull << 20, threads, tiny);
+    wh_hs_shape tiny_multi = {ops / 4u, 16, 2048, 4096};
+    stress(WH_HEAP_CIRCULAR_MULTI, 1ull << 20, threads, tiny_multi);
     return wh_test_finish("test_heap_stress");
 }
