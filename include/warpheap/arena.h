@@ -1,0 +1,377 @@
+/* warpheap stream arena (issue 3): allocate and free as commands in a CUDA
+ * stream.  Sizes are read from device memory when the command runs, the
+ * address lands in a handle slot in device memory, the CPU never waits.
+ *
+ * Implements seed gpu-executed-heap.txt (an HLSL heap run by the GPU):
+ * "Address Buffering" (results go to a slot another kernel reads), "Padding"
+ * (allocation by count and stride, the address a multiple of the stride from
+ * the buffer's start) and, through the block core (blocks.h), "Heap",
+ * "Fragmentation" and "Linked List".  A command is a one-thread kernel that
+ * runs the core on its device-resident metadata (the seed's single-thread
+ * compute shader).
+ *
+ * Departures from the seed:
+ *  - A handle is {address, block id, generation}, not a raw word index: the
+ *    free command finds the block in O(1) and rejects stale (double free) and
+ *    foreign handles instead of corrupting the heap.
+ *  - Padding needs count*stride + stride - gcd(stride, granule) bytes, not
+ *    (count + 1) * stride: block addresses are granule aligned, so strides
+ *    that divide the granule need no padding at all.
+ *  - A failure writes a null handle and records a status in a word of
+ *    host-mapped memory, so the host reads it whenever it likes, no sync.
+ *  - The core is single-threaded; kernels may also allocate directly under a
+ *    lock word (wh_arena_alloc_warp): one lane per warp takes it, never two
+ *    lanes of one warp, so no lane spins on a sibling (see LOCK RULE below).
+ *
+ *   wh_arena *a;
+ *   wh_arena_create(&a, &(wh_arena_config){ .bytes = 1 << 30 });
+ *   count_kernel<<<..., s>>>(d_bytes);                 // the size, on the GPU
+ *   wh_arena_alloc_async(a, d_bytes, d_slot, s);       // address -> *d_slot
+ *   fill_kernel<<<..., s>>>(d_slot);                   // p = wh_handle_ptr(d_slot)
+ *   wh_arena_free_async(a, d_slot, s);                 // *d_slot = null handle
+ *   if (wh_arena_status(a) != WH_OK) ...               // any time, never syncs
+ *
+ * On the CPU backend (WH_ARENA_CPU, or a build without CUDA) region and
+ * metadata are host memory and the calling thread runs each command at once:
+ * program order is stream order.  The command code is the same.
+ */
+#ifndef WARPHEAP_ARENA_H
+#define WARPHEAP_ARENA_H
+
+#include "warpheap/warpheap.h"
+#include "warpheap/blocks_walk.h"   /* wh_blocks_report, for wh_arena_check */
+
+WH_EXTERN_C_BEGIN
+
+/* A cudaStream_t on the CUDA backend (NULL: the default stream); ignored on
+ * the CPU backend.  Same definition as in pool.h. */
+typedef void *wh_stream;
+
+/* Where an allocation landed.  ptr == 0 is the null handle (failure, or a
+ * slot already freed).  16 bytes, one vector load. */
+typedef struct wh_handle {
+    uint64_t ptr;     /* address of element 0                          */
+    uint32_t block;   /* descriptor id in the arena's block core       */
+    uint32_t gen;     /* that descriptor's generation at allocation    */
+} wh_handle;
+
+/* Lives in the arena's metadata (device memory on CUDA).  Counters change
+ * only under the lock, except first_status and failures (atomics: a lock
+ * that could not be taken still reports). */
+typedef struct wh_arena_state {
+    uint32_t lock;               /* 0 free, 1 held                        */
+    uint32_t first_status;       /* sticky: first failure since clear     */
+    uint32_t last_status;        /* of the last command                   */
+    uint32_t pad;
+    uint64_t base, bytes;        /* the region                            */
+    uint64_t peak_used;          /* high-water mark of used block bytes   */
+    uint64_t allocs, frees, failures, commands;
+    uint64_t gen_off, core_off;  /* byte offsets from this struct         */
+    uint64_t mirror;             /* wh_arena_stats * the host can read    */
+} wh_arena_state;
+
+/* A copy of the counters the host can read at any time (host-mapped memory,
+ * written by the command that changed them; a sequence word makes the copy
+ * a consistent snapshot). */
+typedef struct wh_arena_stats {
+    uint32_t seq;                /* odd while a command writes            */
+    uint32_t first_status, last_status, pad;
+    uint64_t region_bytes;
+    uint64_t used_bytes, peak_used, live_blocks;
+    uint64_t allocs, frees, failures, commands;
+} wh_arena_stats;
+
+/* What a kernel gets, by value. */
+typedef struct wh_arena_ref {
+    wh_arena_state *s;
+} wh_arena_ref;
+
+typedef struct wh_arena wh_arena;
+
+typedef enum wh_arena_backend {
+    WH_ARENA_AUTO = 0,           /* CUDA if a GPU is there, else CPU       */
+    WH_ARENA_CPU = 1,            /* host memory, commands run by the caller */
+    WH_ARENA_CUDA = 2,           /* device memory, commands are kernels     */
+} wh_arena_backend;
+
+typedef struct wh_arena_config {
+    size_t bytes;                /* region size (required)                         */
+    void *region;                /* optional: caller's memory (pool / cudaMalloc), */
+                                 /* granule aligned; NULL: the arena allocates     */
+    uint32_t max_blocks;         /* descriptors, free + used; 0 = 65536             */
+    uint32_t granule;            /* power of two >= 8; 0 = 256                     */
+    wh_blocks_kind index;        /* TLSF (default) or the seed's max-heap          */
+    wh_arena_backend backend;
+} wh_arena_config;
+
+/* ---- host API --------------------------------------------------------------- */
+
+wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg);
+wh_status wh_arena_destroy(wh_arena *a);       /* waits for the device */
+wh_arena_ref wh_arena_device(const wh_arena *a);
+wh_arena_backend wh_arena_get_backend(const wh_arena *a);
+void *wh_arena_base(const wh_arena *a);
+
+/* Commands, in stream order.  Sizes and handles are device pointers (host
+ * pointers on the CPU backend).  count*stride bytes; the address is a
+ * multiple of stride from the region's start and granule aligned. */
+wh_status wh_arena_alloc_async(wh_arena *a, const size_t *d_bytes, wh_handle *d_slot, wh_stream s);
+wh_status wh_arena_alloc_strided_async(wh_arena *a, const size_t *d_count, size_t stride,
+                                       wh_handle *d_slot, wh_stream s);
+/* n allocations of d_counts[i]*stride bytes into d_slots[i], in order. */
+wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t stride, uint32_t n,
+                                     wh_handle *d_slots, wh_stream s);
+/* Frees the handle in *d_slot and writes the null handle there. */
+wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s);
+wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n, wh_stream s);
+wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s);
+
+/* The returned wh_status of the calls above says only whether the command
+ * was enqueued.  What happened when it ran: */
+wh_status wh_arena_status(const wh_arena *a);               /* first failure, never syncs */
+wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out);   /* never syncs */
+
+/* Heap walk: waits for the device, copies the metadata to the host and
+ * checks the block core and the arena's counters.  WH_ERR_CORRUPT if wrong. */
+wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report);
+
+/* ---- device side (and the command bodies) ------------------------------------ */
+
+/* The pointer in a slot (NULL for the null handle). */
+WH_INLINE WH_HOST_DEVICE void *wh_handle_ptr(const wh_handle *slot) {
+    return (void *)(uintptr_t)slot->ptr;
+}
+WH_INLINE WH_HOST_DEVICE wh_handle wh_handle_null(void) {
+    wh_handle h = {0, WH_BLOCK_NONE, 0};
+    return h;
+}
+
+WH_INLINE WH_HOST_DEVICE wh_blocks *wh__arena_core(wh_arena_state *s) {
+    return (wh_blocks *)((char *)s + s->core_off);
+}
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__arena_gen(wh_arena_state *s) {
+    return (uint32_t *)((char *)s + s->gen_off);
+}
+
+#define WH_ARENA_LOCK_TRIES (1u << 22)
+
+/* LOCK RULE: the lock word serialises the single-threaded core between
+ * command kernels and kernels that allocate directly.  At most one lane of a
+ * warp ever tries to take it (wh_arena_alloc_warp elects one), so a waiting
+ * lane always waits for another warp, which the scheduler runs.  Bounded:
+ * false after WH_ARENA_LOCK_TRIES attempts. */
+WH_INLINE WH_HOST_DEVICE bool wh__arena_lock(wh_arena_state *s) {
+    for (unsigned k = 0; k < WH_ARENA_LOCK_TRIES; ++k) {
+        uint32_t expected = 0;
+        if (wh_atomic_cas(&s->lock, &expected, 1u, WH_ACQUIRE, WH_RELAXED)) return true;
+        wh_backoff(k);
+    }
+    return false;
+}
+WH_INLINE WH_HOST_DEVICE void wh__arena_unlock(wh_arena_state *s) {
+    wh_atomic_store(&s->lock, 0u, WH_RELEASE);
+}
+
+/* Record a command's outcome (first_status and failures also outside the lock). */
+WH_INLINE WH_HOST_DEVICE void wh__arena_note(wh_arena_state *s, wh_status st) {
+    if (st == WH_OK) return;
+    uint32_t expected = WH_OK;
+    wh_atomic_cas(&s->first_status, &expected, (uint32_t)st, WH_RELAXED, WH_RELAXED);
+    wh_atomic_fetch_add(&s->failures, 1ull, WH_RELAXED);
+}
+
+/* Order writes to host-mapped memory as the host sees them. */
+WH_INLINE WH_HOST_DEVICE void wh__arena_fence_system(void) {
+#if WH_ON_GPU
+    __threadfence_system();
+#else
+    wh_fence();
+#endif
+}
+
+/* Copy the counters to the host-visible mirror (lock held). */
+WH_INLINE WH_HOST_DEVICE void wh__arena_publish(wh_arena_state *s, wh_status last) {
+    wh_arena_stats *m = (wh_arena_stats *)(uintptr_t)s->mirror;
+    wh_blocks *c = wh__arena_core(s);
+    s->commands++;
+    s->last_status = (uint32_t)last;
+    if (c->used_bytes > s->peak_used) s->peak_used = c->used_bytes;
+    if (!m) return;
+    volatile wh_arena_stats *v = (volatile wh_arena_stats *)m;
+    uint32_t seq = v->seq;
+    v->seq = seq + 1u;                               /* odd: being written */
+    wh__arena_fence_system();
+    v->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
+    v->last_status = (uint32_t)last;
+    v->region_bytes = s->bytes;
+    v->used_bytes = c->used_bytes;
+    v->peak_used = s->peak_used;
+    v->live_blocks = c->nused;
+    v->allocs = s->allocs;
+    v->frees = s->frees;
+    v->failures = wh_atomic_load(&s->failures, WH_RELAXED);
+    v->commands = s->commands;
+    wh__arena_fence_system();
+    v->seq = seq + 2u;
+}
+
+WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_gcd(uint64_t a, uint64_t b) {
+    for (int k = 0; k < 128 && b; ++k) { uint64_t t = a % b; a = b; b = t; }   /* Euclid: < 93 steps */
+    return a;
+}
+
+/* The seed's Allocate(count, stride), lock held.  *out = the handle or null. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc(wh_arena_state *s, uint64_t count, uint64_t stride,
+                                                     wh_handle *out) {
+    *out = wh_handle_null();
+    if (count == 0 || stride == 0) return WH_ERR_INVALID_ARGUMENT;
+    if (count > s->bytes / stride) return WH_ERR_TOO_LARGE;
+    wh_blocks *c = wh__arena_core(s);
+    uint64_t pad_max = stride - wh__arena_gcd(stride, c->granule);
+    uint64_t need = count * stride + pad_max;
+    if (need > s->bytes || need < pad_max) return WH_ERR_TOO_LARGE;
+    uint32_t b = wh_blocks_alloc(c, need, 0);
+    if (b == WH_BLOCK_NONE) return WH_ERR_OUT_OF_MEMORY;
+    uint64_t off = wh_blocks_desc(c)[b].addr;
+    uint64_t pad = (stride - off % stride) % stride;
+    uint32_t *gen = wh__arena_gen(s);
+    gen[b]++;
+    out->ptr = s->base + off + pad;
+    out->block = b;
+    out->gen = gen[b];
+    s->allocs++;
+    return WH_OK;
+}
+
+/* Free(handle), lock held.  Rejects, changing nothing: the null handle
+ * (INVALID_ARGUMENT), a handle of another arena or a forged one (FOREIGN),
+ * a handle whose block was freed already (DOUBLE_FREE). */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_free(wh_arena_state *s, wh_handle h) {
+    if (h.ptr == 0) return WH_ERR_INVALID_ARGUMENT;
+    wh_blocks *c = wh__arena_core(s);
+    if (h.ptr < s->base || h.ptr - s->base >= s->bytes || h.block >= c->capacity) return WH_ERR_FOREIGN_POINTER;
+    const wh_block *d = &wh_blocks_desc(c)[h.block];
+    if (d->state != WH_BLOCK_USED || wh__arena_gen(s)[h.block] != h.gen) return WH_ERR_DOUBLE_FREE;
+    uint64_t off = h.ptr - s->base;
+    if (off < d->addr || off - d->addr >= d->size) return WH_ERR_FOREIGN_POINTER;
+    if (!wh_blocks_free(c, h.block, 0)) return WH_ERR_CORRUPT;
+    s->frees++;
+    return WH_OK;
+}
+
+/* A command: n allocations (counts[i] * stride bytes) into slots[i].  Run by
+ * one thread.  Returns the first failure. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_alloc(wh_arena_state *s, const size_t *counts, uint64_t stride,
+                                                      uint32_t n, wh_handle *slots) {
+    if (!wh__arena_lock(s)) {
+        for (uint32_t i = 0; i < n; ++i) slots[i] = wh_handle_null();
+        wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+        return WH_ERR_RETRY_LIMIT;
+    }
+    wh_status first = WH_OK;
+    for (uint32_t i = 0; i < n; ++i) {
+        wh_handle h;
+        wh_status st = wh__arena_do_alloc(s, counts[i], stride, &h);
+        slots[i] = h;
+        wh__arena_note(s, st);
+        if (first == WH_OK) first = st;
+    }
+    wh__arena_publish(s, first);
+    wh__arena_unlock(s);
+    return first;
+}
+
+/* A command: free slots[0..n) and null them. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_free(wh_arena_state *s, wh_handle *slots, uint32_t n) {
+    if (!wh__arena_lock(s)) {
+        wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+        return WH_ERR_RETRY_LIMIT;
+    }
+    wh_status first = WH_OK;
+    for (uint32_t i = 0; i < n; ++i) {
+        wh_status st = wh__arena_do_free(s, slots[i]);
+        if (st == WH_OK) slots[i] = wh_handle_null();
+        wh__arena_note(s, st);
+        if (first == WH_OK) first = st;
+    }
+    wh__arena_publish(s, first);
+    wh__arena_unlock(s);
+    return first;
+}
+
+/* ---- allocation from a kernel ------------------------------------------------- *
+ * Every active lane may call these; one lane of the warp (the lowest) takes
+ * the lock once and serves the whole warp.  Call where the calling lanes are
+ * converged (wh_active_mask() is read at entry).  Throughput is that of one
+ * thread: use them where one thread per block or warp is the natural owner. */
+WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_warp(wh_arena_ref a, uint64_t count, uint64_t stride) {
+    uint32_t mask = wh_active_mask();
+    unsigned leader = wh_leader(mask);
+    bool lead = wh_lane_id() == leader;
+    uint32_t locked = lead ? (uint32_t)wh__arena_lock(a.s) : 0u;
+    locked = wh_shfl32(mask, locked, leader);
+    wh_handle mine = wh_handle_null();
+    wh_status first = locked ? WH_OK : WH_ERR_RETRY_LIMIT;
+    if (!locked && lead) wh__arena_note(a.s, WH_ERR_RETRY_LIMIT);
+    for (uint32_t left = locked ? mask : 0u; left; left &= left - 1u) {
+        unsigned lane = wh_leader(left);                     /* serve lanes in order */
+        uint64_t c = wh_shfl64(mask, count, lane), st = wh_shfl64(mask, stride, lane);
+        wh_handle h = wh_handle_null();
+        if (lead) {
+            wh_status r = wh__arena_do_alloc(a.s, c, st, &h);
+            wh__arena_note(a.s, r);
+            if (first == WH_OK) first = (wh_status)r;
+        }
+        uint64_t p = wh_shfl64(mask, h.ptr, leader);
+        uint32_t b = wh_shfl32(mask, h.block, leader), g = wh_shfl32(mask, h.gen, leader);
+        if (wh_lane_id() == lane) { mine.ptr = p; mine.block = b; mine.gen = g; }
+    }
+    if (locked && lead) {
+        wh__arena_publish(a.s, first);
+        wh__arena_unlock(a.s);
+    }
+    wh_syncwarp(mask);
+    return mine;
+}
+
+/* Free the handle in *slot (and null it) from a kernel; same rules.  Returns
+ * this lane's status. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle *slot) {
+    uint32_t mask = wh_active_mask();
+    unsigned leader = wh_leader(mask);
+    bool lead = wh_lane_id() == leader;
+    uint32_t locked = lead ? (uint32_t)wh__arena_lock(a.s) : 0u;
+    locked = wh_shfl32(mask, locked, leader);
+    if (!locked) {
+        if (lead) wh__arena_note(a.s, WH_ERR_RETRY_LIMIT);
+        return WH_ERR_RETRY_LIMIT;
+    }
+    wh_handle h = *slot;
+    uint32_t mine = WH_OK, first = WH_OK;
+    for (uint32_t left = mask; left; left &= left - 1u) {
+        unsigned lane = wh_leader(left);
+        wh_handle x;
+        x.ptr = wh_shfl64(mask, h.ptr, lane);
+        x.block = wh_shfl32(mask, h.block, lane);
+        x.gen = wh_shfl32(mask, h.gen, lane);
+        uint32_t r = WH_OK;
+        if (lead) {
+            r = (uint32_t)wh__arena_do_free(a.s, x);
+            wh__arena_note(a.s, (wh_status)r);
+            if (first == WH_OK) first = r;
+        }
+        r = wh_shfl32(mask, r, leader);
+        if (wh_lane_id() == lane) mine = r;
+    }
+    if (lead) {
+        wh__arena_publish(a.s, (wh_status)first);
+        wh__arena_unlock(a.s);
+    }
+    if (mine == WH_OK) *slot = wh_handle_null();
+    wh_syncwarp(mask);
+    return (wh_status)mine;
+}
+
+WH_EXTERN_C_END
+
+#endif /* WARPHEAP_ARENA_H */

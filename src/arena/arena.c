@@ -1,0 +1,301 @@
+/* Stream arena, host side: creation (the block core is laid out on the host
+ * and copied to the device, as blocks.h allows: it is addressed by offsets),
+ * the command entry points of both backends, the status mirror and the heap
+ * walk.  Seed gpu-executed-heap.txt, "Address Buffering"; see arena.h for
+ * where this departs from the seed. */
+#include "arena_internal.h"
+#include "warpheap/blocks_walk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if WH_HAVE_CUDA
+#include "warpheap/cuda_check.h"
+#endif
+
+#define WH_ARENA_DEFAULT_BLOCKS 65536u
+#define WH_ARENA_DEFAULT_GRANULE 256u
+
+static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; }
+
+/* Layout of the metadata: state | gen[capacity] | block core. */
+static size_t meta_layout(const wh_arena_config *cfg, uint32_t cap, uint64_t *gen_off, uint64_t *core_off) {
+    *gen_off = round_up(sizeof(wh_arena_state), 64);
+    *core_off = round_up(*gen_off + (uint64_t)cap * sizeof(uint32_t), 64);
+    return (size_t)(*core_off + wh_blocks_bytes(cfg->index, 1, cap));
+}
+
+/* Build the metadata image in host memory: the state and a core whose one
+ * arena is [0, usable) -- offsets, so the image works at any address. */
+static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **out, size_t *bytes) {
+    uint32_t cap = cfg->max_blocks ? cfg->max_blocks : WH_ARENA_DEFAULT_BLOCKS;
+    uint64_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
+    if (g < 8 || (g & (g - 1u)) || cap < 2 || cap >= WH_BLOCK_NONE)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: granule %llu (power of two >= 8), max_blocks %u (>= 2)",
+                        (unsigned long long)g, cap);
+    uint64_t usable = cfg->bytes / g * g;
+    if (usable == 0)
+        return wh__fail(WH_ERR_TOO_SMALL, "arena: %zu bytes is less than one granule (%llu)", cfg->bytes,
+                        (unsigned long long)g);
+    uint64_t gen_off, core_off;
+    size_t n = meta_layout(cfg, cap, &gen_off, &core_off);
+    char *img = (char *)calloc(1, n);
+    if (!img) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: %zu bytes of host memory for metadata", n);
+    wh_arena_state *s = (wh_arena_state *)img;
+    s->base = base;
+    s->bytes = usable;
+    s->gen_off = gen_off;
+    s->core_off = core_off;
+    wh_blocks *c = wh_blocks_init(img + core_off, n - core_off, cfg->index, 1, cap, g);
+    if (!c || wh_blocks_add_arena(c, 0, usable, 0) == WH_BLOCK_NONE) {
+        free(img);
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: block core rejected the layout (index kind %d)",
+                        (int)cfg->index);
+    }
+    *out = img;
+    *bytes = n;
+    return WH_OK;
+}
+
+static wh_status create_cpu(wh_arena *a, const wh_arena_config *cfg) {
+    if (!cfg->region) {
+        size_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
+        a->region = aligned_alloc(g < 64 ? 64 : g, round_up(cfg->bytes ? cfg->bytes : 1, g < 64 ? 64 : g));
+        if (!a->region) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: %zu bytes of host memory", cfg->bytes);
+        a->own_region = true;
+    }
+    void *img = NULL;
+    wh_status st = build_image(cfg, (uint64_t)(uintptr_t)a->region, &img, &a->meta_bytes);
+    if (st != WH_OK) return st;
+    a->state = (wh_arena_state *)img;
+    a->mirror = (wh_arena_stats *)calloc(1, sizeof *a->mirror);
+    if (!a->mirror) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: status mirror");
+    a->state->mirror = (uint64_t)(uintptr_t)a->mirror;
+    a->mirror->region_bytes = a->state->bytes;
+    return WH_OK;
+}
+
+#if WH_HAVE_CUDA
+static wh_status create_cuda(wh_arena *a, const wh_arena_config *cfg) {
+    if (!cfg->region) {
+        WH_CUDA_TRY(cudaMalloc(&a->region, cfg->bytes ? cfg->bytes : 1));
+        a->own_region = true;
+    }
+    WH_CUDA_TRY(cudaHostAlloc((void **)&a->mirror, sizeof *a->mirror, cudaHostAllocMapped));
+    memset(a->mirror, 0, sizeof *a->mirror);
+    void *d_mirror = NULL;
+    WH_CUDA_TRY(cudaHostGetDevicePointer(&d_mirror, a->mirror, 0));
+    void *img = NULL;
+    wh_status st = build_image(cfg, (uint64_t)(uintptr_t)a->region, &img, &a->meta_bytes);
+    if (st != WH_OK) return st;
+    ((wh_arena_state *)img)->mirror = (uint64_t)(uintptr_t)d_mirror;
+    a->mirror->region_bytes = ((wh_arena_state *)img)->bytes;
+    cudaError_t e = cudaMalloc((void **)&a->state, a->meta_bytes);
+    if (e == cudaSuccess) e = cudaMemcpy(a->state, img, a->meta_bytes, cudaMemcpyHostToDevice);
+    free(img);
+    if (e != cudaSuccess) return wh__fail(WH_ERR_CUDA, "arena: metadata: %s", cudaGetErrorString(e));
+    return WH_OK;
+}
+#endif
+
+static void release(wh_arena *a) {
+    if (a->backend == WH_ARENA_CPU) {
+        free(a->state);
+        free(a->mirror);
+        if (a->own_region) free(a->region);
+    } else {
+#if WH_HAVE_CUDA
+        if (a->state) (void)cudaFree(a->state);
+        if (a->mirror) (void)cudaFreeHost(a->mirror);
+        if (a->own_region && a->region) (void)cudaFree(a->region);
+#endif
+    }
+    free(a);
+}
+
+wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
+    if (!out || !cfg) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    *out = NULL;
+    if (cfg->bytes == 0) return wh__fail(WH_ERR_TOO_SMALL, "arena: region of 0 bytes");
+    uint64_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
+    if (cfg->region && ((uintptr_t)cfg->region & (g - 1u)))
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: region %p not aligned to the granule %llu", cfg->region,
+                        (unsigned long long)g);
+    wh_arena *a = (wh_arena *)calloc(1, sizeof *a);
+    if (!a) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: host memory");
+    a->region = cfg->region;
+    a->backend = cfg->backend;
+    if (a->backend == WH_ARENA_AUTO) a->backend = wh_cuda_available() ? WH_ARENA_CUDA : WH_ARENA_CPU;
+    wh_status st;
+    if (a->backend == WH_ARENA_CPU) {
+        st = create_cpu(a, cfg);
+    } else {
+#if WH_HAVE_CUDA
+        st = wh_cuda_available() ? create_cuda(a, cfg) : wh__fail(WH_ERR_NO_DEVICE, "arena: no GPU");
+#else
+        st = wh__fail(WH_ERR_NO_DEVICE, "arena: built without CUDA");
+#endif
+    }
+    if (st != WH_OK) {
+        release(a);
+        return st;
+    }
+    *out = a;
+    return WH_OK;
+}
+
+wh_status wh_arena_destroy(wh_arena *a) {
+    if (!a) return WH_OK;
+#if WH_HAVE_CUDA
+    if (a->backend == WH_ARENA_CUDA) WH_CUDA_TRY(cudaDeviceSynchronize());
+#endif
+    release(a);
+    return WH_OK;
+}
+
+wh_arena_ref wh_arena_device(const wh_arena *a) {
+    wh_arena_ref r = {a ? a->state : NULL};
+    return r;
+}
+wh_arena_backend wh_arena_get_backend(const wh_arena *a) { return a->backend; }
+void *wh_arena_base(const wh_arena *a) { return a->region; }
+
+/* ---- commands ------------------------------------------------------------------ */
+
+#if !WH_HAVE_CUDA
+static wh_status no_cuda(void) { return wh__fail(WH_ERR_NO_DEVICE, "arena: built without CUDA"); }
+#endif
+
+static wh_status enqueue_alloc(wh_arena *a, const size_t *counts, size_t stride, uint32_t n, wh_handle *slots,
+                               wh_stream s) {
+    if (!a || !counts || !slots) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    if (n == 0) return WH_OK;
+    if (a->backend == WH_ARENA_CPU) {
+        (void)s;
+        (void)wh__arena_cmd_alloc(a->state, counts, stride, n, slots);   /* outcome: in the status */
+        return WH_OK;
+    }
+#if WH_HAVE_CUDA
+    return wh__arena_launch_alloc(a->state, counts, stride, n, slots, s);
+#else
+    return no_cuda();
+#endif
+}
+
+wh_status wh_arena_alloc_async(wh_arena *a, const size_t *d_bytes, wh_handle *d_slot, wh_stream s) {
+    return enqueue_alloc(a, d_bytes, 1, 1, d_slot, s);
+}
+wh_status wh_arena_alloc_strided_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot,
+                                       wh_stream s) {
+    return enqueue_alloc(a, d_count, stride, 1, d_slot, s);
+}
+wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t stride, uint32_t n,
+                                     wh_handle *d_slots, wh_stream s) {
+    return enqueue_alloc(a, d_counts, stride, n, d_slots, s);
+}
+
+wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n, wh_stream s) {
+    if (!a || !d_slots) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    if (n == 0) return WH_OK;
+    if (a->backend == WH_ARENA_CPU) {
+        (void)s;
+        (void)wh__arena_cmd_free(a->state, d_slots, n);
+        return WH_OK;
+    }
+#if WH_HAVE_CUDA
+    return wh__arena_launch_free(a->state, d_slots, n, s);
+#else
+    return no_cuda();
+#endif
+}
+wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s) {
+    return wh_arena_free_batch_async(a, d_slot, 1, s);
+}
+
+wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s) {
+    if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    if (a->backend == WH_ARENA_CPU) {
+        (void)s;
+        if (!wh__arena_lock(a->state)) return wh__fail(WH_ERR_RETRY_LIMIT, "arena: lock");
+        wh_atomic_store(&a->state->first_status, (uint32_t)WH_OK, WH_RELAXED);
+        wh__arena_publish(a->state, WH_OK);
+        wh__arena_unlock(a->state);
+        return WH_OK;
+    }
+#if WH_HAVE_CUDA
+    return wh__arena_launch_clear(a->state, s);
+#else
+    return no_cuda();
+#endif
+}
+
+/* ---- status, stats, walk ---------------------------------------------------------- */
+
+/* A consistent snapshot of the mirror: retry while a command is writing it
+ * (bounded: a writer holds it for a few stores). */
+wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out) {
+    if (!a || !out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    const volatile wh_arena_stats *m = (const volatile wh_arena_stats *)a->mirror;
+    for (unsigned k = 0; k < 1u << 20; ++k) {
+        uint32_t before = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
+        if (before & 1u) { wh_backoff(k); continue; }
+        out->seq = before;
+        out->first_status = m->first_status;
+        out->last_status = m->last_status;
+        out->pad = 0;
+        out->region_bytes = m->region_bytes;
+        out->used_bytes = m->used_bytes;
+        out->peak_used = m->peak_used;
+        out->live_blocks = m->live_blocks;
+        out->allocs = m->allocs;
+        out->frees = m->frees;
+        out->failures = m->failures;
+        out->commands = m->commands;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&m->seq, __ATOMIC_RELAXED) == before) {
+            return WH_OK;
+        }
+    }
+    return wh__fail(WH_ERR_RETRY_LIMIT, "arena: status mirror kept changing");
+}
+
+wh_status wh_arena_status(const wh_arena *a) {
+    wh_arena_stats st;
+    if (wh_arena_stats_get(a, &st) != WH_OK) return WH_ERR_RETRY_LIMIT;
+    return (wh_status)st.first_status;
+}
+
+static wh_status check_image(const wh_arena_state *s, wh_blocks_report *r) {
+    wh_blocks *c = wh__arena_core((wh_arena_state *)s);
+    if (!wh_blocks_check(c, r))
+        return wh__fail(WH_ERR_CORRUPT, "arena: block core check failed at line %u, block %u", r->error,
+                        r->bad_block);
+    if (s->lock != 0) return wh__fail(WH_ERR_CORRUPT, "arena: lock held with no command running");
+    if (r->arenas != 1 || r->arena_bytes != s->bytes)
+        return wh__fail(WH_ERR_CORRUPT, "arena: %u core arenas, %llu bytes, region %llu", r->arenas,
+                        (unsigned long long)r->arena_bytes, (unsigned long long)s->bytes);
+    if (s->allocs - s->frees != r->used || s->peak_used < r->used_bytes)
+        return wh__fail(WH_ERR_CORRUPT, "arena: %llu allocs - %llu frees != %u live blocks (peak %llu, used %llu)",
+                        (unsigned long long)s->allocs, (unsigned long long)s->frees, r->used,
+                        (unsigned long long)s->peak_used, (unsigned long long)r->used_bytes);
+    return WH_OK;
+}
+
+wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report) {
+    wh_blocks_report local;
+    wh_blocks_report *r = report ? report : &local;
+    if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    if (a->backend == WH_ARENA_CPU) return check_image(a->state, r);
+#if WH_HAVE_CUDA
+    WH_CUDA_TRY(cudaDeviceSynchronize());
+    void *img = malloc(a->meta_bytes);
+    if (!img) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: check: host copy");
+    cudaError_t e = cudaMemcpy(img, a->state, a->meta_bytes, cudaMemcpyDeviceToHost);
+    wh_status st = e == cudaSuccess ? check_image((wh_arena_state *)img, r)
+                                    : wh__fail(WH_ERR_CUDA, "arena: check: %s", cudaGetErrorString(e));
+    free(img);
+    return st;
+#else
+    return no_cuda();
+#endif
+}

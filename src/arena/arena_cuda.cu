@@ -1,0 +1,42 @@
+/* Stream arena commands as kernels (seed gpu-executed-heap.txt: the heap's
+ * Allocate/Free as single-thread compute dispatches buffered with the rest of
+ * the GPU's work).  Each command is a <<<1, 1>>> launch running the portable
+ * command body of arena.h on the device-resident metadata. */
+#include "arena_internal.h"
+#include "warpheap/cuda_check.h"
+
+static __global__ void wh_arena_alloc_kernel(wh_arena_state *s, const size_t *counts, uint64_t stride,
+                                             uint32_t n, wh_handle *slots) {
+    (void)wh__arena_cmd_alloc(s, counts, stride, n, slots);
+}
+
+static __global__ void wh_arena_free_kernel(wh_arena_state *s, wh_handle *slots, uint32_t n) {
+    (void)wh__arena_cmd_free(s, slots, n);
+}
+
+/* Clearing takes the lock so it cannot interleave with a command's note. */
+static __global__ void wh_arena_clear_kernel(wh_arena_state *s) {
+    if (!wh__arena_lock(s)) return;
+    wh_atomic_store(&s->first_status, (uint32_t)WH_OK, WH_RELAXED);
+    wh__arena_publish(s, WH_OK);
+    wh__arena_unlock(s);
+}
+
+extern "C" wh_status wh__arena_launch_alloc(wh_arena_state *s, const size_t *counts, uint64_t stride,
+                                            uint32_t n, wh_handle *slots, wh_stream stream) {
+    wh_arena_alloc_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, counts, stride, n, slots);
+    WH_LAUNCH_TRY();
+    return WH_OK;
+}
+
+extern "C" wh_status wh__arena_launch_free(wh_arena_state *s, wh_handle *slots, uint32_t n, wh_stream stream) {
+    wh_arena_free_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, slots, n);
+    WH_LAUNCH_TRY();
+    return WH_OK;
+}
+
+extern "C" wh_status wh__arena_launch_clear(wh_arena_state *s, wh_stream stream) {
+    wh_arena_clear_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s);
+    WH_LAUNCH_TRY();
+    return WH_OK;
+}

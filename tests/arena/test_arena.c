@@ -1,0 +1,288 @@
+/* Stream arena on the CPU backend: the command code of arena.h run by the
+ * calling host thread in program (= stream) order.
+ *  - bad input: every bad request gives a null handle and a clear status,
+ *    and the arena stays usable (heap walk, then a good allocation);
+ *  - alignment by count/stride;
+ *  - long random command sequences (single, strided, batched allocations,
+ *    single and batched frees) checked every few hundred commands by the
+ *    overlap oracle and the heap walk, for both free indices;
+ *  - the device-side warp functions, run by one host thread. */
+#include "arena_oracle.h"
+#include "wh_test.h"
+
+static wh_arena *make(size_t bytes, uint32_t blocks, wh_blocks_kind kind) {
+    wh_arena *a = NULL;
+    wh_arena_config cfg = {.bytes = bytes, .max_blocks = blocks, .index = kind, .backend = WH_ARENA_CPU};
+    wh_status st = wh_arena_create(&a, &cfg);
+    CHECK(st == WH_OK);
+    if (st != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    return a;
+}
+
+static void expect_walk_ok(wh_arena *a) {
+    wh_blocks_report r;
+    wh_status st = wh_arena_check(a, &r);
+    CHECK(st == WH_OK);
+    if (st != WH_OK) fprintf(stderr, "walk: %s\n", wh_last_error());
+}
+
+/* The status of one command, then clear it for the next. */
+static wh_status take_status(wh_arena *a) {
+    wh_status st = wh_arena_status(a);
+    CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
+    CHECK(wh_arena_status(a) == WH_OK);
+    return st;
+}
+
+static void test_create_errors(void) {
+    wh_arena *a = (wh_arena *)1;
+    wh_arena_config cfg = {.bytes = 0, .backend = WH_ARENA_CPU};
+    CHECK(wh_arena_create(&a, &cfg) == WH_ERR_TOO_SMALL);
+    CHECK(a == NULL);
+    cfg.bytes = 100;                                     /* less than a 256-byte granule */
+    CHECK(wh_arena_create(&a, &cfg) == WH_ERR_TOO_SMALL);
+    cfg.bytes = 4096;
+    cfg.granule = 48;                                    /* not a power of two */
+    CHECK(wh_arena_create(&a, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    cfg.granule = 0;
+    cfg.region = (void *)(uintptr_t)0x1008;              /* not granule aligned */
+    CHECK(wh_arena_create(&a, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_arena_create(NULL, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_arena_create(&a, NULL) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_arena_destroy(NULL) == WH_OK);
+}
+
+static void test_bad_requests(void) {
+    wh_arena *a = make(1 << 20, 64, WH_BLOCKS_TLSF), *other = make(1 << 16, 16, WH_BLOCKS_TLSF);
+    wh_handle h, keep, copy;
+    size_t n;
+
+    n = 0;                                               /* size 0 */
+    wh_arena_alloc_async(a, &n, &h, NULL);
+    CHECK(h.ptr == 0);
+    CHECK(take_status(a) == WH_ERR_INVALID_ARGUMENT);
+    n = 10;                                              /* stride 0 */
+    wh_arena_alloc_strided_async(a, &n, 0, &h, NULL);
+    CHECK(h.ptr == 0 && take_status(a) == WH_ERR_INVALID_ARGUMENT);
+    n = (1 << 20) + 1;                                   /* larger than the region */
+    wh_arena_alloc_async(a, &n, &h, NULL);
+    CHECK(h.ptr == 0 && take_status(a) == WH_ERR_TOO_LARGE);
+    n = SIZE_MAX / 2;                                    /* count * stride overflows */
+    wh_arena_alloc_strided_async(a, &n, 16, &h, NULL);
+    CHECK(h.ptr == 0 && take_status(a) == WH_ERR_TOO_LARGE);
+    n = (1 << 20) - 100;                                 /* fits, but not with its padding */
+    wh_arena_alloc_strided_async(a, &n, 1, &h, NULL);
+    CHECK(h.ptr != 0 && take_status(a) == WH_OK);
+    wh_arena_free_async(a, &h, NULL);
+    CHECK(h.ptr == 0 && take_status(a) == WH_OK);
+    n = (1 << 20) / 36;                                  /* fits, but not with 36 - gcd(36, 256) = 32 */
+    wh_arena_alloc_strided_async(a, &n, 36, &h, NULL);  /* bytes of padding */
+    CHECK(h.ptr == 0 && take_status(a) == WH_ERR_TOO_LARGE);
+
+    n = 1000;
+    wh_arena_alloc_async(a, &n, &keep, NULL);
+    CHECK(keep.ptr != 0 && take_status(a) == WH_OK);
+    copy = keep;
+    wh_arena_free_async(a, &keep, NULL);
+    CHECK(keep.ptr == 0 && take_status(a) == WH_OK);
+    wh_arena_free_async(a, &keep, NULL);                 /* the slot is null now */
+    CHECK(take_status(a) == WH_ERR_INVALID_ARGUMENT);
+    wh_arena_free_async(a, &copy, NULL);                 /* a copy of the freed handle */
+    CHECK(copy.ptr != 0 && take_status(a) == WH_ERR_DOUBLE_FREE);
+
+    wh_arena_alloc_async(a, &n, &keep, NULL);            /* reuses the descriptor: new generation */
+    CHECK(keep.ptr != 0);
+    wh_arena_free_async(a, &copy, NULL);
+    CHECK(take_status(a) == WH_ERR_DOUBLE_FREE);
+
+    wh_handle f;                                         /* a handle of another arena */
+    wh_arena_alloc_async(other, &n, &f, NULL);
+    CHECK(f.ptr != 0);
+    wh_arena_free_async(a, &f, NULL);
+    CHECK(f.ptr != 0 && take_status(a) == WH_ERR_FOREIGN_POINTER);
+    wh_handle forged = keep;                             /* inside the region, past its block */
+    forged.ptr += 4096;
+    wh_arena_free_async(a, &forged, NULL);
+    CHECK(take_status(a) == WH_ERR_FOREIGN_POINTER);
+    forged = keep;
+    forged.block = 1u << 30;
+    wh_arena_free_async(a, &forged, NULL);
+    CHECK(take_status(a) == WH_ERR_FOREIGN_POINTER);
+    expect_walk_ok(a);
+
+    wh_arena_stats st;                                   /* first failure is sticky */
+    n = 0;
+    wh_arena_alloc_async(a, &n, &h, NULL);
+    n = 1 << 30;
+    wh_arena_alloc_async(a, &n, &h, NULL);
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK);
+    CHECK(st.first_status == WH_ERR_INVALID_ARGUMENT && st.last_status == WH_ERR_TOO_LARGE);
+    CHECK(take_status(a) == WH_ERR_INVALID_ARGUMENT);
+
+    wh_arena_free_async(a, &keep, NULL);
+    wh_arena_free_async(other, &f, NULL);
+    CHECK(take_status(a) == WH_OK && take_status(other) == WH_OK);
+    expect_walk_ok(a);
+    expect_walk_ok(other);
+    wh_arena_destroy(a);
+    wh_arena_destroy(other);
+}
+
+/* Fill the arena until it says OUT_OF_MEMORY (bytes) or runs out of
+ * descriptors; free one block; the arena serves again. */
+static void test_exhaustion(wh_blocks_kind kind) {
+    enum { N = 64 };
+    wh_arena *a = make(N * 16384, 48, kind);
+    wh_handle h[2 * N];
+    size_t n = 16384 - 200;
+    uint32_t got = 0;
+    for (uint32_t i = 0; i < 2 * N; ++i) {
+        wh_arena_alloc_async(a, &n, &h[i], NULL);
+        got += h[i].ptr != 0;
+    }
+    CHECK(got > 0 && got < 2 * N);
+    CHECK(take_status(a) == WH_ERR_OUT_OF_MEMORY);
+    uint64_t bytes[2 * N], strides[2 * N];
+    for (int i = 0; i < 2 * N; ++i) { bytes[i] = n; strides[i] = 1; }
+    CHECK_EQ_U64(wh_arena_oracle(h, bytes, strides, 2 * N, (uintptr_t)wh_arena_base(a), N * 16384, NULL, NULL), 0);
+    expect_walk_ok(a);
+    wh_arena_free_async(a, &h[got / 2], NULL);
+    CHECK(take_status(a) == WH_OK);
+    wh_arena_alloc_async(a, &n, &h[got / 2], NULL);
+    CHECK(h[got / 2].ptr != 0 && take_status(a) == WH_OK);
+    wh_arena_free_batch_async(a, h, 2 * N, NULL);        /* the null ones report INVALID_ARGUMENT */
+    CHECK(take_status(a) == WH_ERR_INVALID_ARGUMENT);
+    wh_blocks_report r;
+    CHECK(wh_arena_check(a, &r) == WH_OK);
+    CHECK(r.used == 0 && r.free == 1 && r.largest_free == N * 16384);
+    wh_arena_destroy(a);
+}
+
+static void test_strides(void) {
+    wh_arena *a = make(4 << 20, 256, WH_BLOCKS_TLSF);
+    uintptr_t base = (uintptr_t)wh_arena_base(a);
+    wh_handle h[64];
+    for (uint32_t i = 0; i < 64; ++i) {
+        size_t count = 1 + i;
+        uint64_t stride = wh_test_stride(i);
+        wh_arena_alloc_strided_async(a, &count, stride, &h[i], NULL);
+        CHECK(h[i].ptr != 0);
+        if (!h[i].ptr) continue;
+        CHECK((h[i].ptr - base) % stride == 0);
+        CHECK(h[i].ptr % (stride < 256 && (stride & (stride - 1)) == 0 ? stride : 4) == 0);
+        memset(wh_handle_ptr(&h[i]), (int)i, count * stride);   /* the memory is really there */
+    }
+    CHECK(take_status(a) == WH_OK);
+    expect_walk_ok(a);
+    wh_arena_free_batch_async(a, h, 64, NULL);
+    CHECK(take_status(a) == WH_OK);
+    wh_arena_destroy(a);
+}
+
+/* A random sequence of commands on nslots slots; the test mirrors which
+ * slots hold a handle (it knows the outcome at once on the CPU backend,
+ * but asks the arena only through the slots and the status). */
+static void test_random_commands(wh_blocks_kind kind, uint32_t commands, uint64_t seed) {
+    enum { NSLOTS = 512, BATCH = 16 };
+    size_t region = 8u << 20;
+    wh_arena *a = make(region, 4096, kind);
+    uintptr_t base = (uintptr_t)wh_arena_base(a);
+    static wh_handle slots[NSLOTS];
+    static uint64_t bytes[NSLOTS], strides[NSLOTS];
+    static size_t counts[BATCH];
+    memset(slots, 0, sizeof slots);
+    uint64_t allocs = 0, frees = 0, ooms = 0, checks = 0;
+    for (uint32_t i = 0; i < commands; ++i) {
+        uint64_t r = wh_hash64(seed * 1000003u + i);
+        uint32_t s = (uint32_t)(r % NSLOTS), op = (uint32_t)((r >> 20) % 10u);
+        uint64_t stride = wh_test_stride(r >> 24);
+        if (op < 6 && slots[s].ptr == 0) {               /* one allocation */
+            counts[0] = 1 + (size_t)((r >> 32) % (65536 / stride + 1));
+            wh_arena_alloc_strided_async(a, counts, stride, &slots[s], NULL);
+            bytes[s] = counts[0] * stride;
+            strides[s] = stride;
+            if (slots[s].ptr) allocs++; else ooms++;
+        } else if (op < 7 && s + BATCH <= NSLOTS) {      /* a batch into empty slots */
+            uint32_t j = 0;
+            while (j < BATCH && slots[s + j].ptr == 0) ++j;
+            for (uint32_t k = 0; k < j; ++k) {
+                counts[k] = 1 + (size_t)(wh_hash64(r + k) % 2048);
+                bytes[s + k] = counts[k] * stride;
+                strides[s + k] = stride;
+            }
+            wh_arena_alloc_batch_async(a, counts, stride, j, &slots[s], NULL);
+            for (uint32_t k = 0; k < j; ++k) { if (slots[s + k].ptr) allocs++; else ooms++; }
+        } else if (op < 9 && slots[s].ptr != 0) {        /* one free */
+            wh_arena_free_async(a, &slots[s], NULL);
+            CHECK(slots[s].ptr == 0);
+            frees++;
+        } else if (s + BATCH <= NSLOTS) {                /* free a run of full slots */
+            uint32_t j = 0;
+            while (j < BATCH && slots[s + j].ptr != 0) ++j;
+            wh_arena_free_batch_async(a, &slots[s], j, NULL);
+            frees += j;
+        }
+        if (i % 500 == 499 || i + 1 == commands) {
+            uint64_t live = 0, live_bytes = 0;
+            CHECK_EQ_U64(wh_arena_oracle(slots, bytes, strides, NSLOTS, base, region, &live, &live_bytes), 0);
+            wh_blocks_report rep;
+            CHECK(wh_arena_check(a, &rep) == WH_OK);
+            CHECK_EQ_U64(rep.used, live);
+            CHECK(rep.used_bytes >= live_bytes);
+            wh_arena_stats st;
+            CHECK(wh_arena_stats_get(a, &st) == WH_OK);
+            CHECK_EQ_U64(st.live_blocks, live);
+            CHECK_EQ_U64(st.allocs, allocs);
+            CHECK_EQ_U64(st.frees, frees);
+            checks++;
+        }
+    }
+    wh_status st = take_status(a);
+    CHECK(st == WH_OK || (st == WH_ERR_OUT_OF_MEMORY && ooms > 0));
+    wh_arena_free_batch_async(a, slots, NSLOTS, NULL);   /* nulls among them: INVALID_ARGUMENT */
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(a, &rep) == WH_OK);
+    CHECK(rep.used == 0 && rep.free == 1 && rep.largest_free == region);
+    printf("random commands (%s): %u commands, %llu allocs, %llu frees, %llu out of memory, %llu checks\n",
+           kind == WH_BLOCKS_TLSF ? "tlsf" : "max-heap", commands, (unsigned long long)allocs,
+           (unsigned long long)frees, (unsigned long long)ooms, (unsigned long long)checks);
+    CHECK(allocs > commands / 4 && frees > commands / 8);
+    wh_arena_destroy(a);
+}
+
+/* The device-side functions, one host thread. */
+static void test_warp_api(void) {
+    enum { K = 256 };
+    wh_arena *a = make(4u << 20, 1024, WH_BLOCKS_TLSF);
+    static wh_handle slots[K];
+    static uint64_t bytes[K], strides[K];
+    memset(slots, 0, sizeof slots);
+    wh_fuzz_counts c = {0, 0, 0, 0};
+    wh_fuzz_thread(wh_arena_device(a), 1u, 0, K, 20000, 4096, slots, bytes, strides, &c);
+    CHECK_EQ_U64(c.failed_frees, 0);
+    CHECK(c.allocs > 1000 && c.frees > 1000);
+    uint64_t live = 0;
+    CHECK_EQ_U64(wh_arena_oracle(slots, bytes, strides, K, (uintptr_t)wh_arena_base(a), 4u << 20, &live, NULL), 0);
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(a, &rep) == WH_OK);
+    CHECK_EQ_U64(rep.used, live);
+    CHECK(c.failed_allocs > 0 || wh_arena_status(a) == WH_OK);
+    take_status(a);
+    wh_handle h = wh_arena_alloc_warp(wh_arena_device(a), 0, 4);
+    CHECK(h.ptr == 0 && wh_arena_status(a) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_arena_free_warp(wh_arena_device(a), &h) == WH_ERR_INVALID_ARGUMENT);
+    wh_arena_destroy(a);
+}
+
+int main(int argc, char **argv) {
+    uint32_t commands = (uint32_t)wh_arg_int(argc, argv, "--commands", 40000);
+    test_create_errors();
+    test_bad_requests();
+    test_exhaustion(WH_BLOCKS_TLSF);
+    test_exhaustion(WH_BLOCKS_MAXHEAP);
+    test_strides();
+    test_random_commands(WH_BLOCKS_TLSF, commands, 1);
+    test_random_commands(WH_BLOCKS_MAXHEAP, commands, 2);
+    test_warp_api();
+    return wh_test_finish("test_arena");
+}
