@@ -14,8 +14,12 @@
  *   (inside the arena, after the chunk): the paper's argument that a walker is
  *   never stalled long enough to hold a stale offset does not hold with
  *   independent scheduling and preemption, so a stale walker restarts from the
- *   cursor instead of trusting garbage.  (A stale offset landing in user data
- *   that holds the free magic could still be taken: documented, not excluded.)
+ *   cursor instead of trusting garbage.  The access itself remains: a walker
+ *   that read `next` of a chunk it does not own may reach that header after
+ *   the chunk absorbed it and a user wrote there -- an atomic access racing a
+ *   plain write (ThreadSanitizer reports it), and should that user data equal
+ *   the free magic exactly, the walker would take it.  The seed's design has
+ *   this; only out-of-band headers would remove it.
  * - A walker that locks a free chunk too small for it first tries to absorb
  *   the free chunks after it (bounded): the paper merges only on free, which
  *   leaves runs of free chunks that never join.

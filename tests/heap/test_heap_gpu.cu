@@ -1,0 +1,168 @@
+/* Device heap on the GPU, every built kind: the stress loop of heap_stress.h
+ * (random sizes per lane and per iteration, so lanes of a warp diverge and
+ * call wh_malloc from partial masks; owner patterns checked before every free)
+ * from a full grid until at least 10^7 allocations, then the heap walk (no
+ * inconsistency, every byte accounted for, nothing live); then exhaustion and
+ * recovery: all threads fill a small heap until NULL, free, and fill again.
+ * The circular kinds serialise on their cursors (a convoy, quadratic in the
+ * threads that meet there), so each kind starts with 1/8 of the grid and
+ * doubles while a launch stays short.  --small: sanitizer size. */
+#include "heap_stress.h"
+#include "warpheap/cuda_check.h"
+#include "wh_test.h"
+
+#include <stdio.h>
+
+static __global__ void stress_kernel(wh_heap h, wh_hs_shape shape, void **held, uint32_t *sizes,
+                                     wh_hs_counts *total, uint32_t threads, uint64_t salt) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= threads) return;
+    wh_hs_counts c = {0, 0, 0, 0, 0};
+    wh_hs_thread(&h, salt + t, &shape, held + (size_t)t * shape.cap, sizes + (size_t)t * shape.cap, &c);
+    atomicAdd(&total->allocs, c.allocs);     atomicAdd(&total->frees, c.frees);
+    atomicAdd(&total->failed, c.failed);     atomicAdd(&total->corrupt, c.corrupt);
+    atomicAdd(&total->misaligned, c.misaligned);
+}
+
+/* Fill: each thread takes `size` blocks until NULL or cap; free: give back. */
+static __global__ void fill_kernel(wh_heap h, void **held, uint32_t cap, uint32_t size, unsigned long long *n) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t k = 0;
+    for (; k < cap; ++k) {
+        void *p = wh_malloc(&h, size);
+        held[(size_t)t * cap + k] = p;
+        if (!p) break;
+        wh_hs_fill(t, p, size);
+    }
+    atomicAdd(n, (unsigned long long)k);
+}
+static __global__ void drain_kernel(wh_heap h, void **held, uint32_t cap, uint32_t size, unsigned long long *bad) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (uint32_t k = 0; k < cap; ++k) {
+        void *p = held[(size_t)t * cap + k];
+        if (!p) break;
+        if (!wh_hs_check(t, p, size)) atomicAdd(bad, 1ull);
+        wh_free(&h, p);
+    }
+}
+
+static int sms(void) {
+    int dev = 0, n = 0;
+    WH_CUDA_OR_DIE(cudaGetDevice(&dev));
+    WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+}
+
+static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
+    wh_heap h;
+    wh_heap_config cfg = {bytes, kind, 0, 0};
+    if (wh_heap_create(&h, &cfg) != WH_OK) {
+        fprintf(stderr, "heap create (%s, %llu): %s\n", wh_heap_kind_name(kind), (unsigned long long)bytes, wh_last_error());
+        exit(1);
+    }
+    return h;
+}
+
+static void check_walk(const wh_heap *h, const char *what) {
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(h, &s) == WH_OK);
+    printf("  %s walk: used %llu free %llu overhead %llu live %llu inconsistent %llu double %llu foreign %llu "
+           "failed %llu ext %.3f\n", what, (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes,
+           (unsigned long long)s.overhead_bytes, (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies,
+           (unsigned long long)s.double_frees, (unsigned long long)s.foreign_frees,
+           (unsigned long long)s.failed_allocs, s.external_frag);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    CHECK_EQ_U64(s.double_frees, 0);
+    CHECK_EQ_U64(s.foreign_frees, 0);
+    if (h->kind != WH_HEAP_BUMP) CHECK_EQ_U64(s.allocations, 0);
+}
+
+static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_t target, double budget, bool small,
+                   uint32_t start_div) {
+    wh_heap h = make(kind, bytes);
+    uint32_t full = small ? 2048u : (uint32_t)sms() * 8u * 256u, threads = small ? full : full / start_div;
+    void **held;
+    uint32_t *sizes;
+    wh_hs_counts *d_total, total = {0, 0, 0, 0, 0};
+    WH_CUDA_OR_DIE(cudaMalloc(&held, (size_t)full * shape.cap * sizeof(void *)));
+    WH_CUDA_OR_DIE(cudaMalloc(&sizes, (size_t)full * shape.cap * sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_total, sizeof *d_total));
+    WH_CUDA_OR_DIE(cudaMemset(d_total, 0, sizeof *d_total));
+    double t0 = wh_now_seconds(), longest = 0;
+    uint32_t launches = 0, most = threads;
+    while ((total.allocs < target || most < full) && wh_now_seconds() - t0 < budget) {
+        double t1 = wh_now_seconds();
+        stress_kernel<<<(threads + 255u) / 256u, 256>>>(h, shape, held, sizes, d_total, threads, (uint64_t)launches << 32);
+        WH_LAUNCH_OR_DIE();
+        WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+        double dt = wh_now_seconds() - t1;
+        longest = dt > longest ? dt : longest;
+        WH_CUDA_OR_DIE(cudaMemcpy(&total, d_total, sizeof total, cudaMemcpyDeviceToHost));
+        ++launches;
+        most = threads > most ? threads : most;
+        if (dt < 1.0 && threads < full) threads *= 2u;
+        if (small) break;
+    }
+    double secs = wh_now_seconds() - t0;
+    printf("%-20s %u launches, up to %u threads (full grid %u): %llu allocs %llu frees %llu failed in %.2f s "
+           "(longest launch %.3f s) | corrupt %llu misaligned %llu\n", wh_heap_kind_name(kind), launches, most, full,
+           total.allocs, total.frees, total.failed, secs, longest, total.corrupt, total.misaligned);
+    if (!small) {
+        CHECK(total.allocs >= target);
+        CHECK(most == full);
+    }
+    CHECK(total.allocs > 0);
+    CHECK_EQ_U64(total.corrupt, 0);
+    CHECK_EQ_U64(total.misaligned, 0);
+    if (kind != WH_HEAP_BUMP) CHECK_EQ_U64(total.frees, total.allocs);
+    check_walk(&h, "after stress");
+    cudaFree(held); cudaFree(sizes); cudaFree(d_total);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+static void exhaustion(wh_heap_kind kind, uint64_t bytes, uint32_t size, bool small) {
+    wh_heap h = make(kind, bytes);
+    uint32_t threads = small ? 512u : (uint32_t)sms() * 64u, cap = 64;
+    void **held;
+    unsigned long long *d_n, n[3] = {0, 0, 0};          /* fill 1, fill 2, corrupt */
+    WH_CUDA_OR_DIE(cudaMalloc(&held, (size_t)threads * cap * sizeof(void *)));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
+    WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
+    for (int r = 0; r < 2; ++r) {
+        fill_kernel<<<threads / 64u, 64>>>(h, held, cap, size, d_n + r);
+        WH_LAUNCH_OR_DIE();
+        drain_kernel<<<threads / 64u, 64>>>(h, held, cap, size, d_n + 2);
+        WH_LAUNCH_OR_DIE();
+        if (kind == WH_HEAP_BUMP) CHECK(wh_heap_reset(&h) == WH_OK);
+    }
+    WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
+    printf("%-20s exhaustion with %u-byte blocks: %llu then %llu fit in %llu bytes, corrupt %llu\n",
+           wh_heap_kind_name(kind), size, n[0], n[1], (unsigned long long)bytes, n[2]);
+    CHECK_EQ_U64(n[2], 0);
+    CHECK(n[0] > 0 && n[0] < (unsigned long long)threads * cap);    /* it did run out */
+    CHECK(n[1] >= n[0] * 9 / 10);                                    /* and recovered */
+    check_walk(&h, "after exhaustion");
+    cudaFree(held); cudaFree(d_n);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+int main(int argc, char **argv) {
+    if (!wh_cuda_available()) { printf("test_heap_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
+    bool small = wh_arg_flag(argc, argv, "--small");
+    double budget = (double)wh_arg_int(argc, argv, "--budget", 25);
+    uint64_t target = small ? 0 : 10000000ull;
+    uint64_t big = small ? 64ull << 20 : 2ull << 30;
+    wh_hs_shape mixed = {small ? 20u : 80u, 4, 256, 8192};
+    wh_hs_shape multi = {small ? 20u : 80u, 4, 256, 2048};
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
+    stress(WH_HEAP_SLAB, big, mixed, target, budget, small, 8);
+    stress(WH_HEAP_BUMP, small ? big : 16ull << 30, mixed, target, budget, small, 8);
+    const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT, WH_HEAP_SLAB, WH_HEAP_BUMP, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR};
+    for (unsigned k = 0; k < 5; ++k) exhaustion(kinds[k], 16ull << 20, 4096, small);
+    /* the circular kinds last: their cursors serialise (start small) */
+    stress(WH_HEAP_CIRCULAR_MULTI, big, multi, target, budget, small, 16);
+    stress(WH_HEAP_CIRCULAR, big, mixed, target, budget, small, 64);
+    return wh_test_finish("test_heap_gpu");
+}
