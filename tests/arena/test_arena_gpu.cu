@@ -1,0 +1,241 @@
+/* Stream arena on the GPU.
+ *  - status without sync: bad requests enqueued, then wh_arena_status polled
+ *    (host-mapped word, no CUDA call) until the commands have run;
+ *  - a long random command sequence on one stream, sizes written by a kernel,
+ *    no host sync in the loop, while on a second stream a grid allocates and
+ *    frees directly (wh_fuzz_thread, the loop of the CPU stress test) under
+ *    the same lock;
+ *  - then the overlap oracle over both slot sets, the heap walk, a fill and
+ *    verify of every live block, and a full free back to one block;
+ *  - timing: microseconds per alloc+free command pair.
+ * --small: the sanitizer size. */
+#include "arena_oracle.h"
+#include "warpheap/cuda_check.h"
+#include "wh_test.h"
+
+#include <vector>
+
+enum { GROUP = 64 };
+
+static __global__ void write_counts(size_t *counts, uint32_t n, uint64_t seed, uint64_t max_count) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) counts[i] = 1 + wh_hash64(seed + i) % max_count;
+}
+
+static __global__ void fuzz_kernel(wh_arena_ref a, uint32_t k, uint32_t steps, uint64_t max_bytes, wh_handle *slots,
+                                   uint64_t *bytes, uint64_t *strides, unsigned long long *failed_frees) {
+    uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;   /* blockDim a multiple of 32: full warps */
+    wh_fuzz_counts c = {0, 0, 0, 0};
+    wh_fuzz_thread(a, 0xFFFFFFFFu, t, k, steps, max_bytes, slots, bytes, strides, &c);
+    if (c.failed_frees) atomicAdd(failed_frees, c.failed_frees);
+}
+
+/* Block i writes a byte pattern of slot i over its allocation, then every
+ * block checks its own: a second owner of any byte shows as a mismatch. */
+static __global__ void fill(const wh_handle *slots, const uint64_t *bytes, uint32_t n) {
+    for (uint32_t i = blockIdx.x; i < n; i += gridDim.x) {
+        uint8_t *p = (uint8_t *)wh_handle_ptr(&slots[i]);
+        if (!p) continue;
+        for (uint64_t b = threadIdx.x; b < bytes[i]; b += blockDim.x) p[b] = (uint8_t)(wh_hash64(i) + b);
+    }
+}
+static __global__ void verify(const wh_handle *slots, const uint64_t *bytes, uint32_t n, unsigned long long *bad) {
+    for (uint32_t i = blockIdx.x; i < n; i += gridDim.x) {
+        const uint8_t *p = (const uint8_t *)wh_handle_ptr(&slots[i]);
+        if (!p) continue;
+        for (uint64_t b = threadIdx.x; b < bytes[i]; b += blockDim.x)
+            if (p[b] != (uint8_t)(wh_hash64(i) + b)) atomicAdd(bad, 1ull);
+    }
+}
+
+template <typename T> static T *dalloc(size_t n) {
+    T *p;
+    WH_CUDA_OR_DIE(cudaMalloc(&p, n * sizeof(T)));
+    WH_CUDA_OR_DIE(cudaMemset(p, 0, n * sizeof(T)));
+    return p;
+}
+template <typename T> static std::vector<T> fetch(const T *d, size_t n) {
+    std::vector<T> h(n);
+    WH_CUDA_OR_DIE(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+static wh_arena *make(size_t bytes, uint32_t blocks) {
+    wh_arena *a = NULL;
+    wh_arena_config cfg = {};
+    cfg.bytes = bytes;
+    cfg.max_blocks = blocks;
+    cfg.backend = WH_ARENA_CUDA;
+    if (wh_arena_create(&a, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    return a;
+}
+
+/* Wait for `commands` commands by polling the mirror only (bounded). */
+static bool wait_commands(wh_arena *a, uint64_t commands, wh_arena_stats *st) {
+    double t0 = wh_now_seconds();
+    while (wh_now_seconds() - t0 < 10.0) {
+        if (wh_arena_stats_get(a, st) == WH_OK && st->commands >= commands) return true;
+    }
+    return false;
+}
+
+static void test_status_no_sync(void) {
+    wh_arena *a = make(1 << 20, 64);
+    size_t *d_n = dalloc<size_t>(4);
+    wh_handle *d_slot = dalloc<wh_handle>(4);
+    size_t h_n[4] = {0, 1000, (size_t)1 << 21, 64};
+    WH_CUDA_OR_DIE(cudaMemcpy(d_n, h_n, sizeof h_n, cudaMemcpyHostToDevice));
+    cudaStream_t s;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK(wh_arena_alloc_async(a, &d_n[0], &d_slot[0], s) == WH_OK);        /* size 0 */
+    CHECK(wh_arena_alloc_async(a, &d_n[1], &d_slot[1], s) == WH_OK);
+    CHECK(wh_arena_alloc_async(a, &d_n[2], &d_slot[2], s) == WH_OK);        /* too large */
+    CHECK(wh_arena_free_async(a, &d_slot[3], s) == WH_OK);                  /* null handle */
+    CHECK(wh_arena_alloc_strided_async(a, &d_n[3], 36, &d_slot[3], s) == WH_OK);
+    wh_arena_stats st;
+    CHECK(wait_commands(a, 5, &st));
+    CHECK(st.first_status == WH_ERR_INVALID_ARGUMENT);
+    CHECK(st.failures == 3 && st.allocs == 2 && st.live_blocks == 2);
+    CHECK(wh_arena_status(a) == WH_ERR_INVALID_ARGUMENT);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    std::vector<wh_handle> h = fetch(d_slot, 4);
+    CHECK(h[0].ptr == 0 && h[1].ptr != 0 && h[2].ptr == 0 && h[3].ptr != 0);
+    CHECK((h[3].ptr - (uintptr_t)wh_arena_base(a)) % 36 == 0);
+    CHECK(wh_arena_clear_status_async(a, s) == WH_OK);
+    CHECK(wh_arena_free_batch_async(a, &d_slot[1], 1, s) == WH_OK);
+    CHECK(wh_arena_free_async(a, &d_slot[3], s) == WH_OK);
+    wh_blocks_report r;
+    CHECK(wh_arena_check(a, &r) == WH_OK && r.used == 0 && r.free == 1);
+    CHECK(wh_arena_status(a) == WH_OK);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    cudaFree(d_n); cudaFree(d_slot);
+    wh_arena_destroy(a);
+}
+
+static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, uint32_t fuzz_steps) {
+    const size_t region = (size_t)256 << 20;
+    const uint32_t ncmd = groups * GROUP, k = 4, nfuzz = fuzz_blocks * 64 * k;
+    wh_arena *a = make(region, 1u << 18);
+    size_t *d_counts = dalloc<size_t>(ncmd);
+    wh_handle *d_slots = dalloc<wh_handle>(ncmd + nfuzz);     /* command slots, then the fuzz grid's */
+    uint64_t *d_fbytes = dalloc<uint64_t>(nfuzz), *d_fstrides = dalloc<uint64_t>(nfuzz);
+    unsigned long long *d_bad = dalloc<unsigned long long>(2);
+    std::vector<uint64_t> stride(groups, 1);
+    std::vector<bool> full(groups, false);
+    cudaStream_t s, s2;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+
+    fuzz_kernel<<<fuzz_blocks, 64, 0, s2>>>(wh_arena_device(a), k, fuzz_steps, 65536, d_slots + ncmd, d_fbytes,
+                                            d_fstrides, d_bad);
+    WH_LAUNCH_OR_DIE();
+    uint64_t allocs = 0, frees = 0;
+    for (uint32_t i = 0; i < rounds; ++i) {
+        uint64_t r = wh_hash64(77 + i);
+        uint32_t g = (uint32_t)(r % groups);
+        wh_handle *slots = d_slots + (size_t)g * GROUP;
+        if (full[g]) {
+            if (r & 0x100) {
+                wh_arena_free_batch_async(a, slots, GROUP, s);
+            } else {
+                for (uint32_t j = 0; j < GROUP; ++j) wh_arena_free_async(a, slots + j, s);
+            }
+            frees += GROUP;
+        } else {
+            stride[g] = wh_test_stride(r >> 12);
+            write_counts<<<1, GROUP, 0, s>>>(d_counts + (size_t)g * GROUP, GROUP, r, 16384 / stride[g]);
+            WH_LAUNCH_OR_DIE();
+            if (r & 0x200) {
+                wh_arena_alloc_batch_async(a, d_counts + (size_t)g * GROUP, stride[g], GROUP, slots, s);
+            } else {
+                for (uint32_t j = 0; j < GROUP; ++j)
+                    wh_arena_alloc_strided_async(a, d_counts + (size_t)g * GROUP + j, stride[g], slots + j, s);
+            }
+            allocs += GROUP;
+        }
+        full[g] = !full[g];
+    }
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+
+    std::vector<wh_handle> slots = fetch(d_slots, ncmd + nfuzz);
+    std::vector<size_t> counts = fetch(d_counts, ncmd);
+    std::vector<uint64_t> fbytes = fetch(d_fbytes, nfuzz), fstrides = fetch(d_fstrides, nfuzz);
+    std::vector<uint64_t> bytes(ncmd + nfuzz), strides(ncmd + nfuzz);
+    uint64_t expect_live = 0;
+    for (uint32_t i = 0; i < ncmd; ++i) {
+        strides[i] = stride[i / GROUP];
+        bytes[i] = counts[i] * strides[i];
+        expect_live += full[i / GROUP];
+        if (full[i / GROUP] != (slots[i].ptr != 0)) { CHECK(false); break; }   /* no command failed */
+    }
+    for (uint32_t i = 0; i < nfuzz; ++i) { bytes[ncmd + i] = fbytes[i]; strides[ncmd + i] = fstrides[i] ? fstrides[i] : 1; }
+    uint64_t live = 0, live_bytes = 0;
+    CHECK_EQ_U64(wh_arena_oracle(slots.data(), bytes.data(), strides.data(), ncmd + nfuzz,
+                                 (uintptr_t)wh_arena_base(a), region, &live, &live_bytes), 0);
+    wh_blocks_report rep;
+    wh_status st = wh_arena_check(a, &rep);
+    CHECK(st == WH_OK);
+    if (st != WH_OK) fprintf(stderr, "%s\n", wh_last_error());
+    CHECK_EQ_U64(rep.used, live);
+    CHECK(live >= expect_live);
+    CHECK(wh_arena_status(a) == WH_OK);
+    std::vector<unsigned long long> bad = fetch(d_bad, 2);
+    CHECK_EQ_U64(bad[0], 0);                                         /* fuzz: failed frees */
+
+    uint64_t *d_bytes = dalloc<uint64_t>(ncmd + nfuzz);
+    WH_CUDA_OR_DIE(cudaMemcpy(d_bytes, bytes.data(), bytes.size() * sizeof(uint64_t), cudaMemcpyHostToDevice));
+    fill<<<256, 256>>>(d_slots, d_bytes, ncmd + nfuzz);
+    WH_LAUNCH_OR_DIE();
+    verify<<<256, 256>>>(d_slots, d_bytes, ncmd + nfuzz, d_bad + 1);
+    WH_LAUNCH_OR_DIE();
+    bad = fetch(d_bad, 2);
+    CHECK_EQ_U64(bad[1], 0);
+
+    wh_arena_free_batch_async(a, d_slots, ncmd + nfuzz, s);          /* nulls among them */
+    CHECK(wh_arena_check(a, &rep) == WH_OK);
+    CHECK(rep.used == 0 && rep.free == 1 && rep.largest_free == region);
+    wh_arena_stats stats;
+    CHECK(wh_arena_stats_get(a, &stats) == WH_OK);
+    printf("gpu random: %u rounds, %llu command allocs, %llu command frees, %llu live then, %llu total allocs, "
+           "peak %.1f MiB\n", rounds, (unsigned long long)allocs, (unsigned long long)frees,
+           (unsigned long long)live, (unsigned long long)stats.allocs, stats.peak_used / 1048576.0);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
+    cudaFree(d_counts); cudaFree(d_slots); cudaFree(d_fbytes); cudaFree(d_fstrides); cudaFree(d_bad); cudaFree(d_bytes);
+    wh_arena_destroy(a);
+}
+
+/* Alloc + free command pairs back to back: the cost of one command. */
+static void time_commands(uint32_t pairs) {
+    wh_arena *a = make(64 << 20, 4096);
+    size_t *d_n = dalloc<size_t>(1);
+    size_t n = 100000;
+    WH_CUDA_OR_DIE(cudaMemcpy(d_n, &n, sizeof n, cudaMemcpyHostToDevice));
+    wh_handle *d_slot = dalloc<wh_handle>(1);
+    cudaStream_t s;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (int w = 0; w < 10; ++w) { wh_arena_alloc_async(a, d_n, d_slot, s); wh_arena_free_async(a, d_slot, s); }
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    double t0 = wh_now_seconds();
+    for (uint32_t i = 0; i < pairs; ++i) {
+        wh_arena_alloc_async(a, d_n, d_slot, s);
+        wh_arena_free_async(a, d_slot, s);
+    }
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    double dt = wh_now_seconds() - t0;
+    CHECK(wh_arena_status(a) == WH_OK);
+    printf("gpu commands: %u alloc+free pairs, %.2f us per pair (enqueue to completion)\n", pairs, dt * 1e6 / pairs);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    cudaFree(d_n); cudaFree(d_slot);
+    wh_arena_destroy(a);
+}
+
+int main(int argc, char **argv) {
+    if (!wh_cuda_available()) { printf("no GPU: skipped\n"); return WH_TEST_SKIP; }
+    bool small = wh_arg_flag(argc, argv, "--small");
+    test_status_no_sync();
+    if (small) test_random(60, 16, 2, 64);
+    else test_random((uint32_t)wh_arg_int(argc, argv, "--rounds", 3000), 256, 64, 400);
+    if (!small) time_commands(20000);
+    return wh_test_finish("test_arena_gpu");
+}
