@@ -193,6 +193,35 @@ static float *sorted_rows(const state *s) {
     qsort(r, s->n, 5 * sizeof(float), cmp_body);
     return r;
 }
+/* Values that differ between two final states (sorted rows), NaNs, largest
+ * difference; printed.  Returns the number of differing values. */
+static uint64_t compare(const char *na, const state *a, const char *nb, const state *b) {
+    float *ra = sorted_rows(a), *rb = sorted_rows(b);
+    uint64_t diff = 0, nan = 0;
+    double maxd = 0, suma = 0, sumb = 0;
+    for (uint64_t i = 0; i < a->n * 5; ++i) {
+        nan += (ra[i] != ra[i]) + (rb[i] != rb[i]);
+        diff += ra[i] != rb[i];
+        double d = fabs((double)ra[i] - (double)rb[i]);
+        if (d > maxd) maxd = d;
+        suma += ra[i];
+        sumb += rb[i];
+    }
+    uint64_t first = 0;
+    while (first < a->n * 5 && ra[first] == rb[first]) ++first;
+    printf("  check: %s vs %s: %llu of %llu values differ, %llu NaN, max diff %.3g, sums %.9g / %.9g -> %s\n", na, nb,
+           (unsigned long long)diff, (unsigned long long)(a->n * 5), (unsigned long long)nan, maxd, suma, sumb,
+           diff ? "FAILED" : "identical");
+    if (diff)
+        printf("    first difference: row %llu: %.9g %.9g %.9g %.9g %.9g vs %.9g %.9g %.9g %.9g %.9g\n",
+               (unsigned long long)(first / 5), ra[first / 5 * 5], ra[first / 5 * 5 + 1], ra[first / 5 * 5 + 2],
+               ra[first / 5 * 5 + 3], ra[first / 5 * 5 + 4], rb[first / 5 * 5], rb[first / 5 * 5 + 1],
+               rb[first / 5 * 5 + 2], rb[first / 5 * 5 + 3], rb[first / 5 * 5 + 4]);
+    free(ra);
+    free(rb);
+    return diff;
+}
+
 static void state_alloc(state *s, uint64_t n) {
     s->n = n;
     s->px = (float *)calloc(n, 4); s->py = (float *)calloc(n, 4); s->vx = (float *)calloc(n, 4);
@@ -301,13 +330,13 @@ int main(int argc, char **argv) {
         if (ts[k] >= 0) printf("  %-9s %10.3f s  %10.4f ms/iteration\n", names[k], ts[k], 1e3 * ts[k] / iters);
     int rc = 0;
     if (check) {
-        float *ra = sorted_rows(&a), *rb = sorted_rows(&b);
-        uint64_t diff = 0;
-        for (uint64_t i = 0; i < n * 5; ++i) diff += ra[i] != rb[i];
-        printf("  check: warpheap vs static: %llu of %llu values differ -> %s\n", (unsigned long long)diff,
-               (unsigned long long)(n * 5), diff ? "FAILED" : "identical");
-        rc = diff != 0;
-        free(ra); free(rb);
+        rc |= compare("warpheap", &a, "static", &b) != 0;
+        if (dev && (double)n * (double)n * iters <= 2e9) {   /* which one is right: a CPU reference */
+            state h;
+            run_static(n, iters, dt, 0, &h);
+            compare("static", &b, "static-cpu", &h);
+            compare("warpheap", &a, "static-cpu", &h);
+        }
     }
     if (ppm) write_picture(ppm, a.n ? &a : &b);
     if (csv) {

@@ -92,10 +92,14 @@ WH_EXTERN_C_END
 #define WH_SOA_IS(soa_ptr, p, Class) \
     ((p) != 0 && ((soa_ptr)->subtypes[Class##_TYPE] >> wh_soa_ptr_type(p)) & 1u)
 
-/* ---- parallel_do / parallel_new ------------------------------------------------- */
+/* ---- parallel_do / parallel_new ------------------------------------------------- *
+ * Kernels take the heap and the context as __grid_constant__ parameters, so
+ * the pointers handed to the user's function address the parameter space
+ * instead of a per-thread copy of the (1.5 KB) descriptor. */
 #if defined(__CUDACC__)
 #define WH__SOA_DO_KERNEL(Class, func, Ctx)                                             \
-    static __global__ void Class##__##func##__kernel(wh_soa s, uint32_t t, Ctx ctx) {   \
+    static __global__ void Class##__##func##__kernel(const __grid_constant__ wh_soa s, uint32_t t,     \
+                                                     const __grid_constant__ Ctx ctx) {              \
         uint32_t cap = s.cap[t];                                                        \
         uint32_t per = (gridDim.x * blockDim.x) / cap;  /* blocks in flight */          \
         uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                           \
@@ -112,7 +116,8 @@ WH_EXTERN_C_END
       Class##__##func##__kernel<<<s->do_threads / 256u, 256u>>>(*s, u, ctx);            \
       WH_LAUNCH_TRY(); }
 #define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                            \
-    static __global__ void Class##__##init##__newkernel(wh_soa s, uint64_t n, Ctx ctx) { \
+    static __global__ void Class##__##init##__newkernel(const __grid_constant__ wh_soa s, uint64_t n, \
+                                                        const __grid_constant__ Ctx ctx) {         \
         uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                   \
         if (i >= n) return;                                                             \
         Class o = WH_SOA_NEW(&s, Class);                                                \
@@ -182,7 +187,7 @@ WH_EXTERN_C_END
  * Launcher: name(bool on_device, uint64_t n, Ctx ctx). */
 #if defined(__CUDACC__)
 #define WH__SOA_FOR_KERNEL(name, Ctx, body)                                             \
-    static __global__ void name##__kernel(uint64_t n, Ctx ctx) {                        \
+    static __global__ void name##__kernel(uint64_t n, const __grid_constant__ Ctx ctx) {                        \
         uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                   \
         if (i < n) body(i, &ctx);                                                       \
     }

@@ -82,8 +82,10 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
                                      (uint32_t)wh_nth_set_bit64(got, rank - done));
         done += k;
     }
-    if (lead && done < n)
-        wh__soa_count(s, round >= WH_SOA_ALLOC_ROUNDS ? WH_SOA_CTR_RETRY_LIMIT : WH_SOA_CTR_FAILED_ALLOCS);
+    if (lead && done < n)                             /* one count per lane left without */
+        (void)wh_atomic_fetch_add(&s->counters[round >= WH_SOA_ALLOC_ROUNDS ? WH_SOA_CTR_RETRY_LIMIT
+                                                                            : WH_SOA_CTR_FAILED_ALLOCS],
+                                  (uint64_t)(n - done), WH_RELAXED);
     return result;
 }
 

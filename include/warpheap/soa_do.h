@@ -8,7 +8,10 @@
  * thread i serves slot i mod cap of blocks k, k + T/cap, ... with k = i / cap
  * and T the launch's threads rounded down to a multiple of cap (Fig. 7).
  * device_do is a sequential loop in one thread over the allocated blocks'
- * slot bitmaps, skipping empty parts through the bitmap's summary level.
+ * slot bitmaps, skipping empty parts through the bitmap's summary level.  As
+ * in the paper it sees a consistent set only when no object of the type is
+ * created or destroyed meanwhile (between kernels, or in a do-all of another
+ * type); its loads are relaxed.
  *
  * Departure: the kernel reads the number of allocated blocks from device
  * memory and strides over a fixed grid, so the host never waits between the
@@ -67,7 +70,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_iter_next(wh_soa_iter *it, const wh_soa
         if (it->blocks) {
             it->b = it->word * 64u + (uint32_t)(wh_ffs64(it->blocks) - 1);
             it->blocks &= it->blocks - 1u;
-            uint64_t a = wh_atomic_load(wh__soa_alloc_word(s, it->b), WH_ACQUIRE);
+            uint64_t a = wh_atomic_load(wh__soa_alloc_word(s, it->b), WH_RELAXED);
             bool mine = wh_atomic_load(wh__soa_type_word(s, it->b), WH_RELAXED) == it->t;
             it->slots = mine ? a & wh__soa_usable(s->cap[it->t]) : 0u;
             continue;

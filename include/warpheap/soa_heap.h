@@ -84,6 +84,10 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg);
 wh_status wh_soa_destroy(wh_soa *soa);
 /* Statistics (a host copy for a device heap: synchronises). */
 wh_status wh_soa_stats_get(const wh_soa *soa, wh_soa_stats *st);
+/* Live objects and the slots of all allocated blocks, quickly (a kernel and
+ * two numbers for a device heap): fragmentation = 1 - objects / slots (the
+ * paper's Fig. 12d).  No operation in flight. */
+wh_status wh_soa_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots);
 /* Invariants with no operation in flight: every bitmap consistent; each block
  * either free (all slot bits set, in no type bitmap) or allocated to exactly
  * the type it records, non-empty, padding bits set, active iff not full.

@@ -76,7 +76,40 @@ extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
     if (!soa || t >= soa->ntypes) return WH_ERR_INVALID_ARGUMENT;
     wh_status st = wh_bitmap_indices_device(&soa->alloc_blocks[t], soa->do_blocks, soa->do_count, soa->do_scratch, 0);
     if (st != WH_OK) return st;
-    snapshot_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa, t);
+    /* a fixed grid: the cost follows the objects, not the heap size (Fig. 14b) */
+    snapshot_kernel<<<soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u, kThreads>>>(*soa, t);
     WH_LAUNCH_TRY();
+    return WH_OK;
+}
+
+static __global__ void usage_kernel(wh_soa s, unsigned long long *out) {
+    unsigned long long o = 0, n = 0;
+    for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < s.nblocks; b += gridDim.x * blockDim.x) {
+        if (wh_bitmap_get(&s.free_blocks, b)) continue;
+        uint32_t t = *wh__soa_type_word(&s, b);
+        if (t >= s.ntypes || !s.cap[t]) continue;
+        o += (unsigned long long)__popcll(*wh__soa_alloc_word(&s, b) & wh__soa_usable(s.cap[t]));
+        n += s.cap[t];
+    }
+    for (int d = 16; d > 0; d /= 2) {
+        o += __shfl_down_sync(0xffffffffu, o, d);
+        n += __shfl_down_sync(0xffffffffu, n, d);
+    }
+    if ((threadIdx.x & 31u) == 0) {
+        atomicAdd(&out[0], o);
+        atomicAdd(&out[1], n);
+    }
+}
+
+extern "C" wh_status wh__soa_dev_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
+    unsigned long long *d, h[2];
+    WH_CUDA_TRY(cudaMalloc(&d, sizeof h));
+    WH_CUDA_TRY(cudaMemset(d, 0, sizeof h));
+    usage_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa, d);
+    WH_LAUNCH_TRY();
+    WH_CUDA_TRY(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+    WH_CUDA_TRY(cudaFree(d));
+    *objects = h[0];
+    *slots = h[1];
     return WH_OK;
 }

@@ -248,3 +248,31 @@ wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes) { (void)
 wh_status wh__soa_dev_init(const wh_soa *soa) { (void)soa; return WH_ERR_NO_DEVICE; }
 uint32_t wh__soa_dev_threads(void) { return 0; }
 #endif
+
+/* Live objects and slots of allocated blocks, for host heaps (the device
+ * form is in soa_cuda.cu). */
+static void usage_host(const wh_soa *s, uint64_t *objects, uint64_t *slots) {
+    uint64_t o = 0, n = 0;
+    for (uint32_t b = 0; b < s->nblocks; ++b) {
+        if (wh_bitmap_get(&s->free_blocks, b)) continue;
+        uint32_t t = wh_atomic_load(wh__soa_type_word(s, b), WH_RELAXED);
+        if (t >= s->ntypes || !s->cap[t]) continue;
+        o += (uint64_t)wh_popc64(wh_atomic_load(wh__soa_alloc_word(s, b), WH_RELAXED) & wh__soa_usable(s->cap[t]));
+        n += s->cap[t];
+    }
+    *objects = o;
+    *slots = n;
+}
+
+wh_status wh_soa_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
+    if (!soa || !objects || !slots) return WH_ERR_INVALID_ARGUMENT;
+    if (soa->on_device) return wh__soa_dev_usage(soa, objects, slots);
+    usage_host(soa, objects, slots);
+    return WH_OK;
+}
+#if !WH_HAVE_CUDA
+wh_status wh__soa_dev_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
+    (void)soa; (void)objects; (void)slots;
+    return WH_ERR_NO_DEVICE;
+}
+#endif

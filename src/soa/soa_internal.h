@@ -13,6 +13,8 @@ wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes);
 wh_status wh__soa_dev_init(const wh_soa *soa);
 /* GPU threads for a parallel_do launch: enough to fill the device. */
 uint32_t wh__soa_dev_threads(void);
+/* wh_soa_usage on a device heap (synchronises). */
+wh_status wh__soa_dev_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots);
 WH_EXTERN_C_END
 
 #endif
