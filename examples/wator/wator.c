@@ -274,8 +274,6 @@ WH_SOA_PARALLEL_FOR(st_fish_update_all, wt_ctx, st_fish_update)
 WH_SOA_PARALLEL_FOR(st_shark_prepare_all, wt_ctx, st_shark_prepare)
 WH_SOA_PARALLEL_FOR(st_shark_update_all, wt_ctx, st_shark_update)
 
-#include "wator_malloc.h"
-
 /* ---- driver ------------------------------------------------------------------------------ */
 typedef struct grid { uint32_t *kind, *egg, *energy; uint64_t n; } grid;
 
@@ -306,6 +304,8 @@ static wt_ctx ctx_for(const opts *o) {
     c.w = o->w; c.h = o->h; c.spawn = o->spawn; c.boost = o->boost; c.start = o->start;
     return c;
 }
+
+#include "wator_malloc.h"
 
 static double run_warpheap(const opts *o, grid *out) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Fish), WH_SOA_TYPE(Shark)};
