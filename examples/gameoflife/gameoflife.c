@@ -1,0 +1,247 @@
+/* Game of Life on the object allocator: DynaSOAr's game-of-life (Table 1 of
+ * the paper), the O(#alive cells) form: alive cells and alive-candidates (dead
+ * cells next to an alive cell) are objects, classes Alive and Candidate
+ * (subclasses of the abstract Agent); only they are processed, by
+ * parallel_do.  Per iteration: Alive.prepare and Candidate.prepare count live
+ * neighbours and decide (read-only); Alive.update destroys the dying;
+ * Candidate.update turns a birth into a new Alive and destroys every
+ * candidate; Alive.spread creates a Candidate in each dead neighbour cell that
+ * has none (one wins by compare-and-swap on the cell).  Departure: the cell grid
+ * is two plain arrays (alive flag, agent pointer), not Cell objects.
+ *
+ * Variants: warpheap; the static baseline, the classic O(#cells) grid update
+ * (the paper notes that this application has no static-allocation form with
+ * the same algorithm); CUDA device malloc with per-type pointer arrays (GPU
+ * only).  --check requires identical final grids.
+ *
+ *   wh_gameoflife [--w=2048] [--h=2048] [--iters=300] [--density=25]
+ *                 [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
+ */
+#include "warpheap/soa.h"
+#include "wh_app.h"
+
+#define AGENT_FIELDS(F) F(uint32_t, cell) F(uint32_t, action)
+WH_SOA_CLASS(Agent, 0, AGENT_FIELDS)
+WH_SOA_SUBCLASS(Alive, 1, Agent, WH_SOA_NO_FIELDS)
+WH_SOA_SUBCLASS(Candidate, 2, Agent, WH_SOA_NO_FIELDS)
+
+#define GL_RESERVED 1ull              /* an agent pointer being created (never a real pointer) */
+
+typedef struct gl_ctx {
+    uint32_t w, h, density;
+    uint32_t *alive, *next;           /* per cell                                  */
+    uint64_t *agent;                  /* warpheap: the cell's Alive or Candidate    */
+    wh_soa soa;                       /* for plain kernels that create objects      */
+} gl_ctx;
+
+WH_INLINE WH_HOST_DEVICE uint32_t gl_nb(const gl_ctx *c, uint32_t cell, uint32_t k) {
+    uint32_t idx = k < 4u ? k : k + 1u;                 /* 3x3 square without its centre */
+    uint32_t x = cell % c->w, y = cell / c->w;
+    x = (x + c->w + idx % 3u - 1u) % c->w;
+    y = (y + c->h + idx / 3u - 1u) % c->h;
+    return y * c->w + x;
+}
+WH_INLINE WH_HOST_DEVICE uint32_t gl_count(const gl_ctx *c, uint32_t cell) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < 8; ++k) n += c->alive[gl_nb(c, cell, k)];
+    return n;
+}
+WH_INLINE WH_HOST_DEVICE uint32_t gl_initial(const gl_ctx *c, uint64_t i) {
+    return (uint32_t)(wh_hash64(0x6A3Eull + i) % 100u) < c->density;
+}
+
+/* ---- warpheap ------------------------------------------------------------------------ */
+/* New agent of class type t in cell (the cell's agent word must be ours). */
+WH_INLINE WH_HOST_DEVICE void gl_place(const wh_soa *s, const gl_ctx *c, uint32_t cell, uint32_t t) {
+    Agent a = Agent_from(wh_soa_alloc(s, t));
+    if (!Agent_is_null(a)) {
+        WH_GET(Agent, a, cell) = cell;
+        WH_GET(Agent, a, action) = 0;
+    }
+    wh_atomic_store(&c->agent[cell], a.p, WH_RELAXED);
+}
+WH_INLINE WH_HOST_DEVICE void gl_seed(uint64_t i, const gl_ctx *c) {
+    c->alive[i] = gl_initial(c, i);
+    c->agent[i] = 0;
+    if (c->alive[i]) gl_place(&c->soa, c, (uint32_t)i, Alive_TYPE);
+}
+WH_INLINE WH_HOST_DEVICE void alive_prepare(const wh_soa *s, Alive o, const gl_ctx *c) {
+    (void)s;
+    uint32_t n = gl_count(c, WH_GET(Alive, o, base.cell));
+    WH_GET(Alive, o, base.action) = n == 2 || n == 3;          /* 1: stays alive */
+}
+WH_INLINE WH_HOST_DEVICE void candidate_prepare(const wh_soa *s, Candidate o, const gl_ctx *c) {
+    (void)s;
+    WH_GET(Candidate, o, base.action) = gl_count(c, WH_GET(Candidate, o, base.cell)) == 3;   /* 1: born */
+}
+WH_INLINE WH_HOST_DEVICE void alive_update(const wh_soa *s, Alive o, const gl_ctx *c) {
+    if (WH_GET(Alive, o, base.action)) return;
+    uint32_t cell = WH_GET(Alive, o, base.cell);
+    c->alive[cell] = 0;
+    wh_atomic_store(&c->agent[cell], 0ull, WH_RELAXED);
+    WH_SOA_DESTROY(s, o);                                      /* an object may destroy itself */
+}
+WH_INLINE WH_HOST_DEVICE void candidate_update(const wh_soa *s, Candidate o, const gl_ctx *c) {
+    uint32_t cell = WH_GET(Candidate, o, base.cell), born = WH_GET(Candidate, o, base.action);
+    WH_SOA_DESTROY(s, o);
+    if (born) {
+        c->alive[cell] = 1;
+        gl_place(s, c, cell, Alive_TYPE);
+    } else {
+        wh_atomic_store(&c->agent[cell], 0ull, WH_RELAXED);
+    }
+}
+/* Dead neighbours without an agent become candidates; one creator per cell. */
+WH_INLINE WH_HOST_DEVICE void alive_spread(const wh_soa *s, Alive o, const gl_ctx *c) {
+    uint32_t cell = WH_GET(Alive, o, base.cell);
+    for (uint32_t k = 0; k < 8; ++k) {
+        uint32_t nb = gl_nb(c, cell, k);
+        uint64_t expect = 0;
+        if (c->alive[nb] || wh_atomic_load(&c->agent[nb], WH_RELAXED)) continue;
+        if (wh_atomic_cas(&c->agent[nb], &expect, GL_RESERVED, WH_ACQ_REL, WH_RELAXED))
+            gl_place(s, c, nb, Candidate_TYPE);
+    }
+}
+WH_SOA_PARALLEL_FOR(gl_seed_all, gl_ctx, gl_seed)
+WH_SOA_PARALLEL_DO(Alive, alive_prepare, gl_ctx)
+WH_SOA_PARALLEL_DO(Candidate, candidate_prepare, gl_ctx)
+WH_SOA_PARALLEL_DO(Alive, alive_update, gl_ctx)
+WH_SOA_PARALLEL_DO(Candidate, candidate_update, gl_ctx)
+WH_SOA_PARALLEL_DO(Alive, alive_spread, gl_ctx)
+
+/* ---- static baseline: the whole grid every iteration ------------------------------------------ */
+WH_INLINE WH_HOST_DEVICE void st_init(uint64_t i, const gl_ctx *c) { c->alive[i] = gl_initial(c, i); }
+WH_INLINE WH_HOST_DEVICE void st_step(uint64_t i, const gl_ctx *c) {
+    uint32_t n = gl_count(c, (uint32_t)i);
+    c->next[i] = n == 3 || (n == 2 && c->alive[i]);
+}
+WH_SOA_PARALLEL_FOR(st_init_all, gl_ctx, st_init)
+WH_SOA_PARALLEL_FOR(st_step_all, gl_ctx, st_step)
+
+#include "gameoflife_malloc.h"
+
+/* ---- driver ------------------------------------------------------------------------------------- */
+typedef struct opts { uint32_t w, h, iters, density; int dev; size_t heap; } opts;
+
+static gl_ctx ctx_for(const opts *o) {
+    gl_ctx c;
+    memset(&c, 0, sizeof c);
+    c.w = o->w; c.h = o->h; c.density = o->density;
+    return c;
+}
+
+static double run_warpheap(const opts *o, uint32_t *out) {
+    wh_soa_type_desc types[] = {WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Alive), WH_SOA_TYPE(Candidate)};
+    wh_soa_config cfg = {o->heap, types, 3, o->dev != 0, 0};
+    uint64_t n = (uint64_t)o->w * o->h;
+    gl_ctx c = ctx_for(o);
+    APP_TRY(wh_soa_create(&c.soa, &cfg));
+    c.alive = (uint32_t *)app_alloc(n * 4, o->dev);
+    c.agent = (uint64_t *)app_alloc(n * 8, o->dev);
+    APP_TRY(gl_seed_all(o->dev, n, c));
+    APP_TRY(Alive_parallel_do_alive_spread(&c.soa, c));
+    app_sync(o->dev);
+    double t0 = app_now();
+    for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TRY(Alive_parallel_do_alive_prepare(&c.soa, c));
+        APP_TRY(Candidate_parallel_do_candidate_prepare(&c.soa, c));
+        APP_TRY(Alive_parallel_do_alive_update(&c.soa, c));
+        APP_TRY(Candidate_parallel_do_candidate_update(&c.soa, c));
+        APP_TRY(Alive_parallel_do_alive_spread(&c.soa, c));
+    }
+    app_sync(o->dev);
+    double t = app_now() - t0;
+    app_to_host(out, c.alive, n * 4, o->dev);
+    uint64_t bad = 0;
+    APP_TRY(wh_soa_check(&c.soa, &bad));
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(&c.soa, &st));
+    printf("  warpheap heap: %u blocks, alive %llu, candidates %llu, fragmentation %.3f, %llu failed allocations, %llu invariants broken\n",
+           c.soa.nblocks, (unsigned long long)st.objects[Alive_TYPE], (unsigned long long)st.objects[Candidate_TYPE],
+           st.fragmentation, (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS], (unsigned long long)bad);
+    if (bad || st.counters[WH_SOA_CTR_FAILED_ALLOCS]) exit(1);
+    app_free(c.alive, o->dev);
+    app_free(c.agent, o->dev);
+    APP_TRY(wh_soa_destroy(&c.soa));
+    return t;
+}
+
+static double run_static(const opts *o, uint32_t *out) {
+    uint64_t n = (uint64_t)o->w * o->h;
+    gl_ctx c = ctx_for(o);
+    c.alive = (uint32_t *)app_alloc(n * 4, o->dev);
+    c.next = (uint32_t *)app_alloc(n * 4, o->dev);
+    APP_TRY(st_init_all(o->dev, n, c));
+    app_sync(o->dev);
+    double t0 = app_now();
+    for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TRY(st_step_all(o->dev, n, c));
+        uint32_t *t = c.alive; c.alive = c.next; c.next = t;
+    }
+    app_sync(o->dev);
+    double t = app_now() - t0;
+    app_to_host(out, c.alive, n * 4, o->dev);
+    app_free(c.alive, o->dev);
+    app_free(c.next, o->dev);
+    return t;
+}
+
+int main(int argc, char **argv) {
+    opts o;
+    o.w = (uint32_t)app_arg(argc, argv, "--w", 2048);
+    o.h = (uint32_t)app_arg(argc, argv, "--h", 2048);
+    o.iters = (uint32_t)app_arg(argc, argv, "--iters", 300);
+    o.density = (uint32_t)app_arg(argc, argv, "--density", 25);
+    o.dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
+    uint64_t n = (uint64_t)o.w * o.h;
+    long long mb = app_arg(argc, argv, "--heap-mb", 0);
+    o.heap = mb > 0 ? (size_t)mb << 20 : (size_t)(n * 48 + ((uint64_t)16 << 20));
+    const char *mode = app_args(argc, argv, "--mode", "all");
+    const char *csv = app_args(argc, argv, "--csv", NULL);
+    const char *ppm = app_args(argc, argv, "--ppm", NULL);
+    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all");
+    if (o.w < 3 || o.h < 3) { fprintf(stderr, "gameoflife: grid too small\n"); return 2; }
+    char env[512];
+    app_env(env, sizeof env, o.dev);
+    printf("gameoflife: %ux%u cells, %u iterations, density %u%%, %s\n", o.w, o.h, o.iters, o.density, env);
+    uint32_t *ga = (uint32_t *)calloc(n, 4), *gb = (uint32_t *)calloc(n, 4), *gm = (uint32_t *)calloc(n, 4);
+    double ts[3] = {-1, -1, -1};
+    if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&o, ga);
+    if (all || check || !strcmp(mode, "static")) ts[1] = run_static(&o, gb);
+#if defined(__CUDACC__)
+    if (o.dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(&o, gm);
+#endif
+    const char *names[3] = {"warpheap", "static", "malloc"};
+    for (int k = 0; k < 3; ++k)
+        if (ts[k] >= 0) printf("  %-9s %10.3f s  %10.4f ms/iteration\n", names[k], ts[k], 1e3 * ts[k] / o.iters);
+    int rc = 0;
+    if (check) {
+        uint32_t *other[2] = {ga, gm};
+        for (int k = 0; k < 2; ++k) {
+            if (ts[k == 0 ? 0 : 2] < 0) continue;
+            uint64_t diff = 0, alive = 0;
+            for (uint64_t i = 0; i < n; ++i) { diff += other[k][i] != gb[i]; alive += gb[i]; }
+            printf("  check: %s vs static: %llu of %llu cells differ (%llu alive) -> %s\n", k ? "malloc" : "warpheap",
+                   (unsigned long long)diff, (unsigned long long)n, (unsigned long long)alive, diff ? "FAILED" : "identical");
+            rc |= diff != 0;
+        }
+    }
+    if (ppm) {
+        unsigned char *img = (unsigned char *)malloc(n * 3);
+        for (uint64_t i = 0; i < n; ++i) memset(img + i * 3, (ts[0] >= 0 ? ga : gb)[i] ? 255 : 0, 3);
+        app_write_ppm(ppm, (int)o.w, (int)o.h, img);
+        free(img);
+    }
+    if (csv) {
+        FILE *f = fopen(csv, "a");
+        if (f) {
+            for (int k = 0; k < 3; ++k)
+                if (ts[k] >= 0)
+                    fprintf(f, "gameoflife,%s,%llu,%u,%.6f,%.6f,%s\n", names[k], (unsigned long long)n, o.iters, ts[k],
+                            1e3 * ts[k] / o.iters, env);
+            fclose(f);
+        }
+    }
+    free(ga); free(gb); free(gm);
+    return rc;
+}
