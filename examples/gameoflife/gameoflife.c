@@ -118,8 +118,6 @@ WH_INLINE WH_HOST_DEVICE void st_step(uint64_t i, const gl_ctx *c) {
 WH_SOA_PARALLEL_FOR(st_init_all, gl_ctx, st_init)
 WH_SOA_PARALLEL_FOR(st_step_all, gl_ctx, st_step)
 
-#include "gameoflife_malloc.h"
-
 /* ---- driver ------------------------------------------------------------------------------------- */
 typedef struct opts { uint32_t w, h, iters, density; int dev; size_t heap; } opts;
 
@@ -129,6 +127,8 @@ static gl_ctx ctx_for(const opts *o) {
     c.w = o->w; c.h = o->h; c.density = o->density;
     return c;
 }
+
+#include "gameoflife_malloc.h"
 
 static double run_warpheap(const opts *o, uint32_t *out) {
     wh_soa_type_desc types[] = {WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Alive), WH_SOA_TYPE(Candidate)};
