@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# k-d tree build table (register-efficient paper, Tables 3-4) into $OUT:
+# kdtree.csv, kdtree.md and the terminal log.  BUILD: the build directory.
+#   KD_SIZES=20000,200000 KD_BUDGET=60 bench/kdtree/gpu-bench.sh [extra args]
+set -u
+BUILD=${BUILD:-build}
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export WH_GPU_DRIVER=${WH_GPU_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)}
+export WH_COMMIT=${WH_COMMIT:-$(git -C "$(dirname "$0")/../.." rev-parse --short HEAD 2>/dev/null || cat "$BUILD/COMMIT" 2>/dev/null || echo unknown)}
+timeout "${KD_TIMEOUT:-230}" "$BUILD/bin/wh_kdtree_bench" --out="$OUT" \
+  --sizes="${KD_SIZES:-20000,200000,2000000,10000000}" --budget="${KD_BUDGET:-170}" "$@" 2>&1 | tee "$OUT/kdtree.log"
+exit "${PIPESTATUS[0]}"

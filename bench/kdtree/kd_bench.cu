@@ -1,0 +1,346 @@
+/* The [DS] benchmark of register-efficient-gpu-allocators.txt section 7,
+ * Tables 3 and 4: k-d tree build time per allocator on generated scenes (and
+ * OBJ files), with the allocation figures of the build and a check of every
+ * tree.  Table 3: heap = 200 x the root's list (BUMP fits); Table 4: heap =
+ * 20 x the root's list, so freed memory must be reused.  CUDA's device malloc
+ * gets the same bytes through cudaLimitMallocHeapSize, which can only be set
+ * before its first use in a context: each phase starts with cudaDeviceReset.
+ *
+ *   wh_kdtree_bench [--scenes=soup,torus,clustered] [--sizes=20000,...]
+ *                   [--obj=FILE] [--reps=5] [--budget=170] [--out=DIR]
+ */
+#include "kd_build.h"
+#include "warpheap/cuda_check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KD_MAX_REPS 9
+
+typedef struct kd_kind {
+    const char *name;
+    kd_alloc alloc;
+    wh_heap_kind heap;
+} kd_kind;
+
+static const kd_kind KINDS_BIG[] = { { "BUMP", KD_ALLOC_WARPHEAP, WH_HEAP_BUMP },
+                                     { "DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT },
+                                     { "CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR },
+                                     { "cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT } };
+static const kd_kind KINDS_SMALL[] = { { "DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT },
+                                       { "CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR },
+                                       { "cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT } };
+
+typedef struct kd_row {
+    char scene[64], kind[16], status[96];
+    uint32_t tris, heap_x, reps;
+    uint64_t heap_bytes;
+    kd_build_stats st;
+    double ms_median, ms_min;
+    long long check_errors;                 /* -1: not checked */
+} kd_row;
+
+typedef struct kd_opts {
+    char scenes[256], sizes[256], obj[512], out[512];
+    int reps;
+    double budget_s;
+} kd_opts;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *opt_str(int argc, char **argv, const char *name, const char *dflt) {
+    size_t n = strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return argv[i] + n + 1;
+    return dflt;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Exhaustive up to 300K triangles; above, 20000 sampled triangles and fewer
+ * rays (brute force is O(triangles) per ray). */
+static long long check(kd_gpu *g, const kd_scene *s, kd_check_result *r) {
+    kd_tree t;
+    if (kd_gpu_download(g, &t)) return -1;
+    uint32_t rays = s->ntris <= 300000u ? 256u : 16u;
+    long long e = (long long)kd_check_tree(s, &t, 300000u, 20000u, rays, 42u, r);
+    kd_tree_free(&t);
+    return e;
+}
+
+static void give_back(kd_gpu *g, const kd_kind *k, wh_heap *h) {
+    if (k->alloc == KD_ALLOC_CUDA) kd_gpu_release(g);
+    else if (wh_heap_reset(h) != WH_OK) fprintf(stderr, "heap reset: %s\n", wh_last_error());
+}
+
+/* One allocator on one scene: a checked warm-up build, then timed builds. */
+static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t heap_bytes, int reps, int do_check,
+                     kd_row *row) {
+    kd_build_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.alloc = k->alloc;
+    snprintf(row->kind, sizeof row->kind, "%s", k->name);
+    row->check_errors = -1;
+    if (k->alloc == KD_ALLOC_WARPHEAP) {
+        wh_heap_config hc;
+        memset(&hc, 0, sizeof hc);
+        hc.bytes = heap_bytes;
+        hc.kind = k->heap;
+        if (wh_heap_create(&cfg.heap, &hc) != WH_OK) {
+            snprintf(row->status, sizeof row->status, "no heap: %s", wh_last_error());
+            return;
+        }
+    }
+    if (kd_gpu_build(g, &cfg, &row->st)) snprintf(row->status, sizeof row->status, "root list failed");
+    if (do_check) {
+        kd_check_result cr;
+        row->check_errors = check(g, s, &cr);
+        if (row->check_errors)
+            fprintf(stderr, "  CHECK FAILED: structure %llu box %llu bad %llu dup %llu missing %llu rays %llu/%llu\n",
+                    (unsigned long long)cr.bad_structure, (unsigned long long)cr.box_mismatch,
+                    (unsigned long long)cr.bad_refs, (unsigned long long)cr.dup_refs,
+                    (unsigned long long)cr.missing, (unsigned long long)cr.ray_mismatch,
+                    (unsigned long long)cr.rays);
+    }
+    give_back(g, k, &cfg.heap);
+    /* Slow builds get fewer repetitions so the whole table fits its budget. */
+    if (row->st.ms > 2000.0f) reps = 1;
+    else if (row->st.ms > 500.0f && reps > 3) reps = 3;
+    double ms[KD_MAX_REPS];
+    row->reps = 0;
+    for (int r = 0; r < reps && !row->status[0]; ++r) {
+        kd_build_stats st;
+        (void)kd_gpu_build(g, &cfg, &st);
+        ms[row->reps++] = st.ms;
+        give_back(g, k, &cfg.heap);
+    }
+    if (row->reps) {
+        qsort(ms, row->reps, sizeof ms[0], cmp_double);
+        row->ms_median = ms[row->reps / 2];
+        row->ms_min = ms[0];
+    }
+    if (k->alloc == KD_ALLOC_WARPHEAP) (void)wh_heap_destroy(&cfg.heap);
+    if (!row->status[0] && row->st.alloc_failures) snprintf(row->status, sizeof row->status, "heap too small");
+    if (!row->status[0] && (row->st.timeouts || row->st.node_overflow)) snprintf(row->status, sizeof row->status, "timeout/overflow");
+    if (!row->status[0] && row->check_errors > 0) snprintf(row->status, sizeof row->status, "CHECK FAILED");
+    if (!row->status[0]) snprintf(row->status, sizeof row->status, "ok");
+}
+
+static double mean_bytes(const kd_build_stats *s) { return s->allocs ? (double)s->bytes / (double)s->allocs : 0.0; }
+static double sd_bytes(const kd_build_stats *s) {
+    if (!s->allocs) return 0.0;
+    double m = mean_bytes(s), v = (double)s->bytes_sq / (double)s->allocs - m * m;
+    return v > 0.0 ? sqrt(v) : 0.0;
+}
+
+static void print_row(const kd_row *r) {
+    printf("%-12s %9u  %3ux  %-11s %9.2f ms (min %.2f, %u reps)  nodes %llu refs/tri %.2f allocs %llu "
+           "mean %.1f B sd %.1f B fails %llu check %s  %s\n",
+           r->scene, r->tris, r->heap_x, r->kind, r->ms_median, r->ms_min, r->reps, (unsigned long long)r->st.nodes,
+           r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs, mean_bytes(&r->st),
+           sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures,
+           r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"), r->status);
+    fflush(stdout);
+}
+
+/* Both phases of one scene: 200x (Table 3) and 20x (Table 4) the root list. */
+static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_row *rows, int nrows, int max_rows) {
+    static const uint32_t factors[2] = { 200u, 20u };
+    for (int phase = 0; phase < 2; ++phase) {
+        uint64_t bytes = kd_root_bytes(s->ntris) * factors[phase];
+        if (bytes < (1u << 20)) bytes = 1u << 20;
+        const kd_kind *kinds = phase ? KINDS_SMALL : KINDS_BIG;
+        int nk = phase ? 3 : 4;
+        WH_CUDA_OR_DIE(cudaDeviceReset());
+        WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)bytes));
+        kd_gpu g;
+        uint32_t cap = s->ntris > 100000000u ? 0x3fffffffu : 8u * s->ntris + 4096u;
+        if (kd_gpu_create(&g, s, cap)) return nrows;
+        for (int k = 0; k < nk && nrows < max_rows; ++k) {
+            kd_row *r = &rows[nrows++];
+            memset(r, 0, sizeof *r);
+            snprintf(r->scene, sizeof r->scene, "%s", name);
+            r->tris = s->ntris;
+            r->heap_x = factors[phase];
+            r->heap_bytes = bytes;
+            /* Large scenes: the first kind of a phase is checked, the others
+             * must give the same tree (same node, leaf and reference counts). */
+            int do_check = s->ntris <= 2000000u || k == 0;
+            run_kind(&g, s, &kinds[k], bytes, o->reps, do_check, r);
+            if (!do_check && r - rows >= k && r->st.alloc_failures == 0 && (r - k)->st.alloc_failures == 0) {
+                const kd_build_stats *a = &(r - k)->st, *b = &r->st;
+                if (a->nodes != b->nodes || a->leaves != b->leaves || a->refs != b->refs)
+                    snprintf(r->status, sizeof r->status, "CHECK FAILED (tree differs)");
+            }
+            print_row(r);
+        }
+        kd_gpu_destroy(&g);
+    }
+    return nrows;
+}
+
+static const kd_row *find(const kd_row *rows, int n, const char *scene, uint32_t tris, uint32_t x, const char *kind) {
+    for (int i = 0; i < n; ++i)
+        if (!strcmp(rows[i].scene, scene) && rows[i].tris == tris && rows[i].heap_x == x && !strcmp(rows[i].kind, kind))
+            return &rows[i];
+    return NULL;
+}
+
+static void fmt_ms(char *buf, size_t n, const kd_row *r) {
+    if (!r) snprintf(buf, n, "-");
+    else if (strcmp(r->status, "ok")) snprintf(buf, n, "%s", r->status);
+    else snprintf(buf, n, "%.2f", r->ms_median);
+}
+
+static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const char *meta) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/kdtree.csv", o->out);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%s", meta);
+        fprintf(f, "scene,tris,heap_x,heap_bytes,allocator,build_ms_median,build_ms_min,reps,nodes,leaves,refs,"
+                   "refs_per_tri,allocs,mean_alloc_B,sd_alloc_B,alloc_failures,depth,check_errors,status\n");
+        for (int i = 0; i < n; ++i) {
+            const kd_row *r = &rows[i];
+            fprintf(f, "%s,%u,%u,%llu,%s,%.3f,%.3f,%u,%llu,%llu,%llu,%.3f,%llu,%.1f,%.1f,%llu,%u,%lld,%s\n", r->scene,
+                    r->tris, r->heap_x, (unsigned long long)r->heap_bytes, r->kind, r->ms_median, r->ms_min, r->reps,
+                    (unsigned long long)r->st.nodes, (unsigned long long)r->st.leaves, (unsigned long long)r->st.refs,
+                    r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs,
+                    mean_bytes(&r->st), sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures, r->st.depth,
+                    r->check_errors, r->status);
+        }
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/kdtree.md", o->out);
+    f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "# k-d tree build (register-efficient paper, Tables 3-4)\n\n```\n%s```\n\n", meta);
+    for (int phase = 0; phase < 2; ++phase) {
+        uint32_t x = phase ? 20u : 200u;
+        const kd_kind *kinds = phase ? KINDS_SMALL : KINDS_BIG;
+        int nk = phase ? 3 : 4;
+        fprintf(f, "## Heap = %ux the root's list%s\n\n", x, phase ? " (freed memory must be reused; Table 4)" : " (Table 3)");
+        fprintf(f, "| scene | N_tris | N_ref | N_alloc | mean B | sd B |");
+        for (int k = 0; k < nk; ++k) fprintf(f, " %s ms |", kinds[k].name);
+        fprintf(f, " cuda-malloc / DEFAULT |%s\n", phase ? "" : " DEFAULT / BUMP |");
+        fprintf(f, "|---|---:|---:|---:|---:|---:|");
+        for (int k = 0; k < nk; ++k) fprintf(f, "---:|");
+        fprintf(f, "---:|%s\n", phase ? "" : "---:|");
+        for (int i = 0; i < n; ++i) {
+            const kd_row *r = &rows[i];
+            if (r->heap_x != x || strcmp(r->kind, kinds[0].name)) continue;
+            const kd_row *d = find(rows, n, r->scene, r->tris, x, "DEFAULT");
+            const kd_row *ref = d ? d : r;
+            fprintf(f, "| %s | %u | %.2f | %llu | %.1f | %.1f |", r->scene, r->tris,
+                    r->tris ? (double)ref->st.refs / r->tris : 0.0, (unsigned long long)ref->st.allocs,
+                    mean_bytes(&ref->st), sd_bytes(&ref->st));
+            for (int k = 0; k < nk; ++k) {
+                char buf[100];
+                fmt_ms(buf, sizeof buf, find(rows, n, r->scene, r->tris, x, kinds[k].name));
+                fprintf(f, " %s |", buf);
+            }
+            const kd_row *c = find(rows, n, r->scene, r->tris, x, "cuda-malloc");
+            const kd_row *b = find(rows, n, r->scene, r->tris, x, "BUMP");
+            int dok = d && !strcmp(d->status, "ok");
+            if (dok && c && !strcmp(c->status, "ok")) fprintf(f, " %.2fx |", c->ms_median / d->ms_median);
+            else fprintf(f, " - |");
+            if (!phase) {
+                if (dok && b && !strcmp(b->status, "ok")) fprintf(f, " %.2fx |", d->ms_median / b->ms_median);
+                else fprintf(f, " - |");
+            }
+            fprintf(f, "\n");
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "Build times: median of the timed builds after a checked warm-up (CUDA events, root list "
+               "allocation to the last leaf). N_ref: leaf references per triangle; N_alloc, mean, sd: the "
+               "reference lists allocated by the build (16-byte padded). A cell that is not a number says why.\n");
+    fclose(f);
+}
+
+static void metadata(char *buf, size_t n, const char *commit) {
+    cudaDeviceProp p;
+    int dev = 0, rt = 0, drv = 0;
+    WH_CUDA_OR_DIE(cudaGetDevice(&dev));
+    WH_CUDA_OR_DIE(cudaGetDeviceProperties(&p, dev));
+    WH_CUDA_OR_DIE(cudaRuntimeGetVersion(&rt));
+    WH_CUDA_OR_DIE(cudaDriverGetVersion(&drv));
+    const char *driver = getenv("WH_GPU_DRIVER");
+    char date[64];
+    time_t t = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    snprintf(buf, n, "# gpu: %s (%d SMs)\n# driver: %s (CUDA driver API %d.%d)\n# cuda runtime: %d.%d\n# date: %s\n# commit: %s\n",
+             p.name, p.multiProcessorCount, driver ? driver : "?", drv / 1000, (drv % 1000) / 10, rt / 1000,
+             (rt % 1000) / 10, date, commit);
+}
+
+int main(int argc, char **argv) {
+    kd_opts o;
+    memset(&o, 0, sizeof o);
+    snprintf(o.scenes, sizeof o.scenes, "%s", opt_str(argc, argv, "--scenes", "soup,torus,clustered"));
+    snprintf(o.sizes, sizeof o.sizes, "%s", opt_str(argc, argv, "--sizes", "20000,200000,2000000,10000000"));
+    snprintf(o.obj, sizeof o.obj, "%s", opt_str(argc, argv, "--obj", ""));
+    snprintf(o.out, sizeof o.out, "%s", opt_str(argc, argv, "--out", "."));
+    o.reps = atoi(opt_str(argc, argv, "--reps", "5"));
+    if (o.reps < 1) o.reps = 1;
+    if (o.reps > KD_MAX_REPS) o.reps = KD_MAX_REPS;
+    o.budget_s = atof(opt_str(argc, argv, "--budget", "170"));
+    if (!wh_cuda_available()) {
+        fprintf(stderr, "wh_kdtree_bench: no GPU\n");
+        return 77;
+    }
+    char meta[1024];
+    metadata(meta, sizeof meta, getenv("WH_COMMIT") ? getenv("WH_COMMIT") : "?");
+    printf("%s", meta);
+    enum { MAX_ROWS = 512 };
+    kd_row *rows = (kd_row *)calloc(MAX_ROWS, sizeof(kd_row));
+    int n = 0;
+    double start = now_s();
+    if (o.obj[0]) {
+        kd_scene s;
+        if (kd_obj_read(&s, o.obj)) fprintf(stderr, "cannot read %s\n", o.obj);
+        else {
+            n = run_scene(&s, "obj", &o, rows, n, MAX_ROWS);
+            kd_scene_free(&s);
+        }
+    }
+    /* Sizes outer, scenes inner: if the budget runs out, every scene has its
+     * small sizes. */
+    char sizes[256];
+    snprintf(sizes, sizeof sizes, "%s", o.sizes);
+    for (char *sz = strtok(sizes, ","); sz; sz = strtok(NULL, ",")) {
+        uint32_t ntris = (uint32_t)strtoul(sz, NULL, 10);
+        char scenes[256], *save = NULL;
+        snprintf(scenes, sizeof scenes, "%s", o.scenes);
+        for (char *name = strtok_r(scenes, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+            if (now_s() - start > o.budget_s) {
+                printf("%-12s %9u  skipped: time budget of %.0f s spent\n", name, ntris, o.budget_s);
+                continue;
+            }
+            kd_scene s;
+            if (kd_scene_generate(&s, name, ntris, 1234u)) {
+                fprintf(stderr, "cannot make scene %s %u\n", name, ntris);
+                continue;
+            }
+            n = run_scene(&s, name, &o, rows, n, MAX_ROWS);
+            kd_scene_free(&s);
+            write_outputs(&o, rows, n, meta);     /* partial results survive a timeout */
+        }
+    }
+    write_outputs(&o, rows, n, meta);
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += strstr(rows[i].status, "CHECK FAILED") != NULL || rows[i].st.timeouts > 0;
+    printf("%d rows, %d with a failed check or timeout, %.1f s\n", n, bad, now_s() - start);
+    free(rows);
+    return bad ? 1 : 0;
+}
