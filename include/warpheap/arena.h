@@ -304,8 +304,10 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_free(wh_arena_state *s, wh_hand
  * the lock once and serves the whole warp.  Call where the calling lanes are
  * converged (wh_active_mask() is read at entry).  Throughput is that of one
  * thread: use them where one thread per block or warp is the natural owner. */
-WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_warp(wh_arena_ref a, uint64_t count, uint64_t stride) {
-    uint32_t mask = wh_active_mask();
+/* mask: exactly the lanes that call, each with its own request (derive it
+ * with wh_ballot at a converged point; wh_arena_alloc_warp uses the active
+ * mask).  Lanes of one warp must not be inside two arena calls at once. */
+WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_mask(wh_arena_ref a, uint32_t mask, uint64_t count, uint64_t stride) {
     unsigned leader = wh_leader(mask);
     bool lead = wh_lane_id() == leader;
     uint32_t locked = lead ? (uint32_t)wh__arena_lock(a.s) : 0u;
@@ -336,8 +338,7 @@ WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_warp(wh_arena_ref a, uint64_t 
 
 /* Free the handle in *slot (and null it) from a kernel; same rules.  Returns
  * this lane's status. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle *slot) {
-    uint32_t mask = wh_active_mask();
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_mask(wh_arena_ref a, uint32_t mask, wh_handle *slot) {
     unsigned leader = wh_leader(mask);
     bool lead = wh_lane_id() == leader;
     uint32_t locked = lead ? (uint32_t)wh__arena_lock(a.s) : 0u;
@@ -370,6 +371,13 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle 
     if (mine == WH_OK) *slot = wh_handle_null();
     wh_syncwarp(mask);
     return (wh_status)mine;
+}
+
+WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_warp(wh_arena_ref a, uint64_t count, uint64_t stride) {
+    return wh_arena_alloc_mask(a, wh_active_mask(), count, stride);
+}
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle *slot) {
+    return wh_arena_free_mask(a, wh_active_mask(), slot);
 }
 
 WH_EXTERN_C_END

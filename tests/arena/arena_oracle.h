@@ -36,17 +36,18 @@ WH_INLINE WH_HOST_DEVICE void wh_fuzz_thread(wh_arena_ref a, uint32_t warp_mask,
         uint64_t r = wh_hash64(t * 0x9E3779B97F4A7C15ull + i);
         uint32_t slot = (uint32_t)(t * k + (r >> 40) % k);
         bool full = slots[slot].ptr != 0;
-        if ((i & 1u) == 0) {                       /* warp-uniform phase: allocate */
-            if (full) continue;
+        bool act = (i & 1u) == 0 ? !full : full;   /* warp-uniform phase: allocate, then free */
+        uint32_t mask = wh_ballot(warp_mask, act); /* exactly the lanes that call */
+        if (!act) continue;
+        if ((i & 1u) == 0) {
             uint64_t st = wh_test_stride(r >> 8), n = 1 + (r >> 16) % (max_bytes / st);
-            wh_handle h = wh_arena_alloc_warp(a, n, st);
+            wh_handle h = wh_arena_alloc_mask(a, mask, n, st);
             slots[slot] = h;
             bytes[slot] = n * st;
             strides[slot] = st;
             if (h.ptr) c->allocs++; else c->failed_allocs++;
-        } else {                                   /* phase: free */
-            if (!full) continue;
-            if (wh_arena_free_warp(a, &slots[slot]) == WH_OK) c->frees++; else c->failed_frees++;
+        } else {
+            if (wh_arena_free_mask(a, mask, &slots[slot]) == WH_OK) c->frees++; else c->failed_frees++;
         }
     }
 }
