@@ -15,10 +15,11 @@
  *   the mask of those two lanes) instead of one thread: the two requests are
  *   independent, so a warp waits for one allocator round trip, not two.
  * - The queue is the node table itself: node ids are handed out in pairs, a
- *   node's slot is its task, a warp claims the next slot below the node
- *   count and waits for the slot's ready flag (set by the warp that made it,
- *   which is running).  Termination: the count of tasks in flight reaches 0.
- *   Every wait is bounded in time (cfg.timeout_s) and counted if it expires.
+ *   node's slot is its task; a warp takes the next slot number as a ticket
+ *   and waits for that slot's ready flag (set by the warp that made the node,
+ *   which is running: the grid is persistent, all warps resident).
+ *   Termination: the count of tasks in flight reaches 0.  Every wait is
+ *   bounded in time (cfg.timeout_s) and counted if it expires.
  * - Membership is by the triangle's bounding box (no triangle clipping), so
  *   the tree can be checked exactly against the same predicate (kd_scene.h).
  * - A failed allocation does not abort: the node becomes a leaf (counted), so
@@ -108,34 +109,22 @@ static __device__ void kd_count_alloc(kd_local *acc, uint32_t n) {
 
 /* ---- the queue (lane 0) ----------------------------------------------------- */
 
-/* Claim the next node slot, or KD_NONE when the build is over (or a wait
- * expired: counted). */
-static __device__ uint32_t kd_claim(const kd_args *a) {
+/* Ticket queue: each warp takes the next slot number (one atomic, no
+ * contention on retries) and waits on that slot's own ready flag.  A slot that
+ * is never made waits until no task is in flight: the build is over (once 0,
+ * the in-flight count stays 0, since only a task in flight makes tasks).
+ * Returns the slot, or KD_NONE when done or when the wait expired (counted). */
+static __device__ uint32_t kd_next_task(const kd_args *a) {
+    uint64_t ticket = wh_atomic_fetch_add(&a->c->head, 1ull, WH_RELAXED);
     unsigned long long start = kd_now();
     for (uint32_t i = 0; i < (1u << 30); ++i) {
-        if (wh_atomic_load(&a->c->inflight, WH_ACQUIRE) == 0) return KD_NONE;
-        uint64_t h = wh_atomic_load(&a->c->head, WH_RELAXED);
-        if (h < wh_atomic_load(&a->c->nodes, WH_RELAXED)) {
-            if (wh_atomic_cas(&a->c->head, &h, h + 1u, WH_RELAXED, WH_RELAXED)) return (uint32_t)h;
-            continue;
-        }
+        if (ticket < a->cap && wh_atomic_load(&a->ready[ticket], WH_ACQUIRE)) return (uint32_t)ticket;
+        if ((i & 3u) == 3u && wh_atomic_load(&a->c->inflight, WH_ACQUIRE) == 0) return KD_NONE;
         if ((i & 63u) == 63u && kd_now() - start > a->timeout_ns) break;
-        wh_backoff(i < 8u ? i : 8u);
+        __nanosleep(64u << (i < 6u ? i : 6u));            /* at most 4 us */
     }
     (void)wh_atomic_fetch_add(&a->c->timeouts, 1ull, WH_RELAXED);
     return KD_NONE;
-}
-
-/* The slot was counted before its task was written: wait for the flag. */
-static __device__ bool kd_wait_ready(const kd_args *a, uint32_t slot) {
-    unsigned long long start = kd_now();
-    for (uint32_t i = 0; i < (1u << 30); ++i) {
-        if (wh_atomic_load(&a->ready[slot], WH_ACQUIRE)) return true;
-        if ((i & 63u) == 63u && kd_now() - start > a->timeout_ns) break;
-        wh_backoff(i < 4u ? i : 4u);
-    }
-    (void)wh_atomic_fetch_add(&a->c->timeouts, 1ull, WH_RELAXED);
-    return false;
 }
 
 /* Two consecutive node ids, or KD_NONE when the table is full. */
@@ -375,18 +364,17 @@ static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task
     if (lane == 0) (void)wh_atomic_fetch_sub(&a->c->inflight, 1ull, WH_RELEASE);
 }
 
-static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(kd_args a) {
+/* __grid_constant__: &a points at the parameter itself, no per-thread copy. */
+static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(const __grid_constant__ kd_args a) {
     __shared__ uint32_t s_bins[KD_WARPS][6u * KD_BINS];
     uint32_t lane = threadIdx.x & 31u, *bins = s_bins[threadIdx.x >> 5];
     kd_local acc = { 0, 0, 0, 0, 0, 0 };
     for (uint32_t iter = 0; iter <= a.cap; ++iter) {      /* a warp takes at most cap tasks */
         uint32_t slot = KD_NONE;
-        if (lane == 0) {
-            slot = kd_claim(&a);
-            if (slot != KD_NONE && !kd_wait_ready(&a, slot)) slot = KD_NONE;
-        }
+        if (lane == 0) slot = kd_next_task(&a);
         slot = __shfl_sync(KD_FULL, slot, 0);
         if (slot == KD_NONE) break;
+        __syncwarp(KD_FULL);           /* lane 0's acquire orders the lanes' loads */
         kd_task t = kd_load_task(a.tasks + slot);
         kd_process(&a, slot, &t, bins, lane, &acc);
     }
@@ -402,7 +390,7 @@ static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(kd_args a) {
 }
 
 /* The root's list: one thread allocates (the only request of its size). */
-static __global__ void kd_root_kernel(kd_args a, uint32_t n, kd_box box) {
+static __global__ void kd_root_kernel(const __grid_constant__ kd_args a, uint32_t n, kd_box box) {
     uint32_t *p = n ? kd_list_alloc(&a, n, 1u) : NULL;
     kd_task t;
     t.box = box;
@@ -465,7 +453,10 @@ extern "C" int kd_gpu_create(kd_gpu *g, const kd_scene *s, uint32_t node_cap) {
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kd_build_kernel, KD_BLOCK, 0));
     g->block = KD_BLOCK;
-    g->grid = sms * (per_sm > 0 ? per_sm : 1);
+    /* At most 4 blocks (16 warps) per SM: enough to hide the latency of the
+     * list gathers, fewer idle pollers on the queue's words. */
+    per_sm = per_sm < 1 ? 1 : (per_sm > 4 ? 4 : per_sm);
+    g->grid = sms * per_sm;
     return 0;
 }
 
@@ -499,7 +490,7 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     a.leaf_size = cfg->leaf_size ? cfg->leaf_size : 8u;
     a.max_depth = cfg->max_depth ? cfg->max_depth : kd_default_depth(g->ntris);
     a.use_cuda = cfg->alloc == KD_ALLOC_CUDA;
-    a.timeout_ns = (unsigned long long)((cfg->timeout_s > 0.0 ? cfg->timeout_s : 20.0) * 1e9);
+    a.timeout_ns = (unsigned long long)((cfg->timeout_s > 0.0 ? cfg->timeout_s : 30.0) * 1e9);
     a.heap = cfg->heap;
     WH_CUDA_OR_DIE(cudaMemset(g->ctr, 0, sizeof(kd_counters)));
     WH_CUDA_OR_DIE(cudaMemset(g->ready, 0, (size_t)g->cap * sizeof(uint32_t)));

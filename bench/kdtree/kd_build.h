@@ -20,7 +20,7 @@ typedef struct kd_build_config {
     wh_heap heap;             /* KD_ALLOC_WARPHEAP: a fresh (or reset) heap    */
     uint32_t leaf_size;       /* a node with at most this many refs is a leaf */
     uint32_t max_depth;       /* 0: 8 + 1.3 log2(triangles), at most 40        */
-    double timeout_s;         /* a warp waiting this long for work gives up    */
+    double timeout_s;         /* a warp waiting this long gives up (0: 30 s) */
 } kd_build_config;
 
 typedef struct kd_build_stats {
