@@ -91,7 +91,8 @@ static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_
     WH_CUDA_OR_DIE(cudaMemset(d_total, 0, sizeof *d_total));
     double t0 = wh_now_seconds(), longest = 0;
     uint32_t launches = 0, most = threads;
-    while ((total.allocs < target || most < full) && wh_now_seconds() - t0 < budget) {
+    for (bool first = true; first || ((total.allocs < target || most < full) && wh_now_seconds() - t0 < budget);
+         first = false) {
         double t1 = wh_now_seconds();
         stress_kernel<<<(threads + 255u) / 256u, 256>>>(h, shape, held, sizes, d_total, threads, (uint64_t)launches << 32);
         WH_LAUNCH_OR_DIE();

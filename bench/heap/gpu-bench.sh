@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Device heap benchmarks on the GPU: wh_heap_bench writes heap_bench.csv and
+# heap_bench.md into $OUT.  Called by scripts/gpu-check.sh --bench with BUILD
+# and OUT set; by hand: BUILD=build OUT=out bench/heap/gpu-bench.sh
+set -u
+BUILD=${BUILD:-build}
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+commit=$(git -C "$(dirname "$0")/../.." rev-parse --short HEAD 2>/dev/null || cat "$BUILD/COMMIT" 2>/dev/null || echo unknown)
+timeout 600 "$BUILD/bin/wh_heap_bench" --out="$OUT" --commit="$commit" | tee "$OUT/heap_bench.log"
+rc=${PIPESTATUS[0]}
+if command -v python3 >/dev/null; then
+  python3 "$(dirname "$0")/report.py" "$OUT/heap_bench.csv" >> "$OUT/heap_bench.md" || true
+fi
+exit "$rc"

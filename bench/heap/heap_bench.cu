@@ -1,0 +1,397 @@
+/* Device heap benchmarks: every kind against CUDA's device malloc (its heap
+ * limit raised to the same size) and BUMP (the speed limit), in one binary and
+ * one run.  Workloads (register-efficient-gpu-allocators.txt sections 6-7,
+ * Table 2, scaled to the GPU: blocks = 8 x #SM, 256 threads; DynaSOAr 6.4):
+ *   ad      Alloc-Dealloc, one allocating thread per warp and every thread
+ *   acd     Alloc-Cycle-Dealloc, 10 and 100 cycles
+ *   prob    Probability (pAlloc = pFree = 0.75, 10 launches)
+ *   linux   Linux scalability: 16384 threads, n 64-B objects each, allocate
+ *           kernel then free kernel, time / n
+ *   one     one allocation per thread, 1M threads (the issue's goals)
+ *   fill90  fill 90% of a 9.4 GB heap with one size: allocations / s
+ *   util    heap utilisation at the first failed allocation (64 B; mixed)
+ *   regs    registers of a kernel with one allocation and one free (Table 1)
+ * Times are CUDA events, median of 5 after a warm-up (3 for CUDA's malloc,
+ * whose runs take seconds).  Writes heap_bench.csv and heap_bench.md into
+ * --out=DIR, each with GPU, driver, CUDA version, date and --commit. */
+#include "warpheap/heap.h"
+#include "warpheap/cuda_check.h"
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef unsigned long long ull;
+
+/* ---- allocators: one set of kernels each, the kind fixed at compile time so
+ * that each kernel holds only its own kind's code (fair register counts) ---- */
+#define WH_BENCH_ALLOCATOR(NAME, ALLOC, FREE)                                                 \
+    static __device__ __forceinline__ void *NAME##_alloc(const wh_heap *h, size_t n) { ALLOC; } \
+    static __device__ __forceinline__ void NAME##_free(const wh_heap *h, void *p) { FREE; }   \
+    static __global__ void NAME##_ad(wh_heap h, size_t size, int per_warp, uint32_t threads, ull *fails) { \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
+        if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                          \
+        void *p = NAME##_alloc(&h, size);                                                     \
+        if (!p) { atomicAdd(fails, 1ull); return; }                                           \
+        *(volatile char *)p = 1;                                                              \
+        NAME##_free(&h, p);                                                                   \
+    }                                                                                         \
+    static __global__ void NAME##_acd(wh_heap h, size_t size, int iters, int per_warp, uint32_t threads, ull *fails) { \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
+        if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                          \
+        void *ps[100];                                                                        \
+        for (int i = 0; i < iters; ++i) {                                                     \
+            ps[i] = NAME##_alloc(&h, size);                                                   \
+            if (!ps[i]) atomicAdd(fails, 1ull); else *(volatile char *)ps[i] = 1;             \
+        }                                                                                     \
+        for (int i = 0; i < iters; ++i) if (ps[i]) NAME##_free(&h, ps[i]);                    \
+    }                                                                                         \
+    static __global__ void NAME##_prob(wh_heap h, size_t size, void **slots, uint64_t seed, uint32_t threads, ull *fails) { \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
+        if (t >= threads || wh_lane_id() != 0) return;                                        \
+        uint32_t w = t / 32u;                                                                 \
+        bool go = wh_hash64(seed * 0x100000001ull + t) % 4u != 0u;      /* p = 0.75 */       \
+        if (!go) return;                                                                      \
+        if (!slots[w]) {                                                                      \
+            slots[w] = NAME##_alloc(&h, size);                                                \
+            if (!slots[w]) atomicAdd(fails, 1ull);                                            \
+        } else {                                                                              \
+            NAME##_free(&h, slots[w]);                                                        \
+            slots[w] = NULL;                                                                  \
+        }                                                                                     \
+    }                                                                                         \
+    /* thread t < count allocates n objects (pointers kept when ptrs != NULL) */              \
+    static __global__ void NAME##_many(wh_heap h, size_t size, uint32_t n, uint64_t count, void **ptrs, ull *fails) { \
+        uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                         \
+        if (t >= count) return;                                                               \
+        for (uint32_t k = 0; k < n; ++k) {                                                    \
+            void *p = NAME##_alloc(&h, size);                                                 \
+            if (!p) atomicAdd(fails, 1ull);                                                   \
+            if (ptrs) ptrs[t * n + k] = p;                                                    \
+        }                                                                                     \
+    }                                                                                         \
+    static __global__ void NAME##_freemany(wh_heap h, uint32_t n, uint64_t count, void **ptrs) { \
+        uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                         \
+        if (t >= count) return;                                                               \
+        for (uint32_t k = 0; k < n; ++k) if (ptrs[t * n + k]) NAME##_free(&h, ptrs[t * n + k]); \
+    }                                                                                         \
+    /* one round of the utilisation test: size 0 = mixed 16 B .. 4 KiB */                     \
+    static __global__ void NAME##_util(wh_heap h, uint32_t count, uint64_t seed, uint32_t size, ull *ok_bytes, ull *fails) { \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
+        if (t >= count) return;                                                               \
+        uint32_t n = size ? size : 16u + (uint32_t)(wh_hash64(seed + t) % 4081u);             \
+        void *p = NAME##_alloc(&h, n);                                                        \
+        if (p) atomicAdd(ok_bytes, (ull)n); else atomicAdd(fails, 1ull);                      \
+    }                                                                                         \
+    static __global__ void NAME##_reg(wh_heap h, size_t n, void **out) {                      \
+        void *p = NAME##_alloc(&h, n);                                                        \
+        out[threadIdx.x] = p;                                                                 \
+        NAME##_free(&h, p);                                                                   \
+    }
+
+#define WH_KIND_ALLOC(KIND) { wh_heap k = *h; k.kind = KIND; return wh_malloc(&k, n); }
+#define WH_KIND_FREE(KIND)  { wh_heap k = *h; k.kind = KIND; wh_free(&k, p); }
+
+WH_BENCH_ALLOCATOR(cuda, { (void)h; return malloc(n); }, { (void)h; free(p); })
+WH_BENCH_ALLOCATOR(bump, WH_KIND_ALLOC(WH_HEAP_BUMP), WH_KIND_FREE(WH_HEAP_BUMP))
+WH_BENCH_ALLOCATOR(dflt, WH_KIND_ALLOC(WH_HEAP_DEFAULT), WH_KIND_FREE(WH_HEAP_DEFAULT))
+WH_BENCH_ALLOCATOR(slab, WH_KIND_ALLOC(WH_HEAP_SLAB), WH_KIND_FREE(WH_HEAP_SLAB))
+WH_BENCH_ALLOCATOR(circ, WH_KIND_ALLOC(WH_HEAP_CIRCULAR), WH_KIND_FREE(WH_HEAP_CIRCULAR))
+WH_BENCH_ALLOCATOR(cmul, WH_KIND_ALLOC(WH_HEAP_CIRCULAR_MULTI), WH_KIND_FREE(WH_HEAP_CIRCULAR_MULTI))
+
+typedef struct allocator {
+    const char *name;
+    int kind;                  /* -1: CUDA's malloc */
+    void (*ad)(wh_heap, size_t, int, uint32_t, ull *);
+    void (*acd)(wh_heap, size_t, int, int, uint32_t, ull *);
+    void (*prob)(wh_heap, size_t, void **, uint64_t, uint32_t, ull *);
+    void (*many)(wh_heap, size_t, uint32_t, uint64_t, void **, ull *);
+    void (*freemany)(wh_heap, uint32_t, uint64_t, void **);
+    void (*util)(wh_heap, uint32_t, uint64_t, uint32_t, ull *, ull *);
+    void (*reg)(wh_heap, size_t, void **);
+} allocator;
+
+#define WH_ALLOCATOR_ROW(NAME, LABEL, KIND) \
+    {LABEL, KIND, NAME##_ad, NAME##_acd, NAME##_prob, NAME##_many, NAME##_freemany, NAME##_util, NAME##_reg}
+static const allocator allocators[] = {
+    WH_ALLOCATOR_ROW(bump, "bump", WH_HEAP_BUMP),
+    WH_ALLOCATOR_ROW(dflt, "default", WH_HEAP_DEFAULT),
+    WH_ALLOCATOR_ROW(slab, "slab", WH_HEAP_SLAB),
+    WH_ALLOCATOR_ROW(circ, "circular", WH_HEAP_CIRCULAR),
+    WH_ALLOCATOR_ROW(cmul, "circular_multi", WH_HEAP_CIRCULAR_MULTI),
+    WH_ALLOCATOR_ROW(cuda, "cuda-malloc", -1),     /* last: its runs take seconds */
+};
+#define NALLOC (sizeof allocators / sizeof *allocators)
+
+/* ---- run state, output ---------------------------------------------------- */
+static FILE *csv, *md;
+static int sms_count;
+static ull *d_fails, *d_bytes;
+static wh_heap cur;                 /* heap of the allocator being measured */
+static const allocator *cur_a;
+static uint64_t cur_bytes;
+
+static void row(const char *test, const char *mode, uint64_t size, uint64_t param, uint64_t threads,
+                uint64_t allocs, double ms, ull fails) {
+    fprintf(csv, "%s,%s,%s,%llu,%llu,%llu,%llu,%.6f,%.4g,%llu\n", test, cur_a->name, mode, (ull)size, (ull)param,
+            (ull)threads, (ull)allocs, ms, ms > 0 ? (double)allocs / (ms * 1e-3) : 0.0, fails);
+    fflush(csv);
+    printf("%-7s %-15s %-6s size %7llu param %4llu threads %9llu allocs %10llu  %10.4f ms  %9.3g /s  failed %llu\n",
+           test, cur_a->name, mode, (ull)size, (ull)param, (ull)threads, (ull)allocs, ms,
+           ms > 0 ? (double)allocs / (ms * 1e-3) : 0.0, fails);
+}
+
+static void use_allocator(const allocator *a, uint64_t bytes) {
+    if (cur_a && cur_a->kind >= 0) WH_CUDA_OR_DIE(wh_heap_destroy(&cur) == WH_OK ? cudaSuccess : cudaErrorUnknown);
+    memset(&cur, 0, sizeof cur);
+    cur_a = a;
+    cur_bytes = bytes;
+    if (a->kind < 0) return;
+    wh_heap_config cfg = {bytes, (wh_heap_kind)a->kind, 0, 0};
+    if (wh_heap_create(&cur, &cfg) != WH_OK) {
+        fprintf(stderr, "heap_bench: %s: %s\n", a->name, wh_last_error());
+        exit(1);
+    }
+}
+static void reset_heap(void) {
+    if (cur_a->kind >= 0 && wh_heap_reset(&cur) != WH_OK) {
+        fprintf(stderr, "heap_bench: reset: %s\n", wh_last_error());
+        exit(1);
+    }
+}
+static ull read_fails(void) {
+    ull f = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&f, d_fails, sizeof f, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemset(d_fails, 0, sizeof f));
+    return f;
+}
+
+static cudaEvent_t ev0, ev1;
+static void tic(void) { WH_CUDA_OR_DIE(cudaEventRecord(ev0)); }
+static double toc(void) {
+    float ms = 0;
+    WH_CUDA_OR_DIE(cudaEventRecord(ev1));
+    WH_CUDA_OR_DIE(cudaEventSynchronize(ev1));
+    WH_CUDA_OR_DIE(cudaEventElapsedTime(&ms, ev0, ev1));
+    return ms;
+}
+static int reps(void) { return cur_a->kind < 0 ? 3 : 5; }
+static double median(double *v, int n) { std::sort(v, v + n); return v[n / 2]; }
+
+/* ---- workloads ---------------------------------------------------------------- */
+static uint32_t grid_threads(void) { return (uint32_t)sms_count * 8u * 256u; }
+
+static void bench_ad(uint64_t size, int per_warp) {
+    uint32_t threads = grid_threads();
+    double t[5];
+    cur_a->ad<<<threads / 256u, 256>>>(cur, size, per_warp, threads, d_fails);   /* warm-up */
+    WH_LAUNCH_OR_DIE();
+    (void)read_fails();
+    for (int r = 0; r < reps(); ++r) {
+        tic();
+        cur_a->ad<<<threads / 256u, 256>>>(cur, size, per_warp, threads, d_fails);
+        WH_LAUNCH_OR_DIE();
+        t[r] = toc();
+    }
+    row("ad", per_warp ? "warp" : "thread", size, 1, threads, per_warp ? threads / 32u : threads, median(t, reps()),
+        read_fails() / (ull)reps());
+    reset_heap();
+}
+
+static void bench_acd(uint64_t size, int iters) {
+    uint32_t threads = grid_threads();
+    double t[5];
+    for (int r = 0; r < reps(); ++r) {
+        tic();
+        cur_a->acd<<<threads / 256u, 256>>>(cur, size, iters, 1, threads, d_fails);
+        WH_LAUNCH_OR_DIE();
+        t[r] = toc();
+        reset_heap();
+    }
+    row("acd", "warp", size, (uint64_t)iters, threads, (uint64_t)threads / 32u * iters, median(t, reps()),
+        read_fails() / (ull)reps());
+}
+
+static void bench_prob(uint64_t size) {
+    uint32_t threads = grid_threads();
+    void **slots;
+    WH_CUDA_OR_DIE(cudaMalloc(&slots, threads / 32u * sizeof(void *)));
+    double t[5];
+    for (int r = 0; r < reps(); ++r) {
+        WH_CUDA_OR_DIE(cudaMemset(slots, 0, threads / 32u * sizeof(void *)));
+        tic();
+        for (int k = 0; k < 10; ++k) {
+            cur_a->prob<<<threads / 256u, 256>>>(cur, size, slots, (uint64_t)k, threads, d_fails);
+            WH_LAUNCH_OR_DIE();
+        }
+        t[r] = toc();
+        reset_heap();     /* leaks the last live slots on purpose: reset clears them */
+        if (cur_a->kind < 0) {   /* CUDA's heap is not reset: free what is live */
+            cuda_freemany<<<threads / 32u / 256u + 1u, 256>>>(cur, 1, threads / 32u, slots);
+            WH_LAUNCH_OR_DIE();
+            WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+        }
+    }
+    row("prob", "warp", size, 10, threads, (uint64_t)threads / 32u * 10u * 3u / 4u, median(t, reps()),
+        read_fails() / (ull)reps());
+    WH_CUDA_OR_DIE(cudaFree(slots));
+}
+
+/* count threads allocate n objects each (timed); then free (timed separately). */
+static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t count, bool keep, double *free_ms) {
+    void **ptrs = NULL;
+    if (keep || cur_a->kind < 0) WH_CUDA_OR_DIE(cudaMalloc(&ptrs, count * n * sizeof(void *)));
+    double t[5], f[5];
+    uint32_t blocks = (uint32_t)((count + 255u) / 256u);
+    for (int r = 0; r < reps(); ++r) {
+        tic();
+        cur_a->many<<<blocks, 256>>>(cur, size, n, count, ptrs, d_fails);
+        WH_LAUNCH_OR_DIE();
+        t[r] = toc();
+        f[r] = 0;
+        if (ptrs) {
+            tic();
+            cur_a->freemany<<<blocks, 256>>>(cur, n, count, ptrs);
+            WH_LAUNCH_OR_DIE();
+            f[r] = toc();
+        }
+        reset_heap();
+    }
+    double ms = median(t, reps());
+    if (free_ms) *free_ms = median(f, reps());
+    row(test, "thread", size, n, count, count * n, ms, read_fails() / (ull)reps());
+    if (ptrs) WH_CUDA_OR_DIE(cudaFree(ptrs));
+}
+
+/* Rounds of `round` threads until the first failed allocation; the bytes
+ * requested successfully until then, over the heap size. */
+static double bench_util(uint32_t size, uint32_t round) {
+    ull ok = 0, fails = 0;
+    WH_CUDA_OR_DIE(cudaMemset(d_bytes, 0, sizeof(ull)));
+    uint32_t r = 0;
+    for (; r < 100000u && fails == 0; ++r) {
+        cur_a->util<<<(round + 255u) / 256u, 256>>>(cur, round, (uint64_t)r * round, size, d_bytes, d_fails);
+        WH_LAUNCH_OR_DIE();
+        WH_CUDA_OR_DIE(cudaMemcpy(&fails, d_fails, sizeof fails, cudaMemcpyDeviceToHost));
+    }
+    WH_CUDA_OR_DIE(cudaMemcpy(&ok, d_bytes, sizeof ok, cudaMemcpyDeviceToHost));
+    (void)read_fails();
+    double u = (double)ok / (double)cur_bytes;
+    fprintf(csv, "util,%s,%s,%u,%u,%u,%u,0,%.6f,%llu\n", cur_a->name, size ? "single" : "mixed", size, round, round, r, u, fails);
+    printf("util    %-15s %-6s size %5u: %.4f of %llu bytes at the first failure (%u rounds of %u)\n", cur_a->name,
+           size ? "single" : "mixed", size, u, (ull)cur_bytes, r, round);
+    reset_heap();
+    return u;
+}
+
+static int regs_of(const allocator *a) {
+    cudaFuncAttributes at;
+    WH_CUDA_OR_DIE(cudaFuncGetAttributes(&at, (const void *)a->reg));
+    return at.numRegs;
+}
+
+/* ---- main --------------------------------------------------------------------- */
+static const char *arg(int argc, char **argv, const char *name, const char *dflt) {
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return argv[i] + len + 1;
+    return dflt;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *out = arg(argc, argv, "--out", ".");
+    const char *commit = arg(argc, argv, "--commit", "unknown");
+    bool quick = arg(argc, argv, "--quick", NULL) != NULL;
+    uint64_t heap = 8ull << 30;
+    cudaDeviceProp prop;
+    int dev = 0, driver = 0, runtime = 0;
+    WH_CUDA_OR_DIE(cudaGetDevice(&dev));
+    WH_CUDA_OR_DIE(cudaGetDeviceProperties(&prop, dev));
+    WH_CUDA_OR_DIE(cudaDriverGetVersion(&driver));
+    WH_CUDA_OR_DIE(cudaRuntimeGetVersion(&runtime));
+    sms_count = prop.multiProcessorCount;
+    WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));     /* CUDA's heap: the same size */
+    WH_CUDA_OR_DIE(cudaMalloc(&d_fails, sizeof(ull)));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_bytes, sizeof(ull)));
+    WH_CUDA_OR_DIE(cudaMemset(d_fails, 0, sizeof(ull)));
+    WH_CUDA_OR_DIE(cudaEventCreate(&ev0));
+    WH_CUDA_OR_DIE(cudaEventCreate(&ev1));
+    char path[1024], date[64];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    snprintf(path, sizeof path, "%s/heap_bench.csv", out);
+    csv = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/heap_bench.md", out);
+    md = fopen(path, "w");
+    if (!csv || !md) { fprintf(stderr, "heap_bench: cannot write into %s\n", out); return 1; }
+    fprintf(csv, "# gpu=%s sms=%d driver=%d cuda_runtime=%d date=%s commit=%s heap=%llu\n", prop.name, sms_count,
+            driver, runtime, date, commit, (ull)heap);
+    fprintf(csv, "test,allocator,mode,size,param,threads,allocs,ms,allocs_per_s,failed\n");
+    fprintf(md, "# Device heap benchmarks\n\n%s (%d SMs), driver %d, CUDA runtime %d, %s, commit %s.\n"
+            "Heaps (and CUDA's malloc heap limit) %llu GiB unless said; blocks = 8 x #SM, 256 threads; "
+            "median of 5 (CUDA malloc: 3).\n\n", prop.name, sms_count, driver, runtime, date, commit, (ull)(heap >> 30));
+
+    /* registers (Table 1) */
+    fprintf(md, "## Registers of a kernel with one allocation and one free\n\n| allocator | registers |\n|---|---|\n");
+    for (unsigned a = 0; a < NALLOC; ++a) {
+        int r = regs_of(&allocators[a]);
+        fprintf(md, "| %s | %d |\n", allocators[a].name, r);
+        fprintf(csv, "regs,%s,,0,0,0,0,0,%d,0\n", allocators[a].name, r);
+    }
+
+    /* one allocation per thread, 1M threads (the goals) */
+    static const uint64_t one_sizes[] = {16, 256, 4096};
+    for (unsigned a = 0; a < NALLOC; ++a) {
+        use_allocator(&allocators[a], heap);
+        for (unsigned s = 0; s < 3; ++s) {
+            double free_ms = 0;
+            bench_many("one", one_sizes[s], 1, 1u << 20, true, &free_ms);
+            fprintf(csv, "one_free,%s,thread,%llu,1,%u,%u,%.6f,0,0\n", allocators[a].name, (ull)one_sizes[s],
+                    1u << 20, 1u << 20, free_ms);
+        }
+    }
+
+    /* Alloc-Dealloc, Alloc-Cycle-Dealloc, Probability, Linux scalability */
+    static const uint64_t ad_sizes[] = {4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072};
+    for (unsigned a = 0; a < NALLOC; ++a) {
+        use_allocator(&allocators[a], heap);
+        for (unsigned s = 0; s < sizeof ad_sizes / sizeof *ad_sizes; ++s) bench_ad(ad_sizes[s], 1);
+        for (unsigned s = 1; s < 6; s += 2) bench_ad(ad_sizes[s], 0);
+        bench_acd(16, 10);
+        if (!quick) bench_acd(16, 100);
+        bench_acd(4096, 10);
+        bench_prob(16);
+        bench_many("linux", 64, 16, 16384, true, NULL);
+        bench_many("linux", 64, 128, 16384, true, NULL);
+    }
+
+    /* fill 90% of a 9.4 GB heap with one size */
+    uint64_t big = 9400ull * 1000 * 1000;
+    static const int fill_kinds[] = {0, 1, 2};          /* bump, default, slab */
+    for (unsigned k = 0; k < 3; ++k) {
+        use_allocator(&allocators[fill_kinds[k]], big);
+        for (unsigned s = 0; s < 3; ++s) {
+            uint64_t count = big / 10u * 9u / one_sizes[s];
+            bench_many("fill90", one_sizes[s], 1, count, false, NULL);
+        }
+    }
+
+    /* utilisation at the first failure */
+    fprintf(md, "\n## Heap utilisation at the first failed allocation (256 MiB heap)\n\n"
+            "| allocator | 64 B objects | mixed 16 B - 4 KiB |\n|---|---|---|\n");
+    for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* not CUDA's: it has no walk */
+        use_allocator(&allocators[a], 256ull << 20);
+        double u64 = bench_util(64, 4096), umix = bench_util(0, 1024);
+        fprintf(md, "| %s | %.4f | %.4f |\n", allocators[a].name, u64, umix);
+    }
+    use_allocator(&allocators[NALLOC - 1], 0);
+    fprintf(md, "\nAll timings: heap_bench.csv (test, allocator, mode, size, param, threads, allocs, ms, "
+            "allocs_per_s, failed).  Tables of the timings: bench/heap/report.py.\n");
+    fclose(csv);
+    fclose(md);
+    printf("heap_bench: done\n");
+    return 0;
+}
