@@ -130,6 +130,7 @@ static double run_malloc(const opts *o, uint32_t *out) {
         gm_settle(&m.cand);
         gm_spread<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
         gm_settle(&m.cand);
+        if ((it + 1) % 50 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
     }
     app_sync(1);
     double t = app_now() - t0;

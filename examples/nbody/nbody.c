@@ -43,7 +43,7 @@ WH_INLINE WH_HOST_DEVICE void nb_pair(float x, float y, float m, float ox, float
     float d2 = dx * dx + dy * dy;
     if (d2 == 0.0f) return;
     float dist = sqrtf(d2);
-    float f = NB_G * m * om / (d2 + NB_DAMP) / dist;
+    float f = NB_G * m * om / ((d2 + NB_DAMP) * dist);
     *ax += (int64_t)(f * dx * NB_FIX);
     *ay += (int64_t)(f * dy * NB_FIX);
 }
@@ -75,11 +75,17 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, Body b, const nb_ctx *
     (void)c;
     float x = WH_GET(Body, b, px), y = WH_GET(Body, b, py), m = WH_GET(Body, b, mass);
     int64_t ax = 0, ay = 0;
-    wh_soa_iter it;                                       /* device_do(Body, ...) */
+    wh_soa_iter it;                                       /* device_do(Body, ...), block-wise */
     wh_soa_iter_begin(&it, s, Body_TYPE);
-    for (uint64_t p; (p = wh_soa_iter_next(&it, s)) != 0;) {
-        Body o = Body_from(p);
-        if (p != b.p) nb_pair(x, y, m, WH_GET(Body, o, px), WH_GET(Body, o, py), WH_GET(Body, o, mass), &ax, &ay);
+    uint64_t slots;
+    for (uint64_t p0; (p0 = wh_soa_iter_next_block(&it, s, &slots)) != 0;) {
+        const float *ox = WH_FIELD(Body, Body_from(p0), px), *oy = WH_FIELD(Body, Body_from(p0), py);
+        const float *om = WH_FIELD(Body, Body_from(p0), mass);
+        if (p0 == (b.p & ~(uint64_t)63u)) slots &= ~(1ull << wh_soa_ptr_slot(b.p));   /* not itself */
+        for (; slots; slots &= slots - 1u) {
+            int k = wh_ffs64(slots) - 1;
+            nb_pair(x, y, m, ox[k], oy[k], om[k], &ax, &ay);
+        }
     }
     WH_GET(Body, b, fx) = (float)((double)ax / NB_FIX);
     WH_GET(Body, b, fy) = (float)((double)ay / NB_FIX);

@@ -114,6 +114,15 @@ static __global__ void wm_free_dead(wt_list l) {
 static __global__ void wm_swap_counts(wt_list l) {
     *l.n = *l.n_next; *l.n_next = 0; *l.n_fresh = 0; *l.n_dead = 0;
 }
+/* The grid as three arrays (kind, egg, energy), for the comparison. */
+static __global__ void wm_export(wt_mctx m, uint64_t n, uint32_t *out) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    wt_agent *a = m.agent[i];
+    out[i] = a ? a->kind : WT_EMPTY;
+    out[n + i] = a ? a->egg : 0;
+    out[2 * n + i] = a && a->kind == WT_SHARK ? a->energy : 0;
+}
 static void wm_list_alloc(wt_list *l, uint32_t cap) {
     l->cap = cap;
     WH_CUDA_OR_DIE(cudaMalloc(&l->items, (size_t)cap * 8)); WH_CUDA_OR_DIE(cudaMalloc(&l->next, (size_t)cap * 8));
@@ -171,6 +180,7 @@ static double run_malloc(const opts *o, grid *out) {
         wm_update<<<g, 256>>>(m, m.sharks, true); WH_LAUNCH_OR_DIE();
         wm_settle(&m.sharks);
         wm_settle(&m.fish);                            /* fish eaten by sharks */
+        if ((it + 1) % 50 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
     }
     app_sync(1);
     double t = app_now() - t0;
@@ -179,15 +189,14 @@ static double run_malloc(const opts *o, grid *out) {
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     /* final grid */
     grid_alloc(out, n);
-    wt_agent **ag = (wt_agent **)malloc(n * 8);
-    WH_CUDA_OR_DIE(cudaMemcpy(ag, m.agent, n * 8, cudaMemcpyDeviceToHost));
-    for (uint64_t i = 0; i < n; ++i) {
-        if (!ag[i]) continue;
-        wt_agent h;
-        WH_CUDA_OR_DIE(cudaMemcpy(&h, ag[i], sizeof h, cudaMemcpyDeviceToHost));
-        out->kind[i] = h.kind; out->egg[i] = h.egg; out->energy[i] = h.kind == WT_SHARK ? h.energy : 0;
-    }
-    free(ag);
+    uint32_t *d_out;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * 12));
+    wm_export<<<g, 256>>>(m, n, d_out);
+    WH_LAUNCH_OR_DIE();
+    app_to_host(out->kind, d_out, n * 4, 1);
+    app_to_host(out->egg, d_out + n, n * 4, 1);
+    app_to_host(out->energy, d_out + 2 * n, n * 4, 1);
+    WH_CUDA_OR_DIE(cudaFree(d_out));
     wm_list_free(&m.fish);
     wm_list_free(&m.sharks);
     WH_CUDA_OR_DIE(cudaFree(m.agent)); WH_CUDA_OR_DIE(cudaFree(m.request));

@@ -92,4 +92,16 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_iter_next(wh_soa_iter *it, const wh_soa
     }
 }
 
+/* Block-wise form for hot loops: the pointer of slot 0 of the next block of
+ * the type (field arrays: WH_FIELD(Class, Class_from(p0), field)[slot]) and
+ * its objects as a bit mask in *slots; 0 when done. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_iter_next_block(wh_soa_iter *it, const wh_soa *s, uint64_t *slots) {
+    it->slots = 0;
+    uint64_t p = wh_soa_iter_next(it, s);                  /* first object of a block */
+    if (!p) return 0;
+    *slots = it->slots | (1ull << wh_soa_ptr_slot(p));
+    it->slots = 0;
+    return p & ~(uint64_t)63u;
+}
+
 #endif /* WARPHEAP_SOA_DO_H */
