@@ -82,7 +82,8 @@ typedef struct wh_free_index {
 
 typedef struct wh_blocks {
     uint32_t kind, nindex, capacity, spare;   /* spare: head of spare descriptors */
-    uint32_t granule_log2, nused, narenas, pad;
+    uint32_t granule_log2, nused, narenas;
+    uint32_t absorb;                          /* see wh_blocks_set_absorb; NONE if unset */
     uint64_t granule;
     uint64_t arena_bytes, used_bytes;         /* sum of arena sizes, of USED blocks */
     uint64_t index_off, desc_off;             /* byte offsets from this struct     */
@@ -183,8 +184,17 @@ WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh
         else wh_maxheap_init(&fi->u.heap, slots + (uint64_t)i * capacity * sizeof(uint32_t));
     }
     c->spare = WH_BLOCK_NONE;
+    c->absorb = WH_BLOCK_NONE;
     for (uint32_t b = capacity; b-- > 0;) wh__blocks_put_spare(c, b);
     return c;
+}
+
+/* Name an index whose free blocks may be taken by any index: a block freed
+ * (or moved) into index i then also merges with free neighbours of index a.
+ * The pool's READY index: blocks every stream may use may just as well be
+ * used by one, and merging keeps its streams' free space in one piece. */
+WH_INLINE WH_HOST_DEVICE void wh_blocks_set_absorb(wh_blocks *c, uint32_t a) {
+    c->absorb = a < c->nindex ? a : WH_BLOCK_NONE;
 }
 
 /* ---- arenas ------------------------------------------------------------------- */
@@ -271,16 +281,25 @@ WH_INLINE WH_HOST_DEVICE void wh__blocks_absorb_next(wh_blocks *c, uint32_t b) {
     wh__blocks_put_spare(c, n);
 }
 
+/* Whether free neighbour x may merge into a block of index i. */
+WH_INLINE WH_HOST_DEVICE bool wh__blocks_joins(const wh_blocks *c, uint32_t x, uint32_t i) {
+    const wh_block *d = wh_blocks_desc(c);
+    return x != WH_BLOCK_NONE && d[x].state == WH_BLOCK_FREE && (d[x].index == i || d[x].index == c->absorb);
+}
+
 /* Put block b (out of any index) into index i, merged with the free
- * neighbours of that index.  Returns the descriptor of the merged block. */
+ * neighbours of that index (and of the absorb index, if set: free blocks
+ * of i and of the absorb index may alternate in a run, and the whole run
+ * merges; each step frees a descriptor, so capacity bounds the loop).
+ * Returns the descriptor of the merged block. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_release(wh_blocks *c, uint32_t b, uint32_t i) {
     wh_block *d = wh_blocks_desc(c);
-    uint32_t n = d[b].next, p = d[b].prev;
-    if (n != WH_BLOCK_NONE && d[n].state == WH_BLOCK_FREE && d[n].index == i) {
-        wh__index_remove(c, n);
+    for (uint32_t k = 0; k < c->capacity && wh__blocks_joins(c, d[b].next, i); ++k) {
+        wh__index_remove(c, d[b].next);
         wh__blocks_absorb_next(c, b);
     }
-    if (p != WH_BLOCK_NONE && d[p].state == WH_BLOCK_FREE && d[p].index == i) {
+    for (uint32_t k = 0; k < c->capacity && wh__blocks_joins(c, d[b].prev, i); ++k) {
+        uint32_t p = d[b].prev;
         wh__index_remove(c, p);
         wh__blocks_absorb_next(c, p);
         b = p;

@@ -83,6 +83,11 @@ wh_status wh_pool_free(wh_pool *pool, void *ptr, wh_stream stream);
  * record_stream): its memory is reused only after that work, too. */
 wh_status wh_pool_record_stream(wh_pool *pool, void *ptr, wh_stream stream);
 
+/* Call before destroying a stream the pool has seen: waits for the work
+ * queued on it, hands its free blocks to every stream and frees its slot
+ * (a pool serves at most config.max_streams streams at a time). */
+wh_status wh_pool_forget_stream(wh_pool *pool, wh_stream stream);
+
 /* Return cached memory to the driver until at most keep_bytes stay cached.
  * Waits for the streams that hold freed blocks.  Only whole free arenas go. */
 wh_status wh_pool_trim(wh_pool *pool, size_t keep_bytes);

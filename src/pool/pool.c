@@ -72,6 +72,7 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory for %u block descriptors",
                         c.max_blocks);
     }
+    wh_blocks_set_absorb(p->core, WH__READY);      /* a stream may take READY neighbours */
     p->nslots = 1;                                   /* slot 0: READY */
     if (pthread_mutex_init(&p->lock, NULL)) {
         wh__pool_free_tables(p);

@@ -21,12 +21,19 @@ void wh__release(wh_pool *p, uint32_t b) {
     wh_blocks_free(p->core, b, p->info[b].free_slot);
 }
 
+/* Arena for a request: by size class, and at least 1/8 of what is reserved
+ * (up to 1 GiB), so that n bytes take O(log n) driver calls while the last
+ * arena's unused tail stays under ~12% of the total. */
 static uint64_t wh__arena_size(const wh_pool *p, uint64_t size) {
-    uint64_t a;
+    const uint64_t two = 2 * WH__MIB;
+    uint64_t a, grow = p->core->arena_bytes / 8;
     if (size <= WH__MIB) a = p->cfg.small_arena;
     else if (size < 10 * WH__MIB) a = p->cfg.medium_arena;
-    else a = (size + 2 * WH__MIB - 1) & ~(2 * WH__MIB - 1);
+    else a = size;
+    grow = grow > 1024 * WH__MIB ? 1024 * WH__MIB : grow;
+    a = a < grow ? grow : a;
     a = a < size ? size : a;
+    a = a >= two ? (a + two - 1) & ~(two - 1) : a;
     return wh_blocks_round(p->core, a);
 }
 
@@ -185,7 +192,7 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     if (st != WH_OK) return st;
     wh__info *in = &p->info[b];
     uint64_t uses = in->uses | (1ull << in->alloc_slot);
-    uses &= ~(1ull << slot);                 /* this stream's own order covers it */
+    uses &= ~(1ull << slot) & ~p->retired;   /* own order covers it; forgotten streams are done */
     in->free_slot = (uint8_t)slot;
     if (uses && (st = wh__defer(p, b, uses)) != WH_OK) return st;
     p->st.frees++;

@@ -53,11 +53,16 @@ wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s) {
     e->stream = s;
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
+        cudaError_t r = cudaSuccess;
         if (!e->ev) {
             if (p->nspare_ev) e->ev = p->spare_ev[--p->nspare_ev];
-            else WH_CUDA_TRY(cudaEventCreateWithFlags((cudaEvent_t *)&e->ev, cudaEventDisableTiming));
+            else r = cudaEventCreateWithFlags((cudaEvent_t *)&e->ev, cudaEventDisableTiming);
         }
-        WH_CUDA_TRY(cudaEventRecord((cudaEvent_t)e->ev, (cudaStream_t)s));
+        if (r == cudaSuccess) r = cudaEventRecord((cudaEvent_t)e->ev, (cudaStream_t)s);
+        if (r != cudaSuccess) {
+            (void)cudaGetLastError();            /* leave no error for the caller's next check */
+            return wh__fail(WH_ERR_CUDA, "pool: recording an event on stream %p: %s", s, cudaGetErrorString(r));
+        }
     }
 #else
     (void)p;

@@ -65,6 +65,7 @@ struct wh_pool {
     wh__event reclaim_ev[WH__MAX_SLOTS];
     wh_stream last_stream;
     uint32_t last_slot;
+    uint64_t retired;                /* slots of forgotten streams, free for reuse */
     wh__arena *arenas;
     uint32_t narenas, arenas_cap;
     wh__pending *pending;

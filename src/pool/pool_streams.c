@@ -21,11 +21,15 @@ wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot) {
         return WH_OK;
     }
     uint32_t k = 1;
-    while (k < p->nslots && p->streams[k] != s) ++k;
-    if (k == p->nslots) {
+    while (k < p->nslots && (p->streams[k] != s || (p->retired >> k & 1u))) ++k;
+    if (k == p->nslots && p->retired) {             /* reuse a forgotten stream's slot */
+        k = (uint32_t)(wh_ffs64(p->retired) - 1);
+        p->retired &= ~(1ull << k);
+        p->streams[k] = s;
+    } else if (k == p->nslots) {
         if (k > p->cfg.max_streams)
-            return wh__fail(WH_ERR_UNSUPPORTED, "pool serves at most %u streams (config.max_streams)",
-                            p->cfg.max_streams);
+            return wh__fail(WH_ERR_UNSUPPORTED, "pool serves at most %u streams at a time (config.max_streams; "
+                            "see wh_pool_forget_stream)", p->cfg.max_streams);
         p->streams[k] = s;
         p->nslots++;
     }
@@ -82,16 +86,49 @@ void wh__pending_poll(wh_pool *p, bool wait) {
     p->st.pending = p->npending;
 }
 
+static void wh__drain_to_ready(wh_pool *p, uint32_t s) {
+    wh_free_index *fi = wh_blocks_index(p->core, s);
+    for (uint32_t n = fi->nfree + 1, b; n-- > 0 && (b = wh_blocks_any_free(p->core, s)) != WH_BLOCK_NONE;)
+        wh_blocks_move(p->core, b, WH__READY);
+}
+
 /* Move every stream's free blocks whose stream has finished its queued work
  * to READY.  An event recorded now is later than every free in that index. */
 void wh__reclaim(wh_pool *p, bool wait) {
     for (uint32_t s = 1; s < p->nslots; ++s) {
-        wh_free_index *fi = wh_blocks_index(p->core, s);
-        if (fi->nfree == 0) continue;
+        if (wh_blocks_index(p->core, s)->nfree == 0) continue;
+        if (p->retired >> s & 1u) {                  /* a pending block came back to a gone stream */
+            wh__drain_to_ready(p, s);
+            continue;
+        }
         if (wh__event_record(p, &p->reclaim_ev[s], p->streams[s]) != WH_OK) continue;
         bool done = wait ? wh__event_wait(p, &p->reclaim_ev[s]) : wh__event_done(p, &p->reclaim_ev[s]);
-        if (!done) continue;
-        for (uint32_t n = fi->nfree + 1, b; n-- > 0 && (b = wh_blocks_any_free(p->core, s)) != WH_BLOCK_NONE;)
-            wh_blocks_move(p->core, b, WH__READY);
+        if (done) wh__drain_to_ready(p, s);
     }
+}
+
+/* The stream's work done, everything it freed is safe for all: stale
+ * references to the slot (a live block's alloc_slot, a kept block's free
+ * slot) at worst make a later user of the slot wait for its own stream. */
+static wh_status wh__forget_locked(wh_pool *p, wh_stream s) {
+    uint32_t k = 1;
+    while (k < p->nslots && (p->streams[k] != s || (p->retired >> k & 1u))) ++k;
+    if (k == p->nslots) return WH_OK;                  /* never seen */
+    wh_status st = wh__event_record(p, &p->reclaim_ev[k], s);
+    if (st != WH_OK) return st;
+    if (!wh__event_wait(p, &p->reclaim_ev[k]))
+        return wh__fail(WH_ERR_RETRY_LIMIT, "wh_pool_forget_stream: the stream's work did not finish");
+    wh__pending_poll(p, false);
+    wh__drain_to_ready(p, k);
+    p->retired |= 1ull << k;
+    if (p->last_slot == k) p->last_slot = 0;
+    return WH_OK;
+}
+
+wh_status wh_pool_forget_stream(wh_pool *p, wh_stream s) {
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_forget_stream: pool is NULL");
+    pthread_mutex_lock(&p->lock);
+    wh_status st = wh__forget_locked(p, s);
+    pthread_mutex_unlock(&p->lock);
+    return st;
 }

@@ -55,7 +55,14 @@ static void on_alloc(world *w, void *p, size_t n, uint8_t s) {
     for (uint32_t i = 0; i < w->nq; ++i) {
         const quarantine_t *q = &w->q[i];
         if (!overlaps(a, usable, q->lo, q->hi - q->lo)) continue;
-        if (q->wait_all || (s != q->free_stream && q->wait_others)) die("block reused before its streams finished");
+        if (q->wait_all || (s != q->free_stream && q->wait_others)) {
+#ifdef WH_FUZZ_TRACE
+            fprintf(stderr, "alloc on %u of [%lx,+%zu) hits q [%lx,%lx) freed on %u wait_all %x wait_others %x\n", s,
+                    (unsigned long)a, usable, (unsigned long)q->lo, (unsigned long)q->hi, q->free_stream, q->wait_all,
+                    q->wait_others);
+#endif
+            die("block reused before its streams finished");
+        }
     }
     live_t *l = &w->live[w->nlive];
     *l = (live_t){p, n, usable, (uint8_t)(0x11 + 7 * w->nlive + n)};
@@ -77,6 +84,10 @@ static void on_free(world *w, uint32_t k, uint8_t s) {
     live_t *l = &w->live[k];
     for (size_t i = 0; i < l->n; ++i)
         if (l->p[i] != l->fillc) die("live block overwritten");
+#ifdef WH_FUZZ_TRACE
+    fprintf(stderr, "  free [%lx,+%zu) on %u alloc on %u uses %x\n", (unsigned long)(uintptr_t)l->p, l->usable, s,
+            w->alloc_stream[k], w->uses[k]);
+#endif
     if (w->nq < MAXQ) {   /* the oracle forgets the oldest rules only when full */
         uint8_t others = (uint8_t)((w->uses[k] | 1u << w->alloc_stream[k]) & ~(1u << s));
         w->q[w->nq++] = (quarantine_t){(uintptr_t)l->p, (uintptr_t)l->p + l->usable, s, busy_mask(others),
@@ -115,6 +126,9 @@ static void step(world *w, const uint8_t *d) {
     uint8_t op = d[0] % 16, s = d[1] % NSTREAMS;
     wh_stream st = (wh_stream)(uintptr_t)(s + NSTREAMS);        /* never NULL-ish; maps back by % */
     size_t n = (size_t)d[2] | (size_t)d[3] << 8;
+#ifdef WH_FUZZ_TRACE
+    fprintf(stderr, "op %u stream %u n %zu nlive %u busy %d%d%d%d\n", op, s, n, w->nlive, busy[0], busy[1], busy[2], busy[3]);
+#endif
     n = (d[1] & 0x80) ? n * 16 : n;                               /* up to 1 MiB */
     if (op < 6) {                                                 /* alloc */
         if (w->nlive == MAXLIVE) return;
@@ -146,6 +160,16 @@ static void step(world *w, const uint8_t *d) {
         busy[s] = true;
     } else if (op == 14) {
         set_idle(w, s);
+    } else if (op == 15) {                                         /* forget (destroy) a stream */
+        wh_status r = wh_pool_forget_stream(w->pool, st);
+        /* a busy stream cannot be forgotten -- unless the pool never saw it */
+        if (r != WH_OK && !(busy[s] && r == WH_ERR_RETRY_LIMIT)) die("forget_stream");
+        if (r == WH_OK) {            /* the stream is gone: its live blocks belong to none */
+            for (uint32_t k = 0; k < w->nlive; ++k) {
+                if (w->alloc_stream[k] == s) w->alloc_stream[k] = NSTREAMS;
+                w->uses[k] &= (uint8_t)~(1u << s);
+            }
+        }
     }
 }
 

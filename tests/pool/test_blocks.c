@@ -32,12 +32,13 @@ static void check_core(const wh_blocks *c, uint32_t nlive, uint64_t live_bytes) 
     CHECK_EQ_U64(r.used_bytes + r.free_bytes, r.arena_bytes);
 }
 
-static void run_random(wh_blocks_kind kind, uint32_t capacity, uint32_t ops, uint64_t seed) {
+static void run_random(wh_blocks_kind kind, uint32_t capacity, uint32_t ops, uint64_t seed, bool absorb) {
     uint64_t bytes = wh_blocks_bytes(kind, 2, capacity);
     void *mem = aligned_alloc(64, (bytes + 63) & ~63ull);
     wh_blocks *c = wh_blocks_init(mem, bytes, kind, 2, capacity, GRANULE);
     CHECK(c != NULL);
     if (!c) { free(mem); return; }
+    if (absorb) wh_blocks_set_absorb(c, 0);     /* index 1 frees merge index 0 blocks */
     uint32_t heads[ARENAS];
     for (uint32_t a = 0; a < ARENAS; ++a) {
         heads[a] = wh_blocks_add_arena(c, (uint64_t)a * ARENA_BYTES, ARENA_BYTES, a & 1u);
@@ -140,8 +141,9 @@ int main(int argc, char **argv) {
     uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 200000);
     for (int k = 0; k < 2; ++k) {
         wh_blocks_kind kind = k ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF;
-        run_random(kind, 8192, ops, 1234 + k);
-        run_random(kind, 64, ops / 10, 99 + k);   /* descriptor shortage: no split */
+        run_random(kind, 8192, ops, 1234 + k, false);
+        run_random(kind, 8192, ops, 777 + k, true);
+        run_random(kind, 64, ops / 10, 99 + k, false);   /* descriptor shortage: no split */
         bad_input(kind);
     }
     walk_detects_corruption();

@@ -115,7 +115,7 @@ static void bad_input(void) {
 }
 
 static void too_many_streams(void) {
-    wh_pool_config c = {.backend = WH_POOL_CPU, .max_streams = 2};
+    wh_pool_config c = {.backend = WH_POOL_CPU, .max_streams = 2, .stream_busy = stream_busy};
     wh_pool *p;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     void *a = wh_pool_alloc(p, 10, S(1)), *b = wh_pool_alloc(p, 10, S(2));
@@ -123,6 +123,18 @@ static void too_many_streams(void) {
     CHECK(wh_pool_alloc(p, 10, S(3)) == NULL);
     CHECK(strstr(wh_last_error(), "streams") != NULL);
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK && wh_pool_free(p, b, S(2)) == WH_OK);
+    check_ok(p);
+    busy[1] = true;                                  /* forget waits for the stream's work */
+    CHECK(wh_pool_forget_stream(p, S(1)) == WH_ERR_RETRY_LIMIT);
+    CHECK(wh_pool_alloc(p, 10, S(3)) == NULL);
+    busy[1] = false;
+    CHECK(wh_pool_forget_stream(p, S(1)) == WH_OK);
+    CHECK(wh_pool_forget_stream(p, S(7)) == WH_OK);  /* never seen: nothing to do */
+    void *x = wh_pool_alloc(p, 10, S(3));            /* takes the freed slot */
+    CHECK(x == a);                                   /* stream 1's block is everyone's now */
+    void *d = wh_pool_alloc(p, 10, S(1));            /* stream 1 again: no slot left */
+    CHECK(d == NULL);
+    CHECK(wh_pool_free(p, x, S(3)) == WH_OK);
     check_ok(p);
     wh_pool_destroy(p);
 }

@@ -1,1 +1,184 @@
-int main() { return 77; }
+/* Host pool on the CUDA backend (exits 77 without a GPU): blocks that kernels
+ * fill and the host checks; stream order with a kernel that keeps a stream
+ * busy (a block freed on it is reused on it at once, on another stream only
+ * after the kernel: if the other stream does get it, the first stream must
+ * be idle by then); record_stream; exhaustion under a cap; host threads on
+ * their own streams; trim and destroy give everything back. */
+#include "warpheap/pool.h"
+#include "warpheap/cuda_check.h"
+#include "wh_test.h"
+
+#include <pthread.h>
+#include <vector>
+
+__global__ void fill_kernel(uint32_t *p, size_t words, uint32_t value) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = value;
+}
+
+/* Busy for about `cycles` clock ticks, then write value to p[0]. */
+__global__ void spin_kernel(uint32_t *p, long long cycles, uint32_t value) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+    p[0] = value;
+}
+
+static const long long kSpin = 200000000ll;   /* ~0.1 s at 1.98 GHz */
+
+static void fill(void *p, size_t bytes, uint32_t v, cudaStream_t s) {
+    fill_kernel<<<64, 256, 0, s>>>((uint32_t *)p, bytes / 4, v);
+    WH_LAUNCH_OR_DIE();
+}
+
+static bool holds(const void *p, size_t bytes, uint32_t v) {
+    std::vector<uint32_t> h(bytes / 4);
+    WH_CUDA_OR_DIE(cudaMemcpy(h.data(), p, bytes / 4 * 4, cudaMemcpyDeviceToHost));
+    for (uint32_t x : h)
+        if (x != v) return false;
+    return true;
+}
+
+static wh_pool *make(size_t cap) {
+    wh_pool_config c = {};
+    c.backend = WH_POOL_CUDA;
+    c.max_bytes = cap;
+    wh_pool *p = NULL;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    CHECK(wh_pool_get_backend(p) == WH_POOL_CUDA);
+    return p;
+}
+
+static void blocks_hold_data(void) {
+    wh_pool *pool = make(0);
+    std::vector<void *> v;
+    std::vector<size_t> n;
+    for (int i = 0; i < 200; ++i) {
+        size_t bytes = 4 + (size_t)wh_hash64(i) % (i % 10 == 0 ? (8u << 20) : 4096u) / 4 * 4;
+        void *p = wh_pool_alloc(pool, bytes, NULL);
+        CHECK(p && ((uintptr_t)p & 255u) == 0);
+        fill(p, bytes, 0xA0000000u + i, NULL);
+        v.push_back(p);
+        n.push_back(bytes);
+    }
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    for (int i = 0; i < 200; ++i) CHECK(holds(v[i], n[i], 0xA0000000u + i));   /* no overlap */
+    CHECK(wh_pool_check(pool) == WH_OK);
+    for (int i = 0; i < 200; i += 2) CHECK(wh_pool_free(pool, v[i], NULL) == WH_OK);
+    CHECK(wh_pool_trim(pool, 0) == WH_OK);
+    for (int i = 1; i < 200; i += 2) CHECK(holds(v[i], n[i], 0xA0000000u + i));
+    for (int i = 1; i < 200; i += 2) CHECK(wh_pool_free(pool, v[i], NULL) == WH_OK);
+    CHECK(wh_pool_trim(pool, 0) == WH_OK);
+    wh_pool_stats s;
+    wh_pool_get_stats(pool, &s);
+    CHECK_EQ_U64(s.reserved, 0);
+    CHECK(wh_pool_destroy(pool) == WH_OK);
+}
+
+static void stream_order(void) {
+    wh_pool *pool = make(0);
+    cudaStream_t a, b;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+    const size_t n = 1u << 20;
+    void *p = wh_pool_alloc(pool, n, a);
+    spin_kernel<<<1, 1, 0, a>>>((uint32_t *)p, kSpin, 1);
+    WH_LAUNCH_OR_DIE();
+    CHECK(wh_pool_free(pool, p, a) == WH_OK);
+    CHECK(wh_pool_alloc(pool, n, a) == p);                       /* same stream: at once */
+    CHECK(wh_pool_free(pool, p, a) == WH_OK);
+    void *q = wh_pool_alloc(pool, n, b);
+    CHECK(q != NULL);
+    CHECK(q != p || cudaStreamQuery(a) == cudaSuccess);           /* never before a's kernel ends */
+    CHECK(cudaStreamQuery(a) == cudaErrorNotReady);               /* the kernel was long enough */
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(a));
+    CHECK(wh_pool_free(pool, q, b) == WH_OK);
+
+    /* record_stream: allocated on a, used by a kernel on b */
+    void *r = wh_pool_alloc(pool, n, a);
+    spin_kernel<<<1, 1, 0, b>>>((uint32_t *)r, kSpin, 2);
+    WH_LAUNCH_OR_DIE();
+    CHECK(wh_pool_record_stream(pool, r, b) == WH_OK);
+    CHECK(wh_pool_free(pool, r, a) == WH_OK);
+    void *r2 = wh_pool_alloc(pool, n, a);
+    CHECK(r2 != r || cudaStreamQuery(b) == cudaSuccess);
+    CHECK(cudaStreamQuery(b) == cudaErrorNotReady);
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    uint32_t first;
+    WH_CUDA_OR_DIE(cudaMemcpy(&first, r, 4, cudaMemcpyDeviceToHost));
+    CHECK(first == 2 || r2 == r);
+    CHECK(wh_pool_free(pool, r2, a) == WH_OK);
+    wh_pool_stats s;
+    CHECK(wh_pool_trim(pool, 0) == WH_OK);
+    wh_pool_get_stats(pool, &s);
+    CHECK_EQ_U64(s.pending, 0);
+    CHECK_EQ_U64(s.reserved, 0);
+    CHECK(wh_pool_check(pool) == WH_OK);
+    CHECK(wh_pool_forget_stream(pool, a) == WH_OK && wh_pool_forget_stream(pool, b) == WH_OK);
+    wh_pool_destroy(pool);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(a));
+    WH_CUDA_OR_DIE(cudaStreamDestroy(b));
+}
+
+static void exhaustion(void) {
+    const size_t cap = 64u << 20;
+    wh_pool *pool = make(cap);
+    std::vector<void *> v;
+    void *p;
+    while (v.size() < 1000 && (p = wh_pool_alloc(pool, 3u << 20, NULL)) != NULL) v.push_back(p);
+    CHECK(v.size() >= 18 && v.size() < 1000);
+    CHECK(strstr(wh_last_error(), "pool exhausted") != NULL);
+    printf("exhaustion message: %s\n", wh_last_error());
+    CHECK(wh_pool_alloc(pool, cap * 2, NULL) == NULL);
+    for (void *x : v) CHECK(wh_pool_free(pool, x, NULL) == WH_OK);
+    p = wh_pool_alloc(pool, 40u << 20, NULL);                     /* needs a trim of cached arenas */
+    CHECK(p != NULL);
+    CHECK(wh_pool_free(pool, p, NULL) == WH_OK);
+    CHECK(wh_pool_check(pool) == WH_OK);
+    wh_pool_destroy(pool);
+}
+
+static wh_pool *shared;
+static void thread_body(unsigned t, void *arg) {
+    (void)arg;
+    cudaStream_t s;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    void *keep[16] = {0};
+    for (int i = 0; i < 3000; ++i) {
+        uint64_t r = wh_hash64(((uint64_t)t << 32) + i);
+        int k = (int)(r % 16);
+        if (keep[k]) { CHECK(wh_pool_free(shared, keep[k], s) == WH_OK); keep[k] = NULL; }
+        else {
+            size_t n = 4 + (r >> 8) % 100000 / 4 * 4;
+            keep[k] = r % 5 ? wh_pool_alloc(shared, n, s) : wh_pool_alloc_tagged(shared, n, (void *)(uintptr_t)(r % 4 + 1), s);
+            CHECK(keep[k] != NULL);
+            if (keep[k]) WH_CUDA_OR_DIE(cudaMemsetAsync(keep[k], (int)t, n, s));
+        }
+    }
+    for (int k = 0; k < 16; ++k) CHECK(wh_pool_free(shared, keep[k], s) == WH_OK);
+    CHECK(wh_pool_forget_stream(shared, s) == WH_OK);   /* before the handle dies */
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+}
+
+static void threads(void) {
+    shared = make(0);
+    wh_run_threads(8, thread_body, NULL);
+    wh_pool_stats s;
+    wh_pool_get_stats(shared, &s);
+    CHECK_EQ_U64(s.in_use, 0);
+    CHECK(s.allocs == s.frees && s.allocs > 8000);
+    CHECK(wh_pool_check(shared) == WH_OK);
+    CHECK(wh_pool_trim(shared, 0) == WH_OK);
+    wh_pool_get_stats(shared, &s);
+    CHECK_EQ_U64(s.reserved, 0);
+    wh_pool_destroy(shared);
+}
+
+int main(int argc, char **argv) {
+    if (!wh_cuda_available()) return WH_TEST_SKIP;
+    blocks_hold_data();
+    stream_order();
+    exhaustion();
+    if (!wh_arg_flag(argc, argv, "--small")) threads();
+    if (wh_test_failures) fprintf(stderr, "last error: %s\n", wh_last_error());
+    return wh_test_finish("test_pool_gpu");
+}

@@ -1,0 +1,336 @@
+/* Host pool benchmark: one binary, one run, against cudaMalloc/cudaFree and
+ * cudaMallocAsync/cudaFreeAsync (device default pool, release threshold
+ * UINT64_MAX so it keeps memory), all on one non-blocking stream unless said.
+ *
+ *   latency   : alloc+free pairs of one size, same stream; median over
+ *               batches of the mean pair time in a batch (clock_gettime)
+ *   random    : RMM's random_allocations (alloc with p = 0.73, else free a
+ *               random live block; sizes uniform in [1 B, max]; at most N
+ *               allocations in 2N steps; live bytes capped at 16 GiB)
+ *   futhark   : a loop whose body allocates 6 buffers, memsets 4 KiB of
+ *               each on the stream and frees them (Futhark's pattern)
+ *   streams4  : 4 host threads, each on its own stream, alloc/free with a
+ *               window of 16 live blocks, sizes 256 B .. 1 MiB
+ * Reports time per operation (alloc or free), peak reserved, peak live.
+ * Usage: wh_pool_bench --out=DIR [--quick]   (writes pool_bench.csv, .md)
+ */
+#include "warpheap/pool.h"
+#include "warpheap/cuda_check.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct alloc_if {
+    const char *name;
+    void *(*alloc)(struct alloc_if *a, size_t n, cudaStream_t s, const void *tag);
+    void (*release)(struct alloc_if *a, void *p, cudaStream_t s);
+    void (*reset)(struct alloc_if *a);              /* empty caches, zero peaks */
+    uint64_t (*peak_reserved)(struct alloc_if *a);  /* 0: unknown               */
+    wh_pool *pool;
+    cudaMemPool_t mp;
+    bool tagged;
+} alloc_if;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- the three allocators --------------------------------------------------- */
+static void *cm_alloc(alloc_if *a, size_t n, cudaStream_t s, const void *t) {
+    (void)a; (void)s; (void)t;
+    void *p = NULL;
+    if (cudaMalloc(&p, n) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    return p;
+}
+static void cm_free(alloc_if *a, void *p, cudaStream_t s) { (void)a; (void)s; WH_CUDA_OR_DIE(cudaFree(p)); }
+static void cm_reset(alloc_if *a) { (void)a; }
+static uint64_t cm_peak(alloc_if *a) { (void)a; return 0; }
+
+static void *ca_alloc(alloc_if *a, size_t n, cudaStream_t s, const void *t) {
+    (void)a; (void)t;
+    void *p = NULL;
+    if (cudaMallocAsync(&p, n, s) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    return p;
+}
+static void ca_free(alloc_if *a, void *p, cudaStream_t s) { (void)a; WH_CUDA_OR_DIE(cudaFreeAsync(p, s)); }
+static void ca_reset(alloc_if *a) {
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    WH_CUDA_OR_DIE(cudaMemPoolTrimTo(a->mp, 0));
+    uint64_t zero = 0;
+    WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(a->mp, cudaMemPoolAttrReservedMemHigh, &zero));
+    WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(a->mp, cudaMemPoolAttrUsedMemHigh, &zero));
+}
+static uint64_t ca_peak(alloc_if *a) {
+    uint64_t v = 0;
+    WH_CUDA_OR_DIE(cudaMemPoolGetAttribute(a->mp, cudaMemPoolAttrReservedMemHigh, &v));
+    return v;
+}
+
+static void *wh_alloc_(alloc_if *a, size_t n, cudaStream_t s, const void *t) {
+    return a->tagged && t ? wh_pool_alloc_tagged(a->pool, n, t, s) : wh_pool_alloc(a->pool, n, s);
+}
+static void wh_free_(alloc_if *a, void *p, cudaStream_t s) {
+    if (wh_pool_free(a->pool, p, s) != WH_OK) { fprintf(stderr, "wh_pool_free: %s\n", wh_last_error()); exit(1); }
+}
+static void wh_reset(alloc_if *a) {
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    if (a->pool) wh_pool_destroy(a->pool);
+    wh_pool_config c = {.backend = WH_POOL_CUDA};
+    if (wh_pool_create(&a->pool, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+}
+static uint64_t wh_peak(alloc_if *a) {
+    wh_pool_stats s;
+    wh_pool_get_stats(a->pool, &s);
+    return s.reserved_peak;
+}
+
+/* ---- output ------------------------------------------------------------------- */
+static FILE *csv, *md;
+
+static void row(const char *bench, const char *alloc, const char *param, uint64_t ops, double ns_per_op,
+                uint64_t peak_reserved, uint64_t peak_live) {
+    fprintf(csv, "%s,%s,%s,%llu,%.1f,%llu,%llu\n", bench, alloc, param, (unsigned long long)ops, ns_per_op,
+            (unsigned long long)peak_reserved, (unsigned long long)peak_live);
+    fflush(csv);
+}
+
+/* ---- latency by size -------------------------------------------------------------- */
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double latency(alloc_if *a, size_t n, cudaStream_t s, int batches, int per_batch) {
+    static const char site[] = "latency";
+    double *t = malloc(sizeof(double) * (size_t)batches);
+    for (int w = 0; w < 3; ++w) a->release(a, a->alloc(a, n, s, site), s);   /* warm up */
+    for (int b = 0; b < batches; ++b) {
+        double t0 = now();
+        for (int i = 0; i < per_batch; ++i) {
+            void *p = a->alloc(a, n, s, site);
+            if (!p) { fprintf(stderr, "%s: alloc %zu failed\n", a->name, n); exit(1); }
+            a->release(a, p, s);
+        }
+        t[b] = (now() - t0) / per_batch;
+    }
+    qsort(t, (size_t)batches, sizeof *t, cmp_double);
+    double med = t[batches / 2];
+    free(t);
+    return med * 1e9;
+}
+
+/* ---- RMM random_allocations ---------------------------------------------------- */
+typedef struct { void *p; size_t n; } blk;
+
+static void random_allocations(alloc_if *a, uint64_t n, uint64_t max, cudaStream_t s, double *ns, uint64_t *peak_live,
+                               uint64_t *ops_out) {
+    const uint64_t cap = 16ull << 30;
+    blk *live = malloc(sizeof(blk) * n);
+    uint64_t nlive = 0, allocs = 0, bytes = 0, ops = 0;
+    *peak_live = 0;
+    double t0 = now();
+    for (uint64_t i = 0; i < 2 * n; ++i) {
+        uint64_t x = wh_hash64(i * 0x9E37 + max), size = 1 + x % max;
+        bool do_alloc = nlive == 0 || ((x >> 33) % 100 < 73 && allocs < n && bytes + size < cap);
+        void *p = do_alloc ? a->alloc(a, size, s, NULL) : NULL;
+        if (do_alloc && p) {
+            live[nlive++] = (blk){p, size};
+            allocs++;
+            bytes += size;
+            if (bytes > *peak_live) *peak_live = bytes;
+        } else if (nlive) {
+            uint64_t k = wh_hash64(x) % nlive;
+            a->release(a, live[k].p, s);
+            bytes -= live[k].n;
+            live[k] = live[--nlive];
+        }
+        ops++;
+    }
+    while (nlive) { a->release(a, live[nlive - 1].p, s); nlive--; ops++; }
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    *ns = (now() - t0) * 1e9 / (double)ops;
+    *ops_out = ops;
+    free(live);
+}
+
+/* ---- Futhark's allocation in a loop ------------------------------------------------ */
+static const char *const sites[6] = {"a", "b", "c", "d", "e", "f"};
+
+static double futhark_loop(alloc_if *a, int iters, cudaStream_t s, uint64_t *peak_live) {
+    void *buf[6];
+    double t0 = now();
+    *peak_live = 0;
+    for (int i = 0; i < iters; ++i) {
+        uint64_t live = 0;
+        for (int k = 0; k < 6; ++k) {
+            size_t n = ((size_t)64 << (2 * k)) * 1024 / 16 + (size_t)(i % 7) * 4096;   /* 4 KiB .. 64 MiB, drifting */
+            buf[k] = a->alloc(a, n, s, sites[k]);
+            if (!buf[k]) { fprintf(stderr, "%s: futhark alloc failed\n", a->name); exit(1); }
+            WH_CUDA_OR_DIE(cudaMemsetAsync(buf[k], k, 4096, s));
+            live += n;
+        }
+        if (live > *peak_live) *peak_live = live;
+        for (int k = 0; k < 6; ++k) a->release(a, buf[k], s);
+    }
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    return (now() - t0) * 1e9 / (12.0 * iters);
+}
+
+/* ---- four streams at once ---------------------------------------------------------- */
+typedef struct { alloc_if *a; int ops; unsigned t; } job;
+
+static void *streams_thread(void *arg) {
+    job *j = arg;
+    cudaStream_t s;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    void *win[16] = {0};
+    for (int i = 0; i < j->ops; ++i) {
+        uint64_t x = wh_hash64(((uint64_t)j->t << 32) + (uint64_t)i);
+        int k = (int)(x % 16);
+        if (win[k]) { j->a->release(j->a, win[k], s); win[k] = NULL; }
+        else win[k] = j->a->alloc(j->a, 256 + (x >> 8) % (1u << 20), s, NULL);
+    }
+    for (int k = 0; k < 16; ++k)
+        if (win[k]) j->a->release(j->a, win[k], s);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    if (j->a->pool) wh_pool_forget_stream(j->a->pool, s);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    return NULL;
+}
+
+static double four_streams(alloc_if *a, int ops_per_thread) {
+    pthread_t th[4];
+    job jobs[4];
+    double t0 = now();
+    for (unsigned t = 0; t < 4; ++t) {
+        jobs[t] = (job){a, ops_per_thread, t};
+        pthread_create(&th[t], NULL, streams_thread, &jobs[t]);
+    }
+    for (int t = 0; t < 4; ++t) pthread_join(th[t], NULL);
+    return (now() - t0) * 1e9 / (4.0 * ops_per_thread);
+}
+
+static const char *arg(int argc, char **argv, const char *name) {
+    size_t l = strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], name, l) && argv[i][l] == '=') return argv[i] + l + 1;
+    return NULL;
+}
+
+static void header(void) {
+    struct cudaDeviceProp prop;
+    int drv = 0, rt = 0;
+    WH_CUDA_OR_DIE(cudaGetDeviceProperties(&prop, 0));
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    time_t t = time(NULL);
+    char date[64];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    const char *commit = getenv("WH_COMMIT") ? getenv("WH_COMMIT") : "unknown";
+    fprintf(csv, "# gpu=%s,driver=%d,runtime=%d,date=%s,commit=%s\n", prop.name, drv, rt, date, commit);
+    fprintf(csv, "bench,allocator,param,ops,ns_per_op,peak_reserved_bytes,peak_live_bytes\n");
+    fprintf(md, "# warpheap host pool benchmark\n\n%s, driver %d, runtime %d, %s, commit %s\n\n", prop.name, drv, rt,
+            date, commit);
+}
+
+int main(int argc, char **argv) {
+    const char *out = arg(argc, argv, "--out");
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) quick |= !strcmp(argv[i], "--quick");
+    if (!out || !wh_cuda_available()) { fprintf(stderr, "usage: wh_pool_bench --out=DIR (needs a GPU)\n"); return 1; }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pool_bench.csv", out);
+    csv = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/pool_bench.md", out);
+    md = fopen(path, "w");
+    if (!csv || !md) { perror("open output"); return 1; }
+    header();
+
+    cudaStream_t s;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false};
+    alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false};
+    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false};
+    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true};
+    WH_CUDA_OR_DIE(cudaDeviceGetDefaultMemPool(&ca.mp, 0));
+    uint64_t keep = UINT64_MAX;
+    WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(ca.mp, cudaMemPoolAttrReleaseThreshold, &keep));
+    wh_reset(&wp);
+    wh_reset(&wt);
+    alloc_if *all[4] = {&cm, &ca, &wp, &wt};
+
+    /* latency by size */
+    size_t sizes[] = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
+    fprintf(md, "## alloc+free pair, same stream (median of batch means, us)\n\n| size | cudaMalloc | cudaMallocAsync | warpheap | warpheap-tagged |\n| ---: | ---: | ---: | ---: | ---: |\n");
+    for (int i = 0; i < 6; ++i) {
+        fprintf(md, "| %zu |", sizes[i]);
+        for (int k = 0; k < 4; ++k) {
+            bool slow = k == 0;
+            double ns = latency(all[k], sizes[i], s, slow ? 7 : 31, slow ? 5 : (quick ? 200 : 2000));
+            char param[32];
+            snprintf(param, sizeof param, "%zu", sizes[i]);
+            row("latency_pair", all[k]->name, param, 0, ns, 0, 0);
+            fprintf(md, " %.3f |", ns / 1000.0);
+        }
+        fprintf(md, "\n");
+    }
+
+    /* random_allocations */
+    fprintf(md, "\n## RMM random_allocations (ns per operation; peak reserved / peak live)\n\n| N | max | cudaMalloc | cudaMallocAsync | warpheap | speed-up vs async | async reserved/live | warpheap reserved/live |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    uint64_t ns_[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            uint64_t n = ns_[i], mx = maxs[j] << 20;
+            if (quick && n > 10000) continue;
+            double r[3] = {0, 0, 0};
+            uint64_t pr[3] = {0, 0, 0}, pl = 0, ops = 0;
+            for (int k = 0; k < 3; ++k) {
+                if (k == 0 && n > 1000) continue;   /* cudaMalloc: ~0.1-1 ms a call */
+                all[k]->reset(all[k]);
+                random_allocations(all[k], n, mx, s, &r[k], &pl, &ops);
+                pr[k] = all[k]->peak_reserved(all[k]);
+                char param[48];
+                snprintf(param, sizeof param, "N=%llu max=%lluMiB", (unsigned long long)n, (unsigned long long)maxs[j]);
+                row("random_allocations", all[k]->name, param, ops, r[k], pr[k], pl);
+            }
+            all[1]->reset(all[1]);
+            wh_reset(&wp);
+            char cmcol[32] = "-";
+            if (r[0] > 0) snprintf(cmcol, sizeof cmcol, "%.0f", r[0]);
+            fprintf(md, "| %llu | %llu MiB | %s | %.0f | %.0f | %.1fx | %.3f | %.3f |\n", (unsigned long long)n,
+                    (unsigned long long)maxs[j], cmcol, r[1], r[2], r[1] / r[2], (double)pr[1] / (double)pl,
+                    (double)pr[2] / (double)pl);
+        }
+
+    /* Futhark's loop */
+    fprintf(md, "\n## Futhark loop: 6 allocations + memset + 6 frees per iteration (ns per operation)\n\n| allocator | ns/op | peak reserved / peak live |\n| --- | ---: | ---: |\n");
+    for (int k = 0; k < 4; ++k) {
+        all[k]->reset(all[k]);
+        uint64_t pl;
+        double ns = futhark_loop(all[k], k == 0 ? 50 : 2000, s, &pl);
+        uint64_t pr = all[k]->peak_reserved(all[k]);
+        row("futhark_loop", all[k]->name, "6 sites", k == 0 ? 600 : 24000, ns, pr, pl);
+        fprintf(md, "| %s | %.0f | %.3f |\n", all[k]->name, ns, pr ? (double)pr / (double)pl : 1.0);
+    }
+
+    /* four streams */
+    fprintf(md, "\n## four host threads, one stream each (ns per operation, wall)\n\n| allocator | ns/op |\n| --- | ---: |\n");
+    for (int k = 0; k < 3; ++k) {
+        all[k]->reset(all[k]);
+        double ns = four_streams(all[k], k == 0 ? 200 : (quick ? 5000 : 50000));
+        row("four_streams", all[k]->name, "4 threads", 0, ns, all[k]->peak_reserved(all[k]), 0);
+        fprintf(md, "| %s | %.0f |\n", all[k]->name, ns);
+    }
+    wh_pool_destroy(wp.pool);
+    wh_pool_destroy(wt.pool);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    fclose(csv);
+    fclose(md);
+    printf("wrote %s/pool_bench.csv and .md\n", out);
+    return 0;
+}
