@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Markdown tables from heap_bench.csv (wh_heap_bench): the goal tables of
+issue 7 and the paper's workloads.  Usage: report.py heap_bench.csv"""
+import csv, sys
+from collections import defaultdict
+
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))]
+head, rows = rows[0], rows[1:]
+R = [dict(zip(head, r)) for r in rows]
+def get(test, alloc, mode=None, size=None, param=None):
+    for r in R:
+        if r['test'] == test and r['allocator'] == alloc and (mode is None or r['mode'] == mode) \
+           and (size is None or int(r['size']) == size) and (param is None or int(r['param']) == param):
+            return r
+    return None
+allocs = []
+for r in R:
+    if r['allocator'] not in allocs and r['test'] != 'regs': allocs.append(r['allocator'])
+out = []
+def p(s=''): out.append(s)
+
+p('\n## One allocation per thread, 1M threads (ms, allocation kernel; x = speed-up over CUDA malloc)\n')
+p('| allocator | 16 B | 256 B | 4 KiB | free 16 B | free 256 B | free 4 KiB |')
+p('|---|---|---|---|---|---|---|')
+for a in allocs:
+    cells = []
+    for s in (16, 256, 4096):
+        r, c = get('one', a, size=s), get('one', 'cuda-malloc', size=s)
+        if not r: cells.append('-'); continue
+        ms = float(r['ms']); x = float(c['ms']) / ms if c and ms > 0 else 0
+        f = int(r['failed'])
+        cells.append('%.4g%s%s' % (ms, ' (%.0fx)' % x if a != 'cuda-malloc' and x else '', ' [%d failed]' % f if f else ''))
+    for s in (16, 256, 4096):
+        r = get('one_free', a, size=s)
+        cells.append('%.4g' % float(r['ms']) if r else '-')
+    p('| %s | %s |' % (a, ' | '.join(cells)))
+
+p('\n## Fill 90% of a 9.4 GB heap with one size (allocations / s)\n')
+p('| allocator | 16 B | 256 B | 4 KiB |')
+p('|---|---|---|---|')
+for a in allocs:
+    cells = []
+    for s in (16, 256, 4096):
+        r = get('fill90', a, size=s)
+        cells.append('%.3g%s' % (float(r['allocs_per_s']), ' [%s failed]' % r['failed'] if r and int(r['failed']) else '') if r else '-')
+    if any(c != '-' for c in cells): p('| %s | %s |' % (a, ' | '.join(cells)))
+
+for mode, title in (('warp', 'one allocating thread per warp'), ('thread', 'every thread allocating')):
+    sizes = sorted({int(r['size']) for r in R if r['test'] == 'ad' and r['mode'] == mode})
+    p('\n## Alloc-Dealloc, %s (ms per kernel)\n' % title)
+    p('| allocator | ' + ' | '.join('%d B' % s for s in sizes) + ' |')
+    p('|---|' + '---|' * len(sizes))
+    for a in allocs:
+        cells = []
+        for s in sizes:
+            r = get('ad', a, mode, s)
+            cells.append(('%.4g' % float(r['ms']) + (' [%s failed]' % r['failed'] if int(r['failed']) else '')) if r else '-')
+        p('| %s | %s |' % (a, ' | '.join(cells)))
+
+p('\n## Alloc-Cycle-Dealloc, Probability, Linux scalability (ms)\n')
+p('| allocator | ACD 16 B x10 | ACD 16 B x100 | ACD 4 KiB x10 | Probability 16 B | Linux n=16 (ms / n) | Linux n=128 (ms / n) |')
+p('|---|---|---|---|---|---|---|')
+for a in allocs:
+    c = []
+    for (t, s, prm) in (('acd', 16, 10), ('acd', 16, 100), ('acd', 4096, 10), ('prob', 16, 10)):
+        r = get(t, a, size=s, param=prm)
+        c.append(('%.4g' % float(r['ms']) + (' [%s failed]' % r['failed'] if int(r['failed']) else '')) if r else '-')
+    for n in (16, 128):
+        r = get('linux', a, param=n)
+        c.append('%.4g' % (float(r['ms']) / n) if r else '-')
+    p('| %s | %s |' % (a, ' | '.join(c)))
+print('\n'.join(out))
