@@ -52,9 +52,12 @@ __device__ float3 ball_center(int b, float t) {
                        0.5f + 0.28f * __cosf(t * (0.8f + 0.07f * fb) + 2.3f * fb));
 }
 
-static __global__ void field_kernel(float *f, int n, float t, int balls) {
+/* The frame number lives on the device (frame[0]) so that one captured graph
+ * serves every frame. */
+static __global__ void field_kernel(float *f, int n, const uint32_t *frame, int balls) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (uint32_t)(n * n * n)) return;
+    float t = 0.05f * (float)*frame;
     float inv = 1.0f / (float)(n - 1);
     float x = (i % n) * inv, y = (i / n % n) * inv, z = (i / n / n) * inv;
     float v = 0.f;
@@ -82,12 +85,14 @@ static __global__ void classify_kernel(const float *f, int n, uint32_t *counts) 
     counts[i] = c_ntri[cell_case(f, n, i % m, i / m % m, i / m / m)];
 }
 
-/* The frame's triangle count, where the allocation command reads it. */
+/* The frame's triangle count, where the allocation command reads it; then
+ * on to the next frame. */
 static __global__ void total_kernel(const uint32_t *offsets, const uint32_t *counts, uint32_t cells, size_t *count,
-                                    uint32_t *history) {
+                                    uint32_t *history, uint32_t *frame) {
     uint32_t total = offsets[cells - 1] + counts[cells - 1];
     *count = total;
-    *history = total;
+    history[*frame] = total;
+    *frame += 1;
 }
 
 __device__ float3 edge_point(const float *f, int n, int x, int y, int z, int e) {
@@ -123,6 +128,7 @@ struct ctx {
     uint32_t cells;
     float *field;
     uint32_t *counts, *offsets, *history;   /* history[frame]: triangles */
+    uint32_t *frame;                        /* device: the frame being made */
     size_t *tri_count;                      /* [k]: the count the allocation reads */
     void *scan_tmp;
     size_t scan_bytes;
@@ -131,14 +137,15 @@ struct ctx {
 
 static unsigned blocks_for(uint32_t n) { return (n + 255) / 256; }
 
-static void count_frame(ctx &c, int frame) {
+/* Field, cases, offsets, and the count into tri_count[k]. */
+static void count_frame(ctx &c, int k) {
     uint32_t pts = (uint32_t)(c.n * c.n * c.n);
-    field_kernel<<<blocks_for(pts), 256, 0, c.s>>>(c.field, c.n, 0.05f * (float)frame, c.balls);
+    field_kernel<<<blocks_for(pts), 256, 0, c.s>>>(c.field, c.n, c.frame, c.balls);
     WH_LAUNCH_OR_DIE();
     classify_kernel<<<blocks_for(c.cells), 256, 0, c.s>>>(c.field, c.n, c.counts);
     WH_LAUNCH_OR_DIE();
     WH_CUDA_OR_DIE(cub::DeviceScan::ExclusiveSum(c.scan_tmp, c.scan_bytes, c.counts, c.offsets, c.cells, c.s));
-    total_kernel<<<1, 1, 0, c.s>>>(c.offsets, c.counts, c.cells, &c.tri_count[frame % c.k], &c.history[frame]);
+    total_kernel<<<1, 1, 0, c.s>>>(c.offsets, c.counts, c.cells, &c.tri_count[k], c.history, c.frame);
     WH_LAUNCH_OR_DIE();
 }
 
@@ -147,13 +154,27 @@ static void generate(ctx &c, float *out, const wh_handle *slot) {
     WH_LAUNCH_OR_DIE();
 }
 
-/* ---- the three variants: run frames [0, frames) ------------------------------------- */
+/* ---- the three variants ---------------------------------------------------------------- *
+ * Each run makes frames [0, frames).  (a) and (c) never wait for the GPU, so
+ * a frame is also captured once as a CUDA graph per ring slot k and replayed;
+ * (b) waits in every frame, so only its counting part can be a graph. */
 
-static void run_worst(ctx &c, int frames, float **bufs) {
-    for (int f = 0; f < frames; ++f) {
-        count_frame(c, f);
-        generate(c, bufs[f % c.k], NULL);
+static void reset_frames(ctx &c) { WH_CUDA_OR_DIE(cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s)); }
+
+static void frame_worst(ctx &c, int k, float **bufs) {
+    count_frame(c, k);
+    generate(c, bufs[k], NULL);
+}
+
+/* One command per frame: free the mesh of frame f - K in slot k, allocate
+ * this frame's (count read on the GPU, stride one triangle) into it. */
+static void frame_arena(ctx &c, int k, wh_arena *a, wh_handle *slots) {
+    count_frame(c, k);
+    if (wh_arena_replace_async(a, &c.tri_count[k], TRI_BYTES, &slots[k], c.s) != WH_OK) {
+        fprintf(stderr, "arena: %s\n", wh_last_error());       /* enqueueing failed */
+        exit(1);
     }
+    generate(c, NULL, &slots[k]);
 }
 
 struct sync_state {
@@ -161,23 +182,26 @@ struct sync_state {
     size_t bytes[16];
     size_t *h_count;                        /* pinned */
     uint64_t live, peak;
+    cudaGraphExec_t count_graph;            /* count_frame(0) + the copy to h_count */
 };
 
-static void run_sync(ctx &c, int frames, sync_state &st) {
-    for (int f = 0; f < frames; ++f) {
-        int k = f % c.k;
-        count_frame(c, f);
-        WH_CUDA_OR_DIE(cudaMemcpyAsync(st.h_count, &c.tri_count[k], sizeof(size_t), cudaMemcpyDeviceToHost, c.s));
-        WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));           /* the host sync of variant (b) */
-        if (st.buf[k]) WH_CUDA_OR_DIE(cudaFreeAsync(st.buf[k], c.s));
-        st.live -= st.bytes[k];
-        st.bytes[k] = *st.h_count * TRI_BYTES;
-        st.buf[k] = NULL;
-        if (st.bytes[k]) WH_CUDA_OR_DIE(cudaMallocAsync((void **)&st.buf[k], st.bytes[k], c.s));
-        st.live += st.bytes[k];
-        st.peak = std::max(st.peak, st.live);
-        generate(c, st.buf[k], NULL);
+static void frame_sync(ctx &c, int f, sync_state &st, bool graph) {
+    int k = f % c.k;
+    if (graph) {
+        WH_CUDA_OR_DIE(cudaGraphLaunch(st.count_graph, c.s));
+    } else {
+        count_frame(c, 0);
+        WH_CUDA_OR_DIE(cudaMemcpyAsync(st.h_count, &c.tri_count[0], sizeof(size_t), cudaMemcpyDeviceToHost, c.s));
     }
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));               /* the host sync of variant (b) */
+    if (st.buf[k]) WH_CUDA_OR_DIE(cudaFreeAsync(st.buf[k], c.s));
+    st.live -= st.bytes[k];
+    st.bytes[k] = *st.h_count * TRI_BYTES;
+    st.buf[k] = NULL;
+    if (st.bytes[k]) WH_CUDA_OR_DIE(cudaMallocAsync((void **)&st.buf[k], st.bytes[k], c.s));
+    st.live += st.bytes[k];
+    st.peak = std::max(st.peak, st.live);
+    generate(c, st.buf[k], NULL);
 }
 
 static void free_sync(ctx &c, sync_state &st) {
@@ -189,23 +213,23 @@ static void free_sync(ctx &c, sync_state &st) {
     }
 }
 
-/* Slots of the first k frames of a run are null: nothing to free yet. */
-static void run_arena(ctx &c, int frames, wh_arena *a, wh_handle *slots) {
-    for (int f = 0; f < frames; ++f) {
-        int k = f % c.k;
-        count_frame(c, f);
-        wh_status st = f >= c.k ? wh_arena_free_async(a, &slots[k], c.s) : WH_OK;
-        if (st == WH_OK) st = wh_arena_alloc_strided_async(a, &c.tri_count[k], TRI_BYTES, &slots[k], c.s);
-        if (st != WH_OK) {                                    /* enqueueing failed (the launch) */
-            fprintf(stderr, "arena: %s\n", wh_last_error());
-            exit(1);
-        }
-        generate(c, NULL, &slots[k]);
+/* Capture make(k) once per slot k. */
+template <typename F> static std::vector<cudaGraphExec_t> capture(ctx &c, F make) {
+    std::vector<cudaGraphExec_t> g(c.k);
+    for (int k = 0; k < c.k; ++k) {
+        cudaGraph_t graph;
+        WH_CUDA_OR_DIE(cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed));
+        make(k);
+        WH_CUDA_OR_DIE(cudaStreamEndCapture(c.s, &graph));
+        WH_CUDA_OR_DIE(cudaGraphInstantiate(&g[k], graph, 0));
+        WH_CUDA_OR_DIE(cudaGraphDestroy(graph));
     }
+    return g;
 }
 
-static void free_arena(ctx &c, wh_arena *a, wh_handle *slots) {
-    if (wh_arena_free_batch_async(a, slots, (uint32_t)c.k, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+static void replay(ctx &c, int frames, const std::vector<cudaGraphExec_t> &g) {
+    reset_frames(c);
+    for (int f = 0; f < frames; ++f) WH_CUDA_OR_DIE(cudaGraphLaunch(g[f % c.k], c.s));
 }
 
 /* ---- timing, memory, output ---------------------------------------------------------- */
@@ -277,7 +301,7 @@ static std::vector<float> fetch_mesh(const void *ptr, uint32_t ntri) {
     return h;
 }
 
-static void write_results(const args &a, const ctx &c, const result *r, int nr, uint64_t needed, int max_tri) {
+static void write_results(const args &a, const ctx &c, const result *r, int nr, uint64_t needed, double headroom) {
     cudaDeviceProp prop;
     int dev = 0, rt = 0, drv = 0;
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
@@ -296,19 +320,20 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     for (int i = 0; i < nr; ++i)
         printf("%-28s %10.0f %9.4f %12.2f %12.2f %9.3f %8llu\n", r[i].name, r[i].fps, r[i].ms, r[i].peak / 1048576.0,
                r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped);
-    printf("(c)/(b) frames/s: %.2fx\n", r[2].fps / r[1].fps);
+    printf("(c)/(b) frames/s: %.2fx with plain launches, %.2fx with graphs; arena headroom %.2f\n", r[4].fps / r[2].fps,
+           r[5].fps / r[3].fps, headroom);
     if (a.csv) {
         FILE *f = fopen(a.csv, "a");
         if (!f) { perror(a.csv); exit(1); }
         fseek(f, 0, SEEK_END);
         if (ftell(f) == 0)
             fprintf(f, "gpu,driver,cuda_runtime,date,commit,n,k,frames,reps,balls,variant,fps,ms_per_frame,"
-                       "peak_bytes,reserved_bytes,needed_bytes,reserved_over_needed,dropped,max_tri_per_cell\n");
+                       "peak_bytes,reserved_bytes,needed_bytes,reserved_over_needed,dropped,arena_headroom\n");
         for (int i = 0; i < nr; ++i)
-            fprintf(f, "\"%s\",%s,%d,%s,%s,%d,%d,%d,%d,%d,\"%s\",%.1f,%.5f,%llu,%llu,%llu,%.4f,%llu,%d\n", prop.name,
+            fprintf(f, "\"%s\",%s,%d,%s,%s,%d,%d,%d,%d,%d,\"%s\",%.1f,%.5f,%llu,%llu,%llu,%.4f,%llu,%.2f\n", prop.name,
                     driver, rt, date, commit, a.n, a.k, a.frames, a.reps, a.balls, r[i].name, r[i].fps, r[i].ms,
                     (unsigned long long)r[i].peak, (unsigned long long)r[i].reserved, (unsigned long long)needed,
-                    (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped, max_tri);
+                    (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped, headroom);
         fclose(f);
     }
     if (a.md) {
@@ -323,7 +348,8 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
             fprintf(f, "| %s | %.0f | %.4f | %.2f | %.2f | %.3f | %llu |\n", r[i].name, r[i].fps, r[i].ms,
                     r[i].peak / 1048576.0, r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed,
                     (unsigned long long)r[i].dropped);
-        fprintf(f, "\n(c)/(b) frames/s: **%.2fx**\n", r[2].fps / r[1].fps);
+        fprintf(f, "\n(c)/(b) frames/s: **%.2fx** with plain launches, **%.2fx** with graphs. Arena region = %.2f x "
+                   "the warm-up high-water mark.\n", r[4].fps / r[2].fps, r[5].fps / r[3].fps, headroom);
         fclose(f);
     }
 }
@@ -346,6 +372,38 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaMalloc(&c.scan_tmp, c.scan_bytes));
 }
 
+/* Size the arena from a warm-up pass in a generous one: the smallest
+ * headroom (from a.headroom, in steps of 5%) over its high-water mark with
+ * which a whole pass runs without a failed allocation. */
+static wh_arena *sized_arena(ctx &c, const args &a, uint64_t generous, wh_handle *slots, double *headroom) {
+    wh_arena_config cfg = {};
+    cfg.bytes = generous;
+    cfg.backend = WH_ARENA_CUDA;
+    wh_arena *arena = NULL;
+    if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    reset_frames(c);
+    for (int f = 0; f < a.frames; ++f) frame_arena(c, f % c.k, arena, slots);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    wh_arena_stats st;
+    wh_arena_stats_get(arena, &st);
+    wh_arena_destroy(arena);
+    uint64_t high = st.peak_used;
+    for (double h = a.headroom; h < 3.0; h += 0.05) {
+        WH_CUDA_OR_DIE(cudaMemset(slots, 0, c.k * sizeof(wh_handle)));
+        cfg.bytes = (size_t)((double)high * h);
+        if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+        reset_frames(c);
+        for (int f = 0; f < a.frames; ++f) frame_arena(c, f % c.k, arena, slots);
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+        wh_arena_stats_get(arena, &st);
+        if (st.failures == 0) { *headroom = h; return arena; }
+        printf("arena: %.2f x the high-water mark drops %llu frames, trying more\n", h, (unsigned long long)st.failures);
+        wh_arena_destroy(arena);
+    }
+    fprintf(stderr, "arena: no headroom up to 3x worked\n");
+    exit(1);
+}
+
 int main(int argc, char **argv) {
     args a;
     parse(argc, argv, a);
@@ -354,87 +412,93 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    result r[3];
+    result r[6];
     uint32_t last = (uint32_t)a.frames - 1;
+    int K = a.k;
 
     /* (a) worst-case buffers */
-    std::vector<float *> bufs(a.k);
-    for (int k = 0; k < a.k; ++k) WH_CUDA_OR_DIE(cudaMalloc(&bufs[k], worst));
-    run_worst(c, a.frames, bufs.data());                                   /* warm-up */
-    double sec = median_seconds(c, a.reps, [&] { run_worst(c, a.frames, bufs.data()); });
+    std::vector<float *> bufs(K);
+    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaMalloc(&bufs[k], worst));
+    auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f % K, bufs.data()); };
+    plain_a();                                                                /* warm-up */
+    double sec = median_seconds(c, a.reps, plain_a);
+    r[0] = {"(a) worst case", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0};
+    std::vector<cudaGraphExec_t> ga = capture(c, [&](int k) { frame_worst(c, k, bufs.data()); });
+    replay(c, a.frames, ga);
+    sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, ga); });
+    r[1] = {"(a) worst case, graph", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0};
     std::vector<uint32_t> hist(a.frames);
     WH_CUDA_OR_DIE(cudaMemcpy(hist.data(), c.history, a.frames * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    const uint64_t needed = needed_peak(hist, a.k);
-    std::vector<float> mesh_a = fetch_mesh(bufs[last % a.k], hist[last]);
-    r[0] = {"(a) worst-case buffers", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)a.k * worst, (uint64_t)a.k * worst, 0};
-    for (int k = 0; k < a.k; ++k) WH_CUDA_OR_DIE(cudaFree(bufs[k]));
+    const uint64_t needed = needed_peak(hist, K);
+    std::vector<float> mesh_a = fetch_mesh(bufs[last % K], hist[last]);
+    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga[k]));
+    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaFree(bufs[k]));
 
-    /* (b) read the count back, cudaMallocAsync */
+    /* (b) read the count back, cudaMallocAsync (pool keeps its memory) */
     cudaMemPool_t pool;
     int dev = 0;
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
     WH_CUDA_OR_DIE(cudaDeviceGetDefaultMemPool(&pool, dev));
-    uint64_t big = UINT64_MAX, zero = 0;
+    uint64_t big = UINT64_MAX, zero = 0, reserved_high = 0;
     WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &big));
     sync_state st;
     memset(&st, 0, sizeof st);
     WH_CUDA_OR_DIE(cudaMallocHost(&st.h_count, sizeof(size_t)));
-    run_sync(c, a.frames, st);                                             /* warm-up */
+    std::vector<cudaGraphExec_t> gb = capture(c, [&](int) {
+        count_frame(c, 0);
+        WH_CUDA_OR_DIE(cudaMemcpyAsync(st.h_count, &c.tri_count[0], sizeof(size_t), cudaMemcpyDeviceToHost, c.s));
+    });
+    st.count_graph = gb[0];
+    for (int g = 0; g < 2; ++g) {
+        auto run_b = [&] { free_sync(c, st); reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_sync(c, f, st, g); };
+        run_b();                                                              /* warm-up */
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+        WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
+        st.peak = 0;
+        sec = median_seconds(c, a.reps, run_b);
+        WH_CUDA_OR_DIE(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved_high));
+        r[2 + g] = {g ? "(b) sync + mallocAsync, graph" : "(b) sync + mallocAsync", a.frames / sec,
+                    1e3 * sec / a.frames, st.peak, reserved_high, 0};
+    }
+    std::vector<float> mesh_b = fetch_mesh(st.buf[last % K], hist[last]);
     free_sync(c, st);
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-    WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
-    st.peak = 0;
-    sec = median_seconds(c, a.reps, [&] { free_sync(c, st); run_sync(c, a.frames, st); });
-    uint64_t reserved_high = 0;
-    WH_CUDA_OR_DIE(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved_high));
-    std::vector<float> mesh_b = fetch_mesh(st.buf[last % a.k], hist[last]);
-    r[1] = {"(b) count, sync, mallocAsync", a.frames / sec, 1e3 * sec / a.frames, st.peak, reserved_high, 0};
-    free_sync(c, st);
-    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaGraphExecDestroy(gb[k]));
     WH_CUDA_OR_DIE(cudaMemPoolTrimTo(pool, 0));
 
-    /* (c) the stream arena: size it from a warm-up pass in a generous one */
+    /* (c) the stream arena */
     wh_handle *slots;
-    WH_CUDA_OR_DIE(cudaMalloc(&slots, a.k * sizeof(wh_handle)));
-    WH_CUDA_OR_DIE(cudaMemset(slots, 0, a.k * sizeof(wh_handle)));
-    wh_arena *arena = NULL;
-    wh_arena_config cfg = {};
-    cfg.bytes = (size_t)a.k * worst;
-    cfg.backend = WH_ARENA_CUDA;
-    if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
-    run_arena(c, a.frames, arena, slots);
-    free_arena(c, arena, slots);
-    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    WH_CUDA_OR_DIE(cudaMalloc(&slots, K * sizeof(wh_handle)));
+    double headroom = 0;
+    wh_arena *arena = sized_arena(c, a, (uint64_t)K * worst, slots, &headroom);
     wh_arena_stats as;
+    auto plain_c = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena(c, f % K, arena, slots); };
+    sec = median_seconds(c, a.reps, plain_c);
     wh_arena_stats_get(arena, &as);
-    wh_arena_destroy(arena);
-    cfg.bytes = (size_t)((double)as.peak_used * a.headroom);
-    if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
-    bool live = false;
-    sec = median_seconds(c, a.reps, [&] {
-        if (live) free_arena(c, arena, slots);
-        run_arena(c, a.frames, arena, slots);
-        live = true;
-    });
-    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    r[4] = {"(c) stream arena", a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures};
+    std::vector<cudaGraphExec_t> gc = capture(c, [&](int k) { frame_arena(c, k, arena, slots); });
+    replay(c, a.frames, gc);
+    sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, gc); });
     wh_arena_stats_get(arena, &as);
-    wh_handle h;
-    WH_CUDA_OR_DIE(cudaMemcpy(&h, &slots[last % a.k], sizeof h, cudaMemcpyDeviceToHost));
-    std::vector<float> mesh_c = fetch_mesh(wh_handle_ptr(&h), h.ptr ? hist[last] : 0);
-    uint64_t dropped = (uint64_t)a.reps * a.frames - as.allocs;
-    r[2] = {"(c) stream arena, no sync", a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, dropped};
-    printf("arena: region %.2f MiB (%.2f x the warm-up's high-water mark), status %s, %llu failures, %llu commands\n",
-           as.region_bytes / 1048576.0, a.headroom, wh_strerror((wh_status)as.first_status),
+    r[5] = {"(c) stream arena, graph", a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes,
+            as.failures - r[4].dropped};
+    printf("arena: region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, %llu commands\n",
+           as.region_bytes / 1048576.0, headroom, wh_strerror((wh_status)as.first_status),
            (unsigned long long)as.failures, (unsigned long long)as.commands);
-    free_arena(c, arena, slots);
+    wh_handle h;
+    WH_CUDA_OR_DIE(cudaMemcpy(&h, &slots[last % K], sizeof h, cudaMemcpyDeviceToHost));
+    std::vector<float> mesh_c = fetch_mesh(wh_handle_ptr(&h), h.ptr ? hist[last] : 0);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    if (wh_arena_free_batch_async(arena, slots, (uint32_t)K, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
     wh_blocks_report rep;
     int bad = 0;
     if (wh_arena_check(arena, &rep) != WH_OK || rep.used != 0) { fprintf(stderr, "arena walk: %s\n", wh_last_error()); bad = 1; }
+    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc[k]));
     wh_arena_destroy(arena);
 
     bool same = mesh_a == mesh_b && mesh_a == mesh_c;
     printf("last frame: %u triangles; meshes of (a), (b), (c) %s\n", hist[last], same ? "identical" : "DIFFER");
-    write_results(a, c, r, 3, needed, t.max_tri);
+    write_results(a, c, r, 6, needed, headroom);
     if (a.png && *a.png) {
         const int w = 960, hh = 960;
         std::vector<uint8_t> rgb((size_t)w * hh * 3);

@@ -124,6 +124,9 @@ wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t
 /* Frees the handle in *d_slot and writes the null handle there. */
 wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s);
 wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n, wh_stream s);
+/* Free *d_slot unless it holds the null handle, then allocate *d_count *
+ * stride bytes into it: one command where a ring of K buffers turns over. */
+wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot, wh_stream s);
 wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s);
 
 /* The returned wh_status of the calls above says only whether the command
@@ -297,6 +300,27 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_free(wh_arena_state *s, wh_hand
     wh__arena_publish(s, first);
     wh__arena_unlock(s);
     return first;
+}
+
+/* A command: free the handle in *slot unless it is null, then allocate
+ * count * stride bytes into it -- one command for a ring of buffers.  If the
+ * free is refused (a bad handle) the slot is left as it was. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace(wh_arena_state *s, const size_t *count, uint64_t stride,
+                                                        wh_handle *slot) {
+    if (!wh__arena_lock(s)) {
+        wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+        return WH_ERR_RETRY_LIMIT;
+    }
+    wh_status st = slot->ptr ? wh__arena_do_free(s, *slot) : WH_OK;
+    if (st == WH_OK) {
+        wh_handle h;
+        st = wh__arena_do_alloc(s, *count, stride, &h);
+        *slot = h;
+    }
+    wh__arena_note(s, st);
+    wh__arena_publish(s, st);
+    wh__arena_unlock(s);
+    return st;
 }
 
 /* ---- allocation from a kernel ------------------------------------------------- *

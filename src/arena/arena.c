@@ -212,6 +212,20 @@ wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s) {
     return wh_arena_free_batch_async(a, d_slot, 1, s);
 }
 
+wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot, wh_stream s) {
+    if (!a || !d_count || !d_slot) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    if (a->backend == WH_ARENA_CPU) {
+        (void)s;
+        (void)wh__arena_cmd_replace(a->state, d_count, stride, d_slot);
+        return WH_OK;
+    }
+#if WH_HAVE_CUDA
+    return wh__arena_launch_replace(a->state, d_count, stride, d_slot, s);
+#else
+    return no_cuda();
+#endif
+}
+
 wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s) {
     if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (a->backend == WH_ARENA_CPU) {

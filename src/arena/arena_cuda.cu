@@ -14,6 +14,11 @@ static __global__ void wh_arena_free_kernel(wh_arena_state *s, wh_handle *slots,
     (void)wh__arena_cmd_free(s, slots, n);
 }
 
+static __global__ void wh_arena_replace_kernel(wh_arena_state *s, const size_t *count, uint64_t stride,
+                                               wh_handle *slot) {
+    (void)wh__arena_cmd_replace(s, count, stride, slot);
+}
+
 /* Clearing takes the lock so it cannot interleave with a command's note. */
 static __global__ void wh_arena_clear_kernel(wh_arena_state *s) {
     if (!wh__arena_lock(s)) return;
@@ -31,6 +36,13 @@ extern "C" wh_status wh__arena_launch_alloc(wh_arena_state *s, const size_t *cou
 
 extern "C" wh_status wh__arena_launch_free(wh_arena_state *s, wh_handle *slots, uint32_t n, wh_stream stream) {
     wh_arena_free_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, slots, n);
+    WH_LAUNCH_TRY();
+    return WH_OK;
+}
+
+extern "C" wh_status wh__arena_launch_replace(wh_arena_state *s, const size_t *count, uint64_t stride,
+                                              wh_handle *slot, wh_stream stream) {
+    wh_arena_replace_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, count, stride, slot);
     WH_LAUNCH_TRY();
     return WH_OK;
 }

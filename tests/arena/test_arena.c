@@ -250,6 +250,39 @@ static void test_random_commands(wh_blocks_kind kind, uint32_t commands, uint64_
     wh_arena_destroy(a);
 }
 
+/* Replace: null slot -> allocate; full slot -> old block freed, new one in;
+ * a bad handle -> the status, the slot untouched; a ring keeps K live. */
+static void test_replace(void) {
+    wh_arena *a = make(4 << 20, 64, WH_BLOCKS_TLSF);      /* 3 live of <= 216 KiB */
+    wh_handle ring[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    for (uint32_t f = 0; f < 300; ++f) {
+        size_t n = 1000 + (f * 7919u) % 5000;
+        wh_arena_replace_async(a, &n, 36, &ring[f % 3], NULL);
+        CHECK(ring[f % 3].ptr != 0);
+    }
+    CHECK(take_status(a) == WH_OK);
+    wh_blocks_report r;
+    CHECK(wh_arena_check(a, &r) == WH_OK && r.used == 3);
+    wh_handle old = ring[0], bad = ring[1];
+    size_t n = 500;
+    wh_arena_replace_async(a, &n, 1, &ring[0], NULL);
+    CHECK(ring[0].ptr != 0 && ring[0].ptr != old.ptr + 1);
+    wh_arena_free_async(a, &old, NULL);                  /* replaced: already freed */
+    CHECK(take_status(a) == WH_ERR_DOUBLE_FREE);
+    bad.gen ^= 1u;                                       /* forged generation */
+    wh_handle keep = bad;
+    wh_arena_replace_async(a, &n, 1, &bad, NULL);
+    CHECK(take_status(a) == WH_ERR_DOUBLE_FREE);
+    CHECK(bad.ptr == keep.ptr && bad.gen == keep.gen);
+    n = 0;                                               /* bad size: old one freed, slot null */
+    wh_arena_replace_async(a, &n, 1, &ring[2], NULL);
+    CHECK(ring[2].ptr == 0 && take_status(a) == WH_ERR_INVALID_ARGUMENT);
+    wh_arena_free_batch_async(a, ring, 2, NULL);
+    CHECK(take_status(a) == WH_OK);
+    CHECK(wh_arena_check(a, &r) == WH_OK && r.used == 0 && r.free == 1);
+    wh_arena_destroy(a);
+}
+
 /* The device-side functions, one host thread. */
 static void test_warp_api(void) {
     enum { K = 256 };
@@ -283,6 +316,7 @@ int main(int argc, char **argv) {
     test_strides();
     test_random_commands(WH_BLOCKS_TLSF, commands, 1);
     test_random_commands(WH_BLOCKS_MAXHEAP, commands, 2);
+    test_replace();
     test_warp_api();
     return wh_test_finish("test_arena");
 }

@@ -7,7 +7,7 @@
  *    the same lock;
  *  - then the overlap oracle over both slot sets, the heap walk, a fill and
  *    verify of every live block, and a full free back to one block;
- *  - timing: microseconds per alloc+free command pair.
+ *  - timing: microseconds per alloc+free command pair, and per replace.
  * --small: the sanitizer size. */
 #include "arena_oracle.h"
 #include "warpheap/cuda_check.h"
@@ -113,7 +113,7 @@ static void test_status_no_sync(void) {
 }
 
 static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, uint32_t fuzz_steps) {
-    const size_t region = (size_t)256 << 20;
+    const size_t region = (size_t)512 << 20;        /* > 2x the largest live total */
     const uint32_t ncmd = groups * GROUP, k = 4, nfuzz = fuzz_blocks * 64 * k;
     wh_arena *a = make(region, 1u << 18);
     size_t *d_counts = dalloc<size_t>(ncmd);
@@ -126,7 +126,7 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
 
-    fuzz_kernel<<<fuzz_blocks, 64, 0, s2>>>(wh_arena_device(a), k, fuzz_steps, 65536, d_slots + ncmd, d_fbytes,
+    fuzz_kernel<<<fuzz_blocks, 64, 0, s2>>>(wh_arena_device(a), k, fuzz_steps, 16384, d_slots + ncmd, d_fbytes,
                                             d_fstrides, d_bad);
     WH_LAUNCH_OR_DIE();
     uint64_t allocs = 0, frees = 0;
@@ -134,6 +134,16 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
         uint64_t r = wh_hash64(77 + i);
         uint32_t g = (uint32_t)(r % groups);
         wh_handle *slots = d_slots + (size_t)g * GROUP;
+        if (full[g] && (r & 0xC00) == 0xC00) {                       /* turn the group over */
+            stride[g] = wh_test_stride(r >> 12);
+            write_counts<<<1, GROUP, 0, s>>>(d_counts + (size_t)g * GROUP, GROUP, r, 16384 / stride[g]);
+            WH_LAUNCH_OR_DIE();
+            for (uint32_t j = 0; j < GROUP; ++j)
+                wh_arena_replace_async(a, d_counts + (size_t)g * GROUP + j, stride[g], slots + j, s);
+            allocs += GROUP;
+            frees += GROUP;
+            continue;
+        }
         if (full[g]) {
             if (r & 0x100) {
                 wh_arena_free_batch_async(a, slots, GROUP, s);
@@ -161,13 +171,14 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
     std::vector<size_t> counts = fetch(d_counts, ncmd);
     std::vector<uint64_t> fbytes = fetch(d_fbytes, nfuzz), fstrides = fetch(d_fstrides, nfuzz);
     std::vector<uint64_t> bytes(ncmd + nfuzz), strides(ncmd + nfuzz);
-    uint64_t expect_live = 0;
+    uint64_t expect_live = 0, wrong = 0;
     for (uint32_t i = 0; i < ncmd; ++i) {
         strides[i] = stride[i / GROUP];
         bytes[i] = counts[i] * strides[i];
         expect_live += full[i / GROUP];
-        if (full[i / GROUP] != (slots[i].ptr != 0)) { CHECK(false); break; }   /* no command failed */
+        wrong += full[i / GROUP] != (slots[i].ptr != 0);               /* no command failed */
     }
+    CHECK_EQ_U64(wrong, 0);
     for (uint32_t i = 0; i < nfuzz; ++i) { bytes[ncmd + i] = fbytes[i]; strides[ncmd + i] = fstrides[i] ? fstrides[i] : 1; }
     uint64_t live = 0, live_bytes = 0;
     CHECK_EQ_U64(wh_arena_oracle(slots.data(), bytes.data(), strides.data(), ncmd + nfuzz,
@@ -225,6 +236,12 @@ static void time_commands(uint32_t pairs) {
     double dt = wh_now_seconds() - t0;
     CHECK(wh_arena_status(a) == WH_OK);
     printf("gpu commands: %u alloc+free pairs, %.2f us per pair (enqueue to completion)\n", pairs, dt * 1e6 / pairs);
+    t0 = wh_now_seconds();
+    for (uint32_t i = 0; i < pairs; ++i) wh_arena_replace_async(a, d_n, 1, d_slot, s);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    dt = wh_now_seconds() - t0;
+    CHECK(wh_arena_status(a) == WH_OK);
+    printf("gpu commands: %u replace, %.2f us each\n", pairs, dt * 1e6 / pairs);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     cudaFree(d_n); cudaFree(d_slot);
     wh_arena_destroy(a);
