@@ -147,11 +147,17 @@ static __global__ void dm_update(body_aos **b, uint64_t n, float dt) {
     body_aos *o = b[i];
     nb_move(&o->px, &o->py, &o->vx, &o->vy, o->fx, o->fy, o->mass, dt);
 }
+static __global__ void dm_export(body_aos **b, uint64_t n, float *out) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = b[i]->px; out[n + i] = b[i]->py; out[2 * n + i] = b[i]->vx;
+    out[3 * n + i] = b[i]->vy; out[4 * n + i] = b[i]->mass;
+}
 static __global__ void dm_free(body_aos **b, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) free(b[i]);
 }
-static double run_malloc(uint64_t n, int iters, float dt) {
+static double run_malloc(uint64_t n, int iters, float dt, float *export5) {
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)256 << 20));
     body_aos **b;
     unsigned long long *fails, hf = 0;
@@ -172,6 +178,12 @@ static double run_malloc(uint64_t n, int iters, float dt) {
     }
     app_sync(1);
     double t = app_now() - t0;
+    float *d_out;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * 5 * sizeof(float)));
+    dm_export<<<g, 256>>>(b, n, d_out);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaMemcpy(export5, d_out, n * 5 * sizeof(float), cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaFree(d_out));
     dm_free<<<g, 256>>>(b, n);
     WH_LAUNCH_OR_DIE();
     WH_CUDA_OR_DIE(cudaFree(b));
@@ -328,7 +340,17 @@ int main(int argc, char **argv) {
     if (all || check || !strcmp(mode, "warpheap")) t_wh = run_warpheap(n, iters, dt, dev, &a);
     if (all || check || !strcmp(mode, "static")) t_st = run_static(n, iters, dt, dev, &b);
 #if defined(__CUDACC__)
-    if (dev && (all || !strcmp(mode, "malloc"))) t_dm = run_malloc(n, iters, dt);
+    state mm;
+    memset(&mm, 0, sizeof mm);
+    if (dev && (all || !strcmp(mode, "malloc"))) {
+        state_alloc(&mm, n);
+        float *ex = (float *)malloc(n * 5 * sizeof(float));
+        t_dm = run_malloc(n, iters, dt, ex);
+        memcpy(mm.px, ex, n * 4); memcpy(mm.py, ex + n, n * 4); memcpy(mm.vx, ex + 2 * n, n * 4);
+        memcpy(mm.vy, ex + 3 * n, n * 4); memcpy(mm.m, ex + 4 * n, n * 4);
+        free(ex);
+        if (check) compare("malloc", &mm, "static", &b);
+    }
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
     double ts[3] = {t_wh, t_st, t_dm};
