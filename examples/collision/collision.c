@@ -1,0 +1,371 @@
+/* Particle collisions on the object allocator: DynaSOAr's "collision" (Table 1
+ * and section 6 of the DynaSOAr paper, ECOOP 2019): n-body gravity in which
+ * particles that come closer than a merge threshold merge (perfectly
+ * inelastic collision).  All particles are created up front; during the run
+ * objects are only destroyed (category "allocation up front, then only
+ * deallocation").
+ *
+ * One iteration, four do-alls over Body:
+ *   find   -- sum the forces of all other bodies (device_do, block-wise) and,
+ *             in the same pass, the body of smallest id below one's own within
+ *             the threshold (the merge candidate);
+ *   claim  -- each body with a candidate bids for it (atomic max of ~id: the
+ *             smallest id wins);
+ *   merge  -- a winning body whose candidate is not itself merging adds its
+ *             mass, momentum and force to the candidate and destroys itself;
+ *   update -- velocity and position of the survivors.
+ * Forces are summed in 2^-32 fixed point, so no result depends on the order
+ * in which bodies are visited or on thread scheduling.
+ *
+ * Variants: warpheap; a static SOA baseline (arrays with an active flag, the
+ * paper's baseline).  --check runs both and requires bit-identical survivors.
+ *
+ *   wh_collision [--n=40000] [--iters=2000] [--threshold=0.005] [--dt=0.02]
+ *                [--mode=all|warpheap|static] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
+ */
+#include "warpheap/soa.h"
+#include "wh_app.h"
+
+#include <math.h>
+
+#define BODY_FIELDS(F)                                                                             \
+    F(float, px) F(float, py) F(float, vx) F(float, vy) F(float, fx) F(float, fy) F(float, mass)      \
+    F(uint64_t, cand) F(uint32_t, id) F(uint32_t, win)
+WH_SOA_CLASS(Body, 0, BODY_FIELDS)
+
+#define CO_G 2.0e-5f
+#define CO_DAMP 0.05f
+#define CO_FIX 4294967296.0f /* 2^32 */
+
+typedef struct co_ctx {
+    float dt, thr2;
+    uint64_t n;
+    /* static baseline */
+    float *px, *py, *vx, *vy, *fx, *fy, *m;
+    uint32_t *active, *cand, *win; /* cand: index + 1, 0 for none */
+} co_ctx;
+
+/* ---- shared rules ------------------------------------------------------------ */
+WH_INLINE WH_HOST_DEVICE float co_unit(uint64_t i, uint64_t k) {
+    return (float)(wh_hash64(0xC011ull + i * 8u + k) >> 40) * (1.0f / 16777216.0f);
+}
+WH_INLINE WH_HOST_DEVICE void co_init(uint64_t i, float *px, float *py, float *vx, float *vy, float *m) {
+    *px = 2.0f * co_unit(i, 0) - 1.0f;
+    *py = 2.0f * co_unit(i, 1) - 1.0f;
+    *vx = (co_unit(i, 2) - 0.5f) / 20.0f;
+    *vy = (co_unit(i, 3) - 0.5f) / 20.0f;
+    *m = 0.5f + co_unit(i, 4);
+}
+/* Force of o on b, exactly accumulated; returns the squared distance. */
+WH_INLINE WH_HOST_DEVICE float co_pair(float x, float y, float m, float ox, float oy, float om, int64_t *ax,
+                                       int64_t *ay) {
+    float dx = ox - x, dy = oy - y;
+    float d2 = dx * dx + dy * dy;
+    if (d2 == 0.0f) return d2;
+    float dist = sqrtf(d2);
+    float f = CO_G * m * om / ((d2 + CO_DAMP) * dist);
+    *ax += (int64_t)(f * dx * CO_FIX);
+    *ay += (int64_t)(f * dy * CO_FIX);
+    return d2;
+}
+WH_INLINE WH_HOST_DEVICE void co_move(float *px, float *py, float *vx, float *vy, float fx, float fy, float m,
+                                      float dt) {
+    *vx += fx / m * dt;
+    *vy += fy / m * dt;
+    *px += *vx * dt;
+    *py += *vy * dt;
+    if (*px < -1.0f || *px > 1.0f) *vx = -*vx;
+    if (*py < -1.0f || *py > 1.0f) *vy = -*vy;
+}
+/* Perfectly inelastic collision: (m, v, f) of the target absorbs the source's. */
+WH_INLINE WH_HOST_DEVICE void co_absorb(float *m, float *vx, float *vy, float *fx, float *fy, float sm, float svx,
+                                        float svy, float sfx, float sfy) {
+    float nm = *m + sm;
+    *vx = (*m * *vx + sm * svx) / nm;
+    *vy = (*m * *vy + sm * svy) / nm;
+    *fx += sfx;
+    *fy += sfy;
+    *m = nm;
+}
+#define CO_BID(id) (0xFFFFFFFFu - (id)) /* larger bid = smaller id */
+
+/* ---- warpheap ---------------------------------------------------------------- */
+WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, Body b, uint64_t i, const co_ctx *c) {
+    (void)s; (void)c;
+    co_init(i, &WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy),
+            &WH_GET(Body, b, mass));
+    WH_GET(Body, b, id) = (uint32_t)i;
+    WH_GET(Body, b, cand) = 0;
+    WH_GET(Body, b, win) = 0;
+}
+WH_INLINE WH_HOST_DEVICE void body_find(const wh_soa *s, Body b, const co_ctx *c) {
+    float x = WH_GET(Body, b, px), y = WH_GET(Body, b, py), m = WH_GET(Body, b, mass);
+    uint32_t me = WH_GET(Body, b, id), best = 0xFFFFFFFFu;
+    uint64_t cand = 0;
+    int64_t ax = 0, ay = 0;
+    wh_soa_iter it;
+    wh_soa_iter_begin(&it, s, Body_TYPE);
+    uint64_t slots;
+    for (uint64_t p0; (p0 = wh_soa_iter_next_block(&it, s, &slots)) != 0;) {
+        Body o = Body_from(p0);
+        const float *ox = WH_FIELD(Body, o, px), *oy = WH_FIELD(Body, o, py), *om = WH_FIELD(Body, o, mass);
+        const uint32_t *oid = WH_FIELD(Body, o, id);
+        if (p0 == (b.p & ~(uint64_t)63u)) slots &= ~(1ull << wh_soa_ptr_slot(b.p));
+        for (; slots; slots &= slots - 1u) {
+            int k = wh_ffs64(slots) - 1;
+            float d2 = co_pair(x, y, m, ox[k], oy[k], om[k], &ax, &ay);
+            if (d2 < c->thr2 && oid[k] < me && oid[k] < best) {
+                best = oid[k];
+                cand = p0 | (uint64_t)k;
+            }
+        }
+    }
+    WH_GET(Body, b, fx) = (float)((double)ax / CO_FIX);
+    WH_GET(Body, b, fy) = (float)((double)ay / CO_FIX);
+    WH_GET(Body, b, cand) = cand;
+    WH_GET(Body, b, win) = 0;
+}
+WH_INLINE WH_HOST_DEVICE void body_claim(const wh_soa *s, Body b, const co_ctx *c) {
+    (void)s; (void)c;
+    uint64_t cand = WH_GET(Body, b, cand);
+    if (cand) (void)wh_atomic_fetch_max(&WH_GET(Body, Body_from(cand), win), CO_BID(WH_GET(Body, b, id)), WH_RELAXED);
+}
+WH_INLINE WH_HOST_DEVICE void body_merge(const wh_soa *s, Body b, const co_ctx *c) {
+    (void)c;
+    uint64_t cp = WH_GET(Body, b, cand);
+    if (!cp) return;
+    Body t = Body_from(cp);
+    if (WH_GET(Body, t, win) != CO_BID(WH_GET(Body, b, id)) || WH_GET(Body, t, cand) != 0) return;
+    co_absorb(&WH_GET(Body, t, mass), &WH_GET(Body, t, vx), &WH_GET(Body, t, vy), &WH_GET(Body, t, fx),
+              &WH_GET(Body, t, fy), WH_GET(Body, b, mass), WH_GET(Body, b, vx), WH_GET(Body, b, vy),
+              WH_GET(Body, b, fx), WH_GET(Body, b, fy));
+    WH_SOA_DESTROY(s, b);
+}
+WH_INLINE WH_HOST_DEVICE void body_update(const wh_soa *s, Body b, const co_ctx *c) {
+    (void)s;
+    co_move(&WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy),
+            WH_GET(Body, b, fx), WH_GET(Body, b, fy), WH_GET(Body, b, mass), c->dt);
+}
+WH_SOA_PARALLEL_NEW(Body, body_init, co_ctx)
+WH_SOA_PARALLEL_DO(Body, body_find, co_ctx)
+WH_SOA_PARALLEL_DO(Body, body_claim, co_ctx)
+WH_SOA_PARALLEL_DO(Body, body_merge, co_ctx)
+WH_SOA_PARALLEL_DO(Body, body_update, co_ctx)
+
+/* ---- static SOA baseline: arrays and an active flag --------------------------------- */
+WH_INLINE WH_HOST_DEVICE void st_init(uint64_t i, const co_ctx *c) {
+    co_init(i, &c->px[i], &c->py[i], &c->vx[i], &c->vy[i], &c->m[i]);
+    c->active[i] = 1;
+    c->cand[i] = 0;
+    c->win[i] = 0;
+}
+WH_INLINE WH_HOST_DEVICE void st_find(uint64_t i, const co_ctx *c) {
+    if (!c->active[i]) return;
+    float x = c->px[i], y = c->py[i], m = c->m[i];
+    int64_t ax = 0, ay = 0;
+    uint32_t best = 0xFFFFFFFFu;
+    for (uint64_t j = 0; j < c->n; ++j) {
+        if (j == i || !c->active[j]) continue;
+        float d2 = co_pair(x, y, m, c->px[j], c->py[j], c->m[j], &ax, &ay);
+        if (d2 < c->thr2 && j < i && (uint32_t)j < best) best = (uint32_t)j;
+    }
+    c->fx[i] = (float)((double)ax / CO_FIX);
+    c->fy[i] = (float)((double)ay / CO_FIX);
+    c->cand[i] = best == 0xFFFFFFFFu ? 0u : best + 1u;
+    c->win[i] = 0;
+}
+WH_INLINE WH_HOST_DEVICE void st_claim(uint64_t i, const co_ctx *c) {
+    if (c->active[i] && c->cand[i])
+        (void)wh_atomic_fetch_max(&c->win[c->cand[i] - 1u], CO_BID((uint32_t)i), WH_RELAXED);
+}
+WH_INLINE WH_HOST_DEVICE void st_merge(uint64_t i, const co_ctx *c) {
+    if (!c->active[i] || !c->cand[i]) return;
+    uint32_t t = c->cand[i] - 1u;
+    if (c->win[t] != CO_BID((uint32_t)i) || c->cand[t] != 0) return;
+    co_absorb(&c->m[t], &c->vx[t], &c->vy[t], &c->fx[t], &c->fy[t], c->m[i], c->vx[i], c->vy[i], c->fx[i], c->fy[i]);
+    c->active[i] = 0;
+}
+WH_INLINE WH_HOST_DEVICE void st_update(uint64_t i, const co_ctx *c) {
+    if (c->active[i]) co_move(&c->px[i], &c->py[i], &c->vx[i], &c->vy[i], c->fx[i], c->fy[i], c->m[i], c->dt);
+}
+WH_SOA_PARALLEL_FOR(st_init_all, co_ctx, st_init)
+WH_SOA_PARALLEL_FOR(st_find_all, co_ctx, st_find)
+WH_SOA_PARALLEL_FOR(st_claim_all, co_ctx, st_claim)
+WH_SOA_PARALLEL_FOR(st_merge_all, co_ctx, st_merge)
+WH_SOA_PARALLEL_FOR(st_update_all, co_ctx, st_update)
+
+/* ---- driver ------------------------------------------------------------------------ */
+/* Survivors as rows (id, px, py, vx, vy, m) sorted by id. */
+typedef struct rows { float *r; uint64_t n; } rows;
+#define CO_ROW 6
+
+static int cmp_row(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+static void rows_sort(rows *r) { qsort(r->r, r->n, CO_ROW * sizeof(float), cmp_row); }
+static void row_set(float *r, uint32_t id, float px, float py, float vx, float vy, float m) {
+    r[0] = (float)id; r[1] = px; r[2] = py; r[3] = vx; r[4] = vy; r[5] = m;
+}
+
+/* Bytes of the heap's blocks in use (synchronises; not timed). */
+static size_t heap_used(const wh_soa *soa) {
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(soa, &st));
+    return (size_t)(st.blocks - st.free_blocks) * soa->block_bytes;
+}
+
+static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, size_t *peak) {
+    wh_soa_type_desc types[] = {WH_SOA_TYPE(Body)};
+    size_t bytes = (size_t)(n / 64 + 64) * 4096 + ((size_t)8 << 20);
+    wh_soa_config cfg = {bytes, types, 1, dev != 0, 0};
+    wh_soa soa;
+    APP_TRY(wh_soa_create(&soa, &cfg));
+    APP_TRY(Body_parallel_new_body_init(&soa, n, c));
+    *peak = heap_used(&soa);                 /* deallocation only: the peak is the start */
+    app_sync(dev);
+    double t0 = app_now();
+    for (int it = 0; it < iters; ++it) {
+        APP_TRY(Body_parallel_do_body_find(&soa, c));
+        APP_TRY(Body_parallel_do_body_claim(&soa, c));
+        APP_TRY(Body_parallel_do_body_merge(&soa, c));
+        APP_TRY(Body_parallel_do_body_update(&soa, c));
+    }
+    app_sync(dev);
+    double t = app_now() - t0;
+    uint64_t bad = 0;
+    APP_TRY(wh_soa_check(&soa, &bad));
+    if (bad) { fprintf(stderr, "warpheap: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    wh_soa img;
+    void *owned;
+    APP_TRY(wh_soa_host_image(&soa, &img, &owned));
+    out->r = (float *)malloc(n * CO_ROW * sizeof(float));
+    out->n = 0;
+    wh_soa_iter itr;
+    wh_soa_iter_begin(&itr, &img, Body_TYPE);
+    for (uint64_t p; (p = wh_soa_iter_next(&itr, &img)) != 0 && out->n < n; ++out->n) {
+        Body b = Body_from(p);
+        row_set(out->r + out->n * CO_ROW, WH_GET(Body, b, id), WH_GET(Body, b, px), WH_GET(Body, b, py),
+                WH_GET(Body, b, vx), WH_GET(Body, b, vy), WH_GET(Body, b, mass));
+    }
+    rows_sort(out);
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(&soa, &st));
+    printf("  warpheap heap: %u blocks of %u B, %llu used, fragmentation %.3f\n", soa.nblocks, soa.block_bytes,
+           (unsigned long long)(st.blocks - st.free_blocks), st.fragmentation);
+    free(owned);
+    APP_TRY(wh_soa_destroy(&soa));
+    return t;
+}
+
+static double run_static(uint64_t n, int iters, co_ctx c, int dev, rows *out, size_t *peak) {
+    float **fa[7] = {&c.px, &c.py, &c.vx, &c.vy, &c.fx, &c.fy, &c.m};
+    uint32_t **ua[3] = {&c.active, &c.cand, &c.win};
+    for (int k = 0; k < 7; ++k) *fa[k] = (float *)app_alloc(n * 4, dev);
+    for (int k = 0; k < 3; ++k) *ua[k] = (uint32_t *)app_alloc(n * 4, dev);
+    *peak = n * 40;
+    APP_TRY(st_init_all(dev, n, c));
+    app_sync(dev);
+    double t0 = app_now();
+    for (int it = 0; it < iters; ++it) {
+        APP_TRY(st_find_all(dev, n, c));
+        APP_TRY(st_claim_all(dev, n, c));
+        APP_TRY(st_merge_all(dev, n, c));
+        APP_TRY(st_update_all(dev, n, c));
+    }
+    app_sync(dev);
+    double t = app_now() - t0;
+    float *h[5];
+    uint32_t *act = (uint32_t *)malloc(n * 4);
+    for (int k = 0; k < 5; ++k) h[k] = (float *)malloc(n * 4);
+    float *src[5] = {c.px, c.py, c.vx, c.vy, c.m};
+    for (int k = 0; k < 5; ++k) app_to_host(h[k], src[k], n * 4, dev);
+    app_to_host(act, c.active, n * 4, dev);
+    out->r = (float *)malloc(n * CO_ROW * sizeof(float));
+    out->n = 0;
+    for (uint64_t i = 0; i < n; ++i)
+        if (act[i]) row_set(out->r + out->n++ * CO_ROW, (uint32_t)i, h[0][i], h[1][i], h[2][i], h[3][i], h[4][i]);
+    for (int k = 0; k < 5; ++k) free(h[k]);
+    free(act);
+    for (int k = 0; k < 7; ++k) app_free(*fa[k], dev);
+    for (int k = 0; k < 3; ++k) app_free(*ua[k], dev);
+    return t;
+}
+
+static uint64_t compare(const char *na, const rows *a, const char *nb, const rows *b) {
+    uint64_t diff = a->n != b->n;
+    double ma = 0, mb = 0;
+    for (uint64_t i = 0; i < a->n && i < b->n; ++i)
+        for (int k = 0; k < CO_ROW; ++k) diff += a->r[i * CO_ROW + k] != b->r[i * CO_ROW + k];
+    for (uint64_t i = 0; i < a->n; ++i) ma += a->r[i * CO_ROW + 5];
+    for (uint64_t i = 0; i < b->n; ++i) mb += b->r[i * CO_ROW + 5];
+    printf("  check: %s vs %s: %llu / %llu bodies left, total mass %.6g / %.6g, %llu values differ -> %s\n", na, nb,
+           (unsigned long long)a->n, (unsigned long long)b->n, ma, mb, (unsigned long long)diff,
+           diff ? "FAILED" : "identical");
+    return diff;
+}
+
+static void write_picture(const char *path, const rows *r) {
+    int w = 800, h = 800;
+    unsigned char *img = (unsigned char *)calloc((size_t)w * h * 3, 1);
+    for (uint64_t i = 0; i < r->n; ++i) {
+        const float *q = r->r + i * CO_ROW;
+        int x = (int)((q[1] + 1.0f) * 0.5f * (float)(w - 1)), y = (int)((q[2] + 1.0f) * 0.5f * (float)(h - 1));
+        int rad = q[5] > 8.0f ? 2 : q[5] > 2.0f ? 1 : 0;
+        for (int dy = -rad; dy <= rad; ++dy)
+            for (int dx = -rad; dx <= rad; ++dx) {
+                int xx = x + dx, yy = y + dy;
+                if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
+                unsigned char *p = img + ((size_t)yy * w + xx) * 3;
+                p[0] = 255; p[1] = (unsigned char)(q[5] > 2.0f ? 120 : 230); p[2] = 60;
+            }
+    }
+    app_write_ppm(path, w, h, img);
+    free(img);
+}
+
+int main(int argc, char **argv) {
+    uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 40000);
+    int iters = (int)app_arg(argc, argv, "--iters", 2000);
+    float thr = (float)app_argf(argc, argv, "--threshold", 0.005);
+    const char *mode = app_args(argc, argv, "--mode", "all");
+    const char *csv = app_args(argc, argv, "--csv", NULL);
+    const char *ppm = app_args(argc, argv, "--ppm", NULL);
+    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
+    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all");
+    if (n < 1 || n > 0xFFFFFFF0ull || iters < 0) { fprintf(stderr, "collision: bad size\n"); return 2; }
+    co_ctx c;
+    memset(&c, 0, sizeof c);
+    c.dt = (float)app_argf(argc, argv, "--dt", 0.02);
+    c.thr2 = thr * thr;
+    c.n = n;
+    char env[512];
+    app_env(env, sizeof env, dev);
+    printf("collision: %llu bodies, %d iterations, threshold %g, %s\n", (unsigned long long)n, iters, thr, env);
+    rows a = {0, 0}, b = {0, 0};
+    double ts[2] = {-1, -1};
+    size_t peak[2] = {0, 0};
+    if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(n, iters, c, dev, &a, &peak[0]);
+    if (all || check || !strcmp(mode, "static")) ts[1] = run_static(n, iters, c, dev, &b, &peak[1]);
+    const char *names[2] = {"warpheap", "static"};
+    for (int k = 0; k < 2; ++k)
+        if (ts[k] >= 0)
+            printf("  %-9s %10.3f s  %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k], 1e3 * ts[k] / (iters ? iters : 1),
+                   peak[k] / 1048576.0);
+    int rc = 0;
+    if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (ppm) write_picture(ppm, a.r ? &a : &b);
+    if (csv) {
+        FILE *f = fopen(csv, "a");
+        if (f) {
+            for (int k = 0; k < 2; ++k)
+                if (ts[k] >= 0)
+                    fprintf(f, "collision,%s,%llu,%d,%.6f,%.6f,%zu,%s\n", names[k], (unsigned long long)n, iters, ts[k],
+                            1e3 * ts[k] / (iters ? iters : 1), peak[k], env);
+            fclose(f);
+        }
+    }
+    free(a.r);
+    free(b.r);
+    return rc;
+}
