@@ -8,6 +8,10 @@
  *
  *   wh_kdtree_bench [--scenes=soup,torus,clustered] [--sizes=20000,...]
  *                   [--obj=FILE] [--reps=5] [--budget=170] [--out=DIR]
+ *                   [--phases=200,20] [--tag=kdtree]
+ * --phases: heap sizes in multiples of the root's list (200: all kinds incl.
+ * BUMP; any other: the kinds that free).  --tag: output file names.
+ * --solo: a warm-up build slower than this many ms is the only one timed.
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -19,6 +23,9 @@
 #include <time.h>
 
 #define KD_MAX_REPS 9
+
+/* A warm-up build slower than this is reported alone (--solo=ms). */
+static double g_solo_ms = 10000.0;
 
 typedef struct kd_kind {
     const char *name;
@@ -44,7 +51,9 @@ typedef struct kd_row {
 } kd_row;
 
 typedef struct kd_opts {
-    char scenes[256], sizes[256], obj[512], out[512];
+    char scenes[256], sizes[256], obj[512], out[512], tag[64];
+    uint32_t phases[4];
+    int nphases;
     int reps;
     double budget_s;
 } kd_opts;
@@ -113,18 +122,24 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
                     (unsigned long long)cr.rays);
     }
     give_back(g, k, &cfg.heap);
-    /* Slow builds get fewer repetitions so the whole table fits its budget. */
-    if (row->st.ms > 2000.0f) reps = 1;
-    else if (row->st.ms > 500.0f && reps > 3) reps = 3;
+    /* Slow builds get fewer repetitions so the whole table fits its budget;
+     * a build that ran out of heap is reported as is (its time is mostly the
+     * allocator's bounded retries before giving up). */
+    if (row->st.alloc_failures || row->st.ms > g_solo_ms) {
+        reps = 0;
+        row->reps = 1;
+        row->ms_median = row->ms_min = row->st.ms;
+    } else if (row->st.ms > 1000.0f) reps = 1;
+    else if (row->st.ms > 300.0f && reps > 3) reps = 3;
     double ms[KD_MAX_REPS];
-    row->reps = 0;
+    if (reps) row->reps = 0;
     for (int r = 0; r < reps && !row->status[0]; ++r) {
         kd_build_stats st;
         (void)kd_gpu_build(g, &cfg, &st);
         ms[row->reps++] = st.ms;
         give_back(g, k, &cfg.heap);
     }
-    if (row->reps) {
+    if (reps && row->reps) {
         qsort(ms, row->reps, sizeof ms[0], cmp_double);
         row->ms_median = ms[row->reps / 2];
         row->ms_min = ms[0];
@@ -154,13 +169,16 @@ static void print_row(const kd_row *r) {
 }
 
 /* Both phases of one scene: 200x (Table 3) and 20x (Table 4) the root list. */
-static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_row *rows, int nrows, int max_rows) {
-    static const uint32_t factors[2] = { 200u, 20u };
-    for (int phase = 0; phase < 2; ++phase) {
-        uint64_t bytes = kd_root_bytes(s->ntris) * factors[phase];
+static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const char *meta);
+
+static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_row *rows, int nrows, int max_rows,
+                     const char *meta) {
+    for (int phase = 0; phase < o->nphases; ++phase) {
+        uint32_t factor = o->phases[phase];
+        uint64_t bytes = kd_root_bytes(s->ntris) * factor;
         if (bytes < (1u << 20)) bytes = 1u << 20;
-        const kd_kind *kinds = phase ? KINDS_SMALL : KINDS_BIG;
-        int nk = phase ? 3 : 4;
+        const kd_kind *kinds = factor == 200u ? KINDS_BIG : KINDS_SMALL;
+        int nk = factor == 200u ? 4 : 3;
         WH_CUDA_OR_DIE(cudaDeviceReset());
         WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)bytes));
         kd_gpu g;
@@ -171,11 +189,11 @@ static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_r
             memset(r, 0, sizeof *r);
             snprintf(r->scene, sizeof r->scene, "%s", name);
             r->tris = s->ntris;
-            r->heap_x = factors[phase];
+            r->heap_x = factor;
             r->heap_bytes = bytes;
             /* Large scenes: the first kind of a phase is checked, the others
              * must give the same tree (same node, leaf and reference counts). */
-            int do_check = s->ntris <= 2000000u || k == 0;
+            int do_check = s->ntris <= 300000u || k == 0;
             run_kind(&g, s, &kinds[k], bytes, o->reps, do_check, r);
             if (!do_check && r - rows >= k && r->st.alloc_failures == 0 && (r - k)->st.alloc_failures == 0) {
                 const kd_build_stats *a = &(r - k)->st, *b = &r->st;
@@ -183,6 +201,7 @@ static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_r
                     snprintf(r->status, sizeof r->status, "CHECK FAILED (tree differs)");
             }
             print_row(r);
+            write_outputs(o, rows, nrows, meta);    /* partial results survive a timeout */
         }
         kd_gpu_destroy(&g);
     }
@@ -198,13 +217,14 @@ static const kd_row *find(const kd_row *rows, int n, const char *scene, uint32_t
 
 static void fmt_ms(char *buf, size_t n, const kd_row *r) {
     if (!r) snprintf(buf, n, "-");
+    else if (strcmp(r->status, "ok") && r->reps) snprintf(buf, n, "%.2f (%s)", r->ms_median, r->status);
     else if (strcmp(r->status, "ok")) snprintf(buf, n, "%s", r->status);
     else snprintf(buf, n, "%.2f", r->ms_median);
 }
 
 static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const char *meta) {
     char path[600];
-    snprintf(path, sizeof path, "%s/kdtree.csv", o->out);
+    snprintf(path, sizeof path, "%s/%s.csv", o->out, o->tag);
     FILE *f = fopen(path, "w");
     if (f) {
         fprintf(f, "%s", meta);
@@ -221,12 +241,13 @@ static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const cha
         }
         fclose(f);
     }
-    snprintf(path, sizeof path, "%s/kdtree.md", o->out);
+    snprintf(path, sizeof path, "%s/%s.md", o->out, o->tag);
     f = fopen(path, "w");
     if (!f) return;
     fprintf(f, "# k-d tree build (register-efficient paper, Tables 3-4)\n\n```\n%s```\n\n", meta);
-    for (int phase = 0; phase < 2; ++phase) {
-        uint32_t x = phase ? 20u : 200u;
+    for (int ph = 0; ph < o->nphases; ++ph) {
+        uint32_t x = o->phases[ph];
+        int phase = x != 200u;
         const kd_kind *kinds = phase ? KINDS_SMALL : KINDS_BIG;
         int nk = phase ? 3 : 4;
         fprintf(f, "## Heap = %ux the root's list%s\n\n", x, phase ? " (freed memory must be reused; Table 4)" : " (Table 3)");
@@ -245,7 +266,7 @@ static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const cha
                     r->tris ? (double)ref->st.refs / r->tris : 0.0, (unsigned long long)ref->st.allocs,
                     mean_bytes(&ref->st), sd_bytes(&ref->st));
             for (int k = 0; k < nk; ++k) {
-                char buf[100];
+                char buf[200];
                 fmt_ms(buf, sizeof buf, find(rows, n, r->scene, r->tris, x, kinds[k].name));
                 fprintf(f, " %s |", buf);
             }
@@ -295,6 +316,12 @@ int main(int argc, char **argv) {
     if (o.reps < 1) o.reps = 1;
     if (o.reps > KD_MAX_REPS) o.reps = KD_MAX_REPS;
     o.budget_s = atof(opt_str(argc, argv, "--budget", "170"));
+    g_solo_ms = atof(opt_str(argc, argv, "--solo", "10000"));
+    snprintf(o.tag, sizeof o.tag, "%s", opt_str(argc, argv, "--tag", "kdtree"));
+    char phases[64];
+    snprintf(phases, sizeof phases, "%s", opt_str(argc, argv, "--phases", "200,20"));
+    for (char *p = strtok(phases, ","); p && o.nphases < 4; p = strtok(NULL, ","))
+        if (atoi(p) > 0) o.phases[o.nphases++] = (uint32_t)atoi(p);
     if (!wh_cuda_available()) {
         fprintf(stderr, "wh_kdtree_bench: no GPU\n");
         return 77;
@@ -310,7 +337,7 @@ int main(int argc, char **argv) {
         kd_scene s;
         if (kd_obj_read(&s, o.obj)) fprintf(stderr, "cannot read %s\n", o.obj);
         else {
-            n = run_scene(&s, "obj", &o, rows, n, MAX_ROWS);
+            n = run_scene(&s, "obj", &o, rows, n, MAX_ROWS, meta);
             kd_scene_free(&s);
         }
     }
@@ -332,9 +359,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "cannot make scene %s %u\n", name, ntris);
                 continue;
             }
-            n = run_scene(&s, name, &o, rows, n, MAX_ROWS);
+            n = run_scene(&s, name, &o, rows, n, MAX_ROWS, meta);
             kd_scene_free(&s);
-            write_outputs(&o, rows, n, meta);     /* partial results survive a timeout */
         }
     }
     write_outputs(&o, rows, n, meta);

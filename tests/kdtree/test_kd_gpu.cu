@@ -103,7 +103,7 @@ static void test_scene(const char *name, kd_scene *s) {
     uint64_t small = root * 20u < (1u << 20) ? (1u << 20) : root * 20u;
     build_and_check(&g, s, &KINDS[1], small, &st, 0);
     build_and_check(&g, s, &KINDS[2], small, &st, 0);
-    if (s->ntris >= 20000u) {
+    if (s->ntris >= 20000u && !strcmp(name, "soup")) {   /* slow: failures retry */
         uint64_t tiny = root * 3u < (256u << 10) ? (256u << 10) : root * 3u;
         build_and_check(&g, s, &KINDS[1], tiny, &st, 0);
         CHECK(st.alloc_failures > 0);
