@@ -1,0 +1,422 @@
+/* Traffic flow on the object allocator: DynaSOAr's "traffic" benchmark
+ * (Table 1 and section 6 of the DynaSOAr paper, ECOOP 2019), the
+ * Nagel-Schreckenberg cellular automaton on a street network: streets are
+ * chains of cells (at most one car per cell) between intersections; cars are
+ * created at intersections and destroyed when their trip is over (category
+ * "cellular automaton with a static cell network").  Classes Cell and Car.
+ *
+ * Network: the intersections form a torus grid (--isects of them); each one
+ * has two outgoing streets (east, south) of 4..19 cells and two incoming ones
+ * (from west, north).  A traffic light at each intersection lets one incoming
+ * street at a time enter.  One iteration:
+ *   plan  (Car)  Nagel-Schreckenberg: accelerate by one up to --vmax, brake to
+ *                the free cells ahead (red light = obstacle), slow down by one
+ *                with probability 20%; record the destination cell
+ *   move  (Car)  leave the old cell, take the new one; a car whose trip is
+ *                over is destroyed
+ *   spawn (Cell) a free intersection creates a car with probability --spawn %
+ * Cars take the east or south street at an intersection by a hash of (car,
+ * intersection); every random number is wh_hash64 of (seed, car or cell,
+ * iteration), so the result does not depend on thread scheduling.  Plans read
+ * the occupancy before any car moves, destinations are free cells, and only
+ * one street feeds each cell behind an intersection per light phase, so no two
+ * cars ever take the same cell.
+ *
+ * Variants: warpheap; a static SOA baseline with the cars stored in the cell
+ * arrays (the paper's baseline).  --check requires identical final networks.
+ *
+ *   wh_traffic [--isects=17500] [--iters=12000] [--vmax=10] [--spawn=3]
+ *              [--mode=all|warpheap|static] [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
+ */
+#include "warpheap/soa.h"
+#include "wh_app.h"
+
+#include <math.h>
+
+#define CELL_FIELDS(F) F(uint64_t, car) F(uint32_t, id) F(uint32_t, next0) F(uint32_t, next1) \
+    F(uint32_t, light) F(uint32_t, isect)
+WH_SOA_CLASS(Cell, 0, CELL_FIELDS)
+#define CAR_FIELDS(F) F(uint64_t, cid) F(uint32_t, cell) F(uint32_t, v) F(int32_t, trip) F(uint32_t, dest)
+WH_SOA_CLASS(Car, 1, CAR_FIELDS)
+
+#define TR_NONE 0xFFFFFFFFu
+#define TR_MAXV 16u
+#define TR_PERIOD 8u
+
+typedef struct tr_ctx {
+    uint32_t ncells, iter, vmax, spawn;
+    /* topology (static, both variants read it through their own cells) */
+    const uint32_t *next0, *next1, *light, *isect;
+    uint64_t *cells;                                   /* warpheap: Cell pointer of each cell */
+    /* static baseline: cars inside the cells */
+    uint32_t *occ, *v, *dest, *pending;
+    int32_t *trip;
+    uint64_t *cid;
+} tr_ctx;
+
+/* ---- shared rules --------------------------------------------------------------- */
+/* Green: the incoming slot allowed into intersection x at this iteration. */
+WH_INLINE WH_HOST_DEVICE uint32_t tr_green(uint32_t iter, uint32_t x) { return ((iter + x) / TR_PERIOD) & 1u; }
+WH_INLINE WH_HOST_DEVICE uint32_t tr_choose(uint64_t cid, uint32_t at, uint32_t n0, uint32_t n1) {
+    if (n1 == TR_NONE) return n0;
+    return (wh_hash64(cid * 0x9E3779B97F4A7C15ull + at) & 1u) ? n1 : n0;
+}
+WH_INLINE WH_HOST_DEVICE bool tr_slow(uint64_t cid, uint32_t iter) {
+    return wh_hash64(cid ^ ((uint64_t)iter << 40) ^ 0x51070ull) % 100u < 20u;
+}
+WH_INLINE WH_HOST_DEVICE bool tr_spawns(uint32_t iter, uint32_t cell, uint32_t pct) {
+    return wh_hash64(((uint64_t)iter << 32) ^ cell ^ 0x5EA4000000000000ull) % 100u < pct;
+}
+WH_INLINE WH_HOST_DEVICE int32_t tr_trip(uint64_t cid) { return 40 + (int32_t)(wh_hash64(cid + 77u) % 400u); }
+
+/* Nagel-Schreckenberg for one car: its cell, speed and id in; new speed and
+ * destination out.  occupied(cell) and the topology through the callbacks
+ * below are the only inputs, so both variants share it. */
+#define TR_PLAN(c, cell0, v0, cid, occupied, NEXT0, NEXT1, LIGHT, ISECT, vout, dout)          \
+    do {                                                                                   \
+        uint32_t want_ = (v0) + 1u < (c)->vmax ? (v0) + 1u : (c)->vmax, path_[TR_MAXV + 1]; \
+        uint32_t pos_ = (cell0), d_ = 0;                                                   \
+        path_[0] = pos_;                                                                   \
+        while (d_ < want_) {                                                               \
+            uint32_t nx_ = tr_choose((cid), pos_, NEXT0(pos_), NEXT1(pos_));               \
+            if (nx_ == TR_NONE) break;                                                     \
+            if (ISECT(nx_) && LIGHT(pos_) != tr_green((c)->iter, nx_)) break;              \
+            if (occupied(nx_)) break;                                                      \
+            pos_ = nx_;                                                                    \
+            path_[++d_] = pos_;                                                            \
+        }                                                                                  \
+        if (d_ > 0 && tr_slow((cid), (c)->iter)) --d_;                                     \
+        (vout) = d_;                                                                       \
+        (dout) = path_[d_];                                                                \
+    } while (0)
+
+/* ---- warpheap --------------------------------------------------------------------- */
+WH_INLINE WH_HOST_DEVICE Cell tr_cell(const tr_ctx *c, uint32_t i) { return Cell_from(c->cells[i]); }
+
+WH_INLINE WH_HOST_DEVICE void cell_init(const wh_soa *s, Cell o, uint64_t i, const tr_ctx *c) {
+    (void)s;
+    WH_GET(Cell, o, car) = 0;
+    WH_GET(Cell, o, id) = (uint32_t)i;
+    WH_GET(Cell, o, next0) = c->next0[i];
+    WH_GET(Cell, o, next1) = c->next1[i];
+    WH_GET(Cell, o, light) = c->light[i];
+    WH_GET(Cell, o, isect) = c->isect[i];
+    c->cells[i] = o.p;
+}
+#define WH_OCC(x) (WH_GET(Cell, tr_cell(c, (x)), car) != 0)
+#define WH_NEXT0(x) WH_GET(Cell, tr_cell(c, (x)), next0)
+#define WH_NEXT1(x) WH_GET(Cell, tr_cell(c, (x)), next1)
+#define WH_LIGHT(x) WH_GET(Cell, tr_cell(c, (x)), light)
+#define WH_ISECT(x) WH_GET(Cell, tr_cell(c, (x)), isect)
+WH_INLINE WH_HOST_DEVICE void car_plan(const wh_soa *s, Car k, const tr_ctx *c) {
+    (void)s;
+    uint32_t v, dest;
+    TR_PLAN(c, WH_GET(Car, k, cell), WH_GET(Car, k, v), WH_GET(Car, k, cid), WH_OCC, WH_NEXT0, WH_NEXT1, WH_LIGHT,
+            WH_ISECT, v, dest);
+    WH_GET(Car, k, v) = v;
+    WH_GET(Car, k, dest) = dest;
+}
+WH_INLINE WH_HOST_DEVICE void car_move(const wh_soa *s, Car k, const tr_ctx *c) {
+    uint32_t from = WH_GET(Car, k, cell), to = WH_GET(Car, k, dest);
+    int32_t trip = WH_GET(Car, k, trip) -= (int32_t)WH_GET(Car, k, v);
+    WH_GET(Cell, tr_cell(c, from), car) = 0;
+    if (trip <= 0) {                                  /* arrived: removed */
+        WH_SOA_DESTROY(s, k);
+        return;
+    }
+    WH_GET(Cell, tr_cell(c, to), car) = k.p;
+    WH_GET(Car, k, cell) = to;
+}
+WH_INLINE WH_HOST_DEVICE void cell_spawn(const wh_soa *s, Cell o, const tr_ctx *c) {
+    uint32_t id = WH_GET(Cell, o, id);
+    if (!WH_GET(Cell, o, isect) || WH_GET(Cell, o, car) || !tr_spawns(c->iter, id, c->spawn)) return;
+    Car k = WH_SOA_NEW(s, Car);
+    if (Car_is_null(k)) return;                       /* out of memory: shows in --check */
+    uint64_t cid = (uint64_t)c->iter * c->ncells + id + 1u;
+    WH_GET(Car, k, cid) = cid;
+    WH_GET(Car, k, cell) = id;
+    WH_GET(Car, k, v) = 0;
+    WH_GET(Car, k, trip) = tr_trip(cid);
+    WH_GET(Car, k, dest) = id;
+    WH_GET(Cell, o, car) = k.p;
+}
+WH_SOA_PARALLEL_NEW(Cell, cell_init, tr_ctx)
+WH_SOA_PARALLEL_DO(Car, car_plan, tr_ctx)
+WH_SOA_PARALLEL_DO(Car, car_move, tr_ctx)
+WH_SOA_PARALLEL_DO(Cell, cell_spawn, tr_ctx)
+
+/* ---- static SOA baseline: cars are fields of the cells --------------------------------- */
+#define ST_OCC(x) (c->occ[(x)] != 0)
+#define ST_NEXT0(x) c->next0[(x)]
+#define ST_NEXT1(x) c->next1[(x)]
+#define ST_LIGHT(x) c->light[(x)]
+#define ST_ISECT(x) c->isect[(x)]
+WH_INLINE WH_HOST_DEVICE void st_plan(uint64_t i, const tr_ctx *c) {
+    if (!c->occ[i]) return;
+    uint32_t v, dest;
+    TR_PLAN(c, (uint32_t)i, c->v[i], c->cid[i], ST_OCC, ST_NEXT0, ST_NEXT1, ST_LIGHT, ST_ISECT, v, dest);
+    c->v[i] = v;
+    c->dest[i] = dest;
+    c->pending[i] = 1;
+}
+WH_INLINE WH_HOST_DEVICE void st_move(uint64_t i, const tr_ctx *c) {
+    if (!c->pending[i]) return;                       /* only cars present at the plan */
+    c->pending[i] = 0;
+    uint32_t to = c->dest[i], v = c->v[i];
+    int32_t trip = c->trip[i] - (int32_t)v;
+    uint64_t cid = c->cid[i];
+    c->occ[i] = 0;
+    c->v[i] = 0; c->trip[i] = 0; c->cid[i] = 0; c->dest[i] = 0;
+    if (trip <= 0) return;
+    c->occ[to] = 1; c->v[to] = v; c->trip[to] = trip; c->cid[to] = cid; c->dest[to] = to;
+}
+WH_INLINE WH_HOST_DEVICE void st_spawn(uint64_t i, const tr_ctx *c) {
+    if (!c->isect[i] || c->occ[i] || !tr_spawns(c->iter, (uint32_t)i, c->spawn)) return;
+    uint64_t cid = (uint64_t)c->iter * c->ncells + i + 1u;
+    c->occ[i] = 1; c->v[i] = 0; c->trip[i] = tr_trip(cid); c->cid[i] = cid; c->dest[i] = (uint32_t)i;
+}
+WH_SOA_PARALLEL_FOR(st_plan_all, tr_ctx, st_plan)
+WH_SOA_PARALLEL_FOR(st_move_all, tr_ctx, st_move)
+WH_SOA_PARALLEL_FOR(st_spawn_all, tr_ctx, st_spawn)
+
+/* ---- network ------------------------------------------------------------------------- */
+typedef struct net {
+    uint32_t ncells, *next0, *next1, *light, *isect;
+    float *x, *y;                                      /* for the picture */
+} net;
+
+/* Intersection k of a gx x gy torus grid is cell k; streets follow. */
+static void net_build(net *g, uint32_t nisect) {
+    uint32_t gx = (uint32_t)ceil(sqrt((double)nisect)), gy = (nisect + gx - 1) / gx;
+    uint32_t ni = gx * gy;
+    uint64_t total = ni;
+    for (uint32_t k = 0; k < ni; ++k)
+        for (uint32_t d = 0; d < 2; ++d) total += 4u + (uint32_t)(wh_hash64(0x57EEull + k * 2u + d) % 16u);
+    g->ncells = (uint32_t)total;
+    g->next0 = (uint32_t *)malloc(total * 4); g->next1 = (uint32_t *)malloc(total * 4);
+    g->light = (uint32_t *)malloc(total * 4); g->isect = (uint32_t *)malloc(total * 4);
+    g->x = (float *)malloc(total * 4); g->y = (float *)malloc(total * 4);
+    for (uint64_t i = 0; i < total; ++i) { g->next0[i] = g->next1[i] = TR_NONE; g->light[i] = 0; g->isect[i] = 0; }
+    for (uint32_t k = 0; k < ni; ++k) {
+        g->isect[k] = 1;
+        g->x[k] = (float)(k % gx);
+        g->y[k] = (float)(k / gx);
+    }
+    uint32_t next = ni;
+    for (uint32_t k = 0; k < ni; ++k)
+        for (uint32_t d = 0; d < 2; ++d) {
+            uint32_t l = 4u + (uint32_t)(wh_hash64(0x57EEull + k * 2u + d) % 16u);
+            uint32_t kx = k % gx, ky = k / gx;
+            uint32_t to = d == 0 ? ky * gx + (kx + 1) % gx : ((ky + 1) % gy) * gx + kx;
+            if (d == 0) g->next0[k] = next; else g->next1[k] = next;
+            for (uint32_t j = 0; j < l; ++j) {
+                uint32_t cell = next + j;
+                g->next0[cell] = j + 1 < l ? cell + 1 : to;
+                g->light[cell] = j + 1 < l ? 0u : d;  /* slot at the target: 0 from the west, 1 from the north */
+                float f = (float)(j + 1) / (float)(l + 1);
+                g->x[cell] = (float)kx + (d == 0 ? f : 0.0f);
+                g->y[cell] = (float)ky + (d == 1 ? f : 0.0f);
+            }
+            next += l;
+        }
+}
+
+/* ---- driver ------------------------------------------------------------------------- */
+#define TR_NF 4 /* per cell: occupied, speed, trip, car id */
+typedef struct state { uint64_t *v; uint64_t n; } state;
+
+static size_t heap_used(const wh_soa *soa) {
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(soa, &st));
+    return (size_t)(st.blocks - st.free_blocks) * soa->block_bytes;
+}
+/* Topology in the variant's memory space. */
+static void ctx_topology(tr_ctx *c, const net *g, int dev, uint32_t **owned) {
+    const uint32_t *src[4] = {g->next0, g->next1, g->light, g->isect};
+    for (int k = 0; k < 4; ++k) {
+        owned[k] = (uint32_t *)app_alloc((size_t)g->ncells * 4, dev);
+        app_to_dev(owned[k], src[k], (size_t)g->ncells * 4, dev);
+    }
+    c->next0 = owned[0]; c->next1 = owned[1]; c->light = owned[2]; c->isect = owned[3];
+    c->ncells = g->ncells;
+}
+
+static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *out, size_t *peak) {
+    wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_TYPE(Car)};
+    wh_soa_config cfg = {heap, types, 2, dev != 0, 0};
+    wh_soa soa;
+    APP_TRY(wh_soa_create(&soa, &cfg));
+    uint32_t *topo[4];
+    ctx_topology(&c, g, dev, topo);
+    uint64_t n = g->ncells;
+    c.cells = (uint64_t *)app_alloc(n * 8, dev);
+    APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
+    *peak = heap_used(&soa);
+    uint32_t iters = c.iter, every = iters / 20u + 1u;
+    app_sync(dev);
+    double t0 = app_now(), paused = 0;
+    for (uint32_t it = 0; it < iters; ++it) {
+        c.iter = it;
+        APP_TRY(Car_parallel_do_car_plan(&soa, c));
+        APP_TRY(Car_parallel_do_car_move(&soa, c));
+        APP_TRY(Cell_parallel_do_cell_spawn(&soa, c));
+        if (it % every == 0) {
+            double p0 = app_now();
+            size_t u = heap_used(&soa);
+            if (u > *peak) *peak = u;
+            paused += app_now() - p0;
+        }
+    }
+    app_sync(dev);
+    double t = app_now() - t0 - paused;
+    uint64_t bad = 0;
+    APP_TRY(wh_soa_check(&soa, &bad));
+    if (bad) { fprintf(stderr, "warpheap: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    wh_soa img;
+    void *owned;
+    APP_TRY(wh_soa_host_image(&soa, &img, &owned));
+    out->n = n;
+    out->v = (uint64_t *)calloc(n * TR_NF, sizeof(uint64_t));
+    wh_soa_iter itr;
+    wh_soa_iter_begin(&itr, &img, Car_TYPE);
+    for (uint64_t p; (p = wh_soa_iter_next(&itr, &img)) != 0;) {
+        Car k = Car_from(p);
+        uint64_t *v = out->v + (uint64_t)WH_GET(Car, k, cell) * TR_NF;
+        v[0] += 1;                                   /* 2 would show a collision */
+        v[1] = WH_GET(Car, k, v);
+        v[2] = (uint64_t)(int64_t)WH_GET(Car, k, trip);
+        v[3] = WH_GET(Car, k, cid);
+    }
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(&soa, &st));
+    printf("  warpheap heap: %u blocks of %u B, %llu used, fragmentation %.3f, %llu failed allocations\n",
+           soa.nblocks, soa.block_bytes, (unsigned long long)(st.blocks - st.free_blocks), st.fragmentation,
+           (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS]);
+    free(owned);
+    for (int k = 0; k < 4; ++k) app_free(topo[k], dev);
+    app_free(c.cells, dev);
+    APP_TRY(wh_soa_destroy(&soa));
+    return t;
+}
+
+static double run_static(const net *g, tr_ctx c, int dev, state *out, size_t *peak) {
+    uint32_t *topo[4];
+    ctx_topology(&c, g, dev, topo);
+    uint64_t n = g->ncells;
+    uint32_t **arr[4] = {&c.occ, &c.v, &c.dest, &c.pending};
+    for (int k = 0; k < 4; ++k) *arr[k] = (uint32_t *)app_alloc(n * 4, dev);
+    c.trip = (int32_t *)app_alloc(n * 4, dev);
+    c.cid = (uint64_t *)app_alloc(n * 8, dev);
+    *peak = n * (16 + 20 + 8);
+    uint32_t iters = c.iter;
+    app_sync(dev);
+    double t0 = app_now();
+    for (uint32_t it = 0; it < iters; ++it) {
+        c.iter = it;
+        APP_TRY(st_plan_all(dev, n, c));
+        APP_TRY(st_move_all(dev, n, c));
+        APP_TRY(st_spawn_all(dev, n, c));
+    }
+    app_sync(dev);
+    double t = app_now() - t0;
+    out->n = n;
+    out->v = (uint64_t *)calloc(n * TR_NF, sizeof(uint64_t));
+    uint32_t *o = (uint32_t *)malloc(n * 4), *v = (uint32_t *)malloc(n * 4);
+    int32_t *tp = (int32_t *)malloc(n * 4);
+    uint64_t *id = (uint64_t *)malloc(n * 8);
+    app_to_host(o, c.occ, n * 4, dev); app_to_host(v, c.v, n * 4, dev);
+    app_to_host(tp, c.trip, n * 4, dev); app_to_host(id, c.cid, n * 8, dev);
+    for (uint64_t i = 0; i < n; ++i)
+        if (o[i]) {
+            out->v[i * TR_NF] = 1; out->v[i * TR_NF + 1] = v[i];
+            out->v[i * TR_NF + 2] = (uint64_t)(int64_t)tp[i]; out->v[i * TR_NF + 3] = id[i];
+        }
+    free(o); free(v); free(tp); free(id);
+    for (int k = 0; k < 4; ++k) { app_free(*arr[k], dev); app_free(topo[k], dev); }
+    app_free(c.trip, dev);
+    app_free(c.cid, dev);
+    return t;
+}
+
+static uint64_t compare(const char *na, const state *a, const char *nb, const state *b) {
+    uint64_t diff = 0, ca = 0, cb = 0, multi = 0;
+    for (uint64_t i = 0; i < a->n; ++i) {
+        int bad = 0;
+        for (int k = 0; k < TR_NF; ++k) bad |= a->v[i * TR_NF + k] != b->v[i * TR_NF + k];
+        diff += bad;
+        ca += a->v[i * TR_NF];
+        cb += b->v[i * TR_NF];
+        multi += a->v[i * TR_NF] > 1;
+    }
+    printf("  check: %s vs %s: %llu of %llu cells differ (cars %llu / %llu, %llu cells with 2 cars) -> %s\n", na, nb,
+           (unsigned long long)diff, (unsigned long long)a->n, (unsigned long long)ca, (unsigned long long)cb,
+           (unsigned long long)multi, diff || multi ? "FAILED" : "identical");
+    return diff + multi;
+}
+
+static void write_picture(const char *path, const net *g, const state *s) {
+    float mx = 1, my = 1;
+    for (uint32_t i = 0; i < g->ncells; ++i) { if (g->x[i] + 1 > mx) mx = g->x[i] + 1; if (g->y[i] + 1 > my) my = g->y[i] + 1; }
+    int w = 1024, h = (int)(1024.0f * my / mx);
+    if (h < 16) h = 16;
+    unsigned char *img = (unsigned char *)calloc((size_t)w * h * 3, 1);
+    for (uint32_t i = 0; i < g->ncells; ++i) {
+        int x = (int)(g->x[i] / mx * (float)(w - 1)), y = (int)(g->y[i] / my * (float)(h - 1));
+        unsigned char *p = img + ((size_t)y * w + x) * 3;
+        const uint64_t *v = s->v + (uint64_t)i * TR_NF;
+        if (v[0]) { p[0] = 255; p[1] = (unsigned char)(v[1] * 25u > 255u ? 255u : v[1] * 25u); p[2] = 0; }
+        else if (!p[0]) { p[0] = p[1] = p[2] = g->isect[i] ? 160 : 60; }
+    }
+    app_write_ppm(path, w, h, img);
+    free(img);
+}
+
+int main(int argc, char **argv) {
+    uint32_t nis = (uint32_t)app_arg(argc, argv, "--isects", 17500);
+    uint32_t iters = (uint32_t)app_arg(argc, argv, "--iters", 12000);
+    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
+    const char *mode = app_args(argc, argv, "--mode", "all");
+    const char *csv = app_args(argc, argv, "--csv", NULL);
+    const char *ppm = app_args(argc, argv, "--ppm", NULL);
+    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all");
+    tr_ctx c;
+    memset(&c, 0, sizeof c);
+    c.vmax = (uint32_t)app_arg(argc, argv, "--vmax", 10);
+    c.spawn = (uint32_t)app_arg(argc, argv, "--spawn", 3);
+    c.iter = iters;                                    /* the runners read the count from here */
+    if (nis < 4 || nis > 20000000u || c.vmax < 1 || c.vmax > TR_MAXV) { fprintf(stderr, "traffic: bad parameters\n"); return 2; }
+    net g;
+    net_build(&g, nis);
+    long long mb = app_arg(argc, argv, "--heap-mb", 0);
+    size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)g.ncells * 80 + ((size_t)16 << 20);
+    char env[512];
+    app_env(env, sizeof env, dev);
+    printf("traffic: %u intersections, %u cells, %u iterations, vmax %u, spawn %u%%, heap %zu MiB, %s\n", nis, g.ncells,
+           iters, c.vmax, c.spawn, heap >> 20, env);
+    state a = {0, 0}, b = {0, 0};
+    double ts[2] = {-1, -1};
+    size_t peak[2] = {0, 0};
+    if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&g, c, heap, dev, &a, &peak[0]);
+    if (all || check || !strcmp(mode, "static")) ts[1] = run_static(&g, c, dev, &b, &peak[1]);
+    const char *names[2] = {"warpheap", "static"};
+    for (int k = 0; k < 2; ++k)
+        if (ts[k] >= 0)
+            printf("  %-9s %10.3f s  %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k],
+                   1e3 * ts[k] / (iters ? iters : 1), peak[k] / 1048576.0);
+    int rc = 0;
+    if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (ppm) write_picture(ppm, &g, a.v ? &a : &b);
+    if (csv) {
+        FILE *f = fopen(csv, "a");
+        if (f) {
+            for (int k = 0; k < 2; ++k)
+                if (ts[k] >= 0)
+                    fprintf(f, "traffic,%s,%u,%u,%.6f,%.6f,%zu,%s\n", names[k], nis, iters, ts[k],
+                            1e3 * ts[k] / (iters ? iters : 1), peak[k], env);
+            fclose(f);
+        }
+    }
+    free(a.v); free(b.v);
+    free(g.next0); free(g.next1); free(g.light); free(g.isect); free(g.x); free(g.y);
+    return rc;
+}
