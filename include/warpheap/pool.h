@@ -54,7 +54,9 @@ typedef struct wh_pool_stats {
     uint64_t cached;                     /* reserved - in_use                     */
     uint64_t largest_free;               /* largest free block, any stream         */
     uint64_t allocs, frees, failures;    /* calls that succeeded / failed          */
-    uint64_t tag_hits;                   /* allocations served by a tag's block    */
+    uint64_t tag_hits;                   /* allocations served by a kept block: of
+                                            their tag, or (untagged, <= 64 KiB) of
+                                            their power-of-two size class          */
     uint64_t arenas, arena_allocs, arena_frees;
     uint64_t pending;                    /* freed blocks waiting for other streams */
     uint64_t tag_cached;                 /* blocks held for their tag              */
@@ -70,7 +72,8 @@ wh_status wh_pool_destroy(wh_pool *pool);
 void *wh_pool_alloc(wh_pool *pool, size_t bytes, wh_stream stream);
 /* Futhark's fast path: tag is a static label (compared by address) of the
  * allocation site.  Freeing keeps the block for its tag; the next request
- * with that tag takes it if it fits and is less than twice the request. */
+ * with that tag takes it if it fits and is less than twice the request.
+ * (Untagged requests up to 64 KiB are kept the same way, by size class.) */
 void *wh_pool_alloc_tagged(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream);
 /* Both of the above with the status: *out = pointer or NULL. */
 wh_status wh_pool_try_alloc(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream, void **out);

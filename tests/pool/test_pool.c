@@ -106,7 +106,7 @@ static void bad_input(void) {
     wh_pool_stats s;
     wh_pool_get_stats(p, &s);
     CHECK_EQ_U64(s.failures, 3);
-    CHECK_EQ_U64(s.tag_cached, 1);
+    CHECK_EQ_U64(s.tag_cached, 2);                     /* "site" and a's size class */
     check_ok(p);
     void *b = wh_pool_alloc(p, 1000, S(0));                                     /* still usable */
     CHECK(b != NULL && wh_pool_free(p, b, S(0)) == WH_OK);
@@ -214,6 +214,25 @@ static void tags(void) {
     wh_pool_destroy(p);
 }
 
+/* Untagged blocks up to 64 KiB are kept by size class, larger ones are not. */
+static void size_classes(void) {
+    wh_pool *p = make(0, 0, WH_BLOCKS_TLSF);
+    wh_pool_stats s;
+    void *a = wh_pool_alloc(p, 1000, S(0));
+    wh_pool_free(p, a, S(0));
+    CHECK(wh_pool_alloc(p, 800, S(0)) == a);                     /* 1024 B class: kept block */
+    wh_pool_get_stats(p, &s);
+    CHECK(s.tag_hits == 1 && s.tag_cached == 0);
+    wh_pool_free(p, a, S(0));
+    CHECK(wh_pool_alloc(p, 800, S(1)) != a);                     /* not for another stream */
+    void *big = wh_pool_alloc(p, 2u << 20, S(0));
+    wh_pool_free(p, big, S(0));
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.tag_cached, 1);                               /* only a */
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
 /* One 1 MiB arena, cap 1 MiB: whoever holds the freed block is visible. */
 static void stream_order(void) {
     const size_t m = 1u << 20;
@@ -263,6 +282,7 @@ int main(void) {
     exhaustion();
     trim();
     tags();
+    size_classes();
     stream_order();
     return wh_test_finish("test_pool");
 }
