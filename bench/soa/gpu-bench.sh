@@ -32,9 +32,9 @@ if [ "$PART" != malloc ]; then
     run nbody_check   10 "$B/wh_nbody" --n=2048 --iters=3 --check
     run nbody         40 "$B/wh_nbody" --iters=${NBODY_ITERS:-3000} --mode=warpheap --csv="$APPS"
     run nbody_all     30 "$B/wh_nbody" --iters=${NBODY_ALL_ITERS:-500} --check --csv="$APPS"
-    run wator         30 "$B/wh_wator" --check --csv="$APPS" --ppm="$D/wator.ppm"
+    run wator         30 "$B/wh_wator" --mode=pair --check --csv="$APPS" --ppm="$D/wator.ppm"
     run wator_frag    20 "$B/wh_wator" --mode=warpheap --frag="$D/wator_fragmentation.csv"
-    run gameoflife    25 "$B/wh_gameoflife" --check --csv="$APPS" --ppm="$D/gameoflife.ppm"
+    run gameoflife    25 "$B/wh_gameoflife" --mode=pair --check --csv="$APPS" --ppm="$D/gameoflife.ppm"
     echo "kind,a,b,c,d,e,f,gpu,driver,cuda" > "$D/soa_bench.csv"
     run soa_bench     25 "$B/wh_soa_bench" --csv="$D/soa_bench.csv"
 fi

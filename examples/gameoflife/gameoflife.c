@@ -15,7 +15,7 @@
  * only).  --check requires identical final grids.
  *
  *   wh_gameoflife [--w=2048] [--h=2048] [--iters=300] [--density=25]
- *                 [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
+ *                 [--mode=all|pair|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
  */
 #include "warpheap/soa.h"
 #include "wh_app.h"
@@ -187,6 +187,7 @@ static double run_static(const opts *o, uint32_t *out) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
     opts o;
     o.w = (uint32_t)app_arg(argc, argv, "--w", 2048);
     o.h = (uint32_t)app_arg(argc, argv, "--h", 2048);
@@ -199,15 +200,15 @@ int main(int argc, char **argv) {
     const char *mode = app_args(argc, argv, "--mode", "all");
     const char *csv = app_args(argc, argv, "--csv", NULL);
     const char *ppm = app_args(argc, argv, "--ppm", NULL);
-    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all");
+    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all"), pair = !strcmp(mode, "pair");
     if (o.w < 3 || o.h < 3) { fprintf(stderr, "gameoflife: grid too small\n"); return 2; }
     char env[512];
     app_env(env, sizeof env, o.dev);
     printf("gameoflife: %ux%u cells, %u iterations, density %u%%, %s\n", o.w, o.h, o.iters, o.density, env);
     uint32_t *ga = (uint32_t *)calloc(n, 4), *gb = (uint32_t *)calloc(n, 4), *gm = (uint32_t *)calloc(n, 4);
     double ts[3] = {-1, -1, -1};
-    if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&o, ga);
-    if (all || check || !strcmp(mode, "static")) ts[1] = run_static(&o, gb);
+    if (all || pair || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&o, ga);
+    if (all || pair || check || !strcmp(mode, "static")) ts[1] = run_static(&o, gb);
 #if defined(__CUDACC__)
     if (o.dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(&o, gm);
 #endif

@@ -11,7 +11,7 @@
  * requires bit-identical final states.  This file is C; with CUDA it is
  * compiled as CUDA and runs on the GPU (--cpu: the CPU backend).
  *
- *   wh_nbody [--n=20000] [--iters=3000] [--dt=0.02] [--mode=all|warpheap|static|malloc]
+ *   wh_nbody [--n=20000] [--iters=3000] [--dt=0.02] [--mode=all|pair|warpheap|static|malloc]
  *            [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
  */
 #include "warpheap/soa.h"
@@ -321,6 +321,7 @@ static void write_picture(const char *path, const state *s) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
     uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 20000);
     int iters = (int)app_arg(argc, argv, "--iters", 3000);
     float dt = (float)app_argf(argc, argv, "--dt", 0.02);
@@ -329,7 +330,7 @@ int main(int argc, char **argv) {
     const char *ppm = app_args(argc, argv, "--ppm", NULL);
     int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
     int check = app_flag(argc, argv, "--check");
-    int all = !strcmp(mode, "all");
+    int all = !strcmp(mode, "all"), pair = !strcmp(mode, "pair");
     char env[512];
     app_env(env, sizeof env, dev);
     printf("nbody: %llu bodies, %d iterations, dt %g, %s\n", (unsigned long long)n, iters, dt, env);
@@ -337,8 +338,8 @@ int main(int argc, char **argv) {
     state a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    if (all || check || !strcmp(mode, "warpheap")) t_wh = run_warpheap(n, iters, dt, dev, &a);
-    if (all || check || !strcmp(mode, "static")) t_st = run_static(n, iters, dt, dev, &b);
+    if (all || pair || check || !strcmp(mode, "warpheap")) t_wh = run_warpheap(n, iters, dt, dev, &a);
+    if (all || pair || check || !strcmp(mode, "static")) t_st = run_static(n, iters, dt, dev, &b);
 #if defined(__CUDACC__)
     state mm;
     memset(&mm, 0, sizeof mm);

@@ -17,7 +17,7 @@
  * allocators"; GPU only).  --check requires identical final grids.
  *
  *   wh_wator [--w=2048] [--h=2560] [--iters=500] [--spawn=4] [--boost=4] [--start=2]
- *            [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE]
+ *            [--mode=all|pair|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE]
  *            [--csv=FILE] [--frag=FILE] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
@@ -332,6 +332,7 @@ static double run_warpheap(const opts *o, grid *out) {
         APP_TRY(Cell_parallel_do_cell_decide(&soa, c));
         APP_TRY(Shark_parallel_do_shark_update(&soa, c));
         if (ff) {                                      /* Fig. 12d: not timed */
+            app_sync(o->dev);                          /* the iteration's work counts */
             double p0 = app_now();
             uint64_t objs, slots;
             APP_TRY(wh_soa_usage(&soa, &objs, &slots));
@@ -354,11 +355,8 @@ static double run_warpheap(const opts *o, grid *out) {
         Cell cl = Cell_from(p);
         uint32_t id = WH_GET(Cell, cl, id);
         uint64_t a = WH_GET(Cell, cl, agent);
-        if (!a) continue;
-        /* the agent's address in the image: same offset from the heap start */
-        uint64_t ha = (a & ~WH_SOA_ADDR_MASK) |
-                      (uint64_t)(uintptr_t)((uint8_t *)img.mem + ((uint8_t *)wh_soa_ptr_block(a) - (uint8_t *)soa.mem)) |
-                      wh_soa_ptr_slot(a);
+        if (!a || id >= n) continue;
+        uint64_t ha = wh_soa_image_ptr(&soa, &img, a);   /* the agent in the image */
         out->kind[id] = wh_soa_ptr_type(a) == Fish_TYPE ? WT_FISH : WT_SHARK;
         out->egg[id] = WH_GET(Agent, Agent_from(ha), egg);
         out->energy[id] = out->kind[id] == WT_SHARK ? WH_GET(Shark, Shark_from(ha), energy) : 0;
@@ -431,6 +429,7 @@ static void write_picture(const char *path, const grid *g, uint32_t w, uint32_t 
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
     opts o;
     o.w = (uint32_t)app_arg(argc, argv, "--w", 2048);
     o.h = (uint32_t)app_arg(argc, argv, "--h", 2560);
@@ -446,7 +445,7 @@ int main(int argc, char **argv) {
     const char *mode = app_args(argc, argv, "--mode", "all");
     const char *csv = app_args(argc, argv, "--csv", NULL);
     const char *ppm = app_args(argc, argv, "--ppm", NULL);
-    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all");
+    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all"), pair = !strcmp(mode, "pair");
     if (o.w < 3 || o.h < 3 || o.spawn < 1 || o.start < 1) { fprintf(stderr, "wator: bad size or parameters\n"); return 2; }
     char env[512];
     app_env(env, sizeof env, o.dev);
@@ -455,8 +454,8 @@ int main(int argc, char **argv) {
     grid a, b, m;
     memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&m, 0, sizeof m);
     double ts[3] = {-1, -1, -1};
-    if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&o, &a);
-    if (all || check || !strcmp(mode, "static")) ts[1] = run_static(&o, o.dev, &b);
+    if (all || pair || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&o, &a);
+    if (all || pair || check || !strcmp(mode, "static")) ts[1] = run_static(&o, o.dev, &b);
 #if defined(__CUDACC__)
     if (o.dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(&o, &m);
 #endif

@@ -97,6 +97,10 @@ wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations);
 /* A host image of the heap for reading objects on the host: a copy for a
  * device heap (free *owned afterwards), the heap itself for a host heap. */
 wh_status wh_soa_host_image(const wh_soa *soa, wh_soa *img, void **owned);
+/* An object pointer of heap soa, translated into its image img. */
+uint64_t wh_soa_image_ptr(const wh_soa *soa, const wh_soa *img, uint64_t p);
+/* Internal: always copy (host or device heap) into aligned host memory. */
+wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned);
 
 /* parallel_do support (soa_do_host.c / soa_cuda.cu) */
 typedef void (*wh__soa_range_fn)(const wh_soa *s, uint32_t t, const uint32_t *blocks, uint32_t k0, uint32_t k1,

@@ -158,17 +158,34 @@ static void rebase(wh_soa *img, const wh_soa *s, uint8_t *mem) {
     img->do_scratch = (uint8_t *)s->do_scratch + d;
 }
 
-wh_status wh_soa_host_image(const wh_soa *soa, wh_soa *img, void **owned) {
+/* A copy of the heap in fresh host memory.  Aligned like the heap (256 B):
+ * object pointers carry their slot in the low 6 bits of the block address, so
+ * blocks of the copy must be 64-byte aligned too. */
+wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned) {
     *img = *soa;
     *owned = NULL;
-    if (!soa->on_device) return WH_OK;
-    void *h = malloc(soa->mem_bytes);
+    void *h = aligned_alloc(256, round_up(soa->mem_bytes, 256));
     if (!h) return wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: host copy of %zu bytes", soa->mem_bytes);
-    wh_status st = wh__soa_dev_to_host(h, soa->mem, soa->mem_bytes);
+    wh_status st = WH_OK;
+    if (soa->on_device) st = wh__soa_dev_to_host(h, soa->mem, soa->mem_bytes);
+    else memcpy(h, soa->mem, soa->mem_bytes);
     if (st != WH_OK) { free(h); return st; }
     rebase(img, soa, (uint8_t *)h);
     *owned = h;
     return WH_OK;
+}
+
+wh_status wh_soa_host_image(const wh_soa *soa, wh_soa *img, void **owned) {
+    if (soa->on_device) return wh__soa_image_copy(soa, img, owned);
+    *img = *soa;
+    *owned = NULL;
+    return WH_OK;
+}
+
+uint64_t wh_soa_image_ptr(const wh_soa *soa, const wh_soa *img, uint64_t p) {
+    if (!p) return 0;
+    uint64_t addr = (uint64_t)(uintptr_t)((uint8_t *)img->mem + ((uint8_t *)wh_soa_ptr_block(p) - (uint8_t *)soa->mem));
+    return (p & ~WH_SOA_ADDR_MASK) | addr | wh_soa_ptr_slot(p);
 }
 
 uint64_t wh__soa_failed_allocs(const wh_soa *soa) {
