@@ -1,0 +1,506 @@
+/* Barnes-Hut on the object allocator: DynaSOAr's "barnes-hut" benchmark
+ * (Table 1 and section 6 of the DynaSOAr paper, ECOOP 2019): n-body gravity
+ * with the bodies stored in a quad tree whose nodes are allocated and freed as
+ * the bodies move (tree maintenance by bottom-up and top-down traversals).
+ * Classes NodeBase (abstract: parent, slot in the parent, position or centre
+ * of mass, mass), BodyNode and TreeNode (4 child slots, each empty, a body or
+ * a subtree).  The paper has no static baseline for it (a tree cannot be
+ * allocated statically without changing the algorithm).
+ *
+ * One iteration:
+ *   force    (BodyNode) top-down traversal from the root, opening criterion
+ *                       size < theta * distance; forces summed in 2^-32 fixed
+ *                       point, so the order of the traversal does not matter
+ *   move     (BodyNode) integrate; a body that left its node's box clears its
+ *                       slot and becomes homeless (to be inserted at the root)
+ *   collapse (TreeNode) bottom-up, one round per depth from the deepest: a node
+ *                       with no child is destroyed, a node with a single body
+ *                       hands it to its parent and is destroyed
+ *   insert   (BodyNode) top-down, in rounds: homeless bodies descend as far as
+ *                       they can and bid (atomic max of ~id) for the slot they
+ *                       end in; the winner takes an empty slot, or splits a
+ *                       slot holding a body by creating a TreeNode
+ *   summary  (TreeNode) bottom-up, one round per depth: mass and centre of mass
+ *                       of the children in slot order
+ * Rounds by depth and bids make the tree (which is the canonical quad tree of
+ * the positions) and every float independent of thread scheduling.
+ *
+ * Check (--check): the same run on the CPU backend with one host thread must
+ * give bit-identical bodies (the CUDA build compiles without FMA contraction
+ * for this), and the final tree must be a valid quad tree of all bodies.
+ *
+ *   wh_barneshut [--n=300000] [--iters=4000] [--theta=0.5] [--dt=0.005] [--cpu] [--check]
+ *                [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
+ */
+#include "warpheap/soa.h"
+#include "wh_app.h"
+
+#include <math.h>
+
+#define NODEBASE_FIELDS(F) F(uint64_t, parent) F(float, px) F(float, py) F(float, mass) F(uint32_t, slot)
+WH_SOA_CLASS(NodeBase, 0, NODEBASE_FIELDS)
+#define BODY_FIELDS(F) F(uint64_t, cursor) F(float, vx) F(float, vy) F(float, fx) F(float, fy) F(uint32_t, id) \
+    F(uint32_t, homeless)
+WH_SOA_SUBCLASS(BodyNode, 1, NodeBase, BODY_FIELDS)
+#define TREE_FIELDS(F) F(uint64_t, c0) F(uint64_t, c1) F(uint64_t, c2) F(uint64_t, c3) \
+    F(uint32_t, b0) F(uint32_t, b1) F(uint32_t, b2) F(uint32_t, b3) F(float, x0) F(float, y0) F(float, size) \
+    F(uint32_t, depth)
+WH_SOA_SUBCLASS(TreeNode, 2, NodeBase, TREE_FIELDS)
+
+#define BH_G 2.0e-6f
+#define BH_DAMP 0.01f
+#define BH_FIX 4294967296.0f
+#define BH_MAXD 24u                 /* deepest tree level */
+#define BH_STACK (3u * BH_MAXD + 8u)
+#define BH_LIMIT 1.5f               /* positions stay in [-1.5, 1.5]; the root box is [-2, 2) */
+enum { BH_IN_TREE = 0, BH_HOMELESS = 1, BH_LOST = 2 };
+enum { CTR_MAXDEPTH = 0, CTR_HOMELESS, CTR_LOST, CTR_N };
+
+typedef struct bh_ctx {
+    float dt, theta;
+    uint32_t depth;                 /* the depth a bottom-up round works on */
+    uint64_t root;
+    uint32_t *ctr;                  /* CTR_N counters */
+} bh_ctx;
+
+WH_INLINE WH_HOST_DEVICE float bh_unit(uint64_t i, uint64_t k) {
+    return (float)(wh_hash64(0xBA27ull + i * 8u + k) >> 40) * (1.0f / 16777216.0f);
+}
+WH_INLINE WH_HOST_DEVICE uint64_t *tn_child(TreeNode t, uint32_t q) {
+    return q == 0 ? WH_FIELD(TreeNode, t, c0) : q == 1 ? WH_FIELD(TreeNode, t, c1) : q == 2 ? WH_FIELD(TreeNode, t, c2)
+                                                                                              : WH_FIELD(TreeNode, t, c3);
+}
+WH_INLINE WH_HOST_DEVICE uint32_t *tn_bid(TreeNode t, uint32_t q) {
+    return q == 0 ? WH_FIELD(TreeNode, t, b0) : q == 1 ? WH_FIELD(TreeNode, t, b1) : q == 2 ? WH_FIELD(TreeNode, t, b2)
+                                                                                              : WH_FIELD(TreeNode, t, b3);
+}
+WH_INLINE WH_HOST_DEVICE uint32_t tn_quadrant(TreeNode t, float x, float y) {
+    float h = WH_GET(TreeNode, t, size) * 0.5f;
+    return (uint32_t)(x >= WH_GET(TreeNode, t, x0) + h) + 2u * (uint32_t)(y >= WH_GET(TreeNode, t, y0) + h);
+}
+WH_INLINE WH_HOST_DEVICE bool tn_contains(TreeNode t, float x, float y) {
+    float x0 = WH_GET(TreeNode, t, x0), y0 = WH_GET(TreeNode, t, y0), s = WH_GET(TreeNode, t, size);
+    return x >= x0 && x < x0 + s && y >= y0 && y < y0 + s;
+}
+/* Inside the box of slot q of t (where a body in that slot must be). */
+WH_INLINE WH_HOST_DEVICE bool tn_in_slot(TreeNode t, uint32_t q, float x, float y) {
+    return tn_contains(t, x, y) && tn_quadrant(t, x, y) == q;
+}
+WH_INLINE WH_HOST_DEVICE void bh_pair(float x, float y, float m, float ox, float oy, float om, int64_t *ax, int64_t *ay) {
+    float dx = ox - x, dy = oy - y;
+    float d2 = dx * dx + dy * dy;
+    if (d2 == 0.0f) return;
+    float dist = sqrtf(d2);
+    float f = BH_G * m * om / ((d2 + BH_DAMP) * dist);
+    *ax += (int64_t)(f * dx * BH_FIX);
+    *ay += (int64_t)(f * dy * BH_FIX);
+}
+#define BH_BID(id) (0xFFFFFFFFu - (id))
+
+/* ---- set-up ------------------------------------------------------------------------- */
+WH_INLINE WH_HOST_DEVICE void root_init(const wh_soa *s, TreeNode t, uint64_t i, const bh_ctx *c) {
+    (void)s; (void)i; (void)c;
+    WH_GET(TreeNode, t, base.parent) = 0;
+    WH_GET(TreeNode, t, base.slot) = 0;
+    WH_GET(TreeNode, t, base.px) = WH_GET(TreeNode, t, base.py) = WH_GET(TreeNode, t, base.mass) = 0.0f;
+    for (uint32_t q = 0; q < 4; ++q) { *tn_child(t, q) = 0; *tn_bid(t, q) = 0; }
+    WH_GET(TreeNode, t, x0) = WH_GET(TreeNode, t, y0) = -2.0f;
+    WH_GET(TreeNode, t, size) = 4.0f;
+    WH_GET(TreeNode, t, depth) = 0;
+}
+WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, BodyNode b, uint64_t i, const bh_ctx *c) {
+    (void)s;
+    /* a disc of bodies in slow rotation, denser in the middle */
+    float r = 0.9f * bh_unit(i, 0) * bh_unit(i, 0) + 0.02f, a = 6.2831853f * bh_unit(i, 1);
+    float x = r * cosf(a), y = r * sinf(a);
+    WH_GET(BodyNode, b, base.px) = x;
+    WH_GET(BodyNode, b, base.py) = y;
+    WH_GET(BodyNode, b, base.mass) = 0.5f + bh_unit(i, 2);
+    WH_GET(BodyNode, b, base.parent) = 0;
+    WH_GET(BodyNode, b, base.slot) = 0;
+    WH_GET(BodyNode, b, vx) = -y * 0.05f;
+    WH_GET(BodyNode, b, vy) = x * 0.05f;
+    WH_GET(BodyNode, b, fx) = WH_GET(BodyNode, b, fy) = 0.0f;
+    WH_GET(BodyNode, b, id) = (uint32_t)i;
+    WH_GET(BodyNode, b, homeless) = BH_HOMELESS;
+    WH_GET(BodyNode, b, cursor) = c->root;
+}
+WH_SOA_PARALLEL_NEW(TreeNode, root_init, bh_ctx)
+WH_SOA_PARALLEL_NEW(BodyNode, body_init, bh_ctx)
+
+/* ---- force: top-down traversal ---------------------------------------------------------- */
+WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, BodyNode b, const bh_ctx *c) {
+    float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py), m = WH_GET(BodyNode, b, base.mass);
+    int64_t ax = 0, ay = 0;
+    uint64_t stack[BH_STACK];
+    uint32_t top = 0;
+    stack[top++] = c->root;
+    while (top) {                                       /* bounded: each node is pushed at most once */
+        uint64_t p = stack[--top];
+        NodeBase o = NodeBase_from(p);
+        float om = WH_GET(NodeBase, o, mass);
+        if (p == b.p || om == 0.0f) continue;
+        float ox = WH_GET(NodeBase, o, px), oy = WH_GET(NodeBase, o, py);
+        if (WH_SOA_IS(s, p, TreeNode)) {
+            TreeNode t = TreeNode_from(p);
+            float dx = ox - x, dy = oy - y, size = WH_GET(TreeNode, t, size);
+            if (size * size >= c->theta * c->theta * (dx * dx + dy * dy) && top + 4u <= BH_STACK) {
+                for (uint32_t q = 0; q < 4; ++q) {
+                    uint64_t ch = *tn_child(t, q);
+                    if (ch) stack[top++] = ch;
+                }
+                continue;
+            }
+        }
+        bh_pair(x, y, m, ox, oy, om, &ax, &ay);
+    }
+    WH_GET(BodyNode, b, fx) = (float)((double)ax / BH_FIX);
+    WH_GET(BodyNode, b, fy) = (float)((double)ay / BH_FIX);
+}
+
+/* ---- move; leaving bodies clear their slot ----------------------------------------------- */
+WH_INLINE WH_HOST_DEVICE void bh_clamp(float *p, float *v) {
+    if (*p < -BH_LIMIT) { *p = -BH_LIMIT; *v = -*v; }
+    if (*p > BH_LIMIT) { *p = BH_LIMIT; *v = -*v; }
+}
+WH_INLINE WH_HOST_DEVICE void body_move(const wh_soa *s, BodyNode b, const bh_ctx *c) {
+    (void)s;
+    float m = WH_GET(BodyNode, b, base.mass);
+    float *px = &WH_GET(BodyNode, b, base.px), *py = &WH_GET(BodyNode, b, base.py);
+    float *vx = &WH_GET(BodyNode, b, vx), *vy = &WH_GET(BodyNode, b, vy);
+    *vx += WH_GET(BodyNode, b, fx) / m * c->dt;
+    *vy += WH_GET(BodyNode, b, fy) / m * c->dt;
+    *px += *vx * c->dt;
+    *py += *vy * c->dt;
+    bh_clamp(px, vx);
+    bh_clamp(py, vy);
+    uint32_t *h = &WH_GET(BodyNode, b, homeless);
+    if (*h == BH_LOST) { *h = BH_HOMELESS; WH_GET(BodyNode, b, cursor) = c->root; return; }
+    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent));
+    if (tn_in_slot(t, WH_GET(BodyNode, b, base.slot), *px, *py)) return;
+    *tn_child(t, WH_GET(BodyNode, b, base.slot)) = 0;
+    WH_GET(BodyNode, b, base.parent) = 0;
+    WH_GET(BodyNode, b, cursor) = c->root;
+    *h = BH_HOMELESS;
+}
+
+/* ---- collapse: bottom-up, one depth per round ----------------------------------------------- */
+WH_INLINE WH_HOST_DEVICE void tree_collapse(const wh_soa *s, TreeNode t, const bh_ctx *c) {
+    if (WH_GET(TreeNode, t, depth) != c->depth || c->depth == 0) return;
+    uint32_t kids = 0;
+    uint64_t only = 0;
+    for (uint32_t q = 0; q < 4; ++q) {
+        uint64_t ch = *tn_child(t, q);
+        if (ch) { ++kids; only = ch; }
+    }
+    if (kids > 1 || (kids == 1 && !WH_SOA_IS(s, only, BodyNode))) return;
+    TreeNode parent = TreeNode_from(WH_GET(TreeNode, t, base.parent));
+    uint32_t slot = WH_GET(TreeNode, t, base.slot);
+    *tn_child(parent, slot) = only;                    /* the body, or nothing */
+    if (only) {
+        WH_GET(NodeBase, NodeBase_from(only), parent) = parent.p;
+        WH_GET(NodeBase, NodeBase_from(only), slot) = slot;
+    }
+    WH_SOA_DESTROY(s, t);
+}
+
+/* ---- insert: top-down, bids for slots ---------------------------------------------------------- */
+WH_INLINE WH_HOST_DEVICE void body_bid(const wh_soa *s, BodyNode b, const bh_ctx *c) {
+    if (WH_GET(BodyNode, b, homeless) != BH_HOMELESS) return;
+    float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py);
+    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, cursor));
+    for (uint32_t d = 0; d <= BH_MAXD + 1u; ++d) {     /* descend through subtrees */
+        uint64_t ch = *tn_child(t, tn_quadrant(t, x, y));
+        if (!ch || !WH_SOA_IS(s, ch, TreeNode)) break;
+        t = TreeNode_from(ch);
+    }
+    WH_GET(BodyNode, b, cursor) = t.p;
+    (void)wh_atomic_fetch_max(tn_bid(t, tn_quadrant(t, x, y)), BH_BID(WH_GET(BodyNode, b, id)), WH_RELAXED);
+    (void)c;
+}
+WH_INLINE WH_HOST_DEVICE void body_place(const wh_soa *s, BodyNode b, const bh_ctx *c) {
+    if (WH_GET(BodyNode, b, homeless) != BH_HOMELESS) return;
+    float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py);
+    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, cursor));
+    uint32_t q = tn_quadrant(t, x, y);
+    uint32_t *bid = tn_bid(t, q);
+    if (wh_atomic_load(bid, WH_RELAXED) != BH_BID(WH_GET(BodyNode, b, id))) {
+        (void)wh_atomic_fetch_add(&c->ctr[CTR_HOMELESS], 1u, WH_RELAXED);   /* lost the bid: next round */
+        return;
+    }
+    wh_atomic_store(bid, 0u, WH_RELAXED);
+    uint64_t *slot = tn_child(t, q);
+    if (!*slot) {                                       /* empty: take it */
+        *slot = b.p;
+        WH_GET(BodyNode, b, base.parent) = t.p;
+        WH_GET(BodyNode, b, base.slot) = q;
+        WH_GET(BodyNode, b, homeless) = BH_IN_TREE;
+        return;
+    }
+    /* a body: split the slot with a new TreeNode and move that body into it */
+    uint32_t depth = WH_GET(TreeNode, t, depth) + 1u;
+    TreeNode n = depth > BH_MAXD ? TreeNode_from(0) : WH_SOA_NEW(s, TreeNode);
+    if (TreeNode_is_null(n)) {                          /* too deep (or no memory): left out this iteration */
+        WH_GET(BodyNode, b, homeless) = BH_LOST;
+        (void)wh_atomic_fetch_add(&c->ctr[CTR_LOST], 1u, WH_RELAXED);
+        return;
+    }
+    float h = WH_GET(TreeNode, t, size) * 0.5f;
+    WH_GET(TreeNode, n, x0) = WH_GET(TreeNode, t, x0) + (float)(q & 1u) * h;
+    WH_GET(TreeNode, n, y0) = WH_GET(TreeNode, t, y0) + (float)(q >> 1) * h;
+    WH_GET(TreeNode, n, size) = h;
+    WH_GET(TreeNode, n, depth) = depth;
+    WH_GET(TreeNode, n, base.parent) = t.p;
+    WH_GET(TreeNode, n, base.slot) = q;
+    WH_GET(TreeNode, n, base.mass) = 0.0f;
+    for (uint32_t k = 0; k < 4; ++k) { *tn_child(n, k) = 0; *tn_bid(n, k) = 0; }
+    NodeBase other = NodeBase_from(*slot);
+    uint32_t oq = tn_quadrant(n, WH_GET(NodeBase, other, px), WH_GET(NodeBase, other, py));
+    *tn_child(n, oq) = other.p;
+    WH_GET(NodeBase, other, parent) = n.p;
+    WH_GET(NodeBase, other, slot) = oq;
+    *slot = n.p;
+    (void)wh_atomic_fetch_max(&c->ctr[CTR_MAXDEPTH], depth, WH_RELAXED);
+    (void)wh_atomic_fetch_add(&c->ctr[CTR_HOMELESS], 1u, WH_RELAXED);   /* still homeless: descends next round */
+}
+
+/* ---- summary: bottom-up, one depth per round ------------------------------------------------ */
+WH_INLINE WH_HOST_DEVICE void tree_summary(const wh_soa *s, TreeNode t, const bh_ctx *c) {
+    (void)s;
+    if (WH_GET(TreeNode, t, depth) != c->depth) return;
+    float m = 0.0f, mx = 0.0f, my = 0.0f;
+    for (uint32_t q = 0; q < 4; ++q) {
+        uint64_t ch = *tn_child(t, q);
+        if (!ch) continue;
+        NodeBase o = NodeBase_from(ch);
+        float om = WH_GET(NodeBase, o, mass);
+        m += om;
+        mx += om * WH_GET(NodeBase, o, px);
+        my += om * WH_GET(NodeBase, o, py);
+    }
+    WH_GET(TreeNode, t, base.mass) = m;
+    float h = WH_GET(TreeNode, t, size) * 0.5f;
+    WH_GET(TreeNode, t, base.px) = m > 0.0f ? mx / m : WH_GET(TreeNode, t, x0) + h;
+    WH_GET(TreeNode, t, base.py) = m > 0.0f ? my / m : WH_GET(TreeNode, t, y0) + h;
+}
+WH_SOA_PARALLEL_DO(BodyNode, body_force, bh_ctx)
+WH_SOA_PARALLEL_DO(BodyNode, body_move, bh_ctx)
+WH_SOA_PARALLEL_DO(TreeNode, tree_collapse, bh_ctx)
+WH_SOA_PARALLEL_DO(BodyNode, body_bid, bh_ctx)
+WH_SOA_PARALLEL_DO(BodyNode, body_place, bh_ctx)
+WH_SOA_PARALLEL_DO(TreeNode, tree_summary, bh_ctx)
+
+/* ---- driver ----------------------------------------------------------------------------------- */
+static void ctr_get(const bh_ctx *c, uint32_t *h, int dev) { app_to_host(h, c->ctr, CTR_N * 4, dev); }
+static void ctr_set(bh_ctx *c, const uint32_t *h, int dev) { app_to_dev(c->ctr, h, CTR_N * 4, dev); }
+
+/* Homeless bodies into the tree, then the summaries.  Returns the bodies left out. */
+static uint32_t bh_rebuild(wh_soa *soa, bh_ctx *c, uint64_t n, int dev, uint64_t *rounds) {
+    uint32_t h[CTR_N];
+    ctr_get(c, h, dev);
+    uint32_t lost = 0;
+    for (uint64_t r = 0;; ++r) {
+        if (r > n * (BH_MAXD + 1u) + 64u) { fprintf(stderr, "barneshut: insertion did not finish\n"); exit(1); }
+        h[CTR_HOMELESS] = 0;
+        h[CTR_LOST] = 0;
+        ctr_set(c, h, dev);
+        APP_TRY(BodyNode_parallel_do_body_bid(soa, *c));
+        APP_TRY(BodyNode_parallel_do_body_place(soa, *c));
+        ctr_get(c, h, dev);
+        lost += h[CTR_LOST];
+        ++*rounds;
+        if (!h[CTR_HOMELESS]) break;
+    }
+    for (int d = (int)h[CTR_MAXDEPTH]; d >= 0; --d) {
+        c->depth = (uint32_t)d;
+        APP_TRY(TreeNode_parallel_do_tree_summary(soa, *c));
+    }
+    return lost;
+}
+
+typedef struct bodies { float *r; uint64_t n; } bodies;   /* rows id, px, py, vx, vy, m sorted by id */
+#define BH_ROW 6
+
+/* Walk the tree in a host image: every body once, inside its box, links consistent. */
+static uint64_t tree_check(const wh_soa *img, const wh_soa *soa, uint64_t root, uint64_t n_expect, uint32_t lost,
+                           uint64_t *tnodes) {
+    uint64_t bad = 0, bodies_seen = 0;
+    uint64_t stack[BH_STACK + 8];   /* DFS pushes at most 3 per level beyond the path */
+    size_t top = 0;
+#define BH_HOST(p) (((p) & ~WH_SOA_ADDR_MASK) | (uint64_t)(uintptr_t)((uint8_t *)img->mem + ((uint8_t *)wh_soa_ptr_block(p) - (uint8_t *)soa->mem)) | wh_soa_ptr_slot(p))
+    stack[top++] = root;
+    *tnodes = 0;
+    while (top) {
+        uint64_t p = stack[--top];
+        TreeNode t = TreeNode_from(BH_HOST(p));
+        ++*tnodes;
+        for (uint32_t q = 0; q < 4; ++q) {
+            uint64_t ch = *tn_child(t, q);
+            if (!ch) continue;
+            NodeBase o = NodeBase_from(BH_HOST(ch));
+            bad += WH_GET(NodeBase, o, parent) != p || WH_GET(NodeBase, o, slot) != q;
+            if (WH_SOA_IS(img, ch, TreeNode)) {
+                if (top < BH_STACK + 8) stack[top++] = ch; else ++bad;
+            }
+            else {
+                ++bodies_seen;
+                bad += !tn_contains(t, WH_GET(NodeBase, o, px), WH_GET(NodeBase, o, py)) ||
+                       tn_quadrant(t, WH_GET(NodeBase, o, px), WH_GET(NodeBase, o, py)) != q;
+            }
+        }
+    }
+    bad += bodies_seen + lost != n_expect;
+    return bad;
+}
+
+static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_t threads, bodies *out, size_t *peak,
+                  uint64_t *bad_tree) {
+    wh_soa_type_desc types[] = {WH_SOA_ABSTRACT_TYPE(NodeBase), WH_SOA_TYPE(BodyNode), WH_SOA_TYPE(TreeNode)};
+    wh_soa_config cfg = {heap, types, 3, dev != 0, threads};
+    wh_soa soa;
+    APP_TRY(wh_soa_create(&soa, &cfg));
+    c.ctr = (uint32_t *)app_alloc(CTR_N * 4, dev);
+    APP_TRY(TreeNode_parallel_new_root_init(&soa, 1, c));
+    {   /* the root's pointer: the only TreeNode so far */
+        wh_soa img;
+        void *owned;
+        APP_TRY(wh_soa_host_image(&soa, &img, &owned));
+        wh_soa_iter it;
+        wh_soa_iter_begin(&it, &img, TreeNode_TYPE);
+        uint64_t p = wh_soa_iter_next(&it, &img);
+        c.root = (p & ~WH_SOA_ADDR_MASK) | (uint64_t)(uintptr_t)((uint8_t *)soa.mem + ((uint8_t *)wh_soa_ptr_block(p) - (uint8_t *)img.mem)) | wh_soa_ptr_slot(p);
+        free(owned);
+    }
+    APP_TRY(BodyNode_parallel_new_body_init(&soa, n, c));
+    uint64_t rounds = 0;
+    uint32_t lost = bh_rebuild(&soa, &c, n, dev, &rounds);
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(&soa, &st));
+    *peak = (size_t)(st.blocks - st.free_blocks) * soa.block_bytes;
+    int every = iters / 20 + 1;
+    app_sync(dev);
+    double t0 = app_now(), paused = 0;
+    for (int it = 0; it < iters; ++it) {
+        APP_TRY(BodyNode_parallel_do_body_force(&soa, c));
+        APP_TRY(BodyNode_parallel_do_body_move(&soa, c));
+        uint32_t h[CTR_N];
+        ctr_get(&c, h, dev);
+        for (int d = (int)h[CTR_MAXDEPTH]; d >= 1; --d) {
+            c.depth = (uint32_t)d;
+            APP_TRY(TreeNode_parallel_do_tree_collapse(&soa, c));
+        }
+        lost = bh_rebuild(&soa, &c, n, dev, &rounds);
+        if (it % every == 0) {
+            double p0 = app_now();
+            APP_TRY(wh_soa_stats_get(&soa, &st));
+            size_t u = (size_t)(st.blocks - st.free_blocks) * soa.block_bytes;
+            if (u > *peak) *peak = u;
+            paused += app_now() - p0;
+        }
+    }
+    app_sync(dev);
+    double t = app_now() - t0 - paused;
+    uint64_t bad = 0;
+    APP_TRY(wh_soa_check(&soa, &bad));
+    if (bad) { fprintf(stderr, "barneshut: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    wh_soa img;
+    void *owned;
+    APP_TRY(wh_soa_host_image(&soa, &img, &owned));
+    uint64_t tnodes = 0;
+    *bad_tree = tree_check(&img, &soa, c.root, n, lost, &tnodes);
+    out->r = (float *)malloc(n * BH_ROW * sizeof(float));
+    out->n = 0;
+    wh_soa_iter itr;
+    wh_soa_iter_begin(&itr, &img, BodyNode_TYPE);
+    for (uint64_t p; (p = wh_soa_iter_next(&itr, &img)) != 0 && out->n < n;) {
+        BodyNode b = BodyNode_from(p);
+        float *r = out->r + (uint64_t)WH_GET(BodyNode, b, id) * BH_ROW;
+        r[0] = (float)WH_GET(BodyNode, b, id);
+        r[1] = WH_GET(BodyNode, b, base.px); r[2] = WH_GET(BodyNode, b, base.py);
+        r[3] = WH_GET(BodyNode, b, vx); r[4] = WH_GET(BodyNode, b, vy); r[5] = WH_GET(BodyNode, b, base.mass);
+        ++out->n;
+    }
+    uint32_t h[CTR_N];
+    ctr_get(&c, h, dev);
+    printf("  %s: %llu tree nodes, depth %u, %llu insertion rounds, %u bodies left out, tree check: %llu problems\n",
+           dev ? "gpu" : "cpu", (unsigned long long)tnodes, h[CTR_MAXDEPTH], (unsigned long long)rounds, lost,
+           (unsigned long long)*bad_tree);
+    free(owned);
+    app_free(c.ctr, dev);
+    APP_TRY(wh_soa_destroy(&soa));
+    return t;
+}
+
+static uint64_t compare(const char *na, const bodies *a, const char *nb, const bodies *b) {
+    uint64_t diff = a->n != b->n;
+    double maxd = 0;
+    for (uint64_t i = 0; i < a->n * BH_ROW && i < b->n * BH_ROW; ++i) {
+        diff += a->r[i] != b->r[i];
+        double d = fabs((double)a->r[i] - (double)b->r[i]);
+        if (d > maxd) maxd = d;
+    }
+    printf("  check: %s vs %s: %llu / %llu bodies, %llu values differ, max diff %.3g -> %s\n", na, nb,
+           (unsigned long long)a->n, (unsigned long long)b->n, (unsigned long long)diff, maxd,
+           diff ? "FAILED" : "identical");
+    return diff;
+}
+
+static void write_picture(const char *path, const bodies *s) {
+    int w = 900, h = 900;
+    unsigned char *img = (unsigned char *)calloc((size_t)w * h * 3, 1);
+    for (uint64_t i = 0; i < s->n; ++i) {
+        const float *r = s->r + i * BH_ROW;
+        int x = (int)((r[1] + 1.5f) / 3.0f * (float)(w - 1)), y = (int)((r[2] + 1.5f) / 3.0f * (float)(h - 1));
+        if (x < 0 || y < 0 || x >= w || y >= h) continue;
+        unsigned char *p = img + ((size_t)y * w + x) * 3;
+        p[0] = (unsigned char)(p[0] + 60 > 255 ? 255 : p[0] + 60);
+        p[1] = (unsigned char)(p[1] + 40 > 255 ? 255 : p[1] + 40);
+        p[2] = 255;
+    }
+    app_write_ppm(path, w, h, img);
+    free(img);
+}
+
+int main(int argc, char **argv) {
+    uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 300000);
+    int iters = (int)app_arg(argc, argv, "--iters", 4000);
+    bh_ctx c;
+    memset(&c, 0, sizeof c);
+    c.dt = (float)app_argf(argc, argv, "--dt", 0.005);
+    c.theta = (float)app_argf(argc, argv, "--theta", 0.5);
+    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
+    int check = app_flag(argc, argv, "--check");
+    const char *csv = app_args(argc, argv, "--csv", NULL);
+    const char *ppm = app_args(argc, argv, "--ppm", NULL);
+    long long mb = app_arg(argc, argv, "--heap-mb", 0);
+    size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)n * 400 + ((size_t)16 << 20);
+    if (n < 1 || n > 0xFFFFFFF0ull || iters < 0) { fprintf(stderr, "barneshut: bad size\n"); return 2; }
+    char env[512];
+    app_env(env, sizeof env, dev);
+    printf("barneshut: %llu bodies, %d iterations, theta %g, dt %g, heap %zu MiB, %s\n", (unsigned long long)n, iters,
+           c.theta, c.dt, heap >> 20, env);
+    bodies a = {0, 0}, b = {0, 0};
+    size_t peak = 0, peak_b = 0;
+    uint64_t bad_a = 0, bad_b = 0;
+    double t = run(n, iters, c, heap, dev, 0, &a, &peak, &bad_a);
+    printf("  warpheap  %10.3f s  %10.4f ms/iteration  peak memory %.2f MiB\n", t, 1e3 * t / (iters ? iters : 1),
+           peak / 1048576.0);
+    int rc = bad_a != 0;
+    if (check) {      /* the reference: CPU backend, one host thread */
+        run(n, iters, c, heap, 0, 1, &b, &peak_b, &bad_b);
+        rc |= bad_b != 0;
+        rc |= compare(dev ? "gpu" : "cpu (4 threads)", &a, "cpu (1 thread)", &b) != 0;
+    }
+    if (ppm) write_picture(ppm, &a);
+    if (csv) {
+        FILE *f = fopen(csv, "a");
+        if (f) {
+            fprintf(f, "barneshut,warpheap,%llu,%d,%.6f,%.6f,%zu,%s\n", (unsigned long long)n, iters, t,
+                    1e3 * t / (iters ? iters : 1), peak, env);
+            fclose(f);
+        }
+    }
+    free(a.r);
+    free(b.r);
+    return rc;
+}
