@@ -12,6 +12,7 @@
  * --phases: heap sizes in multiples of the root's list (200: all kinds incl.
  * BUMP; any other: the kinds that free).  --tag: output file names.
  * --solo: a warm-up build slower than this many ms is the only one timed.
+ * --from-csv=FILE: only rewrite the markdown of a CSV (no GPU needed).
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -145,7 +146,7 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         row->ms_min = ms[0];
     }
     if (k->alloc == KD_ALLOC_WARPHEAP) (void)wh_heap_destroy(&cfg.heap);
-    if (!row->status[0] && row->st.alloc_failures) snprintf(row->status, sizeof row->status, "heap too small");
+    if (!row->status[0] && row->st.alloc_failures) snprintf(row->status, sizeof row->status, "alloc failures");
     if (!row->status[0] && (row->st.timeouts || row->st.node_overflow)) snprintf(row->status, sizeof row->status, "timeout/overflow");
     if (!row->status[0] && row->check_errors > 0) snprintf(row->status, sizeof row->status, "CHECK FAILED");
     if (!row->status[0]) snprintf(row->status, sizeof row->status, "ok");
@@ -217,10 +218,14 @@ static const kd_row *find(const kd_row *rows, int n, const char *scene, uint32_t
 
 static void fmt_ms(char *buf, size_t n, const kd_row *r) {
     if (!r) snprintf(buf, n, "-");
+    else if (r->st.alloc_failures && r->reps)
+        snprintf(buf, n, "%.2f (%llu allocs failed)", r->ms_median, (unsigned long long)r->st.alloc_failures);
     else if (strcmp(r->status, "ok") && r->reps) snprintf(buf, n, "%.2f (%s)", r->ms_median, r->status);
     else if (strcmp(r->status, "ok")) snprintf(buf, n, "%s", r->status);
     else snprintf(buf, n, "%.2f", r->ms_median);
 }
+
+static void write_md(const kd_opts *o, const kd_row *rows, int n, const char *meta);
 
 static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const char *meta) {
     char path[600];
@@ -241,8 +246,13 @@ static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const cha
         }
         fclose(f);
     }
+    write_md(o, rows, n, meta);
+}
+
+static void write_md(const kd_opts *o, const kd_row *rows, int n, const char *meta) {
+    char path[600];
     snprintf(path, sizeof path, "%s/%s.md", o->out, o->tag);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     if (!f) return;
     fprintf(f, "# k-d tree build (register-efficient paper, Tables 3-4)\n\n```\n%s```\n\n", meta);
     for (int ph = 0; ph < o->nphases; ++ph) {
@@ -261,7 +271,13 @@ static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const cha
             const kd_row *r = &rows[i];
             if (r->heap_x != x || strcmp(r->kind, kinds[0].name)) continue;
             const kd_row *d = find(rows, n, r->scene, r->tris, x, "DEFAULT");
-            const kd_row *ref = d ? d : r;
+            /* The allocation figures of a complete build (no failure). */
+            static const char *prefer[4] = { "BUMP", "cuda-malloc", "DEFAULT", "CIRCULAR" };
+            const kd_row *ref = r;
+            for (int q = 3; q >= 0; --q) {
+                const kd_row *c = find(rows, n, r->scene, r->tris, x, prefer[q]);
+                if (c && !strcmp(c->status, "ok")) ref = c;
+            }
             fprintf(f, "| %s | %u | %.2f | %llu | %.1f | %.1f |", r->scene, r->tris,
                     r->tris ? (double)ref->st.refs / r->tris : 0.0, (unsigned long long)ref->st.allocs,
                     mean_bytes(&ref->st), sd_bytes(&ref->st));
@@ -273,10 +289,10 @@ static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const cha
             const kd_row *c = find(rows, n, r->scene, r->tris, x, "cuda-malloc");
             const kd_row *b = find(rows, n, r->scene, r->tris, x, "BUMP");
             int dok = d && !strcmp(d->status, "ok");
-            if (dok && c && !strcmp(c->status, "ok")) fprintf(f, " %.2fx |", c->ms_median / d->ms_median);
+            if (dok && c && !strcmp(c->status, "ok")) fprintf(f, " %.3gx |", c->ms_median / d->ms_median);
             else fprintf(f, " - |");
             if (!phase) {
-                if (dok && b && !strcmp(b->status, "ok")) fprintf(f, " %.2fx |", d->ms_median / b->ms_median);
+                if (dok && b && !strcmp(b->status, "ok")) fprintf(f, " %.3gx |", d->ms_median / b->ms_median);
                 else fprintf(f, " - |");
             }
             fprintf(f, "\n");
@@ -285,7 +301,9 @@ static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const cha
     }
     fprintf(f, "Build times: median of the timed builds after a checked warm-up (CUDA events, root list "
                "allocation to the last leaf). N_ref: leaf references per triangle; N_alloc, mean, sd: the "
-               "reference lists allocated by the build (16-byte padded). A cell that is not a number says why.\n");
+               "reference lists allocated by the build (16-byte padded), from a build without failures. A build "
+               "with failed allocations made those nodes leaves (a coarser tree, still checked): its time is "
+               "not comparable. Ratios only between complete builds.\n");
     fclose(f);
 }
 
@@ -305,6 +323,50 @@ static void metadata(char *buf, size_t n, const char *commit) {
              (rt % 1000) / 10, date, commit);
 }
 
+/* --from-csv=FILE: the markdown again from a CSV this program wrote (no GPU
+ * needed); sd is rebuilt from mean and sd. */
+static int md_from_csv(kd_opts *o, const char *csv) {
+    FILE *f = fopen(csv, "r");
+    if (!f) return 1;
+    static kd_row rows[512];
+    char line[1024], meta[1024] = "";
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < 512) {
+        if (line[0] == '#') {
+            strncat(meta, line, sizeof meta - strlen(meta) - 1);
+            continue;
+        }
+        kd_row *r = &rows[n];
+        memset(r, 0, sizeof *r);
+        unsigned long long hb, nodes, leaves, refs, allocs, fails;
+        double rpt, mean, sd;
+        unsigned depth;
+        long long ce;
+        if (sscanf(line, "%63[^,],%u,%u,%llu,%15[^,],%lf,%lf,%u,%llu,%llu,%llu,%lf,%llu,%lf,%lf,%llu,%u,%lld,%95[^\n]",
+                   r->scene, &r->tris, &r->heap_x, &hb, r->kind, &r->ms_median, &r->ms_min, &r->reps, &nodes, &leaves,
+                   &refs, &rpt, &allocs, &mean, &sd, &fails, &depth, &ce, r->status) != 19)
+            continue;                                     /* the header */
+        r->heap_bytes = hb;
+        r->st.nodes = nodes;
+        r->st.leaves = leaves;
+        r->st.refs = refs;
+        r->st.allocs = allocs;
+        r->st.bytes = (uint64_t)(mean * (double)allocs + 0.5);
+        r->st.bytes_sq = (uint64_t)((sd * sd + mean * mean) * (double)allocs);
+        r->st.alloc_failures = fails;
+        r->st.depth = depth;
+        r->check_errors = ce;
+        int seen = 0;
+        for (int p = 0; p < o->nphases; ++p) seen |= o->phases[p] == r->heap_x;
+        if (!seen && o->nphases < 4) o->phases[o->nphases++] = r->heap_x;
+        ++n;
+    }
+    fclose(f);
+    write_md(o, rows, n, meta);
+    printf("%d rows from %s -> %s/%s.md\n", n, csv, o->out, o->tag);
+    return n ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     kd_opts o;
     memset(&o, 0, sizeof o);
@@ -322,6 +384,11 @@ int main(int argc, char **argv) {
     snprintf(phases, sizeof phases, "%s", opt_str(argc, argv, "--phases", "200,20"));
     for (char *p = strtok(phases, ","); p && o.nphases < 4; p = strtok(NULL, ","))
         if (atoi(p) > 0) o.phases[o.nphases++] = (uint32_t)atoi(p);
+    const char *from = opt_str(argc, argv, "--from-csv", NULL);
+    if (from) {
+        o.nphases = 0;
+        return md_from_csv(&o, from);
+    }
     if (!wh_cuda_available()) {
         fprintf(stderr, "wh_kdtree_bench: no GPU\n");
         return 77;
