@@ -137,8 +137,9 @@ static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, b
     CHECK_EQ_U64(device_u64(d_total), st.objects[SC_TYPE]);
     CHECK_EQ_U64(st.counters[WH_SOA_CTR_RETRY_LIMIT], 0);
 
-    cudaFree(d_held); cudaFree(d_tags); cudaFree(d_n); cudaFree(d_c); cudaFree(d_total); cudaFree(d_wrong);
-    cudaEventDestroy(e0); cudaEventDestroy(e1);
+    WH_CUDA_OR_DIE(cudaFree(d_held)); WH_CUDA_OR_DIE(cudaFree(d_tags)); WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(d_c)); WH_CUDA_OR_DIE(cudaFree(d_total)); WH_CUDA_OR_DIE(cudaFree(d_wrong));
+    WH_CUDA_OR_DIE(cudaEventDestroy(e0)); WH_CUDA_OR_DIE(cudaEventDestroy(e1));
     CHECK(wh_soa_destroy(&s) == WH_OK);
 }
 
@@ -190,7 +191,7 @@ static void test_parallel_new(uint32_t n) {
     printf("soa parallel_new gpu: %u objects, read back %llu, %llu wrong\n", n, (unsigned long long)total,
            (unsigned long long)bad);
     free(owned);
-    cudaFree(d_count);
+    WH_CUDA_OR_DIE(cudaFree(d_count));
     CHECK(wh_soa_destroy(&s) == WH_OK);
 }
 
