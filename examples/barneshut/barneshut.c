@@ -35,6 +35,16 @@
 #include "warpheap/soa.h"
 #include "wh_app.h"
 
+/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
+ * iterations done are reported.  Checked every `every` iterations (a sync). */
+static double g_max_s = 0;
+static long long g_done = -1;
+#define APP_TIME_CAP(it, every, dev, t0)                                                   \
+    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
+        app_sync(dev);                                                                     \
+        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
+    }
+
 #include <math.h>
 
 #define NODEBASE_FIELDS(F) F(uint64_t, parent) F(float, px) F(float, py) F(float, mass) F(uint32_t, slot)
@@ -377,10 +387,11 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
     wh_soa_stats st;
     APP_TRY(wh_soa_stats_get(&soa, &st));
     *peak = (size_t)(st.blocks - st.free_blocks) * soa.block_bytes;
-    int every = iters / 20 + 1;
+    int every = iters / 20 + 1 < 16 ? iters / 20 + 1 : 16;   /* peak-memory samples */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (int it = 0; it < iters; ++it) {
+        APP_TIME_CAP(it, 1, dev, t0)
         APP_TRY(BodyNode_parallel_do_body_force(&soa, c));
         APP_TRY(BodyNode_parallel_do_body_move(&soa, c));
         uint32_t h[CTR_N];
@@ -482,9 +493,13 @@ int main(int argc, char **argv) {
     bodies a = {0, 0}, b = {0, 0};
     size_t peak = 0, peak_b = 0;
     uint64_t bad_a = 0, bad_b = 0;
+    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
     double t = run(n, iters, c, heap, dev, 0, &a, &peak, &bad_a);
-    printf("  warpheap  %10.3f s  %10.4f ms/iteration  peak memory %.2f MiB\n", t, 1e3 * t / (iters ? iters : 1),
-           peak / 1048576.0);
+    long long done = g_done >= 0 ? g_done : iters;
+    g_done = -1;
+    if (check && done != iters) { fprintf(stderr, "barneshut: --check needs all iterations (no --max-seconds)\n"); return 2; }
+    printf("  warpheap  %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", t, done,
+           1e3 * t / (done ? done : 1), peak / 1048576.0);
     int rc = bad_a != 0;
     if (check) {      /* the reference: CPU backend, one host thread */
         run(n, iters, c, heap, 0, 1, &b, &peak_b, &bad_b);
@@ -495,8 +510,8 @@ int main(int argc, char **argv) {
     if (csv) {
         FILE *f = fopen(csv, "a");
         if (f) {
-            fprintf(f, "barneshut,warpheap,%llu,%d,%.6f,%.6f,%zu,%s\n", (unsigned long long)n, iters, t,
-                    1e3 * t / (iters ? iters : 1), peak, env);
+            fprintf(f, "barneshut,warpheap,%llu,%lld,%.6f,%.6f,%zu,%s\n", (unsigned long long)n, done, t,
+                    1e3 * t / (done ? done : 1), peak, env);
             fclose(f);
         }
     }

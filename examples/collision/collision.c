@@ -26,6 +26,16 @@
 #include "warpheap/soa.h"
 #include "wh_app.h"
 
+/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
+ * iterations done are reported.  Checked every `every` iterations (a sync). */
+static double g_max_s = 0;
+static long long g_done = -1;
+#define APP_TIME_CAP(it, every, dev, t0)                                                   \
+    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
+        app_sync(dev);                                                                     \
+        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
+    }
+
 #include <math.h>
 
 #define BODY_FIELDS(F)                                                                             \
@@ -226,6 +236,7 @@ static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, 
     app_sync(dev);
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
+        APP_TIME_CAP(it, 8, dev, t0)
         APP_TRY(Body_parallel_do_body_find(&soa, c));
         APP_TRY(Body_parallel_do_body_claim(&soa, c));
         APP_TRY(Body_parallel_do_body_merge(&soa, c));
@@ -268,6 +279,7 @@ static double run_static(uint64_t n, int iters, co_ctx c, int dev, rows *out, si
     app_sync(dev);
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
+        APP_TIME_CAP(it, 8, dev, t0)
         APP_TRY(st_find_all(dev, n, c));
         APP_TRY(st_claim_all(dev, n, c));
         APP_TRY(st_merge_all(dev, n, c));
@@ -345,12 +357,16 @@ int main(int argc, char **argv) {
     rows a = {0, 0}, b = {0, 0};
     double ts[2] = {-1, -1};
     size_t peak[2] = {0, 0};
+    long long done[2] = {iters, iters};
+    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
     if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(n, iters, c, dev, &a, &peak[0]);
+    if (g_done >= 0) done[0] = g_done, g_done = -1;
     if (all || check || !strcmp(mode, "static")) ts[1] = run_static(n, iters, c, dev, &b, &peak[1]);
+    if (g_done >= 0) done[1] = g_done, g_done = -1;
     const char *names[2] = {"warpheap", "static"};
     for (int k = 0; k < 2; ++k)
         if (ts[k] >= 0)
-            printf("  %-9s %10.3f s  %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k], 1e3 * ts[k] / (iters ? iters : 1),
+            printf("  %-9s %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k], done[k], 1e3 * ts[k] / (done[k] ? done[k] : 1),
                    peak[k] / 1048576.0);
     int rc = 0;
     if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
@@ -360,8 +376,8 @@ int main(int argc, char **argv) {
         if (f) {
             for (int k = 0; k < 2; ++k)
                 if (ts[k] >= 0)
-                    fprintf(f, "collision,%s,%llu,%d,%.6f,%.6f,%zu,%s\n", names[k], (unsigned long long)n, iters, ts[k],
-                            1e3 * ts[k] / (iters ? iters : 1), peak[k], env);
+                    fprintf(f, "collision,%s,%llu,%lld,%.6f,%.6f,%zu,%s\n", names[k], (unsigned long long)n, done[k], ts[k],
+                            1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k], env);
             fclose(f);
         }
     }

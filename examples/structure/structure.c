@@ -32,6 +32,16 @@
 #include "warpheap/soa.h"
 #include "wh_app.h"
 
+/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
+ * iterations done are reported.  Checked every `every` iterations (a sync). */
+static double g_max_s = 0;
+static long long g_done = -1;
+#define APP_TIME_CAP(it, every, dev, t0)                                                   \
+    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
+        app_sync(dev);                                                                     \
+        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
+    }
+
 #include <math.h>
 
 #define NODE_FIELDS(F) F(float, px) F(float, py) F(float, vx) F(float, vy) F(float, mass) \
@@ -340,6 +350,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
     app_sync(dev);
     double t0 = app_now();
     for (uint32_t st = 0; st < steps; ++st) {
+        APP_TIME_CAP(st, 1, dev, t0)
         for (uint32_t it = 0; it < iters; ++it) {
             APP_TRY(Spring_parallel_do_spring_compute(&soa, c));
             APP_TRY(Node_parallel_do_node_move(&soa, c));
@@ -394,6 +405,7 @@ static double run_static(st_ctx c, uint32_t steps, uint32_t iters, int dev, mesh
     app_sync(dev);
     double t0 = app_now();
     for (uint32_t st = 0; st < steps; ++st) {
+        APP_TIME_CAP(st, 1, dev, t0)
         for (uint32_t it = 0; it < iters; ++it) {
             APP_TRY(b_spring_compute_all(dev, ns, c));
             APP_TRY(b_node_move_all(dev, n, c));
@@ -479,14 +491,17 @@ int main(int argc, char **argv) {
     memset(&a, 0, sizeof a); memset(&b, 0, sizeof b);
     double ts[2] = {-1, -1};
     size_t peak[2] = {0, 0};
+    long long done[2] = {steps, steps};
+    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
     if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(c, steps, iters, dev, &a, &peak[0]);
+    if (g_done >= 0) done[0] = g_done, g_done = -1;
     if (all || check || !strcmp(mode, "static")) ts[1] = run_static(c, steps, iters, dev, &b, &peak[1]);
+    if (g_done >= 0) done[1] = g_done, g_done = -1;
     const char *names[2] = {"warpheap", "static"};
-    uint32_t total = steps * iters > 0 ? steps * iters : 1;
     for (int k = 0; k < 2; ++k)
         if (ts[k] >= 0)
-            printf("  %-9s %10.3f s  %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k], 1e3 * ts[k] / total,
-                   peak[k] / 1048576.0);
+            printf("  %-9s %10.3f s  %6lld steps %10.4f ms/step  peak memory %.2f MiB\n", names[k], ts[k], done[k],
+                   1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k] / 1048576.0);
     int rc = 0;
     if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (ppm) write_picture(ppm, a.alive ? &a : &b, c.w, c.h);
@@ -495,8 +510,8 @@ int main(int argc, char **argv) {
         if (f) {
             for (int k = 0; k < 2; ++k)
                 if (ts[k] >= 0)
-                    fprintf(f, "structure,%s,%llu,%u,%.6f,%.6f,%zu,%s\n", names[k], (unsigned long long)n, total, ts[k],
-                            1e3 * ts[k] / total, peak[k], env);
+                    fprintf(f, "structure,%s,%llu,%lld,%.6f,%.6f,%zu,%s\n", names[k], (unsigned long long)n, done[k], ts[k],
+                            1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k], env);
             fclose(f);
         }
     }

@@ -31,6 +31,16 @@
 #include "warpheap/soa.h"
 #include "wh_app.h"
 
+/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
+ * iterations done are reported.  Checked every `every` iterations (a sync). */
+static double g_max_s = 0;
+static long long g_done = -1;
+#define APP_TIME_CAP(it, every, dev, t0)                                                   \
+    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
+        app_sync(dev);                                                                     \
+        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
+    }
+
 #include <math.h>
 
 #define CELL_FIELDS(F) F(uint64_t, car) F(uint32_t, id) F(uint32_t, next0) F(uint32_t, next1) \
@@ -252,10 +262,11 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     c.cells = (uint64_t *)app_alloc(n * 8, dev);
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
     *peak = heap_used(&soa);
-    uint32_t iters = c.iter, every = iters / 20u + 1u;
+    uint32_t iters = c.iter, every = iters / 20u + 1u < 64u ? iters / 20u + 1u : 64u;   /* peak-memory samples */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (uint32_t it = 0; it < iters; ++it) {
+        APP_TIME_CAP(it, 16, dev, t0)
         c.iter = it;
         APP_TRY(Car_parallel_do_car_plan(&soa, c));
         APP_TRY(Car_parallel_do_car_move(&soa, c));
@@ -312,6 +323,7 @@ static double run_static(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     app_sync(dev);
     double t0 = app_now();
     for (uint32_t it = 0; it < iters; ++it) {
+        APP_TIME_CAP(it, 16, dev, t0)
         c.iter = it;
         APP_TRY(st_plan_all(dev, n, c));
         APP_TRY(st_move_all(dev, n, c));
@@ -396,13 +408,17 @@ int main(int argc, char **argv) {
     state a = {0, 0}, b = {0, 0};
     double ts[2] = {-1, -1};
     size_t peak[2] = {0, 0};
+    long long done[2] = {iters, iters};
+    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
     if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&g, c, heap, dev, &a, &peak[0]);
+    if (g_done >= 0) done[0] = g_done, g_done = -1;
     if (all || check || !strcmp(mode, "static")) ts[1] = run_static(&g, c, dev, &b, &peak[1]);
+    if (g_done >= 0) done[1] = g_done, g_done = -1;
     const char *names[2] = {"warpheap", "static"};
     for (int k = 0; k < 2; ++k)
         if (ts[k] >= 0)
-            printf("  %-9s %10.3f s  %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k],
-                   1e3 * ts[k] / (iters ? iters : 1), peak[k] / 1048576.0);
+            printf("  %-9s %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k],
+                   done[k], 1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k] / 1048576.0);
     int rc = 0;
     if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (ppm) write_picture(ppm, &g, a.v ? &a : &b);
@@ -411,8 +427,8 @@ int main(int argc, char **argv) {
         if (f) {
             for (int k = 0; k < 2; ++k)
                 if (ts[k] >= 0)
-                    fprintf(f, "traffic,%s,%u,%u,%.6f,%.6f,%zu,%s\n", names[k], nis, iters, ts[k],
-                            1e3 * ts[k] / (iters ? iters : 1), peak[k], env);
+                    fprintf(f, "traffic,%s,%u,%lld,%.6f,%.6f,%zu,%s\n", names[k], nis, done[k], ts[k],
+                            1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k], env);
             fclose(f);
         }
     }
