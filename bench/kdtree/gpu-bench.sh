@@ -9,5 +9,5 @@ mkdir -p "$OUT"
 export WH_GPU_DRIVER=${WH_GPU_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)}
 export WH_COMMIT=${WH_COMMIT:-$(git -C "$(dirname "$0")/../.." rev-parse --short HEAD 2>/dev/null || cat "$BUILD/COMMIT" 2>/dev/null || echo unknown)}
 timeout "${KD_TIMEOUT:-230}" "$BUILD/bin/wh_kdtree_bench" --out="$OUT" \
-  --sizes="${KD_SIZES:-20000,200000,2000000,10000000}" --budget="${KD_BUDGET:-170}" "$@" 2>&1 | tee "$OUT/kdtree.log"
+  --sizes="${KD_SIZES:-20000,200000,2000000}" --budget="${KD_BUDGET:-150}" --solo=3000 "$@" 2>&1 | tee "$OUT/kdtree.log"
 exit "${PIPESTATUS[0]}"

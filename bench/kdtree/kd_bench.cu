@@ -13,6 +13,7 @@
  * BUMP; any other: the kinds that free).  --tag: output file names.
  * --solo: a warm-up build slower than this many ms is the only one timed.
  * --from-csv=FILE: only rewrite the markdown of a CSV (no GPU needed).
+ * --retries=N: retry a failed list allocation N times (not in the results).
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -27,6 +28,8 @@
 
 /* A warm-up build slower than this is reported alone (--solo=ms). */
 static double g_solo_ms = 10000.0;
+/* Retries of a failed list allocation (--retries=N, default 0). */
+static uint32_t g_retries = 0;
 
 typedef struct kd_kind {
     const char *name;
@@ -99,6 +102,7 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
     kd_build_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.alloc = k->alloc;
+    cfg.alloc_retries = g_retries;
     snprintf(row->kind, sizeof row->kind, "%s", k->name);
     row->check_errors = -1;
     if (k->alloc == KD_ALLOC_WARPHEAP) {
@@ -379,6 +383,7 @@ int main(int argc, char **argv) {
     if (o.reps > KD_MAX_REPS) o.reps = KD_MAX_REPS;
     o.budget_s = atof(opt_str(argc, argv, "--budget", "170"));
     g_solo_ms = atof(opt_str(argc, argv, "--solo", "10000"));
+    g_retries = (uint32_t)atoi(opt_str(argc, argv, "--retries", "0"));
     snprintf(o.tag, sizeof o.tag, "%s", opt_str(argc, argv, "--tag", "kdtree"));
     char phases[64];
     snprintf(phases, sizeof phases, "%s", opt_str(argc, argv, "--phases", "200,20"));

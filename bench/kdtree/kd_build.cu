@@ -63,7 +63,7 @@ typedef struct kd_args {
     kd_node *nodes;
     kd_leaf *leaves;
     kd_counters *c;
-    uint32_t cap, leaf_size, max_depth, use_cuda;
+    uint32_t cap, leaf_size, max_depth, use_cuda, retries;
     unsigned long long timeout_ns;
     wh_heap heap;
 } kd_args;
@@ -311,12 +311,27 @@ static __device__ void kd_partition(const kd_args *a, const kd_task *t, uint32_t
     }
 }
 
+/* Lanes 0 and 1 only: both lists at once; a failed request is retried
+ * (cfg.alloc_retries times, with a growing pause) by the lanes that need it,
+ * which are then the mask.  Works around transient failures of a heap under
+ * a burst of requests (docs/kdtree.md, heap issue 1); off by default. */
+static __device__ uint32_t *kd_pair_alloc(const kd_args *a, uint32_t n, uint32_t lane) {
+    uint32_t *mine = kd_list_alloc(a, n, 0x3u);
+    for (uint32_t k = 0; k < a->retries; ++k) {
+        uint32_t need = __ballot_sync(0x3u, n && !mine);
+        if (!need) break;
+        __nanosleep(256u << (k < 5u ? k : 5u));
+        if ((need >> lane) & 1u) mine = kd_list_alloc(a, n, need);
+    }
+    return mine;
+}
+
 /* Lanes 0 and 1 allocate the left and right arrays together, lane 0 takes two
  * node ids.  False (everything given back, failure counted) if any failed. */
 static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr, uint32_t lane,
                                       uint32_t **L, uint32_t **R, uint32_t *first, kd_local *acc) {
     uint32_t *mine = NULL;
-    if (lane < 2u) mine = kd_list_alloc(a, lane ? nr : nl, 0x3u);
+    if (lane < 2u) mine = kd_pair_alloc(a, lane ? nr : nl, lane);
     uint32_t *l = (uint32_t *)__shfl_sync(KD_FULL, (unsigned long long)mine, 0);
     uint32_t *r = (uint32_t *)__shfl_sync(KD_FULL, (unsigned long long)mine, 1);
     bool ok = (l || !nl) && (r || !nr);
@@ -530,6 +545,7 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     a.leaf_size = cfg->leaf_size ? cfg->leaf_size : 8u;
     a.max_depth = cfg->max_depth ? cfg->max_depth : kd_default_depth(g->ntris);
     a.use_cuda = cfg->alloc == KD_ALLOC_CUDA;
+    a.retries = cfg->alloc_retries < 16u ? cfg->alloc_retries : 16u;
     a.timeout_ns = (unsigned long long)((cfg->timeout_s > 0.0 ? cfg->timeout_s : 30.0) * 1e9);
     a.heap = cfg->heap;
     WH_CUDA_OR_DIE(cudaMemset(g->ctr, 0, sizeof(kd_counters)));

@@ -21,6 +21,7 @@ typedef struct kd_build_config {
     uint32_t leaf_size;       /* a node with at most this many refs is a leaf */
     uint32_t max_depth;       /* 0: 8 + 1.3 log2(triangles), at most 40        */
     double timeout_s;         /* a warp waiting this long gives up (0: 30 s) */
+    uint32_t alloc_retries;   /* retries of a failed list (0, at most 16)     */
 } kd_build_config;
 
 typedef struct kd_build_stats {
