@@ -367,6 +367,7 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaMalloc(&c.offsets, c.cells * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.history, (size_t)a.frames * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.tri_count, (size_t)a.k * sizeof(size_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.frame, sizeof(uint32_t)));
     c.scan_tmp = NULL;
     WH_CUDA_OR_DIE(cub::DeviceScan::ExclusiveSum(c.scan_tmp, c.scan_bytes, c.counts, c.offsets, c.cells, c.s));
     WH_CUDA_OR_DIE(cudaMalloc(&c.scan_tmp, c.scan_bytes));
