@@ -18,10 +18,11 @@
  * in which bodies are visited or on thread scheduling.
  *
  * Variants: warpheap; a static SOA baseline (arrays with an active flag, the
- * paper's baseline).  --check runs both and requires bit-identical survivors.
+ * paper's baseline); CUDA device malloc with an array of object pointers
+ * (GPU only).  --check requires bit-identical survivors.
  *
  *   wh_collision [--n=40000] [--iters=2000] [--threshold=0.005] [--dt=0.02]
- *                [--mode=all|warpheap|static] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
+ *                [--mode=all|warpheap|static|malloc] [--max-seconds=S] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
  */
 #include "warpheap/soa.h"
 #include "wh_app.h"
@@ -304,6 +305,133 @@ static double run_static(uint64_t n, int iters, co_ctx c, int dev, rows *out, si
     return t;
 }
 
+/* ---- CUDA device malloc (GPU only): the paper's "other allocators" ----------------------- *
+ * Bodies are malloc'd structs read through an array of object pointers (8
+ * bytes per body), compacted after each merge phase; merged bodies are freed. */
+#if defined(__CUDACC__)
+typedef struct cm_body { float px, py, vx, vy, fx, fy, m; uint32_t id, win, dead; struct cm_body *cand; } cm_body;
+typedef struct cm_ctx {
+    co_ctx c;
+    cm_body **items, **next, **dead;
+    uint32_t *cnt;                                       /* n, n_next, n_dead */
+    unsigned long long *fails;
+} cm_ctx;
+static __global__ void cm_init(cm_ctx m, uint64_t n) {
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    cm_body *b = (cm_body *)malloc(sizeof(cm_body));
+    m.items[i] = b;
+    if (!b) { atomicAdd(m.fails, 1ull); return; }
+    co_init(i, &b->px, &b->py, &b->vx, &b->vy, &b->m);
+    b->id = (uint32_t)i; b->win = 0; b->dead = 0; b->cand = NULL;
+}
+static __global__ void cm_find(cm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, n = m.cnt[0];
+    if (i >= n) return;
+    cm_body *me = m.items[i], *cand = NULL;
+    float x = me->px, y = me->py, mass = me->m;
+    uint32_t best = 0xFFFFFFFFu;
+    int64_t ax = 0, ay = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+        cm_body *o = m.items[j];
+        if (o == me) continue;
+        float d2 = co_pair(x, y, mass, o->px, o->py, o->m, &ax, &ay);
+        if (d2 < m.c.thr2 && o->id < me->id && o->id < best) { best = o->id; cand = o; }
+    }
+    me->fx = (float)((double)ax / CO_FIX);
+    me->fy = (float)((double)ay / CO_FIX);
+    me->cand = cand;
+    me->win = 0;
+}
+static __global__ void cm_claim(cm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.cnt[0]) return;
+    cm_body *me = m.items[i];
+    if (me->cand) atomicMax(&me->cand->win, CO_BID(me->id));
+}
+static __global__ void cm_merge(cm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.cnt[0]) return;
+    cm_body *me = m.items[i], *t = me->cand;
+    if (!t || t->win != CO_BID(me->id) || t->cand != NULL) return;
+    co_absorb(&t->m, &t->vx, &t->vy, &t->fx, &t->fy, me->m, me->vx, me->vy, me->fx, me->fy);
+    me->dead = 1;
+    m.dead[atomicAdd(&m.cnt[2], 1u)] = me;
+}
+static __global__ void cm_compact(cm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m.cnt[0] && !m.items[i]->dead) m.next[atomicAdd(&m.cnt[1], 1u)] = m.items[i];
+}
+static __global__ void cm_free_dead(cm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m.cnt[2]) free(m.dead[i]);
+}
+static __global__ void cm_swap(cm_ctx m) { m.cnt[0] = m.cnt[1]; m.cnt[1] = m.cnt[2] = 0; }
+static __global__ void cm_update(cm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.cnt[0]) return;
+    cm_body *b = m.items[i];
+    co_move(&b->px, &b->py, &b->vx, &b->vy, b->fx, b->fy, b->m, m.c.dt);
+}
+static __global__ void cm_export(cm_ctx m, float *out) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.cnt[0]) return;
+    cm_body *b = m.items[i];
+    float *r = out + (uint64_t)i * CO_ROW;
+    r[0] = (float)b->id; r[1] = b->px; r[2] = b->py; r[3] = b->vx; r[4] = b->vy; r[5] = b->m;
+    free(b);
+}
+static double run_malloc(uint64_t n, int iters, co_ctx c, rows *out, size_t *peak) {
+    size_t heap = (size_t)n * 128 + ((size_t)32 << 20);
+    WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
+    cm_ctx m;
+    memset(&m, 0, sizeof m);
+    m.c = c;
+    WH_CUDA_OR_DIE(cudaMalloc(&m.items, n * 8)); WH_CUDA_OR_DIE(cudaMalloc(&m.next, n * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.dead, n * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.cnt, 16));
+    uint32_t cnt0[4] = {(uint32_t)n, 0, 0, 0};
+    WH_CUDA_OR_DIE(cudaMemcpy(m.cnt, cnt0, 16, cudaMemcpyHostToDevice));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
+    WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
+    *peak = heap + n * 24;                               /* reserved: malloc heap and pointer arrays */
+    unsigned g = (unsigned)((n + 255) / 256);
+    cm_init<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
+    unsigned long long fails = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
+    if (fails) { fprintf(stderr, "malloc: %llu allocations failed\n", fails); exit(1); }
+    int dev = 1;
+    app_sync(dev);
+    double t0 = app_now();
+    for (int it = 0; it < iters; ++it) {
+        APP_TIME_CAP(it, 8, dev, t0)
+        cm_find<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        cm_claim<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        cm_merge<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        cm_compact<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        cm_free_dead<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        cm_swap<<<1, 1>>>(m); WH_LAUNCH_OR_DIE();
+        cm_body **t = m.items; m.items = m.next; m.next = t;
+        cm_update<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+    }
+    app_sync(dev);
+    double t = app_now() - t0;
+    uint32_t left = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&left, m.cnt, 4, cudaMemcpyDeviceToHost));
+    float *d_out;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_out, (size_t)n * CO_ROW * 4));
+    cm_export<<<g, 256>>>(m, d_out); WH_LAUNCH_OR_DIE();
+    out->n = left;
+    out->r = (float *)malloc(n * CO_ROW * sizeof(float));
+    app_to_host(out->r, d_out, (size_t)left * CO_ROW * 4, 1);
+    rows_sort(out);
+    WH_CUDA_OR_DIE(cudaFree(d_out));
+    WH_CUDA_OR_DIE(cudaFree(m.items)); WH_CUDA_OR_DIE(cudaFree(m.next)); WH_CUDA_OR_DIE(cudaFree(m.dead));
+    WH_CUDA_OR_DIE(cudaFree(m.cnt)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    return t;
+}
+#endif
+
 static uint64_t compare(const char *na, const rows *a, const char *nb, const rows *b) {
     uint64_t diff = a->n != b->n;
     double ma = 0, mb = 0;
@@ -354,27 +482,32 @@ int main(int argc, char **argv) {
     char env[512];
     app_env(env, sizeof env, dev);
     printf("collision: %llu bodies, %d iterations, threshold %g, %s\n", (unsigned long long)n, iters, thr, env);
-    rows a = {0, 0}, b = {0, 0};
-    double ts[2] = {-1, -1};
-    size_t peak[2] = {0, 0};
-    long long done[2] = {iters, iters};
+    rows a = {0, 0}, b = {0, 0}, mm = {0, 0};
+    double ts[3] = {-1, -1, -1};
+    size_t peak[3] = {0, 0, 0};
+    long long done[3] = {iters, iters, iters};
     g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
     if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(n, iters, c, dev, &a, &peak[0]);
     if (g_done >= 0) done[0] = g_done, g_done = -1;
     if (all || check || !strcmp(mode, "static")) ts[1] = run_static(n, iters, c, dev, &b, &peak[1]);
     if (g_done >= 0) done[1] = g_done, g_done = -1;
-    const char *names[2] = {"warpheap", "static"};
-    for (int k = 0; k < 2; ++k)
+#if defined(__CUDACC__)
+    if (dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(n, iters, c, &mm, &peak[2]);
+    if (g_done >= 0) done[2] = g_done, g_done = -1;
+#endif
+    const char *names[3] = {"warpheap", "static", "malloc"};
+    for (int k = 0; k < 3; ++k)
         if (ts[k] >= 0)
             printf("  %-9s %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k], done[k], 1e3 * ts[k] / (done[k] ? done[k] : 1),
                    peak[k] / 1048576.0);
     int rc = 0;
     if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (check && mm.r) rc |= compare("malloc", &mm, "static", &b) != 0;
     if (ppm) write_picture(ppm, a.r ? &a : &b);
     if (csv) {
         FILE *f = fopen(csv, "a");
         if (f) {
-            for (int k = 0; k < 2; ++k)
+            for (int k = 0; k < 3; ++k)
                 if (ts[k] >= 0)
                     fprintf(f, "collision,%s,%llu,%lld,%.6f,%.6f,%zu,%s\n", names[k], (unsigned long long)n, done[k], ts[k],
                             1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k], env);
@@ -383,5 +516,6 @@ int main(int argc, char **argv) {
     }
     free(a.r);
     free(b.r);
+    free(mm.r);
     return rc;
 }

@@ -23,10 +23,11 @@
  * cars ever take the same cell.
  *
  * Variants: warpheap; a static SOA baseline with the cars stored in the cell
- * arrays (the paper's baseline).  --check requires identical final networks.
+ * arrays (the paper's baseline); CUDA device malloc with an array of car
+ * pointers (GPU only).  --check requires identical final networks.
  *
- *   wh_traffic [--isects=17500] [--iters=12000] [--vmax=10] [--spawn=3]
- *              [--mode=all|warpheap|static] [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
+ *   wh_traffic [--isects=17500] [--iters=12000] [--vmax=10] [--spawn=3] [--max-seconds=S]
+ *              [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
 #include "wh_app.h"
@@ -350,6 +351,139 @@ static double run_static(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     return t;
 }
 
+/* ---- CUDA device malloc (GPU only): the paper's "other allocators" ---------------------- *
+ * Cars are malloc'd structs; the cells hold car pointers; the do-all runs over
+ * an array of car pointers, rebuilt once per iteration from the survivors and
+ * the cars spawned (atomic appends); cars that arrived are freed after that. */
+#if defined(__CUDACC__)
+typedef struct tm_car { uint64_t cid; uint32_t cell, v, dest, dead; int32_t trip; } tm_car;
+typedef struct tm_ctx {
+    tr_ctx c;
+    tm_car **car;                                      /* per cell */
+    tm_car **items, **next, **fresh, **dead;
+    uint32_t *cnt;                                     /* n, n_next, n_fresh, n_dead */
+    uint32_t cap;
+    unsigned long long *fails;
+} tm_ctx;
+#define TM_OCC(x) (m.car[(x)] != NULL)
+#define TM_NEXT0(x) c->next0[(x)]
+#define TM_NEXT1(x) c->next1[(x)]
+#define TM_LIGHT(x) c->light[(x)]
+#define TM_ISECT(x) c->isect[(x)]
+static __global__ void tm_plan(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.cnt[0]) return;
+    const tr_ctx *c = &m.c;
+    tm_car *k = m.items[i];
+    uint32_t v, dest;
+    TR_PLAN(c, k->cell, k->v, k->cid, TM_OCC, TM_NEXT0, TM_NEXT1, TM_LIGHT, TM_ISECT, v, dest);
+    k->v = v;
+    k->dest = dest;
+}
+static __global__ void tm_move(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.cnt[0]) return;
+    tm_car *k = m.items[i];
+    k->trip -= (int32_t)k->v;
+    m.car[k->cell] = NULL;
+    if (k->trip <= 0) {
+        k->dead = 1;
+        uint32_t d = atomicAdd(&m.cnt[3], 1u);
+        if (d < m.cap) m.dead[d] = k; else atomicAdd(m.fails, 1ull);
+        return;
+    }
+    m.car[k->dest] = k;
+    k->cell = k->dest;
+}
+static __global__ void tm_spawn(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.c.ncells || !m.c.isect[i] || m.car[i] || !tr_spawns(m.c.iter, i, m.c.spawn)) return;
+    tm_car *k = (tm_car *)malloc(sizeof(tm_car));
+    if (!k) { atomicAdd(m.fails, 1ull); return; }
+    k->cid = (uint64_t)m.c.iter * m.c.ncells + i + 1u;
+    k->cell = k->dest = i; k->v = 0; k->dead = 0; k->trip = tr_trip(k->cid);
+    m.car[i] = k;
+    uint32_t f = atomicAdd(&m.cnt[2], 1u);
+    if (f < m.cap) m.fresh[f] = k; else atomicAdd(m.fails, 1ull);
+}
+static __global__ void tm_compact(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, n = m.cnt[0], nf = m.cnt[2];
+    if (i < n && !m.items[i]->dead) m.next[atomicAdd(&m.cnt[1], 1u)] = m.items[i];
+    if (i < nf && i < m.cap) m.next[atomicAdd(&m.cnt[1], 1u)] = m.fresh[i];
+}
+static __global__ void tm_free_dead(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m.cnt[3] && i < m.cap) free(m.dead[i]);
+}
+static __global__ void tm_free_items(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m.cnt[0]) free(m.items[i]);
+}
+static __global__ void tm_swap(tm_ctx m) { m.cnt[0] = m.cnt[1]; m.cnt[1] = m.cnt[2] = m.cnt[3] = 0; }
+static __global__ void tm_export(tm_ctx m, uint64_t *out) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.c.ncells) return;
+    tm_car *k = m.car[i];
+    out[(uint64_t)i * TR_NF] = k != NULL;
+    out[(uint64_t)i * TR_NF + 1] = k ? k->v : 0;
+    out[(uint64_t)i * TR_NF + 2] = k ? (uint64_t)(int64_t)k->trip : 0;
+    out[(uint64_t)i * TR_NF + 3] = k ? k->cid : 0;
+}
+static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *peak) {
+    uint64_t n = g->ncells;
+    size_t heap = (size_t)n * 64 + ((size_t)64 << 20);
+    WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
+    tm_ctx m;
+    memset(&m, 0, sizeof m);
+    uint32_t *topo[4];
+    ctx_topology(&c, g, dev, topo);
+    m.c = c;
+    m.cap = (uint32_t)n;
+    WH_CUDA_OR_DIE(cudaMalloc(&m.car, n * 8));
+    WH_CUDA_OR_DIE(cudaMemset(m.car, 0, n * 8));
+    tm_car ***lists[4] = {&m.items, &m.next, &m.fresh, &m.dead};
+    for (int k = 0; k < 4; ++k) WH_CUDA_OR_DIE(cudaMalloc(lists[k], n * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.cnt, 16));
+    WH_CUDA_OR_DIE(cudaMemset(m.cnt, 0, 16));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
+    WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
+    *peak = heap + n * 40;                               /* reserved: malloc heap, cell and list arrays */
+    uint32_t iters = c.iter;
+    unsigned gb = (unsigned)((n + 255) / 256);
+    app_sync(dev);
+    double t0 = app_now();
+    for (uint32_t it = 0; it < iters; ++it) {
+        APP_TIME_CAP(it, 16, dev, t0)
+        m.c.iter = it;
+        tm_plan<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+        tm_move<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+        tm_spawn<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+        tm_compact<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+        tm_free_dead<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+        tm_swap<<<1, 1>>>(m); WH_LAUNCH_OR_DIE();
+        tm_car **t = m.items; m.items = m.next; m.next = t;
+    }
+    app_sync(dev);
+    double t = app_now() - t0;
+    unsigned long long fails = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
+    if (fails) printf("  malloc: %llu failed allocations\n", fails);
+    uint64_t *d_out;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * TR_NF * 8));
+    tm_export<<<gb, 256>>>(m, d_out); WH_LAUNCH_OR_DIE();
+    out->n = n;
+    out->v = (uint64_t *)calloc(n * TR_NF, sizeof(uint64_t));
+    app_to_host(out->v, d_out, n * TR_NF * 8, 1);
+    WH_CUDA_OR_DIE(cudaFree(d_out));
+    /* the cars still alive are all in the list */
+    tm_free_items<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+    for (int k = 0; k < 4; ++k) WH_CUDA_OR_DIE(cudaFree(*lists[k]));
+    WH_CUDA_OR_DIE(cudaFree(m.car)); WH_CUDA_OR_DIE(cudaFree(m.cnt)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    for (int k = 0; k < 4; ++k) app_free(topo[k], dev);
+    return t;
+}
+#endif
+
 static uint64_t compare(const char *na, const state *a, const char *nb, const state *b) {
     uint64_t diff = 0, ca = 0, cb = 0, multi = 0;
     for (uint64_t i = 0; i < a->n; ++i) {
@@ -405,34 +539,39 @@ int main(int argc, char **argv) {
     app_env(env, sizeof env, dev);
     printf("traffic: %u intersections, %u cells, %u iterations, vmax %u, spawn %u%%, heap %zu MiB, %s\n", nis, g.ncells,
            iters, c.vmax, c.spawn, heap >> 20, env);
-    state a = {0, 0}, b = {0, 0};
-    double ts[2] = {-1, -1};
-    size_t peak[2] = {0, 0};
-    long long done[2] = {iters, iters};
+    state a = {0, 0}, b = {0, 0}, mm = {0, 0};
+    double ts[3] = {-1, -1, -1};
+    size_t peak[3] = {0, 0, 0};
+    long long done[3] = {iters, iters, iters};
     g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
     if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&g, c, heap, dev, &a, &peak[0]);
     if (g_done >= 0) done[0] = g_done, g_done = -1;
     if (all || check || !strcmp(mode, "static")) ts[1] = run_static(&g, c, dev, &b, &peak[1]);
     if (g_done >= 0) done[1] = g_done, g_done = -1;
-    const char *names[2] = {"warpheap", "static"};
-    for (int k = 0; k < 2; ++k)
+#if defined(__CUDACC__)
+    if (dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(&g, c, dev, &mm, &peak[2]);
+    if (g_done >= 0) done[2] = g_done, g_done = -1;
+#endif
+    const char *names[3] = {"warpheap", "static", "malloc"};
+    for (int k = 0; k < 3; ++k)
         if (ts[k] >= 0)
             printf("  %-9s %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k],
                    done[k], 1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k] / 1048576.0);
     int rc = 0;
     if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (check && mm.v) rc |= compare("malloc", &mm, "static", &b) != 0;
     if (ppm) write_picture(ppm, &g, a.v ? &a : &b);
     if (csv) {
         FILE *f = fopen(csv, "a");
         if (f) {
-            for (int k = 0; k < 2; ++k)
+            for (int k = 0; k < 3; ++k)
                 if (ts[k] >= 0)
                     fprintf(f, "traffic,%s,%u,%lld,%.6f,%.6f,%zu,%s\n", names[k], nis, done[k], ts[k],
                             1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k], env);
             fclose(f);
         }
     }
-    free(a.v); free(b.v);
+    free(a.v); free(b.v); free(mm.v);
     free(g.next0); free(g.next1); free(g.light); free(g.isect); free(g.x); free(g.y);
     return rc;
 }
