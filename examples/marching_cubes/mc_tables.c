@@ -9,7 +9,8 @@
  * sharing it agree and the surface has no cracks (the paper's ambiguity,
  * noted by Durst 1988, is resolved consistently).  Every sign-change edge then
  * meets exactly two segments, so the segments close into loops; each loop is
- * fanned into triangles. */
+ * fanned into triangles from a vertex whose diagonals stay off the cube's
+ * faces (mc_tables_test checks that every mesh edge has two triangles). */
 #include "mc_tables.h"
 
 #include <string.h>
@@ -54,6 +55,29 @@ static void face_segments(const mc_tables *t, int m, int nb[12][2]) {
     }
 }
 
+static int edge_on_face(const mc_tables *t, int e, int f) {
+    int hits = 0;
+    for (int k = 0; k < 4; ++k) hits += face[f][k] == t->edge_corner[e][0] || face[f][k] == t->edge_corner[e][1];
+    return hits == 2;
+}
+static int share_face(const mc_tables *t, int a, int b) {
+    for (int f = 0; f < 6; ++f)
+        if (edge_on_face(t, a, f) && edge_on_face(t, b, f)) return 1;
+    return 0;
+}
+
+/* The fan's first vertex: one whose diagonals leave every cube face, so two
+ * cells never both lay a triangle against their common face (that would make
+ * a mesh edge of four triangles).  0 if no rotation avoids it. */
+static int fan_start(const mc_tables *t, const int *loop, int len) {
+    for (int r = 0; r < len; ++r) {
+        int ok = 1;
+        for (int k = 2; k + 1 < len && ok; ++k) ok = !share_face(t, loop[r], loop[(r + k) % len]);
+        if (ok) return r;
+    }
+    return 0;
+}
+
 static void build_case(mc_tables *t, int m) {
     int nb[12][2], seen[12] = {0}, n = 0;
     memset(nb, -1, sizeof nb);
@@ -68,11 +92,12 @@ static void build_case(mc_tables *t, int m) {
             prev = cur;
             cur = next;
         }
+        int r = fan_start(t, loop, len);
         for (int k = 1; k + 1 < len; ++k, ++n) {           /* fan */
             if (n >= MC_MAX_TRI) continue;                 /* counted: build reports it */
-            t->tri[m][3 * n] = (int8_t)loop[0];
-            t->tri[m][3 * n + 1] = (int8_t)loop[k];
-            t->tri[m][3 * n + 2] = (int8_t)loop[k + 1];
+            t->tri[m][3 * n] = (int8_t)loop[r];
+            t->tri[m][3 * n + 1] = (int8_t)loop[(r + k) % len];
+            t->tri[m][3 * n + 2] = (int8_t)loop[(r + k + 1) % len];
         }
     }
     t->ntri[m] = (uint8_t)(n < MC_MAX_TRI ? n : MC_MAX_TRI);
