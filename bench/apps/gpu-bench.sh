@@ -7,11 +7,11 @@
 # iterations done are in the CSV).  Run by scripts/gpu-check.sh --bench, or by
 # hand:  BUILD=build-apps OUT=/tmp/out bench/apps/gpu-bench.sh
 # Writes $OUT/apps/apps.csv, one log per program, $OUT/apps/summary.md and the
-# pictures (PPM).  Every program runs under `timeout`.
+# pictures (PPM, of the small check runs).  Every program runs under `timeout`.
 set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-out}
-SECS=${SECS:-8}
+SECS=${SECS:-6}
 D="$OUT/apps"
 mkdir -p "$D"
 B="$BUILD/bin"
@@ -28,17 +28,17 @@ run() {   # name timeout command...
     cat "$D/$name.txt" >> "$D/log.txt"
 }
 # 1. checks at small sizes (bit-identical results required)
-run check_collision  30 "$B/wh_collision" --n=4000 --iters=40 --check
-run check_sugarscape 30 "$B/wh_sugarscape" --w=300 --h=300 --iters=300 --check
-run check_traffic    30 "$B/wh_traffic" --isects=2000 --iters=600 --check
-run check_structure  30 "$B/wh_structure" --w=200 --h=120 --steps=10 --iters=40 --check
-run check_barneshut  60 "$B/wh_barneshut" --n=20000 --iters=10 --check
+run check_collision  20 "$B/wh_collision" --n=4000 --iters=40 --check --ppm="$D/collision.ppm"
+run check_sugarscape 20 "$B/wh_sugarscape" --w=300 --h=300 --iters=300 --check --ppm="$D/sugarscape.ppm"
+run check_traffic    20 "$B/wh_traffic" --isects=2000 --iters=600 --check --ppm="$D/traffic.ppm"
+run check_structure  20 "$B/wh_structure" --w=200 --h=120 --steps=10 --iters=40 --check --ppm="$D/structure.ppm"
+run check_barneshut  40 "$B/wh_barneshut" --n=20000 --iters=10 --check --ppm="$D/barneshut.ppm"
 # 2. benchmarks: paper sizes, time-capped
-run collision   40 "$B/wh_collision" --max-seconds="$SECS" --csv="$CSV" --ppm="$D/collision.ppm"
-run sugarscape  45 "$B/wh_sugarscape" --max-seconds="$SECS" --csv="$CSV" --ppm="$D/sugarscape.ppm"
-run traffic     40 "$B/wh_traffic" --max-seconds="$SECS" --csv="$CSV" --ppm="$D/traffic.ppm"
-run structure   45 "$B/wh_structure" --max-seconds="$SECS" --csv="$CSV" --ppm="$D/structure.ppm"
-run barneshut   40 "$B/wh_barneshut" --max-seconds="$SECS" --csv="$CSV" --ppm="$D/barneshut.ppm"
+run collision   40 "$B/wh_collision" --max-seconds="$SECS" --csv="$CSV"
+run sugarscape  35 "$B/wh_sugarscape" --max-seconds="$SECS" --csv="$CSV"
+run traffic     40 "$B/wh_traffic" --max-seconds="$SECS" --csv="$CSV"
+run structure   35 "$B/wh_structure" --max-seconds="$SECS" --csv="$CSV"
+run barneshut   30 "$B/wh_barneshut" --max-seconds="$SECS" --csv="$CSV"
 {
     echo "# SMMO applications (issue 5) on the GPU"
     echo
