@@ -58,7 +58,8 @@ typedef struct wh_heap_ctl {
     uint64_t foreign_frees;
     uint64_t in_use;                       /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
-    uint64_t pad1[11];
+    uint32_t activating[16];               /* slab: page activations in flight */
+    uint64_t pad1[3];
 } wh_heap_ctl;
 
 typedef struct wh_heap {

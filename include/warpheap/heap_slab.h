@@ -18,7 +18,17 @@
  * puts them back (a concurrent claim is in flight).  Nobody waits for anybody:
  * a thread that finds its class empty activates another page.  The live-slot
  * counter page_used is only a hint for when to try; the bits decide.
+ *
+ * Activation gate: when a burst of warps finds a class empty at once, letting
+ * each activate a page takes one page per warp for a few slots each and runs
+ * the page pool dry with plenty of room left (seen by the k-d tree builder).
+ * So at most WH_SLAB_ACTIVATORS leaders per class activate at a time; the
+ * others back off and look for the slots those publish, and after
+ * WH_SLAB_GATE_TRIES looks activate anyway: a bounded wait, never a wait on
+ * one thread.
  */
+#define WH_SLAB_ACTIVATORS 16u
+#define WH_SLAB_GATE_TRIES 32u
 #ifndef WARPHEAP_HEAP_SLAB_H
 #define WARPHEAP_HEAP_SLAB_H
 
@@ -93,6 +103,26 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uin
     (void)wh_bitmap_try_set(&h->pages, p);
 }
 
+/* Leader: claim up to `want` slots of class c, activating a page (through the
+ * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want, uint64_t *got) {
+    uint32_t w = wh_bitmap_claim(&h->slots[c], seed, want, got);
+    for (uint32_t tries = 0; w == WH_BITMAP_NONE; ++tries) {
+        uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
+        if (busy < WH_SLAB_ACTIVATORS || tries >= WH_SLAB_GATE_TRIES) {
+            w = wh__slab_activate(h, c, seed, want, got);
+            (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
+            return w;                               /* its slots are counted there */
+        }
+        (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
+        wh_backoff(tries);
+        seed = wh_hash64(seed + tries);
+        w = wh_bitmap_claim(&h->slots[c], seed, want, got);
+    }
+    wh__slab_used_add(h, c, w, *got);
+    return w;
+}
+
 /* Allocate one slot of class c for every lane of group (same class). */
 WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint32_t group) {
     unsigned leader = wh_leader(group), rank = wh_rank(group), count = (unsigned)wh_popc32(group), done = 0;
@@ -103,12 +133,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
         uint32_t w = WH_BITMAP_NONE;
         uint64_t got = 0;
-        if (is_leader) {
-            unsigned want = count - done;
-            w = wh_bitmap_claim(&h->slots[c], seed, want, &got);
-            if (w != WH_BITMAP_NONE) wh__slab_used_add(h, c, w, got);
-            else w = wh__slab_activate(h, c, seed, want, &got);
-        }
+        if (is_leader) w = wh__slab_take(h, c, seed, count - done, &got);
         w = wh_shfl32(group, w, leader);
         got = wh_shfl64(group, got, leader);
         if (w == WH_BITMAP_NONE) break;                 /* no slot and no page */

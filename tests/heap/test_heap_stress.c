@@ -78,6 +78,30 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
     free(j.counts);
 }
 
+#ifndef WH_HS_CIRCULAR
+/* A burst: every thread finds its class empty at once.  The heap has 16 pages
+ * and the whole burst needs 4 (one per class): no allocation may fail (a page
+ * per thread would run the pool dry -- the activation gate of heap_slab.h). */
+typedef struct burst_job { wh_heap heap; unsigned long long failed; } burst_job;
+static void burst_worker(unsigned i, void *arg) {
+    burst_job *j = (burst_job *)arg;
+    void *p[16];
+    unsigned long long failed = 0;
+    for (int k = 0; k < 16; ++k) failed += (p[k] = wh_malloc(&j->heap, 16u << (i % 4u))) == NULL;
+    for (int k = 0; k < 16; ++k) wh_free(&j->heap, p[k]);
+    __atomic_fetch_add(&j->failed, failed, __ATOMIC_RELAXED);
+}
+static void burst(unsigned threads) {
+    burst_job j = {{0}, 0};
+    wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
+    CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
+    for (int round = 0; round < 20; ++round) wh_run_threads(threads, burst_worker, &j);
+    printf("burst     %2u threads x 16 objects x 20 rounds into 16 pages: %llu failed\n", threads, j.failed);
+    CHECK_EQ_U64(j.failed, 0);
+    CHECK(wh_heap_destroy(&j.heap) == WH_OK);
+}
+#endif
+
 int main(int argc, char **argv) {
     unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 16);
     uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 20000);
@@ -91,6 +115,7 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_SLAB, 16ull << 20, threads, slab);
     stress(WH_HEAP_BUMP, 8ull << 20, threads, bump);
     stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny);   /* pages change class often */
+    burst(threads * 2u);
     return wh_test_finish("test_heap_stress");
 #else
     /* MULTI pre-splits per segment (R' = R / #segments): its largest chunks are
