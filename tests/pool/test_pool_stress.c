@@ -1,7 +1,9 @@
 /* Host pool stress on the CPU backend: many threads on one pool, each
  * allocating (plain and tagged, on a few shared streams, sometimes recording
  * a second stream), filling its blocks with an owner pattern and checking it
- * before free; one thread also runs the heap walk and trims meanwhile.  At
+ * before free, and now and then marking a stream busy or idle (the CPU
+ * backend's stream_busy hook: blocks wait on the pending list and in their
+ * stream's index meanwhile); one thread also runs the heap walk and trims.  At
  * the end every thread's live blocks are checked for overlap, the walk must
  * account for every byte and the stats must balance; after the last free and
  * a trim nothing may stay reserved. */
@@ -22,6 +24,12 @@ static uint32_t ops_per_thread;
 static thread_state *states;
 static uint64_t walk_errors;
 static const char *const sites[4] = {"s0", "s1", "s2", "s3"};
+static uint32_t busy[STREAMS + 1];
+
+static bool stress_busy(wh_stream s, void *user) {
+    (void)user;
+    return __atomic_load_n(&busy[(uintptr_t)s % (STREAMS + 1)], __ATOMIC_ACQUIRE) != 0;
+}
 
 /* Pattern in the first and last 256 bytes (the whole block when smaller). */
 static void fill(blk *b) {
@@ -51,6 +59,8 @@ static void worker(unsigned t, void *arg) {
             }
             wh_pool_trim(pool, 1u << 20);
         }
+        if ((r >> 10) % 512 == 0)
+            __atomic_store_n(&busy[1 + (r >> 40) % STREAMS], (r >> 20) % 4 == 0, __ATOMIC_RELEASE);
         if ((r % 100) < 55 && st->nlive < MAXLIVE) {
             size_t n = 1 + (r >> 8) % ((r >> 50) & 1 ? 2000 : 200000);
             const void *tag = (r >> 52) % 3 == 0 ? sites[(r >> 54) & 3] : NULL;
@@ -80,7 +90,7 @@ int main(int argc, char **argv) {
     ops_per_thread = (uint32_t)wh_arg_int(argc, argv, "--ops", 60000);
     for (int kind = 0; kind < 2; ++kind) {
         wh_pool_config c = {.backend = WH_POOL_CPU, .index = kind ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
-                            .max_blocks = 1u << 14, .max_streams = 8};
+                            .max_blocks = 1u << 14, .max_streams = 8, .stream_busy = stress_busy};
         CHECK(wh_pool_create(&pool, &c) == WH_OK);
         states = calloc(threads, sizeof *states);
         walk_errors = 0;
@@ -98,14 +108,15 @@ int main(int argc, char **argv) {
                 live_bytes += wh_pool_usable_size(pool, states[t].live[k].p);
             }
         }
+        for (unsigned k = 0; k <= STREAMS; ++k) busy[k] = 0;     /* every stream idle again */
         qsort(all, nlive, sizeof *all, by_addr);
         uint64_t overlaps = 0;
         for (uint64_t k = 1; k < nlive; ++k) overlaps += all[k - 1].p + all[k - 1].n > all[k].p;
         wh_pool_stats s;
         wh_pool_get_stats(pool, &s);
         printf("%s: %u threads, %" PRIu64 " ops in %.2f s, %" PRIu64 " live, reserved %" PRIu64 " B, peak %" PRIu64
-               " B, tag hits %" PRIu64 "\n", kind ? "max-heap" : "tlsf", threads, ops, dt, nlive, s.reserved,
-               s.reserved_peak, s.tag_hits);
+               " B, tag hits %" PRIu64 ", pending %" PRIu64 "\n", kind ? "max-heap" : "tlsf", threads, ops, dt, nlive,
+               s.reserved, s.reserved_peak, s.tag_hits, s.pending);
         CHECK_EQ_U64(bad, 0);
         CHECK_EQ_U64(overlaps, 0);
         CHECK_EQ_U64(walk_errors, 0);
