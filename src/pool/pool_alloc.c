@@ -92,17 +92,22 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint32_t slot) {
     return b;
 }
 
+/* The numbers a user needs to tell a full device from a fragmented pool or
+ * from too few block descriptors (config.max_blocks). */
 static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
     uint64_t largest = 0;
+    uint32_t blocks = p->core->nused;
     for (uint32_t i = 0; i < p->nslots; ++i) {
         uint64_t l = wh_blocks_largest_free(p->core, i);
         largest = l > largest ? l : largest;
+        blocks += wh_blocks_index(p->core, i)->nfree;
     }
     return wh__fail(WH_ERR_OUT_OF_MEMORY,
                     "pool exhausted: request %" PRIu64 " B, reserved %" PRIu64 " B in %u arenas, in use %" PRIu64
-                    " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %" PRIu64 " B",
+                    " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %" PRIu64
+                    " B, blocks %u/%u",
                     bytes, p->core->arena_bytes, p->narenas, p->st.in_use, p->core->arena_bytes - p->st.in_use,
-                    largest, p->npending, (uint64_t)p->cfg.max_bytes);
+                    largest, p->npending, (uint64_t)p->cfg.max_bytes, blocks, p->core->capacity);
 }
 
 static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *tag, uint32_t slot) {

@@ -233,6 +233,29 @@ static void size_classes(void) {
     wh_pool_destroy(p);
 }
 
+/* Few descriptors: blocks stop splitting, then no arena can be added; the
+ * failure names the descriptors and the pool recovers when blocks are freed. */
+static void few_descriptors(void) {
+    wh_pool_config c = {.backend = WH_POOL_CPU, .max_blocks = 4, .small_arena = 4096};
+    wh_pool *p;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    void *x[8];
+    int n = 0;
+    while (n < 8 && (x[n] = wh_pool_alloc(p, 100000, S(0))) != NULL) ++n;  /* > 64 KiB: no size class */
+    CHECK(n == 4);                                       /* one arena each, then no descriptor left */
+    CHECK(strstr(wh_last_error(), "blocks 4/4") != NULL);
+    check_ok(p);
+    CHECK(wh_pool_free(p, x[0], S(0)) == WH_OK);
+    void *y = wh_pool_alloc(p, 100000, S(0));
+    CHECK(y == x[0]);
+    for (int i = 1; i < n; ++i) CHECK(wh_pool_free(p, x[i], S(0)) == WH_OK);
+    CHECK(wh_pool_free(p, y, S(0)) == WH_OK);
+    check_ok(p);
+    wh_pool_destroy(p);
+    c.max_blocks = 1;
+    CHECK(wh_pool_create(&p, &c) == WH_ERR_INVALID_ARGUMENT && p == NULL);
+}
+
 /* One 1 MiB arena, cap 1 MiB: whoever holds the freed block is visible. */
 static void stream_order(void) {
     const size_t m = 1u << 20;
@@ -283,6 +306,7 @@ int main(void) {
     trim();
     tags();
     size_classes();
+    few_descriptors();
     stream_order();
     return wh_test_finish("test_pool");
 }
