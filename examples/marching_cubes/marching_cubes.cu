@@ -18,6 +18,7 @@
  * CUB's exclusive scan. */
 #include <cub/cub.cuh>
 
+#include "mc_field.h"
 #include "mc_render.h"
 #include "mc_tables.h"
 #include "warpheap/arena.h"
@@ -45,36 +46,20 @@ struct args {
 
 /* ---- the volume: metaballs on Lissajous paths ----------------------------------- */
 
-__device__ float3 ball_center(int b, float t) {
-    float fb = (float)b;
-    return make_float3(0.5f + 0.28f * __sinf(t * (0.9f + 0.13f * fb) + 1.7f * fb),
-                       0.5f + 0.28f * __sinf(t * (0.7f + 0.11f * fb) + 0.6f * fb),
-                       0.5f + 0.28f * __cosf(t * (0.8f + 0.07f * fb) + 2.3f * fb));
-}
-
 /* The frame number lives on the device (frame[0]) so that one captured graph
  * serves every frame. */
 static __global__ void field_kernel(float *f, int n, const uint32_t *frame, int balls) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (uint32_t)(n * n * n)) return;
-    float t = 0.05f * (float)*frame;
     float inv = 1.0f / (float)(n - 1);
-    float x = (i % n) * inv, y = (i / n % n) * inv, z = (i / n / n) * inv;
-    float v = 0.f;
-    for (int b = 0; b < balls; ++b) {
-        float3 c = ball_center(b, t);
-        float r = 0.07f + 0.012f * (float)(b % 4);
-        float dx = x - c.x, dy = y - c.y, dz = z - c.z;
-        v += r * r / (dx * dx + dy * dy + dz * dz + 1e-6f);
-    }
-    f[i] = v;
+    f[i] = mc_field((i % n) * inv, (i / n % n) * inv, (i / n / n) * inv, mc_time(*frame), balls);
 }
 
 __device__ uint32_t cell_case(const float *f, int n, int x, int y, int z) {
     uint32_t m = 0;
     for (int c = 0; c < 8; ++c) {
         int cx = x + (c & 1), cy = y + ((c >> 1) & 1), cz = z + ((c >> 2) & 1);
-        m |= (f[(cz * n + cy) * n + cx] > 1.0f) << c;         /* iso level 1 */
+        m |= (f[(cz * n + cy) * n + cx] > MC_ISO) << c;
     }
     return m;
 }
@@ -100,7 +85,7 @@ __device__ float3 edge_point(const float *f, int n, int x, int y, int z, int e) 
     float3 pa = make_float3(x + (a & 1), y + ((a >> 1) & 1), z + ((a >> 2) & 1));
     float3 pb = make_float3(x + (b & 1), y + ((b >> 1) & 1), z + ((b >> 2) & 1));
     float va = f[((int)pa.z * n + (int)pa.y) * n + (int)pa.x], vb = f[((int)pb.z * n + (int)pb.y) * n + (int)pb.x];
-    float s = (1.0f - va) / (vb - va), inv = 1.0f / (float)(n - 1);
+    float s = (MC_ISO - va) / (vb - va), inv = 1.0f / (float)(n - 1);
     return make_float3((pa.x + s * (pb.x - pa.x)) * inv, (pa.y + s * (pb.y - pa.y)) * inv, (pa.z + s * (pb.z - pa.z)) * inv);
 }
 

@@ -1,6 +1,7 @@
 /* Software rasteriser for the marching-cubes picture (not from a seed):
  * project, edge functions over each triangle's bounding box, keep the
- * nearest depth per pixel, shade by |n . l| so both sides are lit. */
+ * nearest depth per pixel, Lambert shading with the normal turned towards
+ * the viewer (triangle winding is not consistent, so both sides count). */
 #include "mc_render.h"
 
 #include <math.h>
@@ -8,7 +9,6 @@
 
 typedef struct { float x, y, z; } v3;
 
-static v3 sub(v3 a, v3 b) { return (v3){a.x - b.x, a.y - b.y, a.z - b.z}; }
 static v3 cross(v3 a, v3 b) { return (v3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
 
 /* Turn about y by angle, tilt about x, then to pixels (depth kept in z). */
@@ -53,18 +53,19 @@ void mc_render(const float *tris, uint64_t ntri, uint8_t *rgb, int w, int h, flo
             uint8_t g = (uint8_t)(30 + 40 * y / h);
             rgb[3 * i] = g; rgb[3 * i + 1] = g; rgb[3 * i + 2] = (uint8_t)(g + 12);
         }
-    float ca = cosf(angle), sa = sinf(angle);
-    v3 light = {-0.45f, 0.75f, -0.5f};
+    float ca = cosf(angle), sa = sinf(angle), s = 0.62f * (float)(w < h ? w : h);
+    v3 light = {-0.45f, -0.6f, -0.66f};                   /* screen space: up-left, towards the viewer */
     float ll = sqrtf(light.x * light.x + light.y * light.y + light.z * light.z);
     for (uint64_t t = 0; t < ntri; ++t) {
         const float *p = tris + 9 * t;
         v3 a = view(p, ca, sa, w, h), b = view(p + 3, ca, sa, w, h), c = view(p + 6, ca, sa, w, h);
-        v3 n = cross(sub((v3){p[3], p[4], p[5]}, (v3){p[0], p[1], p[2]}),
-                     sub((v3){p[6], p[7], p[8]}, (v3){p[0], p[1], p[2]}));
-        float nl = sqrtf(n.x * n.x + n.y * n.y + n.z * n.z);
-        float lam = nl > 0 ? fabsf(n.x * light.x + n.y * light.y + n.z * light.z) / (nl * ll) : 0.f;
+        /* normal in screen space (depth scaled like x and y), turned to the viewer (-z) */
+        v3 n = cross((v3){b.x - a.x, b.y - a.y, s * (b.z - a.z)}, (v3){c.x - a.x, c.y - a.y, s * (c.z - a.z)});
+        float nl = sqrtf(n.x * n.x + n.y * n.y + n.z * n.z), sign = n.z > 0 ? -1.f : 1.f;
+        float lam = nl > 0 ? sign * (n.x * light.x + n.y * light.y + n.z * light.z) / (nl * ll) : 0.f;
+        if (lam < 0) lam = 0;
         float hgt = (p[1] + p[4] + p[7]) / 3.f;            /* tint by height */
-        float k = 0.18f + 0.82f * lam;
+        float k = 0.2f + 0.8f * lam;
         uint8_t col[3] = {(uint8_t)(255 * k * (0.55f + 0.45f * hgt)), (uint8_t)(255 * k * 0.62f),
                           (uint8_t)(255 * k * (1.0f - 0.5f * hgt))};
         raster(a, b, c, col, zbuf, rgb, w, h);

@@ -1,5 +1,5 @@
 /* A small software rasteriser for pictures of a mesh: z-buffer, Lambert
- * shading (two-sided), orthographic view of the unit cube turned about y. */
+ * shading (normals turned to the viewer), orthographic view of the unit cube turned about y. */
 #ifndef MC_RENDER_H
 #define MC_RENDER_H
 

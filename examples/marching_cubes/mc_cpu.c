@@ -1,0 +1,144 @@
+/* The marching-cubes example on the CPU backend: the same field, tables and
+ * frame loop as marching_cubes.cu, one host thread.  Each frame's mesh goes
+ * into a ring of K handles turned over by wh_arena_replace_async (count =
+ * triangles, stride 36) and, for reference, into a worst-case buffer; the two
+ * must be byte-identical, the ring's blocks must not overlap, and the heap walk
+ * must pass.  --png=FILE renders the last frame (the picture in
+ * bench/results/arena was made this way).  A CI test at a small size. */
+#include "mc_field.h"
+#include "mc_render.h"
+#include "mc_tables.h"
+#include "warpheap/arena.h"
+#include "wh_png.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRI_FLOATS 9
+
+typedef struct grid {
+    int n;
+    uint32_t cells;
+    float *f;
+    uint32_t *counts, *offsets;
+} grid;
+
+static const char *arg(int argc, char **argv, const char *name, const char *dflt) {
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return argv[i] + len + 1;
+    return dflt;
+}
+
+static uint32_t cell_case(const grid *g, int x, int y, int z) {
+    uint32_t m = 0;
+    for (int c = 0; c < 8; ++c) {
+        int cx = x + (c & 1), cy = y + ((c >> 1) & 1), cz = z + ((c >> 2) & 1);
+        m |= (uint32_t)(g->f[((size_t)cz * g->n + cy) * g->n + cx] > MC_ISO) << c;
+    }
+    return m;
+}
+
+/* Field, triangle counts, exclusive scan: returns the frame's triangles. */
+static uint64_t count_frame(grid *g, const mc_tables *t, uint32_t frame, int balls) {
+    int n = g->n, m = n - 1;
+    float inv = 1.0f / (float)(n - 1);
+    for (int i = 0; i < n * n * n; ++i)
+        g->f[i] = mc_field((float)(i % n) * inv, (float)(i / n % n) * inv, (float)(i / n / n) * inv, mc_time(frame), balls);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < g->cells; ++i) {
+        g->counts[i] = t->ntri[cell_case(g, (int)(i % m), (int)(i / m % m), (int)(i / m / m))];
+        g->offsets[i] = (uint32_t)total;
+        total += g->counts[i];
+    }
+    return total;
+}
+
+static void edge_point(const grid *g, const mc_tables *t, int x, int y, int z, int e, float *out) {
+    int a = t->edge_corner[e][0], b = t->edge_corner[e][1], n = g->n;
+    int ax = x + (a & 1), ay = y + ((a >> 1) & 1), az = z + ((a >> 2) & 1);
+    int bx = x + (b & 1), by = y + ((b >> 1) & 1), bz = z + ((b >> 2) & 1);
+    float va = g->f[((size_t)az * n + ay) * n + ax], vb = g->f[((size_t)bz * n + by) * n + bx];
+    float s = (MC_ISO - va) / (vb - va), inv = 1.0f / (float)(n - 1);
+    out[0] = ((float)ax + s * (float)(bx - ax)) * inv;
+    out[1] = ((float)ay + s * (float)(by - ay)) * inv;
+    out[2] = ((float)az + s * (float)(bz - az)) * inv;
+}
+
+static void generate(const grid *g, const mc_tables *t, float *out) {
+    int m = g->n - 1;
+    for (uint32_t i = 0; i < g->cells; ++i) {
+        if (!g->counts[i]) continue;
+        int x = (int)(i % m), y = (int)(i / m % m), z = (int)(i / m / m);
+        uint32_t c = cell_case(g, x, y, z);
+        float *tri = out + (size_t)TRI_FLOATS * g->offsets[i];
+        for (int k = 0; k < 3 * t->ntri[c]; ++k) edge_point(g, t, x, y, z, t->tri[c][k], tri + 3 * k);
+    }
+}
+
+int main(int argc, char **argv) {
+    int n = atoi(arg(argc, argv, "--n", "32")), frames = atoi(arg(argc, argv, "--frames", "24"));
+    int K = 3, balls = 8, bad = 0;
+    const char *png = arg(argc, argv, "--png", "");
+    if (n < 8 || n > 256 || frames < K) { fprintf(stderr, "mc_cpu: --n in [8,256], --frames >= 3\n"); return 1; }
+    mc_tables t;
+    if (mc_tables_build(&t)) { fprintf(stderr, "mc_cpu: tables\n"); return 1; }
+    grid g = {n, (uint32_t)((n - 1) * (n - 1) * (n - 1)), NULL, NULL, NULL};
+    g.f = malloc((size_t)n * n * n * sizeof(float));
+    g.counts = malloc(g.cells * sizeof(uint32_t));
+    g.offsets = malloc(g.cells * sizeof(uint32_t));
+    float *ref = malloc((size_t)g.cells * (size_t)t.max_tri * TRI_FLOATS * sizeof(float));   /* worst case */
+    uint64_t *hist = calloc((size_t)frames, sizeof(uint64_t));
+    wh_arena *a = NULL;
+    wh_arena_config cfg = {.bytes = (size_t)g.cells * 36u, .backend = WH_ARENA_CPU};   /* 1/5 of one worst case */
+    if (!g.f || !g.counts || !g.offsets || !ref || !hist || wh_arena_create(&a, &cfg) != WH_OK) {
+        fprintf(stderr, "mc_cpu: setup: %s\n", wh_last_error());
+        return 1;
+    }
+    wh_handle ring[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    uint64_t ring_tris[3] = {0, 0, 0};
+    uint64_t needed = 0;
+    for (int f = 0; f < frames; ++f) {
+        size_t tris = (size_t)count_frame(&g, &t, (uint32_t)f, balls);
+        hist[f] = tris;
+        ring_tris[f % K] = tris;
+        wh_arena_replace_async(a, &tris, TRI_FLOATS * sizeof(float), &ring[f % K], NULL);   /* the command */
+        float *mesh = wh_handle_ptr(&ring[f % K]);
+        if (!mesh) { fprintf(stderr, "frame %d: %s\n", f, wh_strerror(wh_arena_status(a))); bad = 1; break; }
+        generate(&g, &t, mesh);
+        generate(&g, &t, ref);
+        if (memcmp(mesh, ref, tris * TRI_FLOATS * sizeof(float))) { fprintf(stderr, "frame %d differs\n", f); bad = 1; }
+        uint64_t live = 0;
+        for (int j = 0; j < K && j <= f; ++j) live += hist[f - j] * TRI_FLOATS * sizeof(float);
+        if (live > needed) needed = live;
+    }
+    for (int i = 0; i < K; ++i)                                   /* the ring never overlaps */
+        for (int j = i + 1; j < K; ++j) {
+            uint64_t ai = ring[i].ptr, bi = ai + ring_tris[i] * 36u;
+            uint64_t aj = ring[j].ptr, bj = aj + ring_tris[j] * 36u;
+            if (ai && aj && ai < bj && aj < bi) { fprintf(stderr, "ring blocks %d and %d overlap\n", i, j); bad = 1; }
+        }
+    wh_arena_stats st;
+    wh_blocks_report rep;
+    wh_arena_stats_get(a, &st);
+    if (wh_arena_check(a, &rep) != WH_OK || rep.used != (uint32_t)K) { fprintf(stderr, "walk: %s\n", wh_last_error()); bad = 1; }
+    if (st.first_status != WH_OK) bad = 1;
+    printf("mc_cpu: %d^3, %d frames, last %llu triangles; arena peak in use %.3f MiB for %.3f MiB needed, region "
+           "%.2f MiB; status %s\n", n, frames, (unsigned long long)hist[frames - 1], st.peak_used / 1048576.0,
+           needed / 1048576.0, st.region_bytes / 1048576.0, wh_strerror((wh_status)st.first_status));
+    if (*png) {
+        int w = 960, h = 960;
+        uint8_t *rgb = malloc((size_t)w * h * 3);
+        const wh_handle *last = &ring[(frames - 1) % K];
+        if (rgb) mc_render(wh_handle_ptr(last), hist[frames - 1], rgb, w, h, 0.6f);
+        if (!rgb || wh_png_write_rgb(png, rgb, (uint32_t)w, (uint32_t)h)) { fprintf(stderr, "cannot write %s\n", png); bad = 1; }
+        else printf("picture: %s\n", png);
+        free(rgb);
+    }
+    wh_arena_free_batch_async(a, ring, (uint32_t)K, NULL);
+    wh_arena_destroy(a);
+    free(g.f); free(g.counts); free(g.offsets); free(ref); free(hist);
+    printf("mc_cpu: %s\n", bad ? "FAILED" : "passed");
+    return bad;
+}
