@@ -27,9 +27,12 @@
  *
  * Check (--check): the same run on the CPU backend with one host thread must
  * give bit-identical bodies (the CUDA build compiles without FMA contraction
- * for this), and the final tree must be a valid quad tree of all bodies.
+ * for this), and the final tree must be a valid quad tree of all bodies.  On
+ * the GPU a CUDA device-malloc version (barneshut_malloc.h) runs too and must
+ * give the same bits.
  *
- *   wh_barneshut [--n=300000] [--iters=4000] [--theta=0.5] [--dt=0.005] [--cpu] [--check]
+ *   wh_barneshut [--n=300000] [--iters=4000] [--theta=0.5] [--dt=0.005] [--mode=all|warpheap|malloc]
+ *                [--max-seconds=S] [--cpu] [--check]
  *                [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
@@ -108,6 +111,16 @@ WH_INLINE WH_HOST_DEVICE void bh_pair(float x, float y, float m, float ox, float
 #define BH_BID(id) (0xFFFFFFFFu - (id))
 
 /* ---- set-up ------------------------------------------------------------------------- */
+/* Body i: a square cloud, denser in the middle, in slow rotation (no
+ * transcendental functions: the GPU and the CPU backend start from the same bits). */
+WH_INLINE WH_HOST_DEVICE void bh_body0(uint64_t i, float *x, float *y, float *m, float *vx, float *vy) {
+    float scale = 0.9f * bh_unit(i, 0) + 0.02f;
+    *x = (2.0f * bh_unit(i, 1) - 1.0f) * scale;
+    *y = (2.0f * bh_unit(i, 3) - 1.0f) * scale;
+    *m = 0.5f + bh_unit(i, 2);
+    *vx = -*y * 0.05f;
+    *vy = *x * 0.05f;
+}
 WH_INLINE WH_HOST_DEVICE void root_init(const wh_soa *s, TreeNode t, uint64_t i, const bh_ctx *c) {
     (void)s; (void)i; (void)c;
     WH_GET(TreeNode, t, base.parent) = 0;
@@ -120,16 +133,15 @@ WH_INLINE WH_HOST_DEVICE void root_init(const wh_soa *s, TreeNode t, uint64_t i,
 }
 WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, BodyNode b, uint64_t i, const bh_ctx *c) {
     (void)s;
-    /* a disc of bodies in slow rotation, denser in the middle */
-    float r = 0.9f * bh_unit(i, 0) * bh_unit(i, 0) + 0.02f, a = 6.2831853f * bh_unit(i, 1);
-    float x = r * cosf(a), y = r * sinf(a);
+    float x, y, m, vx, vy;
+    bh_body0(i, &x, &y, &m, &vx, &vy);
     WH_GET(BodyNode, b, base.px) = x;
     WH_GET(BodyNode, b, base.py) = y;
-    WH_GET(BodyNode, b, base.mass) = 0.5f + bh_unit(i, 2);
+    WH_GET(BodyNode, b, base.mass) = m;
     WH_GET(BodyNode, b, base.parent) = 0;
     WH_GET(BodyNode, b, base.slot) = 0;
-    WH_GET(BodyNode, b, vx) = -y * 0.05f;
-    WH_GET(BodyNode, b, vy) = x * 0.05f;
+    WH_GET(BodyNode, b, vx) = vx;
+    WH_GET(BodyNode, b, vy) = vy;
     WH_GET(BodyNode, b, fx) = WH_GET(BodyNode, b, fy) = 0.0f;
     WH_GET(BodyNode, b, id) = (uint32_t)i;
     WH_GET(BodyNode, b, homeless) = BH_HOMELESS;
@@ -391,7 +403,7 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (int it = 0; it < iters; ++it) {
-        APP_TIME_CAP(it, 1, dev, t0)
+        APP_TIME_CAP(it, 1, dev, t0 + paused)
         APP_TRY(BodyNode_parallel_do_body_force(&soa, c));
         APP_TRY(BodyNode_parallel_do_body_move(&soa, c));
         uint32_t h[CTR_N];
@@ -441,6 +453,8 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
     APP_TRY(wh_soa_destroy(&soa));
     return t;
 }
+
+#include "barneshut_malloc.h"
 
 static uint64_t compare(const char *na, const bodies *a, const char *nb, const bodies *b) {
     uint64_t diff = a->n != b->n;
@@ -501,6 +515,23 @@ int main(int argc, char **argv) {
     printf("  warpheap  %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", t, done,
            1e3 * t / (done ? done : 1), peak / 1048576.0);
     int rc = bad_a != 0;
+    const char *mode = app_args(argc, argv, "--mode", "all");
+    double t_m = -1;
+    size_t peak_m = 0;
+    long long done_m = iters;
+#if defined(__CUDACC__)
+    bodies mm = {0, 0};
+    if (dev && (!strcmp(mode, "all") || !strcmp(mode, "malloc"))) {
+        t_m = run_malloc(n, iters, c, &mm, &peak_m);
+        done_m = g_done >= 0 ? g_done : iters;
+        g_done = -1;
+        printf("  malloc    %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB (reserved)\n", t_m, done_m,
+               1e3 * t_m / (done_m ? done_m : 1), peak_m / 1048576.0);
+        if (check) rc |= compare("malloc", &mm, "gpu", &a) != 0;
+        free(mm.r);
+    }
+#endif
+    (void)mode;
     if (check) {      /* the reference: CPU backend, one host thread */
         run(n, iters, c, heap, 0, 1, &b, &peak_b, &bad_b);
         rc |= bad_b != 0;
@@ -512,6 +543,9 @@ int main(int argc, char **argv) {
         if (f) {
             fprintf(f, "barneshut,warpheap,%llu,%lld,%.6f,%.6f,%zu,%s\n", (unsigned long long)n, done, t,
                     1e3 * t / (done ? done : 1), peak, env);
+            if (t_m >= 0)
+                fprintf(f, "barneshut,malloc,%llu,%lld,%.6f,%.6f,%zu,%s\n", (unsigned long long)n, done_m, t_m,
+                        1e3 * t_m / (done_m ? done_m : 1), peak_m, env);
             fclose(f);
         }
     }

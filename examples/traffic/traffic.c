@@ -267,7 +267,7 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (uint32_t it = 0; it < iters; ++it) {
-        APP_TIME_CAP(it, 16, dev, t0)
+        APP_TIME_CAP(it, 16, dev, t0 + paused)
         c.iter = it;
         APP_TRY(Car_parallel_do_car_plan(&soa, c));
         APP_TRY(Car_parallel_do_car_move(&soa, c));
