@@ -32,7 +32,6 @@
 #include <vector>
 
 #define TRI_BYTES 36u                         /* three xyz float vertices */
-#define MAX_BALLS 16
 
 __constant__ uint8_t c_ntri[256];
 __constant__ int8_t c_tri[256][3 * MC_MAX_TRI];
@@ -49,10 +48,13 @@ struct args {
 /* The frame number lives on the device (frame[0]) so that one captured graph
  * serves every frame. */
 static __global__ void field_kernel(float *f, int n, const uint32_t *frame, int balls) {
+    __shared__ mc_ball ball[MC_MAX_BALLS];
+    if (threadIdx.x < (unsigned)balls) ball[threadIdx.x] = mc_ball_at((int)threadIdx.x, mc_time(*frame));
+    __syncthreads();
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (uint32_t)(n * n * n)) return;
     float inv = 1.0f / (float)(n - 1);
-    f[i] = mc_field((i % n) * inv, (i / n % n) * inv, (i / n / n) * inv, mc_time(*frame), balls);
+    f[i] = mc_field((i % n) * inv, (i / n % n) * inv, (i / n / n) * inv, ball, balls);
 }
 
 __device__ uint32_t cell_case(const float *f, int n, int x, int y, int z) {
@@ -95,8 +97,8 @@ static __global__ void generate_kernel(const float *f, int n, const uint32_t *of
                                        float *out, const wh_handle *slot) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, m = (uint32_t)(n - 1);
     if (i >= m * m * m || counts[i] == 0) return;
-    if (!out) out = (float *)wh_handle_ptr(slot);
-    if (!out) return;
+    if (!out && slot) out = (float *)wh_handle_ptr(slot);
+    if (!out) return;                                  /* no buffer: nothing to write */
     int x = i % m, y = i / m % m, z = i / m / m;
     uint32_t c = cell_case(f, n, x, y, z);
     float *t = out + 9ull * offsets[i];
@@ -268,7 +270,7 @@ static void parse(int argc, char **argv, args &a) {
     }
     a.n = std::max(8, std::min(a.n, 320));
     a.k = std::max(1, std::min(a.k, 16));
-    a.balls = std::max(1, std::min(a.balls, MAX_BALLS));
+    a.balls = std::max(1, std::min(a.balls, MC_MAX_BALLS));
     a.frames = std::max(a.frames, a.k + 1);
     a.reps = std::max(1, a.reps);
 }

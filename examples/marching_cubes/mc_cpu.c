@@ -44,8 +44,10 @@ static uint32_t cell_case(const grid *g, int x, int y, int z) {
 static uint64_t count_frame(grid *g, const mc_tables *t, uint32_t frame, int balls) {
     int n = g->n, m = n - 1;
     float inv = 1.0f / (float)(n - 1);
+    mc_ball ball[MC_MAX_BALLS];
+    for (int b = 0; b < balls; ++b) ball[b] = mc_ball_at(b, mc_time(frame));
     for (int i = 0; i < n * n * n; ++i)
-        g->f[i] = mc_field((float)(i % n) * inv, (float)(i / n % n) * inv, (float)(i / n / n) * inv, mc_time(frame), balls);
+        g->f[i] = mc_field((float)(i % n) * inv, (float)(i / n % n) * inv, (float)(i / n / n) * inv, ball, balls);
     uint64_t total = 0;
     for (uint32_t i = 0; i < g->cells; ++i) {
         g->counts[i] = t->ntri[cell_case(g, (int)(i % m), (int)(i / m % m), (int)(i / m / m))];
