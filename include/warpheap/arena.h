@@ -62,7 +62,8 @@ typedef struct wh_arena_state {
     uint32_t lock;               /* 0 free, 1 held                        */
     uint32_t first_status;       /* sticky: first failure since clear     */
     uint32_t last_status;        /* of the last command                   */
-    uint32_t pad;
+    uint32_t seq;                /* the mirror's sequence word, kept here: */
+                                 /* the GPU then never reads host memory   */
     uint64_t base, bytes;        /* the region                            */
     uint64_t peak_used;          /* high-water mark of used block bytes   */
     uint64_t allocs, frees, failures, commands;
@@ -201,7 +202,8 @@ WH_INLINE WH_HOST_DEVICE void wh__arena_publish(wh_arena_state *s, wh_status las
     if (c->used_bytes > s->peak_used) s->peak_used = c->used_bytes;
     if (!m) return;
     volatile wh_arena_stats *v = (volatile wh_arena_stats *)m;
-    uint32_t seq = v->seq;
+    uint32_t seq = s->seq;
+    s->seq = seq + 2u;
     v->seq = seq + 1u;                               /* odd: being written */
     wh__arena_fence_system();
     v->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
