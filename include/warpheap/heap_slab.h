@@ -65,7 +65,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_page_mask(uint32_t c, uint32_t p) {
  * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, uint32_t c, uint64_t seed,
                                                    unsigned want, uint64_t *got) {
-    uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
+    uint32_t p = wh__heap_find_and_clear(&h->pages, seed);
     *got = 0;
     if (p == WH_BITMAP_NONE) return WH_BITMAP_NONE;
     uint32_t spp = wh__slab_spp(c);
@@ -106,7 +106,7 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uin
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want, uint64_t *got) {
-    uint32_t w = wh_bitmap_claim(&h->slots[c], seed, want, got);
+    uint32_t w = wh__heap_claim(&h->slots[c], seed, want, got);
     for (uint32_t tries = 0; w == WH_BITMAP_NONE; ++tries) {
         uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
         if (busy < WH_SLAB_ACTIVATORS || tries >= WH_SLAB_GATE_TRIES) {
@@ -117,7 +117,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, ui
         (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
         wh_backoff(tries);
         seed = wh_hash64(seed + tries);
-        w = wh_bitmap_claim(&h->slots[c], seed, want, got);
+        w = wh__heap_claim(&h->slots[c], seed, want, got);
     }
     wh__slab_used_add(h, c, w, *got);
     return w;

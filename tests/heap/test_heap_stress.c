@@ -34,7 +34,7 @@ static void worker(unsigned i, void *arg) {
     free(sizes);
 }
 
-static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape) {
+static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape, bool exhaust) {
     job j;
     wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
     CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
@@ -58,6 +58,7 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
            (unsigned long long)s.double_frees, (unsigned long long)s.foreign_frees,
            (unsigned long long)s.failed_allocs, (unsigned long long)s.peak_bytes, s.external_frag);
     CHECK(sum.allocs > (unsigned long long)threads * shape.ops / 4u);
+    if (exhaust) CHECK(sum.failed > 0);                   /* it did run out, and went on */
     CHECK_EQ_U64(sum.corrupt, 0);
     CHECK_EQ_U64(sum.misaligned, 0);
     CHECK_EQ_U64(s.inconsistencies, 0);
@@ -107,14 +108,14 @@ int main(int argc, char **argv) {
     uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 20000);
     /* small sizes mostly, large ones now and then; the tiny heaps run full */
     wh_hs_shape mixed = {ops, 48, 512, 96 * 1024};
-    wh_hs_shape tiny = {ops / 8u, 16, 2048, 70 * 1024};
+    wh_hs_shape tiny = {ops / 8u, 64, 2048, 70 * 1024};
 #ifndef WH_HS_CIRCULAR
     wh_hs_shape slab = {ops, 48, 512, 60 * 1024};
     wh_hs_shape bump = {ops / 8u, 48, 512, 4096};
-    stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed);
-    stress(WH_HEAP_SLAB, 16ull << 20, threads, slab);
-    stress(WH_HEAP_BUMP, 8ull << 20, threads, bump);
-    stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny);   /* pages change class often */
+    stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false);
+    stress(WH_HEAP_SLAB, 16ull << 20, threads, slab, false);
+    stress(WH_HEAP_BUMP, 8ull << 20, threads, bump, false);
+    stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true);   /* pages change class often */
     burst(threads * 2u);
     return wh_test_finish("test_heap_stress");
 #else
@@ -122,11 +123,11 @@ int main(int argc, char **argv) {
      * small, which is its known cost (paper section 5.4); keep large sizes
      * within what its segments can serve */
     wh_hs_shape multi = {ops, 48, 512, 16 * 1024};
-    wh_hs_shape tiny_multi = {ops / 4u, 16, 2048, 4096};
-    stress(WH_HEAP_CIRCULAR, 24ull << 20, threads, mixed);
-    stress(WH_HEAP_CIRCULAR_MULTI, 24ull << 20, threads, multi);
-    stress(WH_HEAP_CIRCULAR, 1ull << 20, threads, tiny);
-    stress(WH_HEAP_CIRCULAR_MULTI, 1ull << 20, threads, tiny_multi);
+    wh_hs_shape tiny_multi = {ops / 4u, 64, 1024, 2048};
+    stress(WH_HEAP_CIRCULAR, 24ull << 20, threads, mixed, false);
+    stress(WH_HEAP_CIRCULAR_MULTI, 24ull << 20, threads, multi, false);
+    stress(WH_HEAP_CIRCULAR, 256ull << 10, threads, tiny, true);
+    stress(WH_HEAP_CIRCULAR_MULTI, 32ull << 10, threads, tiny_multi, true);
     return wh_test_finish("test_heap_stress_circular");
 #endif
 }
