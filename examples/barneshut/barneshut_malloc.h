@@ -253,7 +253,7 @@ static uint32_t bm_rebuild(bm_ctx *m, uint64_t *rounds) {
     return lost;
 }
 static double run_malloc(uint64_t n, int iters, bh_ctx c, bodies *out, size_t *peak) {
-    size_t heap = (size_t)n * 256 + ((size_t)64 << 20);
+    size_t heap = budget_heap(0, (size_t)n * 256 + ((size_t)64 << 20));   /* the pointer lists are not counted */
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
     bm_ctx m;
     memset(&m, 0, sizeof m);
@@ -300,6 +300,7 @@ static double run_malloc(uint64_t n, int iters, bh_ctx c, bodies *out, size_t *p
     double t = app_now() - t0;
     unsigned long long fails = 0;
     WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
+    g_short = lost + fails;
     printf("  malloc: %llu insertion rounds, %u bodies left out, %llu failed allocations\n", (unsigned long long)rounds,
            lost, fails);
     float *d_out;

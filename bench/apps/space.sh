@@ -1,0 +1,75 @@
+#!/bin/sh
+# Space efficiency (DynaSOAr section 6.2): the largest problem of each
+# application that runs in a fixed budget of device memory, for warpheap and
+# for the CUDA device-malloc version.  --heap-mb=$HEAP gives each variant that
+# budget for its heap plus the per-cell arrays it keeps beside it (cell data,
+# cell-to-object pointers, street topology); the malloc versions' do-all
+# pointer lists are not counted.  A size "runs" when the program exits 0:
+# the --check runs (sugarscape, traffic, collision) must match the static
+# baseline, barnes-hut (--fit) must lose no body and no allocation.
+# Search: double the size from a start until a run fails, then bisect
+# $STEPS times.  Writes $OUT/apps/space.csv and $OUT/apps/space.md.
+#   BUILD=build-apps OUT=/tmp/out bench/apps/space.sh
+set -u
+BUILD=${BUILD:-build}
+OUT=${OUT:-out}
+HEAP=${HEAP:-64}
+STEPS=${STEPS:-5}
+D="$OUT/apps"
+mkdir -p "$D"
+B="$BUILD/bin"
+CSV="$D/space.csv"
+echo "app,variant,heap_mib,size_parameter,largest_size,first_failing_size" > "$CSV"
+LOG="$D/space-log.txt"
+: > "$LOG"
+probe() {   # app variant size -> exit status
+    app=$1; var=$2; s=$3
+    case $app in
+        collision)  set -- "$B/wh_collision" --n="$s" --iters=0 --check --mode="$var" ;;
+        sugarscape) set -- "$B/wh_sugarscape" --w="$s" --h="$s" --iters=100 --check --mode="$var" ;;
+        traffic)    set -- "$B/wh_traffic" --isects="$s" --iters=200 --check --mode="$var" ;;
+        barneshut)  set -- "$B/wh_barneshut" --n="$s" --iters=3 --fit --mode="$var" ;;
+    esac
+    timeout 20 "$@" --heap-mb="$HEAP" > "$D/space-last.txt" 2>&1 < /dev/null
+    rc=$?
+    echo "$app $var $s rc=$rc" >> "$LOG"
+    return $rc
+}
+search() {  # app variant start parameter-name
+    app=$1; var=$2; lo=0; hi=$3
+    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
+        if probe "$app" "$var" "$hi"; then lo=$hi; hi=$((hi * 2)); else break; fi
+    done
+    if [ "$lo" -eq 0 ]; then echo "$app,$var,$HEAP,$4,0,$hi" >> "$CSV"; return; fi
+    for i in $(seq 1 "$STEPS"); do
+        mid=$(( (lo + hi) / 2 ))
+        [ "$mid" -le "$lo" ] && break
+        if probe "$app" "$var" "$mid"; then lo=$mid; else hi=$mid; fi
+    done
+    echo "$app,$var,$HEAP,$4,$lo,$hi" >> "$CSV"
+}
+for v in ${VARIANTS:-warpheap malloc}; do
+    for a in ${APPS:-sugarscape traffic barneshut collision}; do
+        case $a in
+            sugarscape) search sugarscape "$v" ${START_SUGARSCAPE:-256} "grid side" ;;
+            traffic)    search traffic "$v" ${START_TRAFFIC:-2000} "intersections" ;;
+            barneshut)  search barneshut "$v" ${START_BARNESHUT:-50000} "bodies" ;;
+            collision)  search collision "$v" ${START_COLLISION:-100000} "bodies" ;;
+        esac
+    done
+done
+{
+    echo "# Space efficiency: largest problem in a budget of $HEAP MiB"
+    echo
+    echo "| app | size parameter | warpheap | device malloc | ratio |"
+    echo "| --- | --- | --- | --- | --- |"
+    for a in sugarscape traffic barneshut collision; do
+        w=$(grep "^$a,warpheap," "$CSV" | cut -d, -f5); m=$(grep "^$a,malloc," "$CSV" | cut -d, -f5)
+        p=$(grep "^$a,warpheap," "$CSV" | cut -d, -f4)
+        r=$(awk -v w="$w" -v m="$m" -v a="$a" 'BEGIN { if (m > 0) { if (a == "sugarscape") printf "%.2f (cells)", (w*w)/(m*m); else printf "%.2f", w/m } else print "-" }')
+        echo "| $a | $p | $w | $m | $r |"
+    done
+    echo
+    echo "Sizes are bisected to within 1/2^$STEPS of the first failing size (space.csv has both bounds)."
+} > "$D/space.md"
+cat "$D/space.md"
