@@ -21,6 +21,7 @@
 
 #include "warpheap/heap_core.h"
 #include "warpheap/heap_bump.h"
+#include "warpheap/heap_wrap.h"
 #include "warpheap/heap_slab.h"
 #include "warpheap/heap_pagerun.h"
 #include "warpheap/heap_circular.h"
@@ -54,7 +55,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint64_t n) {
     uint64_t solo = (1ull << 62) | wh_lane_id();
     if (n == 0 || n > h->bytes) return solo;
     switch (h->kind) {
-    case WH_HEAP_BUMP: return wh__round16(n);
+    case WH_HEAP_BUMP:
+    case WH_HEAP_WRAP: return wh__round16(n);
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT: return n <= WH_SLAB_MAX ? wh__slab_class(n) : solo;
     default: return solo;
@@ -64,6 +66,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint64_t n) {
 WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t n, uint32_t group) {
     switch (h->kind) {
     case WH_HEAP_BUMP: return wh__bump_malloc(h, wh__round16(n), group);
+    case WH_HEAP_WRAP: return wh__wrap_malloc(h, wh__round16(n), group);
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
         if (n <= WH_SLAB_MAX) return wh__slab_malloc(h, wh__slab_class(n), group);
@@ -121,6 +124,7 @@ WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t m
     if (!p) return;
     switch (h->kind) {
     case WH_HEAP_BUMP: wh__bump_free(h, p); break;
+    case WH_HEAP_WRAP: wh__wrap_free(h, p); break;
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT: wh__paged_free(h, p); break;
     case WH_HEAP_CIRCULAR:

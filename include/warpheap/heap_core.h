@@ -19,7 +19,7 @@
 typedef enum wh_heap_kind {
     WH_HEAP_DEFAULT = 0,          /* slabs for <= 64 KiB, page runs above      */
     WH_HEAP_BUMP,                 /* AtomicMalloc: one atomic, no free          */
-    WH_HEAP_WRAP,                 /* AWMalloc (not built yet: WH_ERR_UNSUPPORTED) */
+    WH_HEAP_WRAP,                 /* AWMalloc: BUMP that wraps; no free         */
     WH_HEAP_CIRCULAR,             /* CMalloc                                    */
     WH_HEAP_CIRCULAR_FUSED,       /* (not built yet)                            */
     WH_HEAP_CIRCULAR_MULTI,       /* CMMalloc: one cursor and sub-heap per SM   */

@@ -74,12 +74,13 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
         break;
     case WH_HEAP_BUMP:
+    case WH_HEAP_WRAP:
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI:
         if (cfg->bytes < 4096u) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, at least 4096",
                                                 (unsigned long long)cfg->bytes);
         h->bytes = cfg->bytes & ~(uint64_t)15u;
-        if (cfg->kind != WH_HEAP_BUMP) {
+        if (cfg->kind == WH_HEAP_CIRCULAR || cfg->kind == WH_HEAP_CIRCULAR_MULTI) {
             h->end = (uint32_t)(h->bytes / 16u) - 1u;       /* the last unit: sentinel */
             h->segments = cfg->kind == WH_HEAP_CIRCULAR_MULTI ? (cfg->segments ? cfg->segments : 16u) : 1u;
             if (h->segments > 4096u || h->end / h->segments < WH_CIRC_MIN_UNITS)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT, WH_HEAP_SLAB, WH_HEAP_CIRCULAR, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_BUMP};
+/* WRAP: test_wrap and the stress (it reuses live memory by design) */
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     wh_heap h;
@@ -43,7 +44,7 @@ static void test_create_errors(void) {
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
     cfg.kind = WH_HEAP_DEFAULT; cfg.flags = 0x80;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
-    cfg.flags = WH_HEAP_HOST; cfg.kind = WH_HEAP_WRAP;
+    cfg.flags = WH_HEAP_HOST; cfg.kind = WH_HEAP_CIRCULAR_FUSED;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_UNSUPPORTED);
     CHECK(wh_heap_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_heap_stats(NULL, NULL) == WH_ERR_INVALID_ARGUMENT);
@@ -143,7 +144,23 @@ static void test_fragmentation(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* WRAP: reservations go round the pool; pointers always inside, aligned. */
+static void test_wrap(void) {
+    wh_heap h = make(WH_HEAP_WRAP, 4096);
+    uint8_t *p[6];
+    for (int k = 0; k < 6; ++k) p[k] = (uint8_t *)wh_malloc(&h, 1000);   /* 1008 each */
+    CHECK(p[0] == h.base && p[1] == h.base + 1008 && p[3] == h.base + 3024);
+    CHECK(p[4] == h.base && p[5] == h.base + 1008);                      /* wrapped */
+    CHECK(wh_malloc(&h, 5000) == NULL);                                   /* above the pool */
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.failed_allocs, 1);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 int main(void) {
+    test_wrap();
     test_create_errors();
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
         test_bad_calls(kinds[k]);

@@ -103,6 +103,40 @@ static void burst(unsigned threads) {
 }
 #endif
 
+#ifndef WH_HS_CIRCULAR
+/* WRAP reuses live memory by design: no patterns (and no writes, which would
+ * race by design); every reservation must lie inside the pool, aligned, and
+ * the pool must wrap many times. */
+typedef struct wrap_job { wh_heap heap; uint32_t ops; unsigned long long bad, got; } wrap_job;
+static void wrap_worker(unsigned i, void *arg) {
+    wrap_job *j = (wrap_job *)arg;
+    unsigned long long bad = 0, got = 0;
+    for (uint32_t k = 0; k < j->ops; ++k) {
+        uint32_t size = 1u + (uint32_t)(wh_hash64((uint64_t)i << 32 | k) % 1024u);
+        uint8_t *p = (uint8_t *)wh_malloc(&j->heap, size);
+        if (!p) continue;
+        got++;
+        bad += p < j->heap.base || p + size > j->heap.base + j->heap.bytes || (uintptr_t)p % 16u;
+    }
+    __atomic_fetch_add(&j->bad, bad, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&j->got, got, __ATOMIC_RELAXED);
+}
+static void wrap(unsigned threads, uint32_t ops) {
+    wrap_job j = {{0}, ops, 0, 0};
+    wh_heap_config cfg = {64u << 10, WH_HEAP_WRAP, WH_HEAP_HOST, 0};
+    CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
+    wh_run_threads(threads, wrap_worker, &j);
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&j.heap, &s) == WH_OK);
+    printf("wrap      %2u threads %8llu allocs in a 64 KiB pool: %llu outside or misaligned, %llu failed\n",
+           threads, j.got, j.bad, (unsigned long long)s.failed_allocs);
+    CHECK_EQ_U64(j.bad, 0);
+    CHECK_EQ_U64(j.got + s.failed_allocs, (unsigned long long)threads * ops);
+    CHECK(j.got > (unsigned long long)threads * ops * 9u / 10u);
+    CHECK(wh_heap_destroy(&j.heap) == WH_OK);
+}
+#endif
+
 int main(int argc, char **argv) {
     unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 16);
     uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 20000);
@@ -117,6 +151,7 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_BUMP, 8ull << 20, threads, bump, false);
     stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true);   /* pages change class often */
     burst(threads * 2u);
+    wrap(threads, ops);
     return wh_test_finish("test_heap_stress");
 #else
     /* MULTI pre-splits per segment (R' = R / #segments): its largest chunks are
