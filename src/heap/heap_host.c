@@ -45,10 +45,11 @@ wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg_in) {
     h->arena_alloc = aligned_alloc(WH_SLAB_PAGE, (arena + WH_SLAB_PAGE - 1u) / WH_SLAB_PAGE * WH_SLAB_PAGE);
     h->meta_alloc = aligned_alloc(256, (h->meta_bytes + 255u) / 256u * 256u);
     if (!h->arena_alloc || !h->meta_alloc) {
+        size_t meta = h->meta_bytes;
         free(h->arena_alloc);
         free(h->meta_alloc);
         memset(h, 0, sizeof *h);
-        return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: cannot allocate %zu + %zu host bytes", arena, (size_t)0);
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: cannot allocate %zu + %zu host bytes", arena, meta);
     }
     wh__heap_bind(h, h->arena_alloc, h->meta_alloc);
     init_host(h);
