@@ -158,7 +158,7 @@ int main(int argc, char **argv) {
      * small, which is its known cost (paper section 5.4); keep large sizes
      * within what its segments can serve */
     wh_hs_shape multi = {ops, 48, 512, 16 * 1024};
-    wh_hs_shape tiny_multi = {ops / 4u, 64, 1024, 2048};
+    wh_hs_shape tiny_multi = {ops / 4u, 48, 1024, 2048};
     stress(WH_HEAP_CIRCULAR, 24ull << 20, threads, mixed, false);
     stress(WH_HEAP_CIRCULAR_MULTI, 24ull << 20, threads, multi, false);
     stress(WH_HEAP_CIRCULAR, 256ull << 10, threads, tiny, true);
