@@ -189,6 +189,10 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__bitmap_rot(uint64_t seed, uint32_t l) {
  * bitmap is empty, up to summaries still in flight) and clear when a lower word
  * was found empty (a transient inconsistency: worth another try). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__bitmap_descend(const wh_bitmap *bm, uint64_t seed, bool *empty) {
+    if (bm->levels == 1) {                    /* the top word is the only container */
+        *empty = wh_atomic_load(wh_bitmap_word(bm, 0, 0), WH_RELAXED) == 0;
+        return *empty ? WH_BITMAP_NONE : 0u;
+    }
     uint32_t c = 0;
     for (uint32_t l = bm->levels - 1; l > 0; --l) {
         uint64_t w = wh_atomic_load(wh_bitmap_word(bm, l, c), WH_RELAXED);
@@ -238,6 +242,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_bitmap_claim(const wh_bitmap *bm, uint64_t 
                 v = prev;                    /* someone took them: what is left */
             }
         }
+        if (n >= 2) wh_backoff(n - 2);       /* contended: let the winners move on */
         seed = wh_hash64(seed + n);
     }
     return WH_BITMAP_NONE;

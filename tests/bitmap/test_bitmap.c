@@ -151,6 +151,22 @@ static void test_retrying(void) {
     free(mem);
 }
 
+/* An empty one-level bitmap answers at once, not after the retry bound. */
+static void test_empty_small(void) {
+    wh_bitmap bm;
+    uint64_t got;
+    uint64_t *mem = make(&bm, 40, false);
+    double t0 = wh_now_seconds();
+    for (int k = 0; k < 1000; ++k) {
+        CHECK(wh_bitmap_find_and_clear(&bm, (uint64_t)k) == WH_BITMAP_NONE);
+        CHECK(wh_bitmap_claim(&bm, (uint64_t)k, 8, &got) == WH_BITMAP_NONE && got == 0);
+    }
+    CHECK(wh_now_seconds() - t0 < 0.5);      /* 2000 bounded spins would take minutes */
+    CHECK(wh_bitmap_try_set(&bm, 39));
+    CHECK(wh_bitmap_find_and_clear(&bm, 5) == 39);
+    free(mem);
+}
+
 /* 2^28 bits: the minimum largest size. */
 static void test_large(void) {
     wh_bitmap bm;
@@ -174,6 +190,7 @@ int main(void) {
     test_claim();
     test_indices();
     test_retrying();
+    test_empty_small();
     test_large();
     return wh_test_finish("test_bitmap");
 }
