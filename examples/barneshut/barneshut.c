@@ -504,6 +504,7 @@ static void write_picture(const char *path, const bodies *s) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
     uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 300000);
     int iters = (int)app_arg(argc, argv, "--iters", 4000);
     bh_ctx c;

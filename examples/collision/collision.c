@@ -475,6 +475,7 @@ static void write_picture(const char *path, const rows *r) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
     uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 40000);
     int iters = (int)app_arg(argc, argv, "--iters", 2000);
     float thr = (float)app_argf(argc, argv, "--threshold", 0.005);

@@ -469,6 +469,7 @@ static void write_picture(const char *path, const mesh *m, uint32_t w, uint32_t 
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
     st_ctx c;
     memset(&c, 0, sizeof c);
     c.w = (uint32_t)app_arg(argc, argv, "--w", 1225);

@@ -410,7 +410,7 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
     APP_TRY(Cell_parallel_do_cell_populate(&soa, c));
     *peak = heap_used(&soa);
-    uint32_t every = iters / 20u + 1u < 64u ? iters / 20u + 1u : 64u;   /* peak-memory samples */
+    uint32_t every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u;   /* peak-memory samples (each copies the heap) */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (uint32_t it = 0; it < iters; ++it) {
@@ -755,6 +755,7 @@ static void write_picture(const char *path, const grid *g, uint32_t w, uint32_t 
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
     uint32_t w = (uint32_t)app_arg(argc, argv, "--w", 1700), h = (uint32_t)app_arg(argc, argv, "--h", 1700);
     uint32_t iters = (uint32_t)app_arg(argc, argv, "--iters", 10000);
     int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");

@@ -273,7 +273,7 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     c.cells = (uint64_t *)app_alloc(n * 8, dev);
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
     *peak = heap_used(&soa);
-    uint32_t iters = c.iter, every = iters / 20u + 1u < 64u ? iters / 20u + 1u : 64u;   /* peak-memory samples */
+    uint32_t iters = c.iter, every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u;   /* peak-memory samples (each copies the heap) */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (uint32_t it = 0; it < iters; ++it) {
@@ -528,6 +528,7 @@ static void write_picture(const char *path, const net *g, const state *s) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
     uint32_t nis = (uint32_t)app_arg(argc, argv, "--isects", 17500);
     uint32_t iters = (uint32_t)app_arg(argc, argv, "--iters", 12000);
     int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
