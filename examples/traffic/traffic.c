@@ -545,7 +545,8 @@ int main(int argc, char **argv) {
     net g;
     net_build(&g, nis);
     long long mb = app_arg(argc, argv, "--heap-mb", 0);
-    size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)g.ncells * 80 + ((size_t)16 << 20);
+    /* default: room for the cells and a car in a third of them at the fragmentation seen on the H100 (0.6) */
+    size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)g.ncells * 128 + ((size_t)16 << 20);
     if (mb > 0) g_malloc_heap = heap, heap = budget_heap((size_t)g.ncells * 24, 0);   /* topology, Cell pointers */
     char env[512];
     app_env(env, sizeof env, dev);
