@@ -63,7 +63,9 @@ static int build_and_check(kd_gpu *g, const kd_scene *s, const kind *k, uint64_t
             CHECK_EQ_U64(e, 0);
             CHECK_EQ_U64(t.first[t.nleaves], now.refs);
             kd_tree_free(&t);
-            if (rep == 1) {
+            /* a failed allocation turns a node into a leaf at a moment that
+             * depends on scheduling: compare trees only when both had none */
+            if (rep == 1 && !now.alloc_failures && !st->alloc_failures) {
                 CHECK_EQ_U64(now.nodes, st->nodes);      /* deterministic splits */
                 CHECK_EQ_U64(now.refs, st->refs);
             }
