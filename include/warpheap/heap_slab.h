@@ -25,10 +25,15 @@
  * So at most WH_SLAB_ACTIVATORS leaders per class activate at a time; the
  * others back off and look for the slots those publish, and after
  * WH_SLAB_GATE_TRIES looks activate anyway: a bounded wait, never a wait on
- * one thread.
+ * one thread.  The gate narrows on small heaps (one activator per class per
+ * 64 pages), and a request that finds no free page looks for published or
+ * freed slots up to WH_SLAB_TAKE_TRIES times before it fails.
  */
 #define WH_SLAB_ACTIVATORS 16u
 #define WH_SLAB_GATE_TRIES 32u
+/* Looks for a slot in all before a request fails: past the gate, and after a
+ * failed activation, when the page pool was empty for a moment. */
+#define WH_SLAB_TAKE_TRIES 64u
 #ifndef WARPHEAP_HEAP_SLAB_H
 #define WARPHEAP_HEAP_SLAB_H
 
@@ -106,19 +111,27 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uin
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want, uint64_t *got) {
+    /* Activators per class, scaled to the heap: with 13 classes, 16 each on a
+     * heap of a few dozen pages would take every page in one burst. */
+    uint32_t gate = h->npages / 64u;
+    gate = gate < 1u ? 1u : gate > WH_SLAB_ACTIVATORS ? WH_SLAB_ACTIVATORS : gate;
     uint32_t w = wh__heap_claim(&h->slots[c], seed, want, got);
-    for (uint32_t tries = 0; w == WH_BITMAP_NONE; ++tries) {
+    for (uint32_t tries = 0; w == WH_BITMAP_NONE && tries < WH_SLAB_TAKE_TRIES; ++tries) {
         uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
-        if (busy < WH_SLAB_ACTIVATORS || tries >= WH_SLAB_GATE_TRIES) {
+        if (busy < gate || tries >= WH_SLAB_GATE_TRIES) {
             w = wh__slab_activate(h, c, seed, want, got);
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
-            return w;                               /* its slots are counted there */
+            if (w != WH_BITMAP_NONE) return w;      /* its slots are counted there */
+            /* no free page: slots may still be published by other activators
+             * or freed by other threads -- look again, boundedly */
+        } else {
+            (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
         }
-        (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
         wh_backoff(tries);
         seed = wh_hash64(seed + tries);
         w = wh__heap_claim(&h->slots[c], seed, want, got);
     }
+    if (w == WH_BITMAP_NONE) return w;
     wh__slab_used_add(h, c, w, *got);
     return w;
 }
