@@ -1,0 +1,108 @@
+/* Benchmark scaffolding shared by the object-allocator examples: the options
+ * every app takes (--mode, --csv, --ppm, --cpu, --check, --max-seconds,
+ * --heap-mb), the time cap of a timed loop, and the result lines (stdout and
+ * CSV) of the variants.  Kept apart from wh_app.h because only the apps that
+ * time variants against each other need it; it holds file-scope state (one
+ * program, one set of options).  Header-only C that also compiles as CUDA. */
+#ifndef WH_APP_BENCH_H
+#define WH_APP_BENCH_H
+
+#include "wh_app.h"
+#include "warpheap/warpheap.h"   /* wh_cuda_available */
+
+/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
+ * iterations done are reported.  Checked every `every` iterations (a sync). */
+static __attribute__((unused)) double g_max_s = 0;
+static __attribute__((unused)) long long g_done = -1;
+/* --heap-mb=N: a budget of N MiB for all the device memory of a variant (its
+ * heap plus the arrays it keeps beside it), for space-efficiency runs; 0: every
+ * heap sized from the problem. */
+static __attribute__((unused)) size_t g_malloc_heap = 0;
+/* The heap left in the budget after `extra` bytes of arrays (0 when none is:
+ * that variant then fails to create its heap, which is the answer). */
+static __attribute__((unused)) size_t budget_heap(size_t extra, size_t dflt) {
+    if (!g_malloc_heap) return dflt;
+    return g_malloc_heap > extra + ((size_t)1 << 20) ? g_malloc_heap - extra : 0;
+}
+/* A statement inside the timed loop (it uses `break`, so it stays a macro). */
+#define APP_TIME_CAP(it, every, dev, t0)                                                   \
+    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
+        app_sync(dev);                                                                     \
+        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
+    }
+
+/* The options every app reads the same way. */
+typedef struct app_opts {
+    const char *mode, *csv, *ppm;
+    int dev, check, all, pair;
+} app_opts;
+static inline app_opts app_common_opts(int argc, char **argv) {
+    app_opts o;
+    o.mode = app_args(argc, argv, "--mode", "all");
+    o.csv = app_args(argc, argv, "--csv", NULL);
+    o.ppm = app_args(argc, argv, "--ppm", NULL);
+    o.dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
+    o.check = app_flag(argc, argv, "--check");
+    o.all = !strcmp(o.mode, "all");
+    o.pair = !strcmp(o.mode, "pair");
+    return o;
+}
+/* Whether --mode names this variant or asks for all of them. */
+static inline int app_wants(const app_opts *o, const char *variant) {
+    return o->all || !strcmp(o->mode, variant);
+}
+/* --max-seconds; a check needs every iteration, so it runs uncapped. */
+static inline void app_time_cap_opt(int argc, char **argv, int check) {
+    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);
+}
+/* After a variant: the iterations it did, if the time cap stopped it early. */
+static inline void app_take_done(long long *done) {
+    if (g_done >= 0) *done = g_done, g_done = -1;
+}
+
+/* ms per iteration of a run that did `done` iterations (none: the whole time). */
+static inline double app_ms_per(double t, long long done) {
+    return 1e3 * t / (done ? done : 1);
+}
+/* "  NAME  T s  DONE UNITs  MS ms/UNIT  peak memory P MiB" (capped runs). */
+static inline void app_print_run(const char *name, double t, long long done, const char *unit, size_t peak,
+                                 const char *tail) {
+    printf("  %-9s %10.3f s  %6lld %ss %10.4f ms/%s  peak memory %.2f MiB%s\n", name, t, done, unit,
+           app_ms_per(t, done), unit, peak / 1048576.0, tail);
+}
+/* The rows of the variants that ran (ts[k] >= 0). */
+static inline void app_print_runs(int k_n, const char *const *names, const double *ts, const long long *done,
+                                  const char *unit, const size_t *peak) {
+    for (int k = 0; k < k_n; ++k)
+        if (ts[k] >= 0) app_print_run(names[k], ts[k], done[k], unit, peak[k], "");
+}
+/* CSV: app,variant,size,iterations,seconds,ms per iteration,peak bytes,env. */
+static inline void app_csv_runs(const char *csv, const char *app, int k_n, const char *const *names,
+                                unsigned long long size, const double *ts, const long long *done,
+                                const size_t *peak, const char *env) {
+    FILE *f = fopen(csv, "a");
+    if (!f) return;
+    for (int k = 0; k < k_n; ++k)
+        if (ts[k] >= 0)
+            fprintf(f, "%s,%s,%llu,%lld,%.6f,%.6f,%zu,%s\n", app, names[k], size, done[k], ts[k],
+                    app_ms_per(ts[k], done[k]), peak[k], env);
+    fclose(f);
+}
+
+/* The uncapped apps (fixed iteration count, no peak memory): stdout rows. */
+static inline void app_print_times(int k_n, const char *const *names, const double *ts, long long iters) {
+    for (int k = 0; k < k_n; ++k)
+        if (ts[k] >= 0) printf("  %-9s %10.3f s  %10.4f ms/iteration\n", names[k], ts[k], 1e3 * ts[k] / iters);
+}
+/* CSV: app,variant,size,iterations,seconds,ms per iteration,env. */
+static inline void app_csv_times(const char *csv, const char *app, int k_n, const char *const *names,
+                                 unsigned long long size, long long iters, const double *ts, const char *env) {
+    FILE *f = fopen(csv, "a");
+    if (!f) return;
+    for (int k = 0; k < k_n; ++k)
+        if (ts[k] >= 0)
+            fprintf(f, "%s,%s,%llu,%lld,%.6f,%.6f,%s\n", app, names[k], size, iters, ts[k], 1e3 * ts[k] / iters, env);
+    fclose(f);
+}
+
+#endif
