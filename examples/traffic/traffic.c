@@ -30,27 +30,8 @@
  *              [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
-#include "wh_app.h"
+#include "wh_app_bench.h"
 
-/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
- * iterations done are reported.  Checked every `every` iterations (a sync). */
-static double g_max_s = 0;
-static long long g_done = -1;
-/* --heap-mb=N: a budget of N MiB for all the device memory of a variant (its
- * heap plus the arrays it keeps beside it), for space-efficiency runs; 0: every
- * heap sized from the problem. */
-static size_t g_malloc_heap = 0;
-/* The heap left in the budget after `extra` bytes of arrays (0 when none is:
- * that variant then fails to create its heap, which is the answer). */
-static __attribute__((unused)) size_t budget_heap(size_t extra, size_t dflt) {
-    if (!g_malloc_heap) return dflt;
-    return g_malloc_heap > extra + ((size_t)1 << 20) ? g_malloc_heap - extra : 0;
-}
-#define APP_TIME_CAP(it, every, dev, t0)                                                   \
-    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
-        app_sync(dev);                                                                     \
-        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
-    }
 
 #include <math.h>
 
@@ -531,11 +512,8 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
     uint32_t nis = (uint32_t)app_arg(argc, argv, "--isects", 17500);
     uint32_t iters = (uint32_t)app_arg(argc, argv, "--iters", 12000);
-    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
-    const char *mode = app_args(argc, argv, "--mode", "all");
-    const char *csv = app_args(argc, argv, "--csv", NULL);
-    const char *ppm = app_args(argc, argv, "--ppm", NULL);
-    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all");
+    app_opts o = app_common_opts(argc, argv);
+    int dev = o.dev, check = o.check;
     tr_ctx c;
     memset(&c, 0, sizeof c);
     c.vmax = (uint32_t)app_arg(argc, argv, "--vmax", 10);
@@ -556,34 +534,22 @@ int main(int argc, char **argv) {
     double ts[3] = {-1, -1, -1};
     size_t peak[3] = {0, 0, 0};
     long long done[3] = {iters, iters, iters};
-    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
-    if (all || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&g, c, heap, dev, &a, &peak[0]);
-    if (g_done >= 0) done[0] = g_done, g_done = -1;
-    if (all || check || !strcmp(mode, "static")) ts[1] = run_static(&g, c, dev, &b, &peak[1]);
-    if (g_done >= 0) done[1] = g_done, g_done = -1;
+    app_time_cap_opt(argc, argv, check);
+    if (app_wants(&o, "warpheap")) ts[0] = run_warpheap(&g, c, heap, dev, &a, &peak[0]);
+    app_take_done(&done[0]);
+    if (check || app_wants(&o, "static")) ts[1] = run_static(&g, c, dev, &b, &peak[1]);
+    app_take_done(&done[1]);
 #if defined(__CUDACC__)
-    if (dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(&g, c, dev, &mm, &peak[2]);
-    if (g_done >= 0) done[2] = g_done, g_done = -1;
+    if (dev && app_wants(&o, "malloc")) ts[2] = run_malloc(&g, c, dev, &mm, &peak[2]);
+    app_take_done(&done[2]);
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
-    for (int k = 0; k < 3; ++k)
-        if (ts[k] >= 0)
-            printf("  %-9s %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", names[k], ts[k],
-                   done[k], 1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k] / 1048576.0);
+    app_print_runs(3, names, ts, done, "iteration", peak);
     int rc = 0;
     if (check && ts[0] >= 0) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (check && mm.v) rc |= compare("malloc", &mm, "static", &b) != 0;
-    if (ppm) write_picture(ppm, &g, a.v ? &a : &b);
-    if (csv) {
-        FILE *f = fopen(csv, "a");
-        if (f) {
-            for (int k = 0; k < 3; ++k)
-                if (ts[k] >= 0)
-                    fprintf(f, "traffic,%s,%u,%lld,%.6f,%.6f,%zu,%s\n", names[k], nis, done[k], ts[k],
-                            1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k], env);
-            fclose(f);
-        }
-    }
+    if (o.ppm) write_picture(o.ppm, &g, a.v ? &a : &b);
+    if (o.csv) app_csv_runs(o.csv, "traffic", 3, names, nis, ts, done, peak, env);
     free(a.v); free(b.v); free(mm.v);
     free(g.next0); free(g.next1); free(g.light); free(g.isect); free(g.x); free(g.y);
     return rc;
