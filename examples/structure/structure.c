@@ -30,17 +30,8 @@
  *                [--mode=all|warpheap|static] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
  */
 #include "warpheap/soa.h"
-#include "wh_app.h"
+#include "wh_app_bench.h"
 
-/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
- * iterations done are reported.  Checked every `every` iterations (a sync). */
-static double g_max_s = 0;
-static long long g_done = -1;
-#define APP_TIME_CAP(it, every, dev, t0)                                                   \
-    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
-        app_sync(dev);                                                                     \
-        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
-    }
 
 #include <math.h>
 
@@ -475,11 +466,8 @@ int main(int argc, char **argv) {
     c.w = (uint32_t)app_arg(argc, argv, "--w", 1225);
     c.h = (uint32_t)app_arg(argc, argv, "--h", 1225);
     uint32_t steps = (uint32_t)app_arg(argc, argv, "--steps", 500), iters = (uint32_t)app_arg(argc, argv, "--iters", 40);
-    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
-    const char *mode = app_args(argc, argv, "--mode", "all");
-    const char *csv = app_args(argc, argv, "--csv", NULL);
-    const char *ppm = app_args(argc, argv, "--ppm", NULL);
-    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all");
+    app_opts o = app_common_opts(argc, argv);
+    int dev = o.dev, check = o.check;
     uint64_t n = (uint64_t)c.w * c.h;
     if (c.w < 3 || c.h < 1 || n > 0x7FFFFFF0ull || iters < 1) { fprintf(stderr, "structure: bad size\n"); return 2; }
     /* the pulled side moves 0.3 w over the run: strain enough to break */
@@ -493,28 +481,16 @@ int main(int argc, char **argv) {
     double ts[2] = {-1, -1};
     size_t peak[2] = {0, 0};
     long long done[2] = {steps, steps};
-    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
-    if (all || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(c, steps, iters, dev, &a, &peak[0]);
-    if (g_done >= 0) done[0] = g_done, g_done = -1;
-    if (all || check || !strcmp(mode, "static")) ts[1] = run_static(c, steps, iters, dev, &b, &peak[1]);
-    if (g_done >= 0) done[1] = g_done, g_done = -1;
+    app_time_cap_opt(argc, argv, check);
+    if (check || app_wants(&o, "warpheap")) ts[0] = run_warpheap(c, steps, iters, dev, &a, &peak[0]);
+    app_take_done(&done[0]);
+    if (check || app_wants(&o, "static")) ts[1] = run_static(c, steps, iters, dev, &b, &peak[1]);
+    app_take_done(&done[1]);
     const char *names[2] = {"warpheap", "static"};
-    for (int k = 0; k < 2; ++k)
-        if (ts[k] >= 0)
-            printf("  %-9s %10.3f s  %6lld steps %10.4f ms/step  peak memory %.2f MiB\n", names[k], ts[k], done[k],
-                   1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k] / 1048576.0);
+    app_print_runs(2, names, ts, done, "step", peak);
     int rc = 0;
     if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
-    if (ppm) write_picture(ppm, a.alive ? &a : &b, c.w, c.h);
-    if (csv) {
-        FILE *f = fopen(csv, "a");
-        if (f) {
-            for (int k = 0; k < 2; ++k)
-                if (ts[k] >= 0)
-                    fprintf(f, "structure,%s,%llu,%lld,%.6f,%.6f,%zu,%s\n", names[k], (unsigned long long)n, done[k], ts[k],
-                            1e3 * ts[k] / (done[k] ? done[k] : 1), peak[k], env);
-            fclose(f);
-        }
-    }
+    if (o.ppm) write_picture(o.ppm, a.alive ? &a : &b, c.w, c.h);
+    if (o.csv) app_csv_runs(o.csv, "structure", 2, names, n, ts, done, peak, env);
     return rc;
 }
