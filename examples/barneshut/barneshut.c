@@ -36,29 +36,10 @@
  *                [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
-#include "wh_app.h"
+#include "wh_app_bench.h"
 
-/* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
- * iterations done are reported.  Checked every `every` iterations (a sync). */
-static double g_max_s = 0;
-static long long g_done = -1;
-/* --heap-mb=N: a budget of N MiB for all the device memory of a variant (its
- * heap plus the arrays it keeps beside it), for space-efficiency runs; 0: every
- * heap sized from the problem. */
-static size_t g_malloc_heap = 0;
-/* The heap left in the budget after `extra` bytes of arrays (0 when none is:
- * that variant then fails to create its heap, which is the answer). */
-static __attribute__((unused)) size_t budget_heap(size_t extra, size_t dflt) {
-    if (!g_malloc_heap) return dflt;
-    return g_malloc_heap > extra + ((size_t)1 << 20) ? g_malloc_heap - extra : 0;
-}
 /* bodies left out of the tree plus failed allocations of the last run (--fit) */
 static uint64_t g_short = 0;
-#define APP_TIME_CAP(it, every, dev, t0)                                                   \
-    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
-        app_sync(dev);                                                                     \
-        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
-    }
 
 #include <math.h>
 
@@ -511,10 +492,8 @@ int main(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     c.dt = (float)app_argf(argc, argv, "--dt", 0.005);
     c.theta = (float)app_argf(argc, argv, "--theta", 0.5);
-    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
-    int check = app_flag(argc, argv, "--check");
-    const char *csv = app_args(argc, argv, "--csv", NULL);
-    const char *ppm = app_args(argc, argv, "--ppm", NULL);
+    app_opts o = app_common_opts(argc, argv);
+    int dev = o.dev, check = o.check;
     long long mb = app_arg(argc, argv, "--heap-mb", 0);
     size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)n * 400 + ((size_t)16 << 20);
     if (mb > 0) g_malloc_heap = heap;
@@ -526,17 +505,14 @@ int main(int argc, char **argv) {
     bodies a = {0, 0}, b = {0, 0};
     size_t peak = 0, peak_b = 0;
     uint64_t bad_a = 0, bad_b = 0;
-    const char *mode = app_args(argc, argv, "--mode", "all");
     int fit = app_flag(argc, argv, "--fit"), rc = 0;
-    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);   /* a check needs every iteration */
+    app_time_cap_opt(argc, argv, check);
     double t = -1;
     long long done = iters;
-    if (!strcmp(mode, "all") || !strcmp(mode, "warpheap")) {
+    if (app_wants(&o, "warpheap")) {
         t = run(n, iters, c, heap, dev, 0, &a, &peak, &bad_a);
-        done = g_done >= 0 ? g_done : iters;
-        g_done = -1;
-        printf("  warpheap  %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB\n", t, done,
-               1e3 * t / (done ? done : 1), peak / 1048576.0);
+        app_take_done(&done);
+        app_print_run("warpheap", t, done, "iteration", peak, "");
         rc |= bad_a != 0;
         if (fit && g_short) { printf("  warpheap: %llu bodies or allocations short -> does not fit\n", (unsigned long long)g_short); rc |= 3; }
     }
@@ -545,12 +521,10 @@ int main(int argc, char **argv) {
     long long done_m = iters;
 #if defined(__CUDACC__)
     bodies mm = {0, 0};
-    if (dev && (!strcmp(mode, "all") || !strcmp(mode, "malloc"))) {
+    if (dev && app_wants(&o, "malloc")) {
         t_m = run_malloc(n, iters, c, &mm, &peak_m);
-        done_m = g_done >= 0 ? g_done : iters;
-        g_done = -1;
-        printf("  malloc    %10.3f s  %6lld iterations %10.4f ms/iteration  peak memory %.2f MiB (reserved)\n", t_m, done_m,
-               1e3 * t_m / (done_m ? done_m : 1), peak_m / 1048576.0);
+        app_take_done(&done_m);
+        app_print_run("malloc", t_m, done_m, "iteration", peak_m, " (reserved)");
         if (fit && g_short) { printf("  malloc: %llu bodies or allocations short -> does not fit\n", (unsigned long long)g_short); rc |= 3; }
         if (check && a.r) rc |= compare("malloc", &mm, "gpu", &a) != 0;
         free(mm.r);
@@ -561,18 +535,13 @@ int main(int argc, char **argv) {
         rc |= bad_b != 0;
         rc |= compare(dev ? "gpu" : "cpu (4 threads)", &a, "cpu (1 thread)", &b) != 0;
     }
-    if (ppm && a.r) write_picture(ppm, &a);
-    if (csv) {
-        FILE *f = fopen(csv, "a");
-        if (f) {
-            if (t >= 0)
-                fprintf(f, "barneshut,warpheap,%llu,%lld,%.6f,%.6f,%zu,%s\n", (unsigned long long)n, done, t,
-                        1e3 * t / (done ? done : 1), peak, env);
-            if (t_m >= 0)
-                fprintf(f, "barneshut,malloc,%llu,%lld,%.6f,%.6f,%zu,%s\n", (unsigned long long)n, done_m, t_m,
-                        1e3 * t_m / (done_m ? done_m : 1), peak_m, env);
-            fclose(f);
-        }
+    if (o.ppm && a.r) write_picture(o.ppm, &a);
+    if (o.csv) {
+        const char *names[2] = {"warpheap", "malloc"};
+        double ts[2] = {t, t_m};
+        long long dones[2] = {done, done_m};
+        size_t peaks[2] = {peak, peak_m};
+        app_csv_runs(o.csv, "barneshut", 2, names, n, ts, dones, peaks, env);
     }
     free(a.r);
     free(b.r);
