@@ -226,8 +226,8 @@ static void header(void) {
     struct cudaDeviceProp prop;
     int drv = 0, rt = 0;
     WH_CUDA_OR_DIE(cudaGetDeviceProperties(&prop, 0));
-    cudaDriverGetVersion(&drv);
-    cudaRuntimeGetVersion(&rt);
+    WH_CUDA_OR_DIE(cudaDriverGetVersion(&drv));
+    WH_CUDA_OR_DIE(cudaRuntimeGetVersion(&rt));
     time_t t = time(NULL);
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));

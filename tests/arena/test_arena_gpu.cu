@@ -108,7 +108,7 @@ static void test_status_no_sync(void) {
     CHECK(wh_arena_check(a, &r) == WH_OK && r.used == 0 && r.free == 1);
     CHECK(wh_arena_status(a) == WH_OK);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
-    cudaFree(d_n); cudaFree(d_slot);
+    WH_CUDA_OR_DIE(cudaFree(d_n)); WH_CUDA_OR_DIE(cudaFree(d_slot));
     wh_arena_destroy(a);
 }
 
@@ -212,7 +212,7 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
            (unsigned long long)live, (unsigned long long)stats.allocs, stats.peak_used / 1048576.0);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
-    cudaFree(d_counts); cudaFree(d_slots); cudaFree(d_fbytes); cudaFree(d_fstrides); cudaFree(d_bad); cudaFree(d_bytes);
+    WH_CUDA_OR_DIE(cudaFree(d_counts)); WH_CUDA_OR_DIE(cudaFree(d_slots)); WH_CUDA_OR_DIE(cudaFree(d_fbytes)); WH_CUDA_OR_DIE(cudaFree(d_fstrides)); WH_CUDA_OR_DIE(cudaFree(d_bad)); WH_CUDA_OR_DIE(cudaFree(d_bytes));
     wh_arena_destroy(a);
 }
 
@@ -243,7 +243,7 @@ static void time_commands(uint32_t pairs) {
     CHECK(wh_arena_status(a) == WH_OK);
     printf("gpu commands: %u replace, %.2f us each\n", pairs, dt * 1e6 / pairs);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
-    cudaFree(d_n); cudaFree(d_slot);
+    WH_CUDA_OR_DIE(cudaFree(d_n)); WH_CUDA_OR_DIE(cudaFree(d_slot));
     wh_arena_destroy(a);
 }
 

@@ -59,7 +59,7 @@ static void test_bulk(uint64_t nbits, uint32_t stride) {
     CHECK_EQ_U64(bad, 0);
     CHECK_EQ_U64(hc, set);
     free(out);
-    cudaFree(d_mem); cudaFree(d_scratch); cudaFree(d_out); cudaFree(d_n); cudaFree(d_count);
+    WH_CUDA_OR_DIE(cudaFree(d_mem)); WH_CUDA_OR_DIE(cudaFree(d_scratch)); WH_CUDA_OR_DIE(cudaFree(d_out)); WH_CUDA_OR_DIE(cudaFree(d_n)); WH_CUDA_OR_DIE(cudaFree(d_count));
 }
 
 static void test_drain(uint64_t nbits, unsigned blocks) {
@@ -89,7 +89,7 @@ static void test_drain(uint64_t nbits, unsigned blocks) {
     CHECK(wh_bitmap_check_device(&bm, &bad, &count, 0) == WH_OK);
     CHECK_EQ_U64(bad, 0);
     CHECK_EQ_U64(count, 0);
-    cudaFree(d_mem); cudaFree(d_taken); cudaFree(d_n);
+    WH_CUDA_OR_DIE(cudaFree(d_mem)); WH_CUDA_OR_DIE(cudaFree(d_taken)); WH_CUDA_OR_DIE(cudaFree(d_n));
 }
 
 int main(int argc, char **argv) {

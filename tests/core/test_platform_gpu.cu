@@ -84,6 +84,6 @@ int main(void) {
     CHECK_EQ_U64(h32, (uint64_t)blocks * threads);
     CHECK_EQ_U64(horw, ~0ull);
     CHECK_EQ_U64(hmx, (uint64_t)blocks * threads - 1);
-    cudaFree(d64); cudaFree(d32); cudaFree(dfail); cudaFree(c64); cudaFree(orw); cudaFree(mx); cudaFree(c32);
+    WH_CUDA_OR_DIE(cudaFree(d64)); WH_CUDA_OR_DIE(cudaFree(d32)); WH_CUDA_OR_DIE(cudaFree(dfail)); WH_CUDA_OR_DIE(cudaFree(c64)); WH_CUDA_OR_DIE(cudaFree(orw)); WH_CUDA_OR_DIE(cudaFree(mx)); WH_CUDA_OR_DIE(cudaFree(c32));
     return wh_test_finish("test_platform_gpu");
 }

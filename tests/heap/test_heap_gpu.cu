@@ -118,7 +118,7 @@ static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_
     CHECK_EQ_U64(total.misaligned, 0);
     if (kind != WH_HEAP_BUMP) CHECK_EQ_U64(total.frees, total.allocs);
     check_walk(&h, "after stress");
-    cudaFree(held); cudaFree(sizes); cudaFree(d_total);
+    WH_CUDA_OR_DIE(cudaFree(held)); WH_CUDA_OR_DIE(cudaFree(sizes)); WH_CUDA_OR_DIE(cudaFree(d_total));
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -144,7 +144,7 @@ static void exhaustion(wh_heap_kind kind, uint64_t bytes, uint32_t size, bool sm
     CHECK(n[0] > 0 && n[0] < (unsigned long long)threads * cap);    /* it did run out */
     CHECK(n[1] >= n[0] * 9 / 10);                                    /* and recovered */
     check_walk(&h, "after exhaustion");
-    cudaFree(held); cudaFree(d_n);
+    WH_CUDA_OR_DIE(cudaFree(held)); WH_CUDA_OR_DIE(cudaFree(d_n));
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
