@@ -15,7 +15,7 @@
  *            [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
  */
 #include "warpheap/soa.h"
-#include "wh_app.h"
+#include "wh_app_bench.h"
 
 #include <math.h>
 
@@ -325,12 +325,8 @@ int main(int argc, char **argv) {
     uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 20000);
     int iters = (int)app_arg(argc, argv, "--iters", 3000);
     float dt = (float)app_argf(argc, argv, "--dt", 0.02);
-    const char *mode = app_args(argc, argv, "--mode", "all");
-    const char *csv = app_args(argc, argv, "--csv", NULL);
-    const char *ppm = app_args(argc, argv, "--ppm", NULL);
-    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
-    int check = app_flag(argc, argv, "--check");
-    int all = !strcmp(mode, "all"), pair = !strcmp(mode, "pair");
+    app_opts o = app_common_opts(argc, argv);
+    int dev = o.dev, check = o.check;
     char env[512];
     app_env(env, sizeof env, dev);
     printf("nbody: %llu bodies, %d iterations, dt %g, %s\n", (unsigned long long)n, iters, dt, env);
@@ -338,12 +334,12 @@ int main(int argc, char **argv) {
     state a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    if (all || pair || check || !strcmp(mode, "warpheap")) t_wh = run_warpheap(n, iters, dt, dev, &a);
-    if (all || pair || check || !strcmp(mode, "static")) t_st = run_static(n, iters, dt, dev, &b);
+    if (o.pair || check || app_wants(&o, "warpheap")) t_wh = run_warpheap(n, iters, dt, dev, &a);
+    if (o.pair || check || app_wants(&o, "static")) t_st = run_static(n, iters, dt, dev, &b);
 #if defined(__CUDACC__)
     state mm;
     memset(&mm, 0, sizeof mm);
-    if (dev && (all || !strcmp(mode, "malloc"))) {
+    if (dev && app_wants(&o, "malloc")) {
         state_alloc(&mm, n);
         float *ex = (float *)malloc(n * 5 * sizeof(float));
         t_dm = run_malloc(n, iters, dt, ex);
@@ -355,8 +351,7 @@ int main(int argc, char **argv) {
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
     double ts[3] = {t_wh, t_st, t_dm};
-    for (int k = 0; k < 3; ++k)
-        if (ts[k] >= 0) printf("  %-9s %10.3f s  %10.4f ms/iteration\n", names[k], ts[k], 1e3 * ts[k] / iters);
+    app_print_times(3, names, ts, iters);
     int rc = 0;
     if (check) {
         rc |= compare("warpheap", &a, "static", &b) != 0;
@@ -367,16 +362,7 @@ int main(int argc, char **argv) {
             compare("warpheap", &a, "static-cpu", &h);
         }
     }
-    if (ppm) write_picture(ppm, a.n ? &a : &b);
-    if (csv) {
-        FILE *f = fopen(csv, "a");
-        if (f) {
-            for (int k = 0; k < 3; ++k)
-                if (ts[k] >= 0)
-                    fprintf(f, "nbody,%s,%llu,%d,%.6f,%.6f,%s\n", names[k], (unsigned long long)n, iters, ts[k],
-                            1e3 * ts[k] / iters, env);
-            fclose(f);
-        }
-    }
+    if (o.ppm) write_picture(o.ppm, a.n ? &a : &b);
+    if (o.csv) app_csv_times(o.csv, "nbody", 3, names, n, iters, ts, env);
     return rc;
 }
