@@ -21,7 +21,7 @@
  *            [--csv=FILE] [--frag=FILE] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
-#include "wh_app.h"
+#include "wh_app_bench.h"
 
 #define CELL_FIELDS(F) F(uint64_t, agent) F(uint32_t, id) F(uint32_t, request) F(uint32_t, granted)
 WH_SOA_CLASS(Cell, 0, CELL_FIELDS)
@@ -430,6 +430,7 @@ static void write_picture(const char *path, const grid *g, uint32_t w, uint32_t 
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
+    app_opts ao = app_common_opts(argc, argv);
     opts o;
     o.w = (uint32_t)app_arg(argc, argv, "--w", 2048);
     o.h = (uint32_t)app_arg(argc, argv, "--h", 2560);
@@ -437,15 +438,12 @@ int main(int argc, char **argv) {
     o.spawn = (uint32_t)app_arg(argc, argv, "--spawn", 4);
     o.boost = (uint32_t)app_arg(argc, argv, "--boost", 4);
     o.start = (uint32_t)app_arg(argc, argv, "--start", 2);
-    o.dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
+    o.dev = ao.dev;
     o.frag = app_args(argc, argv, "--frag", NULL);
     uint64_t n = (uint64_t)o.w * o.h;
     long long mb = app_arg(argc, argv, "--heap-mb", 0);
     o.heap = mb > 0 ? (size_t)mb << 20 : (size_t)(n * 96 + ((uint64_t)16 << 20));
-    const char *mode = app_args(argc, argv, "--mode", "all");
-    const char *csv = app_args(argc, argv, "--csv", NULL);
-    const char *ppm = app_args(argc, argv, "--ppm", NULL);
-    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all"), pair = !strcmp(mode, "pair");
+    int check = ao.check;
     if (o.w < 3 || o.h < 3 || o.spawn < 1 || o.start < 1) { fprintf(stderr, "wator: bad size or parameters\n"); return 2; }
     char env[512];
     app_env(env, sizeof env, o.dev);
@@ -454,29 +452,19 @@ int main(int argc, char **argv) {
     grid a, b, m;
     memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&m, 0, sizeof m);
     double ts[3] = {-1, -1, -1};
-    if (all || pair || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&o, &a);
-    if (all || pair || check || !strcmp(mode, "static")) ts[1] = run_static(&o, o.dev, &b);
+    if (ao.pair || check || app_wants(&ao, "warpheap")) ts[0] = run_warpheap(&o, &a);
+    if (ao.pair || check || app_wants(&ao, "static")) ts[1] = run_static(&o, o.dev, &b);
 #if defined(__CUDACC__)
-    if (o.dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(&o, &m);
+    if (o.dev && app_wants(&ao, "malloc")) ts[2] = run_malloc(&o, &m);
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
-    for (int k = 0; k < 3; ++k)
-        if (ts[k] >= 0) printf("  %-9s %10.3f s  %10.4f ms/iteration\n", names[k], ts[k], 1e3 * ts[k] / o.iters);
+    app_print_times(3, names, ts, o.iters);
     int rc = 0;
     if (check) {
         rc |= compare("warpheap", &a, "static", &b) != 0;
         if (m.n) rc |= compare("malloc", &m, "static", &b) != 0;
     }
-    if (ppm) write_picture(ppm, a.n ? &a : &b, o.w, o.h);
-    if (csv) {
-        FILE *f = fopen(csv, "a");
-        if (f) {
-            for (int k = 0; k < 3; ++k)
-                if (ts[k] >= 0)
-                    fprintf(f, "wator,%s,%llu,%u,%.6f,%.6f,%s\n", names[k], (unsigned long long)n, o.iters, ts[k],
-                            1e3 * ts[k] / o.iters, env);
-            fclose(f);
-        }
-    }
+    if (ao.ppm) write_picture(ao.ppm, a.n ? &a : &b, o.w, o.h);
+    if (ao.csv) app_csv_times(ao.csv, "wator", 3, names, n, o.iters, ts, env);
     return rc;
 }
