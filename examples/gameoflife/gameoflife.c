@@ -18,7 +18,7 @@
  *                 [--mode=all|pair|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
  */
 #include "warpheap/soa.h"
-#include "wh_app.h"
+#include "wh_app_bench.h"
 
 #define AGENT_FIELDS(F) F(uint32_t, cell) F(uint32_t, action)
 WH_SOA_CLASS(Agent, 0, AGENT_FIELDS)
@@ -188,33 +188,30 @@ static double run_static(const opts *o, uint32_t *out) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
+    app_opts ao = app_common_opts(argc, argv);
     opts o;
     o.w = (uint32_t)app_arg(argc, argv, "--w", 2048);
     o.h = (uint32_t)app_arg(argc, argv, "--h", 2048);
     o.iters = (uint32_t)app_arg(argc, argv, "--iters", 300);
     o.density = (uint32_t)app_arg(argc, argv, "--density", 25);
-    o.dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
+    o.dev = ao.dev;
     uint64_t n = (uint64_t)o.w * o.h;
     long long mb = app_arg(argc, argv, "--heap-mb", 0);
     o.heap = mb > 0 ? (size_t)mb << 20 : (size_t)(n * 48 + ((uint64_t)16 << 20));
-    const char *mode = app_args(argc, argv, "--mode", "all");
-    const char *csv = app_args(argc, argv, "--csv", NULL);
-    const char *ppm = app_args(argc, argv, "--ppm", NULL);
-    int check = app_flag(argc, argv, "--check"), all = !strcmp(mode, "all"), pair = !strcmp(mode, "pair");
+    int check = ao.check;
     if (o.w < 3 || o.h < 3) { fprintf(stderr, "gameoflife: grid too small\n"); return 2; }
     char env[512];
     app_env(env, sizeof env, o.dev);
     printf("gameoflife: %ux%u cells, %u iterations, density %u%%, %s\n", o.w, o.h, o.iters, o.density, env);
     uint32_t *ga = (uint32_t *)calloc(n, 4), *gb = (uint32_t *)calloc(n, 4), *gm = (uint32_t *)calloc(n, 4);
     double ts[3] = {-1, -1, -1};
-    if (all || pair || check || !strcmp(mode, "warpheap")) ts[0] = run_warpheap(&o, ga);
-    if (all || pair || check || !strcmp(mode, "static")) ts[1] = run_static(&o, gb);
+    if (ao.pair || check || app_wants(&ao, "warpheap")) ts[0] = run_warpheap(&o, ga);
+    if (ao.pair || check || app_wants(&ao, "static")) ts[1] = run_static(&o, gb);
 #if defined(__CUDACC__)
-    if (o.dev && (all || !strcmp(mode, "malloc"))) ts[2] = run_malloc(&o, gm);
+    if (o.dev && app_wants(&ao, "malloc")) ts[2] = run_malloc(&o, gm);
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
-    for (int k = 0; k < 3; ++k)
-        if (ts[k] >= 0) printf("  %-9s %10.3f s  %10.4f ms/iteration\n", names[k], ts[k], 1e3 * ts[k] / o.iters);
+    app_print_times(3, names, ts, o.iters);
     int rc = 0;
     if (check) {
         uint32_t *other[2] = {ga, gm};
@@ -227,22 +224,13 @@ int main(int argc, char **argv) {
             rc |= diff != 0;
         }
     }
-    if (ppm) {
+    if (ao.ppm) {
         unsigned char *img = (unsigned char *)malloc(n * 3);
         for (uint64_t i = 0; i < n; ++i) memset(img + i * 3, (ts[0] >= 0 ? ga : gb)[i] ? 255 : 0, 3);
-        app_write_ppm(ppm, (int)o.w, (int)o.h, img);
+        app_write_ppm(ao.ppm, (int)o.w, (int)o.h, img);
         free(img);
     }
-    if (csv) {
-        FILE *f = fopen(csv, "a");
-        if (f) {
-            for (int k = 0; k < 3; ++k)
-                if (ts[k] >= 0)
-                    fprintf(f, "gameoflife,%s,%llu,%u,%.6f,%.6f,%s\n", names[k], (unsigned long long)n, o.iters, ts[k],
-                            1e3 * ts[k] / o.iters, env);
-            fclose(f);
-        }
-    }
+    if (ao.csv) app_csv_times(ao.csv, "gameoflife", 3, names, n, o.iters, ts, env);
     free(ga); free(gb); free(gm);
     return rc;
 }
