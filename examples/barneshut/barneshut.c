@@ -389,9 +389,7 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
     APP_TRY(BodyNode_parallel_new_body_init(&soa, n, c));
     uint64_t rounds = 0;
     uint32_t lost = bh_rebuild(&soa, &c, n, dev, &rounds);
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(&soa, &st));
-    *peak = (size_t)(st.blocks - st.free_blocks) * soa.block_bytes;
+    *peak = app_heap_used(&soa);
     int every = iters / 20 + 1 < 16 ? iters / 20 + 1 : 16;   /* peak-memory samples */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
@@ -406,19 +404,11 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
             APP_TRY(TreeNode_parallel_do_tree_collapse(&soa, c));
         }
         lost = bh_rebuild(&soa, &c, n, dev, &rounds);
-        if (it % every == 0) {
-            double p0 = app_now();
-            APP_TRY(wh_soa_stats_get(&soa, &st));
-            size_t u = (size_t)(st.blocks - st.free_blocks) * soa.block_bytes;
-            if (u > *peak) *peak = u;
-            paused += app_now() - p0;
-        }
+        if (it % every == 0) app_sample_peak(&soa, peak, &paused);
     }
     app_sync(dev);
     double t = app_now() - t0 - paused;
-    uint64_t bad = 0;
-    APP_TRY(wh_soa_check(&soa, &bad));
-    if (bad) { fprintf(stderr, "barneshut: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    app_heap_check(&soa, "barneshut");
     wh_soa img;
     void *owned;
     APP_TRY(wh_soa_host_image(&soa, &img, &owned));

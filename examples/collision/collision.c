@@ -211,11 +211,6 @@ static void row_set(float *r, uint32_t id, float px, float py, float vx, float v
 }
 
 /* Bytes of the heap's blocks in use (synchronises; not timed). */
-static size_t heap_used(const wh_soa *soa) {
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(soa, &st));
-    return (size_t)(st.blocks - st.free_blocks) * soa->block_bytes;
-}
 
 static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, size_t *peak) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Body)};
@@ -224,7 +219,7 @@ static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, 
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     APP_TRY(Body_parallel_new_body_init(&soa, n, c));
-    *peak = heap_used(&soa);                 /* deallocation only: the peak is the start */
+    *peak = app_heap_used(&soa);                 /* deallocation only: the peak is the start */
     app_sync(dev);
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
@@ -236,9 +231,7 @@ static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, 
     }
     app_sync(dev);
     double t = app_now() - t0;
-    uint64_t bad = 0;
-    APP_TRY(wh_soa_check(&soa, &bad));
-    if (bad) { fprintf(stderr, "warpheap: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    app_heap_check(&soa, "warpheap");
     wh_soa img;
     void *owned;
     APP_TRY(wh_soa_host_image(&soa, &img, &owned));
@@ -252,10 +245,7 @@ static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, 
                 WH_GET(Body, b, vx), WH_GET(Body, b, vy), WH_GET(Body, b, mass));
     }
     rows_sort(out);
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(&soa, &st));
-    printf("  warpheap heap: %u blocks of %u B, %llu used, fragmentation %.3f\n", soa.nblocks, soa.block_bytes,
-           (unsigned long long)(st.blocks - st.free_blocks), st.fragmentation);
+    app_print_heap(&soa, 0);
     free(owned);
     APP_TRY(wh_soa_destroy(&soa));
     return t;

@@ -8,7 +8,7 @@
 #define WH_APP_BENCH_H
 
 #include "wh_app.h"
-#include "warpheap/warpheap.h"   /* wh_cuda_available */
+#include "warpheap/soa.h"
 
 /* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
  * iterations done are reported.  Checked every `every` iterations (a sync). */
@@ -103,6 +103,37 @@ static inline void app_csv_times(const char *csv, const char *app, int k_n, cons
         if (ts[k] >= 0)
             fprintf(f, "%s,%s,%llu,%lld,%.6f,%.6f,%s\n", app, names[k], size, iters, ts[k], 1e3 * ts[k] / iters, env);
     fclose(f);
+}
+
+
+/* Bytes of the heap's blocks in use (whole blocks: what a variant occupies). */
+static inline size_t app_heap_used(const wh_soa *soa) {
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(soa, &st));
+    return (size_t)(st.blocks - st.free_blocks) * soa->block_bytes;
+}
+/* Raise *peak to the heap's use now.  Sampling is not the variant's work, so
+ * its time goes to *paused, which the timed loop subtracts. */
+static inline void app_sample_peak(const wh_soa *soa, size_t *peak, double *paused) {
+    double p0 = app_now();
+    size_t u = app_heap_used(soa);
+    if (u > *peak) *peak = u;
+    *paused += app_now() - p0;
+}
+/* After a run: a heap whose invariants broke fails the program (`who` names it). */
+static inline void app_heap_check(const wh_soa *soa, const char *who) {
+    uint64_t bad = 0;
+    APP_TRY(wh_soa_check(soa, &bad));
+    if (bad) { fprintf(stderr, "%s: %llu heap invariants broken\n", who, (unsigned long long)bad); exit(1); }
+}
+/* The "warpheap heap:" line; `failed`: with the count of failed allocations. */
+static inline void app_print_heap(const wh_soa *soa, int failed) {
+    wh_soa_stats st;
+    APP_TRY(wh_soa_stats_get(soa, &st));
+    printf("  warpheap heap: %u blocks of %u B, %llu used, fragmentation %.3f", soa->nblocks, soa->block_bytes,
+           (unsigned long long)(st.blocks - st.free_blocks), st.fragmentation);
+    if (failed) printf(", %llu failed allocations", (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS]);
+    printf("\n");
 }
 
 #endif

@@ -301,11 +301,6 @@ static void mesh_alloc(mesh *m, uint64_t n) {
     m->pos = (float *)calloc(n * 4, 4);
     m->spring = (uint8_t *)calloc(2 * n, 1);
 }
-static size_t heap_used(const wh_soa *soa) {
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(soa, &st));
-    return (size_t)(st.blocks - st.free_blocks) * soa->block_bytes;
-}
 static uint32_t read_flag(const uint32_t *p, int dev) {
     uint32_t v;
     app_to_host(&v, p, 4, dev);
@@ -337,7 +332,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
     APP_TRY(AnchorPullNode_parallel_new_pull_init(&soa, c.h, c));
     APP_TRY(Node_parallel_new_free_init(&soa, (uint64_t)(c.w - 2u) * c.h, c));
     APP_TRY(NodeBase_parallel_do_node_springs(&soa, c));
-    *peak = heap_used(&soa);
+    *peak = app_heap_used(&soa);
     app_sync(dev);
     double t0 = app_now();
     for (uint32_t st = 0; st < steps; ++st) {
@@ -353,9 +348,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
     }
     app_sync(dev);
     double t = app_now() - t0;
-    uint64_t bad = 0;
-    APP_TRY(wh_soa_check(&soa, &bad));
-    if (bad) { fprintf(stderr, "warpheap: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    app_heap_check(&soa, "warpheap");
     wh_soa img;
     void *owned;
     APP_TRY(wh_soa_host_image(&soa, &img, &owned));

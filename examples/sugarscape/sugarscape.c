@@ -368,11 +368,6 @@ WH_SOA_PARALLEL_FOR(st_mate_all, ss_ctx, st_mate)
 #define SS_NF 7 /* per cell: kind, agent sugar, age, max_age, metabolism, children, cell sugar */
 typedef struct grid { int64_t *v; uint64_t n; } grid;
 
-static size_t heap_used(const wh_soa *soa) {
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(soa, &st));
-    return (size_t)(st.blocks - st.free_blocks) * soa->block_bytes;
-}
 static ss_ctx ctx_for(uint32_t w, uint32_t h) {
     ss_ctx c;
     memset(&c, 0, sizeof c);
@@ -390,7 +385,7 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
     c.cells = (uint64_t *)app_alloc(n * 8, dev);
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
     APP_TRY(Cell_parallel_do_cell_populate(&soa, c));
-    *peak = heap_used(&soa);
+    *peak = app_heap_used(&soa);
     uint32_t every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u;   /* peak-memory samples (each copies the heap) */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
@@ -406,18 +401,11 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
         APP_TRY(Female_parallel_do_female_request(&soa, c));
         APP_TRY(Cell_parallel_do_cell_decide(&soa, c));
         APP_TRY(Female_parallel_do_female_mate(&soa, c));
-        if (it % every == 0) {                         /* peak memory: sampled, not timed */
-            double p0 = app_now();
-            size_t u = heap_used(&soa);
-            if (u > *peak) *peak = u;
-            paused += app_now() - p0;
-        }
+        if (it % every == 0) app_sample_peak(&soa, peak, &paused);   /* peak memory: sampled, not timed */
     }
     app_sync(dev);
     double t = app_now() - t0 - paused;
-    uint64_t bad = 0;
-    APP_TRY(wh_soa_check(&soa, &bad));
-    if (bad) { fprintf(stderr, "warpheap: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    app_heap_check(&soa, "warpheap");
     wh_soa img;
     void *owned;
     APP_TRY(wh_soa_host_image(&soa, &img, &owned));
@@ -443,11 +431,7 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
         v[4] = WH_GET(Agent, a, metabolism);
         v[5] = v[0] == SS_FEMALE ? WH_GET(Female, Female_from(ha), children) : 0;
     }
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(&soa, &st));
-    printf("  warpheap heap: %u blocks of %u B, %llu used, fragmentation %.3f, %llu failed allocations\n",
-           soa.nblocks, soa.block_bytes, (unsigned long long)(st.blocks - st.free_blocks), st.fragmentation,
-           (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS]);
+    app_print_heap(&soa, 1);
     free(owned);
     app_free(c.cells, dev);
     APP_TRY(wh_soa_destroy(&soa));

@@ -227,11 +227,6 @@ static void net_build(net *g, uint32_t nisect) {
 #define TR_NF 4 /* per cell: occupied, speed, trip, car id */
 typedef struct state { uint64_t *v; uint64_t n; } state;
 
-static size_t heap_used(const wh_soa *soa) {
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(soa, &st));
-    return (size_t)(st.blocks - st.free_blocks) * soa->block_bytes;
-}
 /* Topology in the variant's memory space. */
 static void ctx_topology(tr_ctx *c, const net *g, int dev, uint32_t **owned) {
     const uint32_t *src[4] = {g->next0, g->next1, g->light, g->isect};
@@ -253,7 +248,7 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     uint64_t n = g->ncells;
     c.cells = (uint64_t *)app_alloc(n * 8, dev);
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
-    *peak = heap_used(&soa);
+    *peak = app_heap_used(&soa);
     uint32_t iters = c.iter, every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u;   /* peak-memory samples (each copies the heap) */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
@@ -263,18 +258,11 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
         APP_TRY(Car_parallel_do_car_plan(&soa, c));
         APP_TRY(Car_parallel_do_car_move(&soa, c));
         APP_TRY(Cell_parallel_do_cell_spawn(&soa, c));
-        if (it % every == 0) {
-            double p0 = app_now();
-            size_t u = heap_used(&soa);
-            if (u > *peak) *peak = u;
-            paused += app_now() - p0;
-        }
+        if (it % every == 0) app_sample_peak(&soa, peak, &paused);
     }
     app_sync(dev);
     double t = app_now() - t0 - paused;
-    uint64_t bad = 0;
-    APP_TRY(wh_soa_check(&soa, &bad));
-    if (bad) { fprintf(stderr, "warpheap: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
+    app_heap_check(&soa, "warpheap");
     wh_soa img;
     void *owned;
     APP_TRY(wh_soa_host_image(&soa, &img, &owned));
@@ -290,11 +278,7 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
         v[2] = (uint64_t)(int64_t)WH_GET(Car, k, trip);
         v[3] = WH_GET(Car, k, cid);
     }
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(&soa, &st));
-    printf("  warpheap heap: %u blocks of %u B, %llu used, fragmentation %.3f, %llu failed allocations\n",
-           soa.nblocks, soa.block_bytes, (unsigned long long)(st.blocks - st.free_blocks), st.fragmentation,
-           (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS]);
+    app_print_heap(&soa, 1);
     free(owned);
     for (int k = 0; k < 4; ++k) app_free(topo[k], dev);
     app_free(c.cells, dev);

@@ -361,14 +361,8 @@ static double run_warpheap(const opts *o, grid *out) {
         out->egg[id] = WH_GET(Agent, Agent_from(ha), egg);
         out->energy[id] = out->kind[id] == WT_SHARK ? WH_GET(Shark, Shark_from(ha), energy) : 0;
     }
-    uint64_t bad = 0;
-    APP_TRY(wh_soa_check(&soa, &bad));
-    if (bad) { fprintf(stderr, "warpheap: %llu heap invariants broken\n", (unsigned long long)bad); exit(1); }
-    wh_soa_stats st;
-    APP_TRY(wh_soa_stats_get(&soa, &st));
-    printf("  warpheap heap: %u blocks of %u B, %llu used, fragmentation %.3f, %llu failed allocations\n",
-           soa.nblocks, soa.block_bytes, (unsigned long long)(st.blocks - st.free_blocks), st.fragmentation,
-           (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS]);
+    app_heap_check(&soa, "warpheap");
+    app_print_heap(&soa, 1);
     free(owned);
     app_free(c.cells, o->dev);
     APP_TRY(wh_soa_destroy(&soa));
