@@ -528,10 +528,8 @@ int main(int argc, char **argv) {
     if (o.ppm && a.r) write_picture(o.ppm, &a);
     if (o.csv) {
         const char *names[2] = {"warpheap", "malloc"};
-        double ts[2] = {t, t_m};
-        long long dones[2] = {done, done_m};
-        size_t peaks[2] = {peak, peak_m};
-        app_csv_runs(o.csv, "barneshut", 2, names, n, ts, dones, peaks, env);
+        app_runs r = {{t, t_m, -1}, {done, done_m, 0}, {peak, peak_m, 0}};
+        app_csv_runs(o.csv, "barneshut", &r, 2, names, n, env);
     }
     free(a.r);
     free(b.r);

@@ -462,27 +462,22 @@ int main(int argc, char **argv) {
     app_env(env, sizeof env, dev);
     printf("collision: %llu bodies, %d iterations, threshold %g, %s\n", (unsigned long long)n, iters, thr, env);
     rows a = {0, 0}, b = {0, 0}, mm = {0, 0};
-    double ts[3] = {-1, -1, -1};
-    size_t peak[3] = {0, 0, 0};
-    long long done[3] = {iters, iters, iters};
+    app_runs r = app_runs_new(iters);
     long long mb = app_arg(argc, argv, "--heap-mb", 0);   /* both heaps */
     if (mb > 0) g_malloc_heap = (size_t)mb << 20;
     app_time_cap_opt(argc, argv, check);
-    if (app_wants(&o, "warpheap")) ts[0] = run_warpheap(n, iters, c, dev, &a, &peak[0]);
-    app_take_done(&done[0]);
-    if (check || app_wants(&o, "static")) ts[1] = run_static(n, iters, c, dev, &b, &peak[1]);
-    app_take_done(&done[1]);
+    if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(n, iters, c, dev, &a, &r.peak[0]));
+    if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(n, iters, c, dev, &b, &r.peak[1]));
 #if defined(__CUDACC__)
-    if (dev && app_wants(&o, "malloc")) ts[2] = run_malloc(n, iters, c, &mm, &peak[2]);
-    app_take_done(&done[2]);
+    if (dev && app_wants(&o, "malloc")) app_ran(&r, 2, run_malloc(n, iters, c, &mm, &r.peak[2]));
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
-    app_print_runs(3, names, ts, done, "iteration", peak);
+    app_print_runs(&r, 3, names, "iteration");
     int rc = 0;
-    if (check && ts[0] >= 0) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (check && r.ts[0] >= 0) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (check && mm.r) rc |= compare("malloc", &mm, "static", &b) != 0;
     if (o.ppm) write_picture(o.ppm, a.r ? &a : &b);
-    if (o.csv) app_csv_runs(o.csv, "collision", 3, names, n, ts, done, peak, env);
+    if (o.csv) app_csv_runs(o.csv, "collision", &r, 3, names, n, env);
     free(a.r);
     free(b.r);
     free(mm.r);

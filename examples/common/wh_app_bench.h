@@ -55,9 +55,26 @@ static inline int app_wants(const app_opts *o, const char *variant) {
 static inline void app_time_cap_opt(int argc, char **argv, int check) {
     g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);
 }
+/* The results of up to three capped variants: seconds (-1: it did not run),
+ * iterations done (fewer when the time cap stopped it) and peak heap bytes. */
+typedef struct app_runs {
+    double ts[3];
+    long long done[3];
+    size_t peak[3];
+} app_runs;
+static inline app_runs app_runs_new(long long iters) {
+    app_runs r;
+    for (int k = 0; k < 3; ++k) r.ts[k] = -1, r.done[k] = iters, r.peak[k] = 0;
+    return r;
+}
 /* After a variant: the iterations it did, if the time cap stopped it early. */
 static inline void app_take_done(long long *done) {
     if (g_done >= 0) *done = g_done, g_done = -1;
+}
+/* Record variant k's time (its peak was written by the run itself). */
+static inline void app_ran(app_runs *r, int k, double t) {
+    r->ts[k] = t;
+    app_take_done(&r->done[k]);
 }
 
 /* ms per iteration of a run that did `done` iterations (none: the whole time). */
@@ -70,22 +87,20 @@ static inline void app_print_run(const char *name, double t, long long done, con
     printf("  %-9s %10.3f s  %6lld %ss %10.4f ms/%s  peak memory %.2f MiB%s\n", name, t, done, unit,
            app_ms_per(t, done), unit, peak / 1048576.0, tail);
 }
-/* The rows of the variants that ran (ts[k] >= 0). */
-static inline void app_print_runs(int k_n, const char *const *names, const double *ts, const long long *done,
-                                  const char *unit, const size_t *peak) {
+/* The rows of the variants that ran. */
+static inline void app_print_runs(const app_runs *r, int k_n, const char *const *names, const char *unit) {
     for (int k = 0; k < k_n; ++k)
-        if (ts[k] >= 0) app_print_run(names[k], ts[k], done[k], unit, peak[k], "");
+        if (r->ts[k] >= 0) app_print_run(names[k], r->ts[k], r->done[k], unit, r->peak[k], "");
 }
 /* CSV: app,variant,size,iterations,seconds,ms per iteration,peak bytes,env. */
-static inline void app_csv_runs(const char *csv, const char *app, int k_n, const char *const *names,
-                                unsigned long long size, const double *ts, const long long *done,
-                                const size_t *peak, const char *env) {
+static inline void app_csv_runs(const char *csv, const char *app, const app_runs *r, int k_n,
+                                const char *const *names, unsigned long long size, const char *env) {
     FILE *f = fopen(csv, "a");
     if (!f) return;
     for (int k = 0; k < k_n; ++k)
-        if (ts[k] >= 0)
-            fprintf(f, "%s,%s,%llu,%lld,%.6f,%.6f,%zu,%s\n", app, names[k], size, done[k], ts[k],
-                    app_ms_per(ts[k], done[k]), peak[k], env);
+        if (r->ts[k] >= 0)
+            fprintf(f, "%s,%s,%llu,%lld,%.6f,%.6f,%zu,%s\n", app, names[k], size, r->done[k], r->ts[k],
+                    app_ms_per(r->ts[k], r->done[k]), r->peak[k], env);
     fclose(f);
 }
 

@@ -471,19 +471,15 @@ int main(int argc, char **argv) {
            c.pull, env);
     mesh a, b;
     memset(&a, 0, sizeof a); memset(&b, 0, sizeof b);
-    double ts[2] = {-1, -1};
-    size_t peak[2] = {0, 0};
-    long long done[2] = {steps, steps};
+    app_runs r = app_runs_new(steps);
     app_time_cap_opt(argc, argv, check);
-    if (check || app_wants(&o, "warpheap")) ts[0] = run_warpheap(c, steps, iters, dev, &a, &peak[0]);
-    app_take_done(&done[0]);
-    if (check || app_wants(&o, "static")) ts[1] = run_static(c, steps, iters, dev, &b, &peak[1]);
-    app_take_done(&done[1]);
+    if (check || app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(c, steps, iters, dev, &a, &r.peak[0]));
+    if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(c, steps, iters, dev, &b, &r.peak[1]));
     const char *names[2] = {"warpheap", "static"};
-    app_print_runs(2, names, ts, done, "step", peak);
+    app_print_runs(&r, 2, names, "step");
     int rc = 0;
     if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (o.ppm) write_picture(o.ppm, a.alive ? &a : &b, c.w, c.h);
-    if (o.csv) app_csv_runs(o.csv, "structure", 2, names, n, ts, done, peak, env);
+    if (o.csv) app_csv_runs(o.csv, "structure", &r, 2, names, n, env);
     return rc;
 }

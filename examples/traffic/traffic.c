@@ -515,25 +515,20 @@ int main(int argc, char **argv) {
     printf("traffic: %u intersections, %u cells, %u iterations, vmax %u, spawn %u%%, heap %zu MiB, %s\n", nis, g.ncells,
            iters, c.vmax, c.spawn, heap >> 20, env);
     state a = {0, 0}, b = {0, 0}, mm = {0, 0};
-    double ts[3] = {-1, -1, -1};
-    size_t peak[3] = {0, 0, 0};
-    long long done[3] = {iters, iters, iters};
+    app_runs r = app_runs_new(iters);
     app_time_cap_opt(argc, argv, check);
-    if (app_wants(&o, "warpheap")) ts[0] = run_warpheap(&g, c, heap, dev, &a, &peak[0]);
-    app_take_done(&done[0]);
-    if (check || app_wants(&o, "static")) ts[1] = run_static(&g, c, dev, &b, &peak[1]);
-    app_take_done(&done[1]);
+    if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(&g, c, heap, dev, &a, &r.peak[0]));
+    if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(&g, c, dev, &b, &r.peak[1]));
 #if defined(__CUDACC__)
-    if (dev && app_wants(&o, "malloc")) ts[2] = run_malloc(&g, c, dev, &mm, &peak[2]);
-    app_take_done(&done[2]);
+    if (dev && app_wants(&o, "malloc")) app_ran(&r, 2, run_malloc(&g, c, dev, &mm, &r.peak[2]));
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
-    app_print_runs(3, names, ts, done, "iteration", peak);
+    app_print_runs(&r, 3, names, "iteration");
     int rc = 0;
-    if (check && ts[0] >= 0) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (check && r.ts[0] >= 0) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (check && mm.v) rc |= compare("malloc", &mm, "static", &b) != 0;
     if (o.ppm) write_picture(o.ppm, &g, a.v ? &a : &b);
-    if (o.csv) app_csv_runs(o.csv, "traffic", 3, names, nis, ts, done, peak, env);
+    if (o.csv) app_csv_runs(o.csv, "traffic", &r, 3, names, nis, env);
     free(a.v); free(b.v); free(mm.v);
     free(g.next0); free(g.next1); free(g.light); free(g.isect); free(g.x); free(g.y);
     return rc;
