@@ -484,9 +484,8 @@ int main(int argc, char **argv) {
     c.theta = (float)app_argf(argc, argv, "--theta", 0.5);
     app_opts o = app_common_opts(argc, argv);
     int dev = o.dev, check = o.check;
-    long long mb = app_arg(argc, argv, "--heap-mb", 0);
-    size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)n * 400 + ((size_t)16 << 20);
-    if (mb > 0) g_malloc_heap = heap;
+    g_malloc_heap = app_heap_opt(argc, argv, 0);
+    size_t heap = g_malloc_heap ? g_malloc_heap : (size_t)n * 400 + ((size_t)16 << 20);
     if (n < 1 || n > 0xFFFFFFF0ull || iters < 0) { fprintf(stderr, "barneshut: bad size\n"); return 2; }
     char env[512];
     app_env(env, sizeof env, dev);

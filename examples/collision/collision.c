@@ -463,8 +463,7 @@ int main(int argc, char **argv) {
     printf("collision: %llu bodies, %d iterations, threshold %g, %s\n", (unsigned long long)n, iters, thr, env);
     rows a = {0, 0}, b = {0, 0}, mm = {0, 0};
     app_runs r = app_runs_new(iters);
-    long long mb = app_arg(argc, argv, "--heap-mb", 0);   /* both heaps */
-    if (mb > 0) g_malloc_heap = (size_t)mb << 20;
+    g_malloc_heap = app_heap_opt(argc, argv, 0);   /* both heaps */
     app_time_cap_opt(argc, argv, check);
     if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(n, iters, c, dev, &a, &r.peak[0]));
     if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(n, iters, c, dev, &b, &r.peak[1]));

@@ -51,6 +51,11 @@ static inline app_opts app_common_opts(int argc, char **argv) {
 static inline int app_wants(const app_opts *o, const char *variant) {
     return o->all || !strcmp(o->mode, variant);
 }
+/* --heap-mb=N in bytes; `dflt` when it is not given. */
+static inline size_t app_heap_opt(int argc, char **argv, size_t dflt) {
+    long long mb = app_arg(argc, argv, "--heap-mb", 0);
+    return mb > 0 ? (size_t)mb << 20 : dflt;
+}
 /* --max-seconds; a check needs every iteration, so it runs uncapped. */
 static inline void app_time_cap_opt(int argc, char **argv, int check) {
     g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);

@@ -196,8 +196,7 @@ int main(int argc, char **argv) {
     o.density = (uint32_t)app_arg(argc, argv, "--density", 25);
     o.dev = ao.dev;
     uint64_t n = (uint64_t)o.w * o.h;
-    long long mb = app_arg(argc, argv, "--heap-mb", 0);
-    o.heap = mb > 0 ? (size_t)mb << 20 : (size_t)(n * 48 + ((uint64_t)16 << 20));
+    o.heap = app_heap_opt(argc, argv, (size_t)(n * 48 + ((uint64_t)16 << 20)));
     int check = ao.check;
     if (o.w < 3 || o.h < 3) { fprintf(stderr, "gameoflife: grid too small\n"); return 2; }
     char env[512];

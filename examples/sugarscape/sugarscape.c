@@ -726,9 +726,9 @@ int main(int argc, char **argv) {
     app_opts o = app_common_opts(argc, argv);
     int dev = o.dev, check = o.check;
     uint64_t n = (uint64_t)w * h;
-    long long mb = app_arg(argc, argv, "--heap-mb", 0);
-    size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)(n * 96 + ((uint64_t)16 << 20));
-    if (mb > 0) g_malloc_heap = heap, heap = budget_heap(n * 8, 0);   /* the Cell pointer array */
+    g_malloc_heap = app_heap_opt(argc, argv, 0);
+    size_t heap = g_malloc_heap ? budget_heap(n * 8, 0)   /* the Cell pointer array */
+                                : (size_t)(n * 96 + ((uint64_t)16 << 20));
     if (w < 3 || h < 3 || n > 0xFFFFFFF0ull) { fprintf(stderr, "sugarscape: bad size\n"); return 2; }
     char env[512];
     app_env(env, sizeof env, dev);

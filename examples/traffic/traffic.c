@@ -506,10 +506,10 @@ int main(int argc, char **argv) {
     if (nis < 4 || nis > 20000000u || c.vmax < 1 || c.vmax > TR_MAXV) { fprintf(stderr, "traffic: bad parameters\n"); return 2; }
     net g;
     net_build(&g, nis);
-    long long mb = app_arg(argc, argv, "--heap-mb", 0);
+    g_malloc_heap = app_heap_opt(argc, argv, 0);
     /* default: room for the cells and a car in a third of them at the fragmentation seen on the H100 (0.6) */
-    size_t heap = mb > 0 ? (size_t)mb << 20 : (size_t)g.ncells * 128 + ((size_t)16 << 20);
-    if (mb > 0) g_malloc_heap = heap, heap = budget_heap((size_t)g.ncells * 24, 0);   /* topology, Cell pointers */
+    size_t heap = g_malloc_heap ? budget_heap((size_t)g.ncells * 24, 0)   /* topology, Cell pointers */
+                                : (size_t)g.ncells * 128 + ((size_t)16 << 20);
     char env[512];
     app_env(env, sizeof env, dev);
     printf("traffic: %u intersections, %u cells, %u iterations, vmax %u, spawn %u%%, heap %zu MiB, %s\n", nis, g.ncells,

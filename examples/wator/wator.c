@@ -435,8 +435,7 @@ int main(int argc, char **argv) {
     o.dev = ao.dev;
     o.frag = app_args(argc, argv, "--frag", NULL);
     uint64_t n = (uint64_t)o.w * o.h;
-    long long mb = app_arg(argc, argv, "--heap-mb", 0);
-    o.heap = mb > 0 ? (size_t)mb << 20 : (size_t)(n * 96 + ((uint64_t)16 << 20));
+    o.heap = app_heap_opt(argc, argv, (size_t)(n * 96 + ((uint64_t)16 << 20)));
     int check = ao.check;
     if (o.w < 3 || o.h < 3 || o.spawn < 1 || o.start < 1) { fprintf(stderr, "wator: bad size or parameters\n"); return 2; }
     char env[512];
