@@ -1,4 +1,5 @@
-/* Shared by the object-allocator examples (nbody, wator, gameoflife): options,
+/* Shared by the object-allocator examples (nbody, wator, gameoflife, collision,
+ * sugarscape, traffic, structure, barneshut; wh_app_bench.h builds on it): options,
  * timing, the run environment (GPU, driver, CUDA version) for result files, and
  * a PPM writer (binary P6: a header line and raw RGB, viewable everywhere and
  * convertible with any image tool).  Header-only C that also compiles as CUDA;

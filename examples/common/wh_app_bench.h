@@ -1,7 +1,7 @@
 /* Benchmark scaffolding shared by the object-allocator examples: the options
  * every app takes (--mode, --csv, --ppm, --cpu, --check, --max-seconds,
- * --heap-mb), the time cap of a timed loop, and the result lines (stdout and
- * CSV) of the variants.  Kept apart from wh_app.h because only the apps that
+ * --heap-mb), the time cap of a timed loop, the heap's use, peak and invariant
+ * check, and the result lines (stdout and CSV) of the variants.  Kept apart from wh_app.h because only the apps that
  * time variants against each other need it; it holds file-scope state (one
  * program, one set of options).  Header-only C that also compiles as CUDA. */
 #ifndef WH_APP_BENCH_H
