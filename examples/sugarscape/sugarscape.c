@@ -746,7 +746,9 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (check && r.ts[0] >= 0) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (check && mm.v) rc |= compare("malloc", &mm, "static", &b) != 0;
-    if (o.ppm) write_picture(o.ppm, a.v ? &a : &b, w, h);
+    /* the picture shows the first variant that ran (none: no picture) */
+    const grid *shown = a.v ? &a : b.v ? &b : mm.v ? &mm : NULL;
+    if (o.ppm && shown) write_picture(o.ppm, shown, w, h);
     if (o.csv) app_csv_runs(o.csv, "sugarscape", &r, 3, names, n, env);
     free(a.v);
     free(b.v);

@@ -527,7 +527,9 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (check && r.ts[0] >= 0) rc |= compare("warpheap", &a, "static", &b) != 0;
     if (check && mm.v) rc |= compare("malloc", &mm, "static", &b) != 0;
-    if (o.ppm) write_picture(o.ppm, &g, a.v ? &a : &b);
+    /* the picture shows the first variant that ran (none: no picture) */
+    const state *shown = a.v ? &a : b.v ? &b : mm.v ? &mm : NULL;
+    if (o.ppm && shown) write_picture(o.ppm, &g, shown);
     if (o.csv) app_csv_runs(o.csv, "traffic", &r, 3, names, nis, env);
     free(a.v); free(b.v); free(mm.v);
     free(g.next0); free(g.next1); free(g.light); free(g.isect); free(g.x); free(g.y);
