@@ -19,17 +19,15 @@
 #define WARPHEAP_SOA_ALLOC_H
 
 #include "warpheap/soa_block.h"
-
-/* Active-block lookups before the slow path (4.2; Fig. 13 of the paper). */
-#ifndef WH_SOA_FAST_TRIES
-#define WH_SOA_FAST_TRIES 8u
-#endif
+#include "warpheap/soa_config.h"   /* WH_SOA_COALESCE, _ROTATE, _ACTIVE_LOOKUPS */
 /* Rounds of the leader's loop before an allocation gives up. */
 #define WH_SOA_ALLOC_ROUNDS 256u
 
 /* A seed that differs between warps and calls (rotation of 4.2). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_seed(void) {
-#if WH_ON_GPU
+#if !WH_SOA_ROTATE
+    return 0;                                /* ablation: plain find-first-set */
+#elif WH_ON_GPU
     uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     return wh_hash64((w << 20) ^ (uint64_t)clock64());
 #else
@@ -44,7 +42,10 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, u
                                                   uint64_t seed, uint32_t *b, uint64_t *got) {
     *got = 0;
     *b = WH_BITMAP_NONE;
-    bool slow = round >= WH_SOA_FAST_TRIES && (round & 1u);   /* then alternate */
+    /* WH_SOA_ACTIVE_LOOKUPS lookups, then slow path and lookup alternate.
+     * (round + 1 > L is round >= L without a pointless ">= 0" when L is 0;
+     * round < WH_SOA_ALLOC_ROUNDS, so it cannot wrap.) */
+    bool slow = round + 1u > WH_SOA_ACTIVE_LOOKUPS && !((round - WH_SOA_ACTIVE_LOOKUPS) & 1u);
     if (!slow) {
         *b = wh_bitmap_try_find_set(&s->active_blocks[t], seed);
         if (*b != WH_BITMAP_NONE && *b < s->nblocks) *got = wh__soa_reserve(s, *b, t, want, seed);
@@ -57,7 +58,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, u
 /* Allocate an object of type t; 0 when the heap is exhausted (or t is
  * abstract).  Call from converged or divergent code alike. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
+#if WH_SOA_COALESCE
     uint32_t group = wh_match_any64(wh_active_mask(), t);
+#else
+    uint32_t group = 1u << wh_lane_id();                     /* ablation: each lane alone */
+#endif
     unsigned n = (unsigned)wh_popc32(group), rank = wh_rank(group), leader = wh_leader(group);
     bool lead = wh_lane_id() == leader;
     if (t >= s->ntypes || s->cap[t] == 0) return 0;            /* uniform in the group */
@@ -69,7 +74,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
         uint32_t room = 1;
         if (lead) {
             room = wh__soa_alloc_round(s, t, n - done, round, seed, &b, &got);
-            seed = wh_hash64(seed + round);
+            seed = WH_SOA_ROTATE ? wh_hash64(seed + round) : 0;
         }
         b = wh_shfl32(group, b, leader);
         got = wh_shfl64(group, got, leader);
