@@ -17,7 +17,10 @@
  * with and-not; if it got them all the page is empty and its own, otherwise it
  * puts them back (a concurrent claim is in flight).  Nobody waits for anybody:
  * a thread that finds its class empty activates another page.  The live-slot
- * counter page_used is only a hint for when to try; the bits decide.
+ * counter page_used is only a hint for when to try; the bits decide.  It is
+ * only ever added to and subtracted from, across a page's lives, so that a
+ * late decrement from a previous life still meets its increment, and a stale
+ * reclaim it triggers finds the old class's bits gone and does nothing.
  *
  * Activation gate: when a burst of warps finds a class empty at once, letting
  * each activate a page takes one page per warp for a few slots each and runs
@@ -74,7 +77,11 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, uint32_t c
     uint32_t spp = wh__slab_spp(c);
     if (want > spp) want = spp;
     if (want > 64u) want = 64u;
-    wh_atomic_store(&h->page_used[p], (uint32_t)want, WH_RELAXED);
+    /* add, not store: a free of the page's previous life may still have its
+     * decrement in flight (it sets its slot bit first, so the reclaim that
+     * freed the page could already see every bit free); a store would lose
+     * that decrement's partner and leave the count below the live slots. */
+    (void)wh_atomic_fetch_add(&h->page_used[p], (uint32_t)want, WH_RELAXED);
     wh_atomic_store(&h->page_info[p], c + 1u, WH_RELEASE);
     uint32_t w0 = wh__slab_page_word(c, p);
     uint64_t pmask = wh__slab_page_mask(c, p);
