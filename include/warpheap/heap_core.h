@@ -108,32 +108,6 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_seed(uint64_t salt) {
 #endif
 }
 
-/* wh_bitmap_claim, except that an empty bitmap of a single level (<= 64 bits:
- * heaps of <= 64 pages, the large classes of small heaps) returns at once.
- * wh_bitmap_claim learns emptiness only from an upper level, so with one level
- * it retries WH_BITMAP_RETRY_LIMIT times before giving up (about a millisecond
- * per failed request on the GPU, seen by the k-d tree builder). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__heap_claim(const wh_bitmap *bm, uint64_t seed, unsigned want, uint64_t *got) {
-    if (bm->levels > 1u) return wh_bitmap_claim(bm, seed, want, got);
-    *got = 0;
-    unsigned rot = (unsigned)seed & 63u;
-    for (uint32_t n = 0; n < WH_BITMAP_RETRY_LIMIT && want; ++n) {
-        uint64_t v = wh_atomic_load(wh_bitmap_word(bm, 0, 0), WH_RELAXED);
-        if (!v) return WH_BITMAP_NONE;
-        uint64_t r = wh_rotr64(v, rot), rest = r;       /* the first `want` from rot on */
-        for (unsigned k = 0; k < want && rest; ++k) rest &= rest - 1;
-        uint64_t take = wh_rotl64(r ^ rest, rot);
-        uint64_t prev = wh_bitmap_and_not_word(bm, 0, take);
-        if (prev & take) { *got = prev & take; return 0; }
-    }
-    return WH_BITMAP_NONE;
-}
-WH_INLINE WH_HOST_DEVICE uint32_t wh__heap_find_and_clear(const wh_bitmap *bm, uint64_t seed) {
-    uint64_t got;
-    uint32_t w = wh__heap_claim(bm, seed, 1u, &got);
-    return w == WH_BITMAP_NONE ? WH_BITMAP_NONE : w * 64u + (uint32_t)(wh_ffs64(got) - 1);
-}
-
 /* Failure and debug counters: only on rare paths. */
 WH_INLINE WH_HOST_DEVICE void wh__heap_count(uint64_t *counter) {
     (void)wh_atomic_fetch_add(counter, 1ull, WH_RELAXED);

@@ -71,7 +71,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_page_mask(uint32_t c, uint32_t p) {
  * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, uint32_t c, uint64_t seed,
                                                    unsigned want, uint64_t *got) {
-    uint32_t p = wh__heap_find_and_clear(&h->pages, seed);
+    uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
     *got = 0;
     if (p == WH_BITMAP_NONE) return WH_BITMAP_NONE;
     uint32_t spp = wh__slab_spp(c);
@@ -123,7 +123,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, ui
      * the 1M-thread burst: 0.5 ms -> 3.5 ms). */
     uint32_t gate = h->npages / 64u;
     if (gate < 1u) gate = 1u;
-    uint32_t w = wh__heap_claim(&h->slots[c], seed, want, got);
+    uint32_t w = wh_bitmap_claim(&h->slots[c], seed, want, got);
     for (uint32_t tries = 0; w == WH_BITMAP_NONE && tries < WH_SLAB_TAKE_TRIES; ++tries) {
         uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
         if (busy < gate || tries >= WH_SLAB_GATE_TRIES) {
@@ -137,7 +137,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, ui
         }
         wh_backoff(tries);
         seed = wh_hash64(seed + tries);
-        w = wh__heap_claim(&h->slots[c], seed, want, got);
+        w = wh_bitmap_claim(&h->slots[c], seed, want, got);
     }
     if (w == WH_BITMAP_NONE) return w;
     wh__slab_used_add(h, c, w, *got);

@@ -11,6 +11,7 @@
 #define WH_SOA_STRESS_H
 
 #include "warpheap/soa.h"
+#include "wh_test.h"
 
 #define SA_FIELDS(F) F(uint64_t, tag) F(uint32_t, visits)
 WH_SOA_CLASS(SA, 0, SA_FIELDS)
@@ -98,6 +99,14 @@ WH_INLINE WH_HOST_DEVICE void soa_churn_c(const wh_soa *s, SC o, const soa_visit
         WH_GET(SC, n, visits) = 0;
     }
     WH_SOA_DESTROY(s, o);
+}
+
+/* End-of-run verdict shared by the CPU and GPU stress tests (host side). */
+static void check_heap(wh_soa *s, const char *when) {
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(s, &bad) == WH_OK);
+    if (bad) fprintf(stderr, "%s: %llu heap invariants broken\n", when, (unsigned long long)bad);
+    CHECK_EQ_U64(bad, 0);
 }
 
 #endif

@@ -48,13 +48,6 @@ static uint64_t device_u64(const uint64_t *d) {
     return v;
 }
 
-static void check_heap(wh_soa *s, const char *when) {
-    uint64_t bad = 1;
-    CHECK(wh_soa_check(s, &bad) == WH_OK);
-    if (bad) fprintf(stderr, "%s: %llu heap invariants broken\n", when, (unsigned long long)bad);
-    CHECK_EQ_U64(bad, 0);
-}
-
 static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, bool expect_fails) {
     wh_soa s;
     wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4};

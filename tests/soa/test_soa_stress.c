@@ -33,13 +33,6 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void check_heap(wh_soa *s, const char *when) {
-    uint64_t bad = 1;
-    CHECK(wh_soa_check(s, &bad) == WH_OK);
-    if (bad) fprintf(stderr, "%s: %llu heap invariants broken\n", when, (unsigned long long)bad);
-    CHECK_EQ_U64(bad, 0);
-}
-
 static void stress(size_t bytes, unsigned threads, uint32_t ops, uint32_t cap, int expect_fails) {
     wh_soa s;
     wh_soa_config cfg = {bytes, soa_stress_types, 3, false, 4};
