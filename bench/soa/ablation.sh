@@ -48,8 +48,8 @@ for v in default nocoalesce norotate lookups0 lookups1 lookups4 lookups16; do
         [ -n "$ENV" ] || ENV=$(sed -n 's/^wator: .* MiB, //p' "$OUT/ablation_$v.txt" | head -n 1)
         [ -n "$SIZE" ] || SIZE=$(sed -n 's/^wator: \([0-9]*x[0-9]* cells, [0-9]* iterations\).*/\1/p' "$OUT/ablation_$v.txt" | head -n 1)
     fi
-    # "  warpheap  T s  MS ms/iteration" from app_print_times
-    ms=$(awk '$1 == "warpheap" && $5 == "ms/iteration" {print $4}' "$OUT/ablation_$v.txt" 2>/dev/null | head -n 1)
+    # "  warpheap  T s  DONE iterations  MS ms/iteration" from app_print_times
+    ms=$(awk '$1 == "warpheap" && $7 == "ms/iteration" {print $6}' "$OUT/ablation_$v.txt" 2>/dev/null | head -n 1)
     fr=$( [ -f "$frag" ] && awk -F, 'NR > 1 { if ($4 > mx) mx = $4; if ($1 >= 300 && $1 <= 499) { s += $4; n++ } }
         END { a = n ? sprintf("%.4f", s / n) : ""; b = (NR > 1) ? sprintf("%.4f", mx) : ""; print a "," b }' "$frag")
     # allocations that gave up (heap exhausted or retry bound): the run is then not comparable

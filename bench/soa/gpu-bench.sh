@@ -39,8 +39,16 @@ if [ "$PART" != malloc ]; then
     run soa_bench     25 "$B/wh_soa_bench" --csv="$D/soa_bench.csv"
 fi
 if [ "$PART" != main ]; then
-    run wator_malloc  30 "$B/wh_wator" --mode=malloc --csv="$APPS"
-    run gol_malloc    25 "$B/wh_gameoflife" --mode=malloc --csv="$APPS"
+    # device malloc is slow here: each variant stops after MALLOC_SECS of its
+    # timed loop; warpheap and static then run the same number of iterations
+    # (the populations change over a run, so only equal spans compare).
+    S=${MALLOC_SECS:-20}
+    run wator_malloc  $((S + 60)) "$B/wh_wator" --mode=malloc --max-seconds="$S" --csv="$APPS"
+    k=$(awk -F, '$1 == "wator" && $2 == "malloc" { k = $4 } END { print k }' "$APPS")
+    [ -n "$k" ] && [ "$k" -gt 0 ] && run wator_same 30 "$B/wh_wator" --mode=pair --iters="$k" --csv="$APPS"
+    run gol_malloc    $((S + 60)) "$B/wh_gameoflife" --mode=malloc --max-seconds="$S" --csv="$APPS"
+    k=$(awk -F, '$1 == "gameoflife" && $2 == "malloc" { k = $4 } END { print k }' "$APPS")
+    [ -n "$k" ] && [ "$k" -gt 0 ] && run gol_same 30 "$B/wh_gameoflife" --mode=pair --iters="$k" --csv="$APPS"
 fi
 {
     echo "# Object allocator (soa) on the GPU"

@@ -109,19 +109,23 @@ static inline void app_csv_runs(const char *csv, const char *app, const app_runs
     fclose(f);
 }
 
-/* The uncapped apps (fixed iteration count, no peak memory): stdout rows. */
-static inline void app_print_times(int k_n, const char *const *names, const double *ts, long long iters) {
+/* The apps without peak memory: stdout rows; done[k] = iterations variant k
+ * did (fewer than asked when --max-seconds stopped it). */
+static inline void app_print_times(int k_n, const char *const *names, const double *ts, const long long *done) {
     for (int k = 0; k < k_n; ++k)
-        if (ts[k] >= 0) printf("  %-9s %10.3f s  %10.4f ms/iteration\n", names[k], ts[k], 1e3 * ts[k] / iters);
+        if (ts[k] >= 0)
+            printf("  %-9s %10.3f s  %6lld iterations %10.4f ms/iteration\n", names[k], ts[k], done[k],
+                   app_ms_per(ts[k], done[k]));
 }
-/* CSV: app,variant,size,iterations,seconds,ms per iteration,env. */
+/* CSV: app,variant,size,iterations done,seconds,ms per iteration,env. */
 static inline void app_csv_times(const char *csv, const char *app, int k_n, const char *const *names,
-                                 unsigned long long size, long long iters, const double *ts, const char *env) {
+                                 unsigned long long size, const long long *done, const double *ts, const char *env) {
     FILE *f = fopen(csv, "a");
     if (!f) return;
     for (int k = 0; k < k_n; ++k)
         if (ts[k] >= 0)
-            fprintf(f, "%s,%s,%llu,%lld,%.6f,%.6f,%s\n", app, names[k], size, iters, ts[k], 1e3 * ts[k] / iters, env);
+            fprintf(f, "%s,%s,%llu,%lld,%.6f,%.6f,%s\n", app, names[k], size, done[k], ts[k],
+                    app_ms_per(ts[k], done[k]), env);
     fclose(f);
 }
 

@@ -16,6 +16,7 @@
  *
  *   wh_gameoflife [--w=2048] [--h=2048] [--iters=300] [--density=25]
  *                 [--mode=all|pair|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
+ *                 [--max-seconds=S]
  */
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
@@ -143,6 +144,7 @@ static double run_warpheap(const opts *o, uint32_t *out) {
     app_sync(o->dev);
     double t0 = app_now();
     for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TIME_CAP(it, 8, o->dev, t0)
         APP_TRY(Alive_parallel_do_alive_prepare(&c.soa, c));
         APP_TRY(Candidate_parallel_do_candidate_prepare(&c.soa, c));
         APP_TRY(Alive_parallel_do_alive_update(&c.soa, c));
@@ -175,6 +177,7 @@ static double run_static(const opts *o, uint32_t *out) {
     app_sync(o->dev);
     double t0 = app_now();
     for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TIME_CAP(it, 8, o->dev, t0)
         APP_TRY(st_step_all(o->dev, n, c));
         uint32_t *t = c.alive; c.alive = c.next; c.next = t;
     }
@@ -204,13 +207,15 @@ int main(int argc, char **argv) {
     printf("gameoflife: %ux%u cells, %u iterations, density %u%%, %s\n", o.w, o.h, o.iters, o.density, env);
     uint32_t *ga = (uint32_t *)calloc(n, 4), *gb = (uint32_t *)calloc(n, 4), *gm = (uint32_t *)calloc(n, 4);
     double ts[3] = {-1, -1, -1};
-    if (ao.pair || check || app_wants(&ao, "warpheap")) ts[0] = run_warpheap(&o, ga);
-    if (ao.pair || check || app_wants(&ao, "static")) ts[1] = run_static(&o, gb);
+    long long done[3] = {o.iters, o.iters, o.iters};
+    app_time_cap_opt(argc, argv, check);
+    if (ao.pair || check || app_wants(&ao, "warpheap")) ts[0] = run_warpheap(&o, ga), app_take_done(&done[0]);
+    if (ao.pair || check || app_wants(&ao, "static")) ts[1] = run_static(&o, gb), app_take_done(&done[1]);
 #if defined(__CUDACC__)
-    if (o.dev && app_wants(&ao, "malloc")) ts[2] = run_malloc(&o, gm);
+    if (o.dev && app_wants(&ao, "malloc")) ts[2] = run_malloc(&o, gm), app_take_done(&done[2]);
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
-    app_print_times(3, names, ts, o.iters);
+    app_print_times(3, names, ts, done);
     int rc = 0;
     if (check) {
         uint32_t *other[2] = {ga, gm};
@@ -229,7 +234,7 @@ int main(int argc, char **argv) {
         app_write_ppm(ao.ppm, (int)o.w, (int)o.h, img);
         free(img);
     }
-    if (ao.csv) app_csv_times(ao.csv, "gameoflife", 3, names, n, o.iters, ts, env);
+    if (ao.csv) app_csv_times(ao.csv, "gameoflife", 3, names, n, done, ts, env);
     free(ga); free(gb); free(gm);
     return rc;
 }

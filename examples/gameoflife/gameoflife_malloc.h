@@ -122,6 +122,7 @@ static double run_malloc(const opts *o, uint32_t *out) {
     app_sync(1);
     double t0 = app_now();
     for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TIME_CAP(it, 1, 1, t0)
         gm_prepare<<<g, 256>>>(m, m.alive, true); WH_LAUNCH_OR_DIE();
         gm_prepare<<<g, 256>>>(m, m.cand, false); WH_LAUNCH_OR_DIE();
         gm_alive_update<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
@@ -130,7 +131,7 @@ static double run_malloc(const opts *o, uint32_t *out) {
         gm_settle(&m.cand);
         gm_spread<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
         gm_settle(&m.cand);
-        if ((it + 1) % 50 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
+        if ((it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
     }
     app_sync(1);
     double t = app_now() - t0;

@@ -18,7 +18,7 @@
  *
  *   wh_wator [--w=2048] [--h=2560] [--iters=500] [--spawn=4] [--boost=4] [--start=2]
  *            [--mode=all|pair|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE]
- *            [--csv=FILE] [--frag=FILE] [--heap-mb=N]
+ *            [--csv=FILE] [--frag=FILE] [--heap-mb=N] [--max-seconds=S]
  */
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
@@ -322,6 +322,7 @@ static double run_warpheap(const opts *o, grid *out) {
     app_sync(o->dev);
     double t0 = app_now(), paused = 0;
     for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TIME_CAP(it, 8, o->dev, t0 + paused)
         c.iter = it;
         APP_TRY(Cell_parallel_do_cell_prepare(&soa, c));
         APP_TRY(Fish_parallel_do_fish_prepare(&soa, c));
@@ -378,6 +379,7 @@ static double run_static(const opts *o, int dev, grid *out) {
     app_sync(dev);
     double t0 = app_now();
     for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TIME_CAP(it, 8, dev, t0)
         c.iter = it;
         APP_TRY(st_prepare_all(dev, n, c));
         APP_TRY(st_fish_prepare_all(dev, n, c));
@@ -445,19 +447,21 @@ int main(int argc, char **argv) {
     grid a, b, m;
     memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&m, 0, sizeof m);
     double ts[3] = {-1, -1, -1};
-    if (ao.pair || check || app_wants(&ao, "warpheap")) ts[0] = run_warpheap(&o, &a);
-    if (ao.pair || check || app_wants(&ao, "static")) ts[1] = run_static(&o, o.dev, &b);
+    long long done[3] = {o.iters, o.iters, o.iters};
+    app_time_cap_opt(argc, argv, check);
+    if (ao.pair || check || app_wants(&ao, "warpheap")) ts[0] = run_warpheap(&o, &a), app_take_done(&done[0]);
+    if (ao.pair || check || app_wants(&ao, "static")) ts[1] = run_static(&o, o.dev, &b), app_take_done(&done[1]);
 #if defined(__CUDACC__)
-    if (o.dev && app_wants(&ao, "malloc")) ts[2] = run_malloc(&o, &m);
+    if (o.dev && app_wants(&ao, "malloc")) ts[2] = run_malloc(&o, &m), app_take_done(&done[2]);
 #endif
     const char *names[3] = {"warpheap", "static", "malloc"};
-    app_print_times(3, names, ts, o.iters);
+    app_print_times(3, names, ts, done);
     int rc = 0;
     if (check) {
         rc |= compare("warpheap", &a, "static", &b) != 0;
         if (m.n) rc |= compare("malloc", &m, "static", &b) != 0;
     }
     if (ao.ppm) write_picture(ao.ppm, a.n ? &a : &b, o.w, o.h);
-    if (ao.csv) app_csv_times(ao.csv, "wator", 3, names, n, o.iters, ts, env);
+    if (ao.csv) app_csv_times(ao.csv, "wator", 3, names, n, done, ts, env);
     return rc;
 }

@@ -168,6 +168,7 @@ static double run_malloc(const opts *o, grid *out) {
     app_sync(1);
     double t0 = app_now();
     for (uint32_t it = 0; it < o->iters; ++it) {
+        APP_TIME_CAP(it, 1, 1, t0)
         m.c.iter = it;
         wm_prepare<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
         wm_request<<<g, 256>>>(m, m.fish, false); WH_LAUNCH_OR_DIE();
@@ -180,7 +181,7 @@ static double run_malloc(const opts *o, grid *out) {
         wm_update<<<g, 256>>>(m, m.sharks, true); WH_LAUNCH_OR_DIE();
         wm_settle(&m.sharks);
         wm_settle(&m.fish);                            /* fish eaten by sharks */
-        if ((it + 1) % 50 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
+        if ((it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
     }
     app_sync(1);
     double t = app_now() - t0;
