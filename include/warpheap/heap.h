@@ -25,6 +25,7 @@
 #include "warpheap/heap_slab.h"
 #include "warpheap/heap_pagerun.h"
 #include "warpheap/heap_circular.h"
+#include "warpheap/heap_fused.h"
 
 typedef struct wh_heap_config {
     uint64_t bytes;          /* arena size                                       */
@@ -73,6 +74,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t 
         return h->kind == WH_HEAP_DEFAULT ? wh__run_malloc(h, n) : (void *)0;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);
+    case WH_HEAP_CIRCULAR_FUSED:
+    case WH_HEAP_CIRCULAR_FUSED_MULTI: return wh__circf_malloc(h, n);
     default: return (void *)0;
     }
 }
@@ -129,6 +132,8 @@ WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t m
     case WH_HEAP_DEFAULT: wh__paged_free(h, p); break;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: wh__circ_free(h, p); break;
+    case WH_HEAP_CIRCULAR_FUSED:
+    case WH_HEAP_CIRCULAR_FUSED_MULTI: wh__circf_free(h, p); break;
     default: wh__heap_count(&h->ctl->foreign_frees); break;
     }
 }

@@ -85,6 +85,16 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) 
 /* Number of chunks wh__circ_init_chunk writes (k = 0 .. n-1), sentinel apart. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_init_count(const wh_heap *h) { return h->segments << h->split_levels; }
 
+/* The kinds built on this list: CIRCULAR and CIRCULAR_MULTI here, their fused
+ * forms in heap_fused.h (same layout, so init, walk and stats serve all four). */
+WH_INLINE WH_HOST_DEVICE bool wh__circ_kind(uint32_t kind) {
+    return kind == WH_HEAP_CIRCULAR || kind == WH_HEAP_CIRCULAR_MULTI || kind == WH_HEAP_CIRCULAR_FUSED ||
+           kind == WH_HEAP_CIRCULAR_FUSED_MULTI;
+}
+WH_INLINE WH_HOST_DEVICE bool wh__circ_multi(uint32_t kind) {
+    return kind == WH_HEAP_CIRCULAR_MULTI || kind == WH_HEAP_CIRCULAR_FUSED_MULTI;
+}
+
 /* Segment of a unit; segment starts are permanent headers, because chunks
  * never absorb a chunk of another segment. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_segment(const wh_heap *h, uint32_t unit) {
@@ -131,11 +141,37 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_absorb(const wh_heap *h, uint32_t off
     return next;
 }
 
-/* Split the locked chunk [off, next) after `need` units if worth it. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need) {
+/* Where to split the chunk [off, next) for `need` units (Algorithm 3, lines
+ * 14-15: room for a header after it and at least MAX_FRAG times the need);
+ * next when it is not worth it. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_cut(uint32_t off, uint32_t next, uint32_t need) {
     uint32_t csize = next - off;
     if (need + 1u > csize || (uint64_t)need * WH_CIRC_MAX_FRAG > csize) return next;
-    uint32_t cut = off + need;
+    return off + need;
+}
+
+/* After an allocation that ends at `after`: the cursor of segment seg moves
+ * there, if it stays in its segment (a cursor only ever holds units of its
+ * own segment, or the sentinel). */
+WH_INLINE WH_HOST_DEVICE void wh__circ_advance(const wh_heap *h, uint64_t *cursor, uint32_t seg, uint32_t after) {
+    if (wh__circ_segment(h, after) == seg || after == h->end) wh_atomic_store(cursor, (uint64_t)after, WH_RELAXED);
+}
+
+/* The header unit of a pointer handed out by a circular kind, or UINT32_MAX
+ * (counted foreign) when p cannot be one. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_unit_of(const wh_heap *h, const void *p) {
+    uint64_t pos = (uint64_t)((const uint8_t *)p - h->base);
+    if ((const uint8_t *)p < h->base + 16 || pos % 16u || pos / 16u > h->end) {
+        wh__heap_count(&h->ctl->foreign_frees);
+        return UINT32_MAX;
+    }
+    return (uint32_t)(pos / 16u) - 1u;
+}
+
+/* Split the locked chunk [off, next) after `need` units if worth it. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need) {
+    uint32_t cut = wh__circ_cut(off, next, need);
+    if (cut == next) return next;
     wh_circ_header *t = wh__circ_hdr(h, cut);
     wh_atomic_store(&t->next, next, WH_RELAXED);
     wh_atomic_store(&t->req, 0ull, WH_RELAXED);
@@ -160,7 +196,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
             if (next - off >= need) {
                 uint32_t after = wh__circ_split(h, off, next, need);
                 wh_atomic_store(&c->req, bytes, WH_RELAXED);
-                if (wh__circ_segment(h, after) == seg || after == h->end) wh_atomic_store(cursor, (uint64_t)after, WH_RELAXED);
+                wh__circ_advance(h, cursor, seg, after);
                 return (uint8_t *)c + 16;
             }
             wh_atomic_store(&c->flag, WH_CIRC_FREE, WH_RELEASE);          /* too small */
@@ -180,12 +216,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
 
 /* Free; a pointer that is not a used chunk is counted as foreign or double. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
-    uint64_t pos = (uint64_t)((uint8_t *)p - h->base);
-    if ((uint8_t *)p < h->base + 16 || pos % 16u || pos / 16u > h->end) {
-        wh__heap_count(&h->ctl->foreign_frees);
-        return;
-    }
-    uint32_t off = (uint32_t)(pos / 16u) - 1u;
+    uint32_t off = wh__circ_unit_of(h, p);
+    if (off == UINT32_MAX) return;
     wh_circ_header *c = wh__circ_hdr(h, off);
     uint32_t flag = wh_atomic_load(&c->flag, WH_ACQUIRE);
     if (flag != WH_CIRC_USED) {

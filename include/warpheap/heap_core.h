@@ -21,9 +21,9 @@ typedef enum wh_heap_kind {
     WH_HEAP_BUMP,                 /* AtomicMalloc: one atomic, no free          */
     WH_HEAP_WRAP,                 /* AWMalloc: BUMP that wraps; no free         */
     WH_HEAP_CIRCULAR,             /* CMalloc                                    */
-    WH_HEAP_CIRCULAR_FUSED,       /* (not built yet)                            */
+    WH_HEAP_CIRCULAR_FUSED,       /* CFMalloc: flag fused into the next word    */
     WH_HEAP_CIRCULAR_MULTI,       /* CMMalloc: one cursor and sub-heap per SM   */
-    WH_HEAP_CIRCULAR_FUSED_MULTI, /* (not built yet)                            */
+    WH_HEAP_CIRCULAR_FUSED_MULTI, /* CFMMalloc: FUSED with a cursor per SM      */
     WH_HEAP_SLAB,                 /* size classes on hierarchical bitmaps       */
     WH_HEAP_KIND_COUNT
 } wh_heap_kind;

@@ -30,7 +30,7 @@ wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg_in) {
         cfg_local = *cfg_in;
         cfg = &cfg_local;
 #if WH_HAVE_CUDA
-        if (cfg->kind == WH_HEAP_CIRCULAR_MULTI && !cfg->segments && !(cfg->flags & WH_HEAP_HOST))
+        if (wh__circ_multi(cfg->kind) && !cfg->segments && !(cfg->flags & WH_HEAP_HOST))
             cfg->segments = wh__heap_device_sms();
 #endif
     }

@@ -5,7 +5,15 @@
  * heap fills the arena; the rest is one last chunk. */
 #include "heap_internal.h"
 
+#include <stddef.h>
 #include <string.h>
+
+/* The fused kinds read a header's flag and next as one little-endian word
+ * (heap_fused.h): the layout they share with CIRCULAR. */
+_Static_assert(offsetof(wh_circ_header, next) == 4 && sizeof(wh_circ_header) == 16, "circular header layout");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "heap_fused.h assumes a little-endian host (as the GPU is)"
+#endif
 
 #define META_ALIGN 256u
 static size_t align_up(size_t n, size_t a) { return (n + a - 1u) / a * a; }
@@ -77,12 +85,14 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
     case WH_HEAP_WRAP:
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI:
+    case WH_HEAP_CIRCULAR_FUSED:
+    case WH_HEAP_CIRCULAR_FUSED_MULTI:
         if (cfg->bytes < 4096u) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, at least 4096",
                                                 (unsigned long long)cfg->bytes);
         h->bytes = cfg->bytes & ~(uint64_t)15u;
-        if (cfg->kind == WH_HEAP_CIRCULAR || cfg->kind == WH_HEAP_CIRCULAR_MULTI) {
-            h->end = (uint32_t)(h->bytes / 16u) - 1u;       /* the last unit: sentinel */
-            h->segments = cfg->kind == WH_HEAP_CIRCULAR_MULTI ? (cfg->segments ? cfg->segments : 16u) : 1u;
+        if (wh__circ_kind(cfg->kind)) {
+            h->end = (uint32_t)(h->bytes / 16u - 1u);       /* the last unit: sentinel */
+            h->segments = wh__circ_multi(cfg->kind) ? (cfg->segments ? cfg->segments : 16u) : 1u;
             if (h->segments > 4096u || h->end / h->segments < WH_CIRC_MIN_UNITS)
                 return wh__fail(WH_ERR_TOO_SMALL, "heap: %u segments of %llu bytes", h->segments,
                                 (unsigned long long)h->bytes);

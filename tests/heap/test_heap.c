@@ -9,7 +9,14 @@
 #include <math.h>
 #include <stdio.h>
 
-static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT, WH_HEAP_SLAB, WH_HEAP_CIRCULAR, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_BUMP};
+static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,        WH_HEAP_SLAB,           WH_HEAP_CIRCULAR,
+                                     WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR_FUSED, WH_HEAP_CIRCULAR_FUSED_MULTI,
+                                     WH_HEAP_BUMP};
+static bool circular(wh_heap_kind k) {
+    return k == WH_HEAP_CIRCULAR || k == WH_HEAP_CIRCULAR_MULTI || k == WH_HEAP_CIRCULAR_FUSED ||
+           k == WH_HEAP_CIRCULAR_FUSED_MULTI;
+}
+static bool multi(wh_heap_kind k) { return k == WH_HEAP_CIRCULAR_MULTI || k == WH_HEAP_CIRCULAR_FUSED_MULTI; }
 /* WRAP: test_wrap and the stress (it reuses live memory by design) */
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
@@ -44,8 +51,10 @@ static void test_create_errors(void) {
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
     cfg.kind = WH_HEAP_DEFAULT; cfg.flags = 0x80;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
-    cfg.flags = WH_HEAP_HOST; cfg.kind = WH_HEAP_CIRCULAR_FUSED;
-    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_UNSUPPORTED);
+    cfg.flags = WH_HEAP_HOST; cfg.kind = WH_HEAP_CIRCULAR_FUSED_MULTI; cfg.segments = 5000;   /* > 4096 */
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
+    cfg.segments = 0; cfg.kind = WH_HEAP_CIRCULAR_FUSED; cfg.bytes = WH_HEAP_MAX_BYTES + 16;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_LARGE);
     CHECK(wh_heap_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_heap_stats(NULL, NULL) == WH_ERR_INVALID_ARGUMENT);
 }
@@ -105,7 +114,7 @@ static void test_exhaustion(wh_heap_kind kind, size_t size) {
         CHECK_EQ_U64(rounds[0], rounds[1]);
     else
         CHECK(rounds[1] >= rounds[0] * 9 / 10);
-    if (size == 64 && kind != WH_HEAP_CIRCULAR && kind != WH_HEAP_CIRCULAR_MULTI) CHECK_EQ_U64(rounds[0], (1u << 20) / 64);   /* 100% */
+    if (size == 64 && !circular(kind)) CHECK_EQ_U64(rounds[0], (1u << 20) / 64);   /* 100% */
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -144,6 +153,27 @@ static void test_fragmentation(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* FUSED tags a header absorbed by a merge GONE: freeing it again is a double
+ * free, not a chunk spliced into the middle of another (heap_fused.h). */
+static void test_fused_gone(void) {
+    wh_heap h = make(WH_HEAP_CIRCULAR_FUSED, 1u << 20);
+    uint8_t *a = (uint8_t *)wh_malloc(&h, 100), *b = (uint8_t *)wh_malloc(&h, 100);
+    CHECK(a == h.base + 16 && b == a + 128);              /* split off the root chunk in turn */
+    wh_free(&h, b);
+    wh_free(&h, a);                                       /* absorbs b's header */
+    wh_free(&h, b);
+    wh_free(&h, a);
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.double_frees, 2);
+    CHECK_EQ_U64(s.foreign_frees, 0);
+    CHECK_EQ_U64(s.largest_free, ((uint64_t)h.split_root - 1u) * 16u);   /* the root chunk is whole again */
+    check_walk(&h, 0);
+    CHECK(wh_malloc(&h, ((size_t)h.split_root - 1u) * 16u) == a);
+    check_walk(&h, 1);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* WRAP: reservations go round the pool; pointers always inside, aligned. */
 static void test_wrap(void) {
     wh_heap h = make(WH_HEAP_WRAP, 4096);
@@ -167,8 +197,9 @@ int main(void) {
         test_exhaustion(kinds[k], 64);
         test_exhaustion(kinds[k], 1000);
         /* SLAB serves up to 64 KiB; MULTI up to a segment (here 64 KiB) */
-        if (kinds[k] != WH_HEAP_SLAB && kinds[k] != WH_HEAP_CIRCULAR_MULTI) test_exhaustion(kinds[k], 100000);
+        if (kinds[k] != WH_HEAP_SLAB && !multi(kinds[k])) test_exhaustion(kinds[k], 100000);
     }
     test_fragmentation();
+    test_fused_gone();
     return wh_test_finish("test_heap");
 }

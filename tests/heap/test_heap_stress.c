@@ -6,7 +6,7 @@
  *
  * Built twice.  test_heap_stress (DEFAULT, SLAB, BUMP) is labelled `stress`
  * and runs under ThreadSanitizer in CI.  test_heap_stress_circular (the
- * CMalloc kinds, -DWH_HS_CIRCULAR) is not: a CMalloc walker that read a
+ * CMalloc kinds and their fused forms, -DWH_HS_CIRCULAR) is not: a CMalloc walker that read a
  * chunk's `next` may reach that header after a merge has made it part of a
  * larger chunk and a user has written there -- an atomic access racing a
  * plain one, by design of the seed's algorithm (see heap_circular.h), which
@@ -163,6 +163,10 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_CIRCULAR_MULTI, 24ull << 20, threads, multi, false);
     stress(WH_HEAP_CIRCULAR, 256ull << 10, threads, tiny, true);
     stress(WH_HEAP_CIRCULAR_MULTI, 32ull << 10, threads, tiny_multi, true);
+    stress(WH_HEAP_CIRCULAR_FUSED, 24ull << 20, threads, mixed, false);
+    stress(WH_HEAP_CIRCULAR_FUSED_MULTI, 24ull << 20, threads, multi, false);
+    stress(WH_HEAP_CIRCULAR_FUSED, 256ull << 10, threads, tiny, true);
+    stress(WH_HEAP_CIRCULAR_FUSED_MULTI, 32ull << 10, threads, tiny_multi, true);
     return wh_test_finish("test_heap_stress_circular");
 #endif
 }
