@@ -37,7 +37,7 @@ run check_barneshut  40 "$B/wh_barneshut" --n=20000 --iters=10 --check --ppm="$D
 run collision   40 "$B/wh_collision" --max-seconds="$SECS" --csv="$CSV"
 run sugarscape  35 "$B/wh_sugarscape" --max-seconds="$SECS" --csv="$CSV"
 run traffic     40 "$B/wh_traffic" --max-seconds="$SECS" --csv="$CSV"
-run structure   35 "$B/wh_structure" --max-seconds="$SECS" --csv="$CSV"
+run structure   60 "$B/wh_structure" --max-seconds="$SECS" --csv="$CSV"
 run barneshut   30 "$B/wh_barneshut" --max-seconds="$SECS" --csv="$CSV"
 {
     echo "# SMMO applications (issue 5) on the GPU"

@@ -5,7 +5,7 @@
 # budget for its heap plus the per-cell arrays it keeps beside it (cell data,
 # cell-to-object pointers, street topology); the malloc versions' do-all
 # pointer lists are not counted.  A size "runs" when the program exits 0:
-# the --check runs (sugarscape, traffic, collision) must match the static
+# the --check runs (sugarscape, traffic, collision, structure) must match the static
 # baseline, barnes-hut (--fit) must lose no body and no allocation.
 # Search: double the size from a start until a run fails, then bisect
 # $STEPS times.  Writes $OUT/apps/space.csv and $OUT/apps/space.md.
@@ -29,6 +29,7 @@ probe() {   # app variant size -> exit status
         sugarscape) set -- "$B/wh_sugarscape" --w="$s" --h="$s" --iters=100 --check --mode="$var" ;;
         traffic)    set -- "$B/wh_traffic" --isects="$s" --iters=200 --check --mode="$var" ;;
         barneshut)  set -- "$B/wh_barneshut" --n="$s" --iters=3 --fit --mode="$var" ;;
+        structure)  set -- "$B/wh_structure" --w="$s" --h="$s" --steps=3 --iters=5 --check --mode="$var" ;;
     esac
     timeout 20 "$@" --heap-mb="$HEAP" > "$D/space-last.txt" 2>&1 < /dev/null
     rc=$?
@@ -49,12 +50,13 @@ search() {  # app variant start parameter-name
     echo "$app,$var,$HEAP,$4,$lo,$hi" >> "$CSV"
 }
 for v in ${VARIANTS:-warpheap malloc}; do
-    for a in ${APPS:-sugarscape traffic barneshut collision}; do
+    for a in ${APPS:-sugarscape traffic barneshut collision structure}; do
         case $a in
             sugarscape) search sugarscape "$v" ${START_SUGARSCAPE:-256} "grid side" ;;
             traffic)    search traffic "$v" ${START_TRAFFIC:-2000} "intersections" ;;
             barneshut)  search barneshut "$v" ${START_BARNESHUT:-50000} "bodies" ;;
             collision)  search collision "$v" ${START_COLLISION:-100000} "bodies" ;;
+            structure)  search structure "$v" ${START_STRUCTURE:-64} "grid side" ;;
         esac
     done
 done
@@ -63,10 +65,10 @@ done
     echo
     echo "| app | size parameter | warpheap | device malloc | ratio |"
     echo "| --- | --- | --- | --- | --- |"
-    for a in sugarscape traffic barneshut collision; do
+    for a in sugarscape traffic barneshut collision structure; do
         w=$(grep "^$a,warpheap," "$CSV" | cut -d, -f5); m=$(grep "^$a,malloc," "$CSV" | cut -d, -f5)
         p=$(grep "^$a,warpheap," "$CSV" | cut -d, -f4)
-        r=$(awk -v w="$w" -v m="$m" -v a="$a" 'BEGIN { if (m > 0) { if (a == "sugarscape") printf "%.2f (cells)", (w*w)/(m*m); else printf "%.2f", w/m } else print "-" }')
+        r=$(awk -v w="$w" -v m="$m" -v a="$a" 'BEGIN { if (m > 0) { if (a == "sugarscape" || a == "structure") printf "%.2f (cells)", (w*w)/(m*m); else printf "%.2f", w/m } else print "-" }')
         echo "| $a | $p | $w | $m | $r |"
     done
     echo

@@ -24,10 +24,12 @@
  * bit-identical and independent of thread scheduling.
  *
  * Variants: warpheap; a static SOA baseline (node and spring arrays with
- * active flags).  --check requires identical final meshes.
+ * active flags); CUDA's device malloc with arrays of object pointers
+ * (structure_malloc.h; GPU only).  --check requires identical final meshes.
  *
  *   wh_structure [--w=1225] [--h=1225] [--steps=500] [--iters=40]
- *                [--mode=all|warpheap|static] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
+ *                [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE]
+ *                [--max-seconds=S] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
@@ -322,7 +324,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
     wh_soa_type_desc types[] = {WH_SOA_ABSTRACT_TYPE(NodeBase), WH_SOA_TYPE(AnchorNode), WH_SOA_TYPE(AnchorPullNode),
                                 WH_SOA_TYPE(Node), WH_SOA_TYPE(Spring)};
     uint64_t n = (uint64_t)c.w * c.h;
-    size_t bytes = (size_t)n * 200 + ((size_t)16 << 20);
+    size_t bytes = budget_heap(n * 8, (size_t)n * 200 + ((size_t)16 << 20));   /* --heap-mb: heap + node array */
     wh_soa_config cfg = {bytes, types, 5, dev != 0, 0};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
@@ -418,6 +420,8 @@ static double run_static(st_ctx c, uint32_t steps, uint32_t iters, int dev, mesh
     return t;
 }
 
+#include "structure_malloc.h"
+
 static uint64_t compare(const char *na, const mesh *a, const char *nb, const mesh *b) {
     uint64_t dn = 0, ds = 0, la = 0, lb = 0, sa = 0, sb = 0;
     for (uint64_t i = 0; i < a->n; ++i) {
@@ -469,17 +473,22 @@ int main(int argc, char **argv) {
     app_env(env, sizeof env, dev);
     printf("structure: %ux%u nodes, %u steps of %u iterations, pull %g per iteration, %s\n", c.w, c.h, steps, iters,
            c.pull, env);
-    mesh a, b;
-    memset(&a, 0, sizeof a); memset(&b, 0, sizeof b);
+    mesh a, b, mm;
+    memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&mm, 0, sizeof mm);
     app_runs r = app_runs_new(steps);
     app_time_cap_opt(argc, argv, check);
-    if (check || app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(c, steps, iters, dev, &a, &r.peak[0]));
+    g_malloc_heap = app_heap_opt(argc, argv, 0);
+    if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(c, steps, iters, dev, &a, &r.peak[0]));
     if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(c, steps, iters, dev, &b, &r.peak[1]));
-    const char *names[2] = {"warpheap", "static"};
-    app_print_runs(&r, 2, names, "step");
+#if defined(__CUDACC__)
+    if (dev && app_wants(&o, "malloc")) app_ran(&r, 2, run_malloc(c, steps, iters, &mm, &r.peak[2]));
+#endif
+    const char *names[3] = {"warpheap", "static", "malloc"};
+    app_print_runs(&r, 3, names, "step");
     int rc = 0;
-    if (check) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (check && a.alive) rc |= compare("warpheap", &a, "static", &b) != 0;
+    if (check && mm.alive) rc |= compare("malloc", &mm, "static", &b) != 0;
     if (o.ppm) write_picture(o.ppm, a.alive ? &a : &b, c.w, c.h);
-    if (o.csv) app_csv_runs(o.csv, "structure", &r, 2, names, n, env);
+    if (o.csv) app_csv_runs(o.csv, "structure", &r, 3, names, n, env);
     return rc;
 }
