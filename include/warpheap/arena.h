@@ -55,6 +55,21 @@ typedef struct wh_handle {
     uint32_t gen;     /* that descriptor's generation at allocation    */
 } wh_handle;
 
+/* An allocation in up to two extents (RING policy, arena_ring.h): elements
+ * [0, count0) at part[0], [count0, count) at part[1] (null when one extent
+ * holds them all). */
+typedef struct wh_arena_span {
+    wh_handle part[2];
+    uint64_t count0, count;
+} wh_arena_span;
+
+/* Address of element i (of elem_bytes) of a span; NULL for a null span. */
+WH_INLINE WH_HOST_DEVICE void *wh_arena_span_at(const wh_arena_span *sp, uint64_t i, uint64_t elem_bytes) {
+    if (i < sp->count0) return (void *)(uintptr_t)(sp->part[0].ptr + i * elem_bytes);
+    if (!sp->part[1].ptr) return NULL;
+    return (void *)(uintptr_t)(sp->part[1].ptr + (i - sp->count0) * elem_bytes);
+}
+
 /* Lives in the arena's metadata (device memory on CUDA).  Counters change
  * only under the lock, except first_status and failures (atomics: a lock
  * that could not be taken still reports). */
@@ -69,6 +84,11 @@ typedef struct wh_arena_state {
     uint64_t allocs, frees, failures, commands;
     uint64_t gen_off, core_off;  /* byte offsets from this struct         */
     uint64_t mirror;             /* wh_arena_stats * the host can read    */
+    uint32_t policy;             /* wh_arena_policy                       */
+    uint32_t ring_head;          /* RING: descriptor of the first block   */
+    uint32_t ring_hint;          /* RING: the last block allocated        */
+    uint32_t ring_pad;
+    uint64_t ring_cursor;        /* RING: offset where that block ended   */
 } wh_arena_state;
 
 /* A copy of the counters the host can read at any time (host-mapped memory,
@@ -95,6 +115,12 @@ typedef enum wh_arena_backend {
     WH_ARENA_CUDA = 2,           /* device memory, commands are kernels     */
 } wh_arena_backend;
 
+/* Which free block an allocation takes (arena_ring.h says why RING). */
+typedef enum wh_arena_policy {
+    WH_ARENA_BEST_FIT = 0,       /* the block core's free index (TLSF / max-heap)  */
+    WH_ARENA_RING = 1,           /* next fit after the last allocation: FIFO use   */
+} wh_arena_policy;
+
 typedef struct wh_arena_config {
     size_t bytes;                /* region size (required)                         */
     void *region;                /* optional: caller's memory (pool / cudaMalloc), */
@@ -103,6 +129,7 @@ typedef struct wh_arena_config {
     uint32_t granule;            /* power of two >= 8; 0 = 256                     */
     wh_blocks_kind index;        /* TLSF (default) or the seed's max-heap          */
     wh_arena_backend backend;
+    wh_arena_policy policy;
 } wh_arena_config;
 
 /* ---- host API --------------------------------------------------------------- */
@@ -128,6 +155,10 @@ wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n,
 /* Free *d_slot unless it holds the null handle, then allocate *d_count *
  * stride bytes into it: one command where a ring of K buffers turns over. */
 wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot, wh_stream s);
+/* The same for a span (arena_ring.h): free *d_slot's parts, allocate
+ * *d_count * stride bytes in at most two extents under the RING policy. */
+wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t stride, wh_arena_span *d_slot,
+                                      wh_stream s);
 wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s);
 
 /* The returned wh_status of the calls above says only whether the command
@@ -225,6 +256,27 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_gcd(uint64_t a, uint64_t b) {
     return a;
 }
 
+#include "warpheap/arena_ring.h"
+
+/* Padding a block needs so that some address in it is a multiple of stride
+ * from the region's start (block addresses are granule multiples). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_pad_max(const wh_arena_state *s, uint64_t stride) {
+    return stride - wh__arena_gcd(stride, wh__arena_core((wh_arena_state *)s)->granule);
+}
+
+/* The handle of freshly allocated block b (a new generation). */
+WH_INLINE WH_HOST_DEVICE wh_handle wh__arena_handle(wh_arena_state *s, uint32_t b, uint64_t stride) {
+    uint64_t off = wh_blocks_desc(wh__arena_core(s))[b].addr;
+    uint32_t *gen = wh__arena_gen(s);
+    wh_handle h;
+    gen[b]++;
+    h.ptr = s->base + off + (stride - off % stride) % stride;
+    h.block = b;
+    h.gen = gen[b];
+    s->allocs++;
+    return h;
+}
+
 /* The seed's Allocate(count, stride), lock held.  *out = the handle or null. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc(wh_arena_state *s, uint64_t count, uint64_t stride,
                                                      wh_handle *out) {
@@ -232,20 +284,47 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc(wh_arena_state *s, uint64_
     if (count == 0 || stride == 0) return WH_ERR_INVALID_ARGUMENT;
     if (count > s->bytes / stride) return WH_ERR_TOO_LARGE;
     wh_blocks *c = wh__arena_core(s);
-    uint64_t pad_max = stride - wh__arena_gcd(stride, c->granule);
+    uint64_t pad_max = wh__arena_pad_max(s, stride);
     uint64_t need = count * stride + pad_max;
     if (need > s->bytes || need < pad_max) return WH_ERR_TOO_LARGE;
-    uint32_t b = wh_blocks_alloc(c, need, 0);
+    uint32_t b = s->policy == WH_ARENA_RING ? wh__ring_alloc(s, need) : wh_blocks_alloc(c, need, 0);
     if (b == WH_BLOCK_NONE) return WH_ERR_OUT_OF_MEMORY;
-    uint64_t off = wh_blocks_desc(c)[b].addr;
-    uint64_t pad = (stride - off % stride) % stride;
-    uint32_t *gen = wh__arena_gen(s);
-    gen[b]++;
-    out->ptr = s->base + off + pad;
-    out->block = b;
-    out->gen = gen[b];
-    s->allocs++;
+    *out = wh__arena_handle(s, b, stride);
     return WH_OK;
+}
+
+/* A span of count elements, lock held.  RING policy: when the free block at
+ * the cursor is too small for all of them, it takes as many as fit there and
+ * the rest from the next free block that holds them (in a FIFO ring: the one
+ * at the region's start); otherwise, and under BEST_FIT, one extent. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc_span(wh_arena_state *s, uint64_t count, uint64_t stride,
+                                                          wh_arena_span *out) {
+    out->part[0] = out->part[1] = wh_handle_null();
+    out->count0 = out->count = 0;
+    if (s->policy == WH_ARENA_RING && count != 0 && stride != 0 && count <= s->bytes / stride) {
+        wh_blocks *c = wh__arena_core(s);
+        const wh_block *d = wh_blocks_desc(c);
+        uint64_t pad_max = wh__arena_pad_max(s, stride);
+        uint32_t b = wh__ring_start(s);
+        uint64_t room = d[b].state == WH_BLOCK_FREE ? d[b].size : 0;
+        uint64_t n0 = room > pad_max ? (room - pad_max) / stride : 0;
+        if (n0 != 0 && n0 < count && wh_blocks_round(c, count * stride + pad_max) > room) {
+            uint64_t need1 = wh_blocks_round(c, (count - n0) * stride + pad_max);
+            uint32_t b1 = need1 ? wh__ring_find(s, wh__ring_succ(s, d, b), need1) : WH_BLOCK_NONE;
+            if (b1 != WH_BLOCK_NONE && b1 != b) {
+                wh__ring_take(s, b, wh_blocks_round(c, n0 * stride + pad_max));
+                wh__ring_take(s, b1, need1);
+                out->part[0] = wh__arena_handle(s, b, stride);
+                out->part[1] = wh__arena_handle(s, b1, stride);
+                out->count0 = n0;
+                out->count = count;
+                return WH_OK;
+            }
+        }
+    }
+    wh_status st = wh__arena_do_alloc(s, count, stride, &out->part[0]);
+    if (st == WH_OK) out->count0 = out->count = count;
+    return st;
 }
 
 /* Free(handle), lock held.  Rejects, changing nothing: the null handle
@@ -323,6 +402,36 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace(wh_arena_state *s, cons
     wh__arena_publish(s, st);
     wh__arena_unlock(s);
     return st;
+}
+
+/* A command: free the span in *slot (its non-null parts), then allocate a
+ * span of count elements into it -- replace for a ring of meshes that may
+ * wrap (arena_ring.h).  If a free is refused the slot keeps what is left. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace_span(wh_arena_state *s, uint64_t count, uint64_t stride,
+                                                             wh_arena_span *slot) {
+    if (!wh__arena_lock(s)) {
+        wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+        return WH_ERR_RETRY_LIMIT;
+    }
+    wh_status st = WH_OK;
+    for (int p = 0; p < 2 && st == WH_OK; ++p) {
+        if (!slot->part[p].ptr) continue;
+        st = wh__arena_do_free(s, slot->part[p]);
+        if (st == WH_OK) slot->part[p] = wh_handle_null();
+    }
+    if (st == WH_OK) st = wh__arena_do_alloc_span(s, count, stride, slot);
+    wh__arena_note(s, st);
+    wh__arena_publish(s, st);
+    wh__arena_unlock(s);
+    return st;
+}
+
+/* The same from a kernel, by one thread (e.g. the last block of a counting
+ * kernel, once the size is known: no command launch).  Not for several
+ * lanes of one warp at once (LOCK RULE). */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_replace_span_thread(wh_arena_ref a, uint64_t count, uint64_t stride,
+                                                               wh_arena_span *slot) {
+    return wh__arena_cmd_replace_span(a.s, count, stride, slot);
 }
 
 /* ---- allocation from a kernel ------------------------------------------------- *

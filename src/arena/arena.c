@@ -30,9 +30,11 @@ static size_t meta_layout(const wh_arena_config *cfg, uint32_t cap, uint64_t *ge
 static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **out, size_t *bytes) {
     uint32_t cap = cfg->max_blocks ? cfg->max_blocks : WH_ARENA_DEFAULT_BLOCKS;
     uint64_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
-    if (g < 8 || (g & (g - 1u)) || cap < 2 || cap >= WH_BLOCK_NONE)
-        return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: granule %llu (power of two >= 8), max_blocks %u (>= 2)",
-                        (unsigned long long)g, cap);
+    if (g < 8 || (g & (g - 1u)) || cap < 2 || cap >= WH_BLOCK_NONE ||
+        (cfg->policy != WH_ARENA_BEST_FIT && cfg->policy != WH_ARENA_RING))
+        return wh__fail(WH_ERR_INVALID_ARGUMENT,
+                        "arena: granule %llu (power of two >= 8), max_blocks %u (>= 2), policy %d",
+                        (unsigned long long)g, cap, (int)cfg->policy);
     uint64_t usable = cfg->bytes / g * g;
     if (usable == 0)
         return wh__fail(WH_ERR_TOO_SMALL, "arena: %zu bytes is less than one granule (%llu)", cfg->bytes,
@@ -46,8 +48,12 @@ static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **o
     s->bytes = usable;
     s->gen_off = gen_off;
     s->core_off = core_off;
+    s->policy = (uint32_t)cfg->policy;
+    s->ring_hint = WH_BLOCK_NONE;
+    s->ring_cursor = 0;
     wh_blocks *c = wh_blocks_init(img + core_off, n - core_off, cfg->index, 1, cap, g);
-    if (!c || wh_blocks_add_arena(c, 0, usable, 0) == WH_BLOCK_NONE) {
+    if (c) s->ring_head = wh_blocks_add_arena(c, 0, usable, 0);
+    if (!c || s->ring_head == WH_BLOCK_NONE) {
         free(img);
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: block core rejected the layout (index kind %d)",
                         (int)cfg->index);
@@ -226,6 +232,21 @@ wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stri
 #endif
 }
 
+wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t stride, wh_arena_span *d_slot,
+                                      wh_stream s) {
+    if (!a || !d_count || !d_slot) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    if (a->backend == WH_ARENA_CPU) {
+        (void)s;
+        (void)wh__arena_cmd_replace_span(a->state, *d_count, stride, d_slot);
+        return WH_OK;
+    }
+#if WH_HAVE_CUDA
+    return wh__arena_launch_replace_span(a->state, d_count, stride, d_slot, s);
+#else
+    return no_cuda();
+#endif
+}
+
 wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s) {
     if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (a->backend == WH_ARENA_CPU) {
@@ -285,6 +306,9 @@ static wh_status check_image(const wh_arena_state *s, wh_blocks_report *r) {
         return wh__fail(WH_ERR_CORRUPT, "arena: block core check failed at line %u, block %u", r->error,
                         r->bad_block);
     if (s->lock != 0) return wh__fail(WH_ERR_CORRUPT, "arena: lock held with no command running");
+    if (s->policy == WH_ARENA_RING && s->ring_cursor > s->bytes)
+        return wh__fail(WH_ERR_CORRUPT, "arena: ring cursor %llu past the region (%llu)",
+                        (unsigned long long)s->ring_cursor, (unsigned long long)s->bytes);
     if (r->arenas != 1 || r->arena_bytes != s->bytes)
         return wh__fail(WH_ERR_CORRUPT, "arena: %u core arenas, %llu bytes, region %llu", r->arenas,
                         (unsigned long long)r->arena_bytes, (unsigned long long)s->bytes);

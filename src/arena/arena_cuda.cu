@@ -19,6 +19,11 @@ static __global__ void wh_arena_replace_kernel(wh_arena_state *s, const size_t *
     (void)wh__arena_cmd_replace(s, count, stride, slot);
 }
 
+static __global__ void wh_arena_replace_span_kernel(wh_arena_state *s, const size_t *count, uint64_t stride,
+                                                    wh_arena_span *slot) {
+    (void)wh__arena_cmd_replace_span(s, *count, stride, slot);
+}
+
 /* Clearing takes the lock so it cannot interleave with a command's note. */
 static __global__ void wh_arena_clear_kernel(wh_arena_state *s) {
     if (!wh__arena_lock(s)) return;
@@ -43,6 +48,13 @@ extern "C" wh_status wh__arena_launch_free(wh_arena_state *s, wh_handle *slots, 
 extern "C" wh_status wh__arena_launch_replace(wh_arena_state *s, const size_t *count, uint64_t stride,
                                               wh_handle *slot, wh_stream stream) {
     wh_arena_replace_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, count, stride, slot);
+    WH_LAUNCH_TRY();
+    return WH_OK;
+}
+
+extern "C" wh_status wh__arena_launch_replace_span(wh_arena_state *s, const size_t *count, uint64_t stride,
+                                                   wh_arena_span *slot, wh_stream stream) {
+    wh_arena_replace_span_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, count, stride, slot);
     WH_LAUNCH_TRY();
     return WH_OK;
 }

@@ -10,13 +10,17 @@
 #include "arena_oracle.h"
 #include "wh_test.h"
 
-static wh_arena *make(size_t bytes, uint32_t blocks, wh_blocks_kind kind) {
+static wh_arena *make_policy(size_t bytes, uint32_t blocks, wh_blocks_kind kind, wh_arena_policy policy) {
     wh_arena *a = NULL;
-    wh_arena_config cfg = {.bytes = bytes, .max_blocks = blocks, .index = kind, .backend = WH_ARENA_CPU};
+    wh_arena_config cfg = {.bytes = bytes, .max_blocks = blocks, .index = kind, .backend = WH_ARENA_CPU,
+                           .policy = policy};
     wh_status st = wh_arena_create(&a, &cfg);
     CHECK(st == WH_OK);
     if (st != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
     return a;
+}
+static wh_arena *make(size_t bytes, uint32_t blocks, wh_blocks_kind kind) {
+    return make_policy(bytes, blocks, kind, WH_ARENA_BEST_FIT);
 }
 
 static void expect_walk_ok(wh_arena *a) {
@@ -182,10 +186,10 @@ static void test_strides(void) {
 /* A random sequence of commands on nslots slots; the test mirrors which
  * slots hold a handle (it knows the outcome at once on the CPU backend,
  * but asks the arena only through the slots and the status). */
-static void test_random_commands(wh_blocks_kind kind, uint32_t commands, uint64_t seed) {
+static void test_random_commands(wh_blocks_kind kind, wh_arena_policy policy, uint32_t commands, uint64_t seed) {
     enum { NSLOTS = 512, BATCH = 16 };
     size_t region = 8u << 20;
-    wh_arena *a = make(region, 4096, kind);
+    wh_arena *a = make_policy(region, 4096, kind, policy);
     uintptr_t base = (uintptr_t)wh_arena_base(a);
     static wh_handle slots[NSLOTS];
     static uint64_t bytes[NSLOTS], strides[NSLOTS];
@@ -243,8 +247,8 @@ static void test_random_commands(wh_blocks_kind kind, uint32_t commands, uint64_
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK);
     CHECK(rep.used == 0 && rep.free == 1 && rep.largest_free == region);
-    printf("random commands (%s): %u commands, %llu allocs, %llu frees, %llu out of memory, %llu checks\n",
-           kind == WH_BLOCKS_TLSF ? "tlsf" : "max-heap", commands, (unsigned long long)allocs,
+    printf("random commands (%s%s): %u commands, %llu allocs, %llu frees, %llu out of memory, %llu checks\n",
+           kind == WH_BLOCKS_TLSF ? "tlsf" : "max-heap", policy == WH_ARENA_RING ? ", ring" : "", commands, (unsigned long long)allocs,
            (unsigned long long)frees, (unsigned long long)ooms, (unsigned long long)checks);
     CHECK(allocs > commands / 4 && frees > commands / 8);
     wh_arena_destroy(a);
@@ -283,6 +287,79 @@ static void test_replace(void) {
     wh_arena_destroy(a);
 }
 
+/* RING policy, spans: a FIFO ring of K meshes whose sizes drift and jump
+ * (stride 36, a triangle), in a region only a few granules above the most
+ * bytes K live spans need.  Every replace must succeed; each frame the parts
+ * go through the overlap oracle (a part = its own allocation), the counts of
+ * the parts add up, and the heap walk passes.  The same sequence with one
+ * extent per mesh (wh_arena_replace_async) is also run, to show why spans:
+ * it needs about (K+1)/K x and fails in this region (printed, not required). */
+static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
+    enum { MAXK = 8 };
+    const uint64_t stride = 36, g = 256, pad = 32;       /* pad: 36 - gcd(36, 256) */
+    uint64_t *cnt = (uint64_t *)malloc(frames * sizeof *cnt), most = 0;
+    for (uint32_t f = 0; f < frames; ++f) {             /* drift plus noise, now and then a jump */
+        uint64_t r = wh_hash64(seed * 7919u + f);
+        cnt[f] = 20000 + 300u * (f % 200 < 100 ? f % 200 : 200 - f % 200) + r % 3000 + ((r >> 20) % 17 == 0 ? 20000 : 0);
+    }
+    for (uint32_t f = 0; f < frames; ++f) {
+        uint64_t live = 0;
+        for (uint32_t j = 0; j < k && j <= f; ++j) live += (cnt[f - j] * stride + pad + g - 1) / g * g;
+        if (live > most) most = live;
+    }
+    size_t region = (size_t)(most + 2u * (k + 1u) * g);
+    wh_arena *a = make_policy(region, 256, WH_BLOCKS_TLSF, WH_ARENA_RING);
+    wh_arena_span ring[MAXK];
+    memset(ring, 0, sizeof ring);
+    wh_handle parts[2 * MAXK];
+    uint64_t bytes[2 * MAXK], strides[2 * MAXK];
+    uint64_t split = 0;
+    for (uint32_t f = 0; f < frames; ++f) {
+        size_t n = (size_t)cnt[f];
+        wh_arena_span *sp = &ring[f % k];
+        wh_arena_replace_span_async(a, &n, stride, sp, NULL);
+        CHECK(sp->part[0].ptr != 0 && sp->count == n && sp->count0 <= n);
+        CHECK((sp->count0 < n) == (sp->part[1].ptr != 0));
+        split += sp->part[1].ptr != 0;
+        CHECK(wh_arena_span_at(sp, n - 1, stride) != NULL);
+        for (uint32_t j = 0; j < k; ++j) {
+            parts[2 * j] = ring[j].part[0];
+            parts[2 * j + 1] = ring[j].part[1];
+            bytes[2 * j] = ring[j].count0 * stride;
+            bytes[2 * j + 1] = (ring[j].count - ring[j].count0) * stride;
+            strides[2 * j] = strides[2 * j + 1] = stride;
+        }
+        uint64_t live = 0;
+        CHECK_EQ_U64(wh_arena_oracle(parts, bytes, strides, 2 * k, (uintptr_t)wh_arena_base(a), region, &live, NULL),
+                     0);
+        if (f % 16 == 0) expect_walk_ok(a);
+    }
+    CHECK(take_status(a) == WH_OK);
+    wh_arena_stats st;
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.failures == 0);
+    for (uint32_t j = 0; j < k; ++j) wh_arena_free_batch_async(a, ring[j].part, ring[j].part[1].ptr ? 2 : 1, NULL);
+    CHECK(take_status(a) == WH_OK);
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(a, &rep) == WH_OK && rep.used == 0 && rep.free == 1);
+    wh_arena_destroy(a);
+
+    /* one extent per mesh, same region: next fit alone */
+    a = make_policy(region, 256, WH_BLOCKS_TLSF, WH_ARENA_RING);
+    wh_handle one[MAXK];
+    memset(one, 0, sizeof one);
+    for (uint32_t f = 0; f < frames; ++f) {
+        size_t n = (size_t)cnt[f];
+        wh_arena_replace_async(a, &n, stride, &one[f % k], NULL);
+    }
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK);
+    expect_walk_ok(a);
+    printf("ring spans, K=%u: %u frames in %.4f x the most live bytes, %llu split; one extent per mesh: %llu of "
+           "%u failed\n", k, frames, (double)region / (double)most, (unsigned long long)split,
+           (unsigned long long)st.failures, frames);
+    wh_arena_destroy(a);
+    free(cnt);
+}
+
 /* The device-side functions, one host thread. */
 static void test_warp_api(void) {
     enum { K = 256 };
@@ -314,8 +391,10 @@ int main(int argc, char **argv) {
     test_exhaustion(WH_BLOCKS_TLSF);
     test_exhaustion(WH_BLOCKS_MAXHEAP);
     test_strides();
-    test_random_commands(WH_BLOCKS_TLSF, commands, 1);
-    test_random_commands(WH_BLOCKS_MAXHEAP, commands, 2);
+    test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_BEST_FIT, commands, 1);
+    test_random_commands(WH_BLOCKS_MAXHEAP, WH_ARENA_BEST_FIT, commands, 2);
+    test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_RING, commands, 3);
+    for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     test_replace();
     test_warp_api();
     return wh_test_finish("test_arena");
