@@ -7,10 +7,15 @@
  * consecutive free pages out of the same page bitmap the slabs use lets both
  * sizes share all of the arena.
  *
- * A run of n <= 64 pages lies within one 64-page word of the page bitmap and is
- * claimed with one and-not; a partial claim (someone took a page meanwhile) is
- * put back and the search repeats, boundedly.  Larger runs take whole words,
- * scanning from a random start, and roll back on a partial claim.
+ * A run of n <= 64 pages is first looked for inside a few random 64-page words
+ * of the page bitmap and claimed with one and-not; a partial claim (someone
+ * took a page meanwhile) is put back and the search repeats, boundedly.  Then,
+ * and for larger runs, a first-fit scan from the low end finds runs that
+ * cross word boundaries (exactly n pages, one and-not per word, rolled back
+ * on a partial claim).  Runs used to take whole words above 64 pages and to
+ * stay inside one word below: a 68-page list took 128 pages, and slab pages
+ * scattered over every word left no room for a large list in a heap with
+ * plenty of free pages (the k-d tree's Table 4 at 2M triangles failed one).
  */
 #ifndef WARPHEAP_HEAP_PAGERUN_H
 #define WARPHEAP_HEAP_PAGERUN_H
@@ -42,48 +47,72 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_try_word(const wh_heap *h, uint32_t w, uin
     return false;
 }
 
-/* Claim m whole words starting at w; roll back if any was not full. */
-WH_INLINE WH_HOST_DEVICE bool wh__run_try_words(const wh_heap *h, uint32_t w, uint32_t m) {
-    for (uint32_t k = 0; k < m; ++k) {
-        uint64_t prev = wh_bitmap_and_not_word(&h->pages, w + k, ~0ull);
-        if (prev != ~0ull) {
-            if (prev) (void)wh_bitmap_or_word(&h->pages, w + k, prev);
-            for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, ~0ull);
+/* Bits of level-0 word w that pages [first, first + n) cover (0 if none). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__run_word_mask(uint32_t first, uint32_t n, uint32_t w) {
+    uint64_t lo = (uint64_t)w * 64u, a = first > lo ? first : lo;
+    uint64_t e = (uint64_t)first + n < lo + 64u ? (uint64_t)first + n : lo + 64u;
+    if (e <= a) return 0;
+    uint64_t len = e - a;
+    return (len == 64u ? ~0ull : ((1ull << len) - 1u)) << (a - lo);
+}
+
+/* Claim pages [first, first + n), all or nothing: a word found partly taken
+ * puts back what this call took and fails. */
+WH_INLINE WH_HOST_DEVICE bool wh__run_try_range(const wh_heap *h, uint32_t first, uint32_t n) {
+    uint32_t w0 = first >> 6, w1 = (uint32_t)(((uint64_t)first + n - 1u) >> 6);
+    for (uint32_t w = w0; w <= w1; ++w) {
+        uint64_t m = wh__run_word_mask(first, n, w);
+        uint64_t prev = wh_bitmap_and_not_word(&h->pages, w, m) & m;
+        if (prev != m) {
+            if (prev) (void)wh_bitmap_or_word(&h->pages, w, prev);
+            for (uint32_t j = w0; j < w; ++j) (void)wh_bitmap_or_word(&h->pages, j, wh__run_word_mask(first, n, j));
             return false;
         }
     }
     return true;
 }
 
+/* First fit over the level-0 words, low addresses first: a run may cross
+ * word boundaries (free pages at the top of a word, whole free words, free
+ * pages at the bottom of the next).  A run that was taken under us is
+ * skipped; one pass, so bounded.  WH_BITMAP_NONE if none. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__run_scan(const wh_heap *h, uint32_t n) {
+    uint32_t words = (h->npages + 63u) / 64u, run = 0;    /* free pages before word w */
+    for (uint32_t w = 0; w < words; ++w) {
+        uint64_t v = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
+        uint32_t low = v == ~0ull ? 64u : (uint32_t)wh_ffs64(~v) - 1u;   /* free pages at its bottom */
+        uint32_t first = WH_BITMAP_NONE;
+        if (run + low >= n) first = w * 64u - run;
+        else if (n <= 64u) {
+            uint64_t starts = wh__run_starts(v, n);
+            if (starts) first = w * 64u + (uint32_t)wh_ffs64(starts) - 1u;
+        }
+        if (first != WH_BITMAP_NONE) {
+            if (wh__run_try_range(h, first, n)) return first;
+            run = 0;                                     /* changed under us: go on */
+            continue;
+        }
+        run = v == ~0ull ? run + 64u : (uint32_t)wh_clz64(~v);       /* free pages at its top */
+    }
+    return WH_BITMAP_NONE;
+}
+
 /* First page of a claimed run of n pages, or WH_BITMAP_NONE. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__run_claim(const wh_heap *h, uint32_t n, uint64_t seed) {
-    uint32_t words = (h->npages + 63u) / 64u, first = WH_BITMAP_NONE;
-    if (n <= 64u) {
+    uint32_t first = WH_BITMAP_NONE;
+    if (n > h->npages) return WH_BITMAP_NONE;
+    if (n <= 64u)
         for (uint32_t t = 0; t < 8u; ++t) {               /* random words first  */
             uint32_t b = wh_bitmap_try_find_set(&h->pages, wh_hash64(seed + t));
             if (b == WH_BITMAP_NONE) return WH_BITMAP_NONE;
             if (wh__run_try_word(h, b >> 6, n, &first)) return first;
         }
-        uint32_t start = (uint32_t)(seed % words);        /* then every word once */
-        for (uint32_t k = 0; k < words; ++k)
-            if (wh__run_try_word(h, (start + k) % words, n, &first)) return first;
-        return WH_BITMAP_NONE;
-    }
-    uint32_t m = (n + 63u) / 64u;
-    if (m > h->npages / 64u) return WH_BITMAP_NONE;   /* only whole words */
-    uint32_t span = h->npages / 64u - m + 1u, start = (uint32_t)(seed % span);
-    for (uint32_t k = 0; k < span; ++k) {
-        uint32_t w = (start + k) % span;
-        if (wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED) == ~0ull && wh__run_try_words(h, w, m))
-            return w * 64u;
-    }
-    return WH_BITMAP_NONE;
+    return wh__run_scan(h, n);                            /* then first fit      */
 }
 
-/* Pages a run of `bytes` takes (runs above 64 pages are whole words). */
+/* Pages a run of `bytes` takes. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__run_pages(uint64_t bytes) {
-    uint64_t n = (bytes + WH_SLAB_PAGE - 1u) >> WH_SLAB_PAGE_SHIFT;
-    return (uint32_t)(n <= 64u ? n : (n + 63u) & ~63ull);
+    return (uint32_t)((bytes + WH_SLAB_PAGE - 1u) >> WH_SLAB_PAGE_SHIFT);
 }
 
 WH_INLINE WH_HOST_DEVICE void *wh__run_malloc(const wh_heap *h, uint64_t bytes) {
@@ -107,11 +136,8 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_free(const wh_heap *h, uint32_t info, uint
     }
     wh__heap_track(h, -(int64_t)wh_atomic_load(&h->page_req[p], WH_RELAXED));
     for (uint32_t k = 1; k < n; ++k) wh_atomic_store(&h->page_info[p + k], WH_PAGE_FREE, WH_RELAXED);
-    if (n <= 64u) {
-        (void)wh_bitmap_or_word(&h->pages, p >> 6, (n == 64u ? ~0ull : ((1ull << n) - 1u)) << (p & 63u));
-    } else {
-        for (uint32_t k = 0; k < n / 64u; ++k) (void)wh_bitmap_or_word(&h->pages, (p >> 6) + k, ~0ull);
-    }
+    for (uint32_t w = p >> 6; w <= (uint32_t)(((uint64_t)p + n - 1u) >> 6); ++w)
+        (void)wh_bitmap_or_word(&h->pages, w, wh__run_word_mask(p, n, w));
     return true;
 }
 
