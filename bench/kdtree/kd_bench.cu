@@ -14,6 +14,9 @@
  * --solo: a warm-up build slower than this many ms is the only one timed.
  * --from-csv=FILE: only rewrite the markdown of a CSV (no GPU needed).
  * --retries=N: retry a failed list allocation N times (not in the results).
+ * --free-batch=N: parents' lists freed per warp-wide call (default 32; 1: each
+ * at once).  --profile: count cycles in allocation, free, node and queue wait
+ * (printed per row).  --kinds=BUMP,DEFAULT,...: only these allocators.
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -30,6 +33,8 @@
 static double g_solo_ms = 10000.0;
 /* Retries of a failed list allocation (--retries=N, default 0). */
 static uint32_t g_retries = 0;
+static uint32_t g_free_batch = 0, g_profile = 0;
+static char g_kinds[128] = "";
 
 typedef struct kd_kind {
     const char *name;
@@ -103,6 +108,8 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
     memset(&cfg, 0, sizeof cfg);
     cfg.alloc = k->alloc;
     cfg.alloc_retries = g_retries;
+    cfg.free_batch = g_free_batch;
+    cfg.profile = g_profile;
     snprintf(row->kind, sizeof row->kind, "%s", k->name);
     row->check_errors = -1;
     if (k->alloc == KD_ALLOC_WARPHEAP) {
@@ -170,7 +177,26 @@ static void print_row(const kd_row *r) {
            r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs, mean_bytes(&r->st),
            sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures,
            r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"), r->status);
+    const kd_build_stats *s = &r->st;
+    if (g_profile && s->cyc_node) {
+        uint64_t splits = (s->nodes > 1u ? (s->nodes - 1u) / 2u : 1u);
+        printf("    profile: node %.0f cyc/task, alloc %.0f cyc/split (%.1f%% of node time, %llu > 20K cyc), "
+               "free %.0f cyc/list (%.1f%%, %llu calls for %llu lists), queue wait %.1f%% of warp time\n",
+               (double)s->cyc_node / (double)(s->nodes ? s->nodes : 1u), (double)s->cyc_alloc / (double)splits,
+               100.0 * (double)s->cyc_alloc / (double)s->cyc_node, (unsigned long long)s->slow_allocs,
+               (double)s->cyc_free / (double)(s->freed_lists ? s->freed_lists : 1u),
+               100.0 * (double)s->cyc_free / (double)s->cyc_node, (unsigned long long)s->free_calls,
+               (unsigned long long)s->freed_lists, 100.0 * (double)s->cyc_wait / (double)(s->cyc_wait + s->cyc_node));
+    }
     fflush(stdout);
+}
+
+/* --kinds: is this allocator in the comma-separated list? */
+static int kind_selected(const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = g_kinds; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
 }
 
 /* Both phases of one scene: 200x (Table 3) and 20x (Table 4) the root list. */
@@ -189,7 +215,9 @@ static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_r
         kd_gpu g;
         uint32_t cap = s->ntris > 100000000u ? 0x3fffffffu : 8u * s->ntris + 4096u;
         if (kd_gpu_create(&g, s, cap)) return nrows;
+        int first = nrows;                         /* the phase's first (checked) row */
         for (int k = 0; k < nk && nrows < max_rows; ++k) {
+            if (g_kinds[0] && !kind_selected(kinds[k].name)) continue;
             kd_row *r = &rows[nrows++];
             memset(r, 0, sizeof *r);
             snprintf(r->scene, sizeof r->scene, "%s", name);
@@ -198,10 +226,10 @@ static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_r
             r->heap_bytes = bytes;
             /* Large scenes: the first kind of a phase is checked, the others
              * must give the same tree (same node, leaf and reference counts). */
-            int do_check = s->ntris <= 300000u || k == 0;
+            int do_check = s->ntris <= 300000u || r == rows + first;
             run_kind(&g, s, &kinds[k], bytes, o->reps, do_check, r);
-            if (!do_check && r - rows >= k && r->st.alloc_failures == 0 && (r - k)->st.alloc_failures == 0) {
-                const kd_build_stats *a = &(r - k)->st, *b = &r->st;
+            if (!do_check && r->st.alloc_failures == 0 && rows[first].st.alloc_failures == 0) {
+                const kd_build_stats *a = &rows[first].st, *b = &r->st;
                 if (a->nodes != b->nodes || a->leaves != b->leaves || a->refs != b->refs)
                     snprintf(r->status, sizeof r->status, "CHECK FAILED (tree differs)");
             }
@@ -384,6 +412,9 @@ int main(int argc, char **argv) {
     o.budget_s = atof(opt_str(argc, argv, "--budget", "170"));
     g_solo_ms = atof(opt_str(argc, argv, "--solo", "10000"));
     g_retries = (uint32_t)atoi(opt_str(argc, argv, "--retries", "0"));
+    g_free_batch = (uint32_t)atoi(opt_str(argc, argv, "--free-batch", "0"));
+    g_profile = (uint32_t)atoi(opt_str(argc, argv, "--profile", "0"));
+    snprintf(g_kinds, sizeof g_kinds, "%s", opt_str(argc, argv, "--kinds", ""));
     snprintf(o.tag, sizeof o.tag, "%s", opt_str(argc, argv, "--tag", "kdtree"));
     char phases[64];
     snprintf(phases, sizeof phases, "%s", opt_str(argc, argv, "--phases", "200,20"));

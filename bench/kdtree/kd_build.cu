@@ -24,6 +24,13 @@
  *   the tree can be checked exactly against the same predicate (kd_scene.h).
  * - A failed allocation does not abort: the node becomes a leaf (counted), so
  *   a heap that is too small shows up in the figures instead of a crash.
+ * - The parent's array is freed a little later, with others: a warp keeps up
+ *   to 32 parents' lists (at most 1/16 of the heap over all warps; larger
+ *   lists are freed at once) and frees them with one warp-wide wh_free_warp,
+ *   each lane its own list.  Freeing each at once put a free's round trips
+ *   (page info, slot bit, page count) after every split; together they
+ *   overlap.  Every allocator gets the same builder (cfg.free_batch = 1: the
+ *   old way, for the ablation).
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -54,6 +61,7 @@ typedef struct kd_counters {
     uint64_t inflight, pad2[15];
     uint64_t leaves, pad3[15];
     uint64_t allocs, bytes, bytes_sq, fails, overflow, timeouts, refs, depth, root_fail;
+    uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait, slow_allocs, free_calls, freed_lists;
 } kd_counters;
 
 typedef struct kd_args {
@@ -63,7 +71,8 @@ typedef struct kd_args {
     kd_node *nodes;
     kd_leaf *leaves;
     kd_counters *c;
-    uint32_t cap, leaf_size, max_depth, use_cuda, retries;
+    uint32_t cap, leaf_size, max_depth, use_cuda, retries, free_batch, profile;
+    uint64_t pend_bytes;              /* deferred frees: bytes a warp may hold back */
     unsigned long long timeout_ns;
     wh_heap heap;
 } kd_args;
@@ -71,7 +80,19 @@ typedef struct kd_args {
 /* Per-warp figures, summed in registers of lane 0 and flushed once. */
 typedef struct kd_local {
     uint64_t allocs, bytes, bytes_sq, fails, refs, depth;
+    uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait, slow_allocs, free_calls, freed_lists;
 } kd_local;
+
+/* Parents' lists whose free is deferred: lane i holds list i (NULL if none);
+ * n and bytes are the same in every lane. */
+typedef struct kd_pending {
+    uint32_t *list;
+    uint32_t n;
+    uint64_t bytes;
+} kd_pending;
+
+/* cfg.profile: lane 0's SM clock (durations only, never across SMs). */
+static __device__ __forceinline__ long long kd_clock(const kd_args *a) { return a->profile ? clock64() : 0; }
 
 /* A list of n references, padded to 16 bytes as in the paper. */
 static __host__ __device__ __forceinline__ uint64_t kd_list_bytes(uint32_t n) { return ((uint64_t)n * 4u + 15u) & ~15ull; }
@@ -331,9 +352,15 @@ static __device__ uint32_t *kd_pair_alloc(const kd_args *a, uint32_t n, uint32_t
 static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr, uint32_t lane,
                                       uint32_t **L, uint32_t **R, uint32_t *first, kd_local *acc) {
     uint32_t *mine = NULL;
+    long long t0 = kd_clock(a);
     if (lane < 2u) mine = kd_pair_alloc(a, lane ? nr : nl, lane);
     uint32_t *l = (uint32_t *)__shfl_sync(KD_FULL, (unsigned long long)mine, 0);
     uint32_t *r = (uint32_t *)__shfl_sync(KD_FULL, (unsigned long long)mine, 1);
+    if (a->profile && lane == 0) {
+        uint64_t dt = (uint64_t)(kd_clock(a) - t0);
+        acc->cyc_alloc += dt;
+        acc->slow_allocs += dt > 20000u;
+    }
     bool ok = (l || !nl) && (r || !nr);
     uint32_t f = KD_NONE;
     if (ok && lane == 0) f = kd_new_nodes(a);
@@ -351,6 +378,52 @@ static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr
     *R = r;
     *first = f;
     return true;
+}
+
+/* ---- freeing the parents' lists (whole warp) ---------------------------------- */
+
+/* Every lane holding a deferred list frees it in one warp-wide call: the
+ * frees' round trips overlap instead of following each other. */
+static __device__ void kd_flush(const kd_args *a, kd_pending *q, uint32_t lane, kd_local *acc) {
+    if (!q->n) return;
+    long long t0 = kd_clock(a);
+    uint32_t mask = __ballot_sync(KD_FULL, q->list != NULL);
+    if (q->list) kd_list_free(a, q->list, mask);
+    __syncwarp(KD_FULL);
+    if (lane == 0) {
+        acc->free_calls += 1u;
+        acc->freed_lists += q->n;
+        acc->cyc_free += (uint64_t)(kd_clock(a) - t0);
+    }
+    q->list = NULL;
+    q->n = 0;
+    q->bytes = 0;
+}
+
+/* The parent's list is done with (uniform call).  With cfg.free_batch > 1 it
+ * waits in lane q->n until free_batch lists or pend_bytes bytes are held; a
+ * list above pend_bytes is freed at once, so the memory held back stays a
+ * small share of the heap (Table 4 reuses freed memory). */
+static __device__ void kd_retire(const kd_args *a, kd_pending *q, uint32_t *refs, uint32_t count, uint32_t lane,
+                                 kd_local *acc) {
+    if (!refs) return;
+    uint64_t b = kd_list_bytes(count);
+    if (a->free_batch <= 1u || b > a->pend_bytes) {
+        long long t0 = kd_clock(a);
+        if (lane == 0) kd_list_free(a, refs, 1u);
+        __syncwarp(KD_FULL);
+        if (lane == 0) {
+            acc->free_calls += 1u;
+            acc->freed_lists += 1u;
+            acc->cyc_free += (uint64_t)(kd_clock(a) - t0);
+        }
+        return;
+    }
+    if (q->bytes + b > a->pend_bytes) kd_flush(a, q, lane, acc);
+    if (lane == q->n) q->list = refs;
+    q->n += 1u;
+    q->bytes += b;
+    if (q->n >= a->free_batch) kd_flush(a, q, lane, acc);
 }
 
 /* ---- node results (lane 0) --------------------------------------------------- */
@@ -396,7 +469,7 @@ static __device__ void kd_publish(const kd_args *a, uint32_t slot, const kd_task
 
 /* One node, whole warp; every branch below is warp-uniform. */
 static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task *t, uint32_t *bins, uint32_t lane,
-                                  kd_local *acc) {
+                                  kd_pending *q, kd_local *acc) {
     uint32_t axis = 0, nl = 0, nr = 0, first = KD_NONE, *L = NULL, *R = NULL;
     float split = 0.0f;
     bool leaf = t->count <= a->leaf_size || t->depth >= a->max_depth || !t->refs;
@@ -411,10 +484,8 @@ static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task
     } else {
         kd_partition(a, t, axis, split, lane, L, R);
         __syncwarp(KD_FULL);                                /* all lanes done with t->refs */
-        if (lane == 0) {
-            kd_publish(a, slot, t, axis, split, first, L, nl, R, nr);
-            kd_list_free(a, t->refs, 1u);
-        }
+        if (lane == 0) kd_publish(a, slot, t, axis, split, first, L, nl, R, nr);
+        kd_retire(a, q, t->refs, t->count, lane, acc);
     }
     if (lane == 0) (void)wh_atomic_fetch_sub(&a->c->inflight, 1ull, WH_RELEASE);
 }
@@ -423,16 +494,23 @@ static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task
 static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(const __grid_constant__ kd_args a) {
     __shared__ uint32_t s_bins[KD_WARPS][6u * KD_BINS];
     uint32_t lane = threadIdx.x & 31u, *bins = s_bins[threadIdx.x >> 5];
-    kd_local acc = { 0, 0, 0, 0, 0, 0 };
+    kd_local acc;
+    memset(&acc, 0, sizeof acc);
+    kd_pending q = { NULL, 0u, 0u };
     for (uint32_t iter = 0; iter <= a.cap; ++iter) {      /* a warp takes at most cap tasks */
         uint32_t slot = KD_NONE;
+        long long t0 = kd_clock(&a);
         if (lane == 0) slot = kd_next_task(&a);
         slot = __shfl_sync(KD_FULL, slot, 0);
+        long long t1 = kd_clock(&a);
+        if (lane == 0) acc.cyc_wait += (uint64_t)(t1 - t0);
         if (slot == KD_NONE) break;
         __syncwarp(KD_FULL);           /* lane 0's acquire orders the lanes' loads */
         kd_task t = kd_load_task(a.tasks + slot);
-        kd_process(&a, slot, &t, bins, lane, &acc);
+        kd_process(&a, slot, &t, bins, lane, &q, &acc);
+        if (lane == 0) acc.cyc_node += (uint64_t)(kd_clock(&a) - t1);
     }
+    kd_flush(&a, &q, lane, &acc);                         /* every list is freed */
     if (lane == 0) {
         kd_counters *c = a.c;
         (void)wh_atomic_fetch_add(&c->allocs, acc.allocs, WH_RELAXED);
@@ -441,6 +519,15 @@ static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(const __grid_
         (void)wh_atomic_fetch_add(&c->fails, acc.fails, WH_RELAXED);
         (void)wh_atomic_fetch_add(&c->refs, acc.refs, WH_RELAXED);
         (void)wh_atomic_fetch_max(&c->depth, acc.depth, WH_RELAXED);
+        if (a.profile) {
+            (void)wh_atomic_fetch_add(&c->cyc_alloc, acc.cyc_alloc, WH_RELAXED);
+            (void)wh_atomic_fetch_add(&c->cyc_free, acc.cyc_free, WH_RELAXED);
+            (void)wh_atomic_fetch_add(&c->cyc_node, acc.cyc_node, WH_RELAXED);
+            (void)wh_atomic_fetch_add(&c->cyc_wait, acc.cyc_wait, WH_RELAXED);
+            (void)wh_atomic_fetch_add(&c->slow_allocs, acc.slow_allocs, WH_RELAXED);
+        }
+        (void)wh_atomic_fetch_add(&c->free_calls, acc.free_calls, WH_RELAXED);
+        (void)wh_atomic_fetch_add(&c->freed_lists, acc.freed_lists, WH_RELAXED);
     }
 }
 
@@ -548,6 +635,13 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     a.retries = cfg->alloc_retries < 16u ? cfg->alloc_retries : 16u;
     a.timeout_ns = (unsigned long long)((cfg->timeout_s > 0.0 ? cfg->timeout_s : 30.0) * 1e9);
     a.heap = cfg->heap;
+    a.free_batch = cfg->free_batch ? (cfg->free_batch < 32u ? cfg->free_batch : 32u) : 32u;
+    a.profile = cfg->profile;
+    /* Deferred frees hold back at most 1/16 of the heap over all warps. */
+    size_t heap_bytes = (size_t)cfg->heap.bytes;
+    if (a.use_cuda) WH_CUDA_OR_DIE(cudaDeviceGetLimit(&heap_bytes, cudaLimitMallocHeapSize));
+    uint64_t warps = (uint64_t)g->grid * (uint64_t)(g->block / 32);
+    a.pend_bytes = (uint64_t)heap_bytes / (16u * (warps ? warps : 1u));
     WH_CUDA_OR_DIE(cudaMemset(g->ctr, 0, sizeof(kd_counters)));
     WH_CUDA_OR_DIE(cudaMemset(g->ready, 0, (size_t)g->cap * sizeof(uint32_t)));
     cudaEvent_t t0, t1;
@@ -577,6 +671,13 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     st->node_overflow = c.overflow;
     st->timeouts = c.timeouts;
     st->depth = (uint32_t)c.depth;
+    st->cyc_alloc = c.cyc_alloc;
+    st->cyc_free = c.cyc_free;
+    st->cyc_node = c.cyc_node;
+    st->cyc_wait = c.cyc_wait;
+    st->slow_allocs = c.slow_allocs;
+    st->free_calls = c.free_calls;
+    st->freed_lists = c.freed_lists;
     return c.root_fail ? -1 : 0;
 }
 

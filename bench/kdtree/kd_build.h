@@ -22,6 +22,9 @@ typedef struct kd_build_config {
     uint32_t max_depth;       /* 0: 8 + 1.3 log2(triangles), at most 40        */
     double timeout_s;         /* a warp waiting this long gives up (0: 30 s) */
     uint32_t alloc_retries;   /* retries of a failed list (0, at most 16)     */
+    uint32_t free_batch;      /* parents' lists freed per warp-wide wh_free_warp:
+                                 0 = 32 (default), 1 = each at once (old way)  */
+    uint32_t profile;         /* 1: count cycles in alloc / free / node / wait  */
 } kd_build_config;
 
 typedef struct kd_build_stats {
@@ -31,6 +34,10 @@ typedef struct kd_build_stats {
     uint64_t node_overflow, timeouts;    /* node table full; waits that gave up */
     uint32_t depth;                      /* deepest leaf                       */
     float ms;                            /* build, CUDA events                 */
+    /* cfg.profile: SM cycles summed over warps (lane 0's clock64) */
+    uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait;
+    uint64_t slow_allocs;                /* splits whose allocation took > 20K cycles */
+    uint64_t free_calls, freed_lists;    /* warp-wide free calls, lists they freed */
 } kd_build_stats;
 
 /* Device copies of a scene and the tables of one build (reused by builds). */
