@@ -6,7 +6,12 @@
  * recovery: all threads fill a small heap until NULL, free, and fill again.
  * The circular kinds serialise on their cursors (a convoy, quadratic in the
  * threads that meet there), so each kind starts with 1/8 of the grid and
- * doubles while a launch stays short.  --small: sanitizer size. */
+ * doubles while a launch stays short.  WRAP reuses live memory by design: its
+ * own test checks that every reservation lies in the pool, aligned, and that
+ * the pool wrapped many times, from a full grid of diverging lanes.  Last, the
+ * fused kinds on a 12 GiB heap, past the 8 GB where the paper's fused word
+ * stops: chunks beyond 8 GiB are allocated, filled, checked and freed, and the
+ * walk accounts for every byte.  --small: sanitizer size (no 12 GiB heap). */
 #include "heap_stress.h"
 #include "warpheap/cuda_check.h"
 #include "wh_test.h"
@@ -41,6 +46,49 @@ static __global__ void drain_kernel(wh_heap h, void **held, uint32_t cap, uint32
     for (uint32_t k = 0; k < cap; ++k) {
         void *p = held[(size_t)t * cap + k];
         if (!p) break;
+        if (!wh_hs_check(t, p, size)) atomicAdd(bad, 1ull);
+        wh_free(&h, p);
+    }
+}
+
+/* WRAP: random sizes, and a lane skips one iteration in four, so lanes of a
+ * warp reach wh_malloc from different masks; counts [got, bad, bytes, tried]. */
+static __global__ void wrap_kernel(wh_heap h, uint32_t ops, unsigned long long *n) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long got = 0, bad = 0, bytes = 0, tried = 0;
+    for (uint32_t k = 0; k < ops; ++k) {
+        uint64_t r = wh_hash64((uint64_t)t << 32 | k);
+        if (r % 4u == 0) continue;
+        uint32_t size = 1u + (uint32_t)((r >> 8) % 1024u);
+        uint8_t *p = (uint8_t *)wh_malloc(&h, size);
+        tried++;
+        if (!p) continue;
+        got++;
+        bytes += size;
+        bad += p < h.base || p + size > h.base + h.bytes || (uintptr_t)p % 16u;
+    }
+    atomicAdd(n, got); atomicAdd(n + 1, bad); atomicAdd(n + 2, bytes); atomicAdd(n + 3, tried);
+}
+
+/* Beyond 8 GiB: each thread takes `per` blocks (NULL kept); counts [allocs, beyond 8 GiB, failed]. */
+static __global__ void far_fill_kernel(wh_heap h, void **held, uint32_t per, uint32_t size, unsigned long long *n) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long got = 0, far = 0;
+    for (uint32_t k = 0; k < per; ++k) {
+        uint8_t *p = (uint8_t *)wh_malloc(&h, size);
+        held[(size_t)t * per + k] = p;
+        if (!p) continue;
+        wh_hs_fill(t, p, size);
+        got++;
+        far += (uint64_t)(p - h.base) >= (8ull << 30);
+    }
+    atomicAdd(n, got); atomicAdd(n + 1, far); atomicAdd(n + 2, (unsigned long long)per - got);
+}
+static __global__ void far_drain_kernel(wh_heap h, void **held, uint32_t per, uint32_t size, unsigned long long *bad) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (uint32_t k = 0; k < per; ++k) {
+        void *p = held[(size_t)t * per + k];
+        if (!p) continue;
         if (!wh_hs_check(t, p, size)) atomicAdd(bad, 1ull);
         wh_free(&h, p);
     }
@@ -148,6 +196,78 @@ static void exhaustion(wh_heap_kind kind, uint64_t bytes, uint32_t size, bool sm
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+static void wrap(uint64_t bytes, uint32_t ops, bool small) {
+    wh_heap h = make(WH_HEAP_WRAP, bytes);
+    uint32_t threads = small ? 2048u : (uint32_t)sms() * 8u * 256u;
+    unsigned long long *d_n, n[4] = {0, 0, 0, 0};
+    WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
+    WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
+    double t0 = wh_now_seconds();
+    wrap_kernel<<<threads / 256u, 256>>>(h, ops, d_n);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    double secs = wh_now_seconds() - t0;
+    WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    printf("%-20s %u threads: %llu allocs of %llu tried in %.3f s, %.0f turns of a %llu-byte pool | outside or "
+           "misaligned %llu, failed %llu\n", wh_heap_kind_name(WH_HEAP_WRAP), threads, n[0], n[3], secs,
+           (double)n[2] / (double)bytes, (unsigned long long)bytes, n[1], (unsigned long long)s.failed_allocs);
+    if (!small) CHECK(n[0] >= 10000000ull);
+    CHECK_EQ_U64(n[1], 0);
+    CHECK_EQ_U64(n[0] + s.failed_allocs, n[3]);
+    CHECK(n[0] >= n[3] / 10u * 9u);
+    CHECK(n[2] > 100u * bytes);                          /* it wrapped many times */
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    WH_CUDA_OR_DIE(cudaFree(d_n));
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* A fused heap above 8 GiB: 8 KiB blocks (which the pre-split serves up to
+ * about 10 GB in) until some lie past 8 GiB, filled, walked, checked, freed. */
+static void far(wh_heap_kind kind, uint64_t bytes) {
+    enum { LAUNCHES = 6 };
+    wh_heap h = make(kind, bytes);
+    /* a block per SM, so that MULTI's sub-heaps past 8 GiB (the last third) are used at once */
+    uint32_t threads = (uint32_t)sms() * 256u, per = 12, size = 8192, launches = 0;
+    void **held;
+    unsigned long long *d_n, n[4] = {0, 0, 0, 0};        /* allocs, beyond 8 GiB, failed, corrupt */
+    WH_CUDA_OR_DIE(cudaMalloc(&held, (size_t)LAUNCHES * threads * per * sizeof(void *)));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
+    WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
+    double t0 = wh_now_seconds();
+    /* until enough lie past 8 GiB, or the heap runs dry (a tenth failed) */
+    while (launches < LAUNCHES && n[1] < 10000u && n[2] * 10u <= (unsigned long long)launches * threads * per) {
+        far_fill_kernel<<<threads / 256u, 256>>>(h, held + (size_t)launches * threads * per, per, size, d_n);
+        WH_LAUNCH_OR_DIE();
+        WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
+        ++launches;
+    }
+    double fill = wh_now_seconds() - t0;
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    printf("%-20s %llu-byte heap: %u launches, %llu blocks of %u B (%llu past 8 GiB, %llu failed) in %.2f s; walk: used "
+           "%llu free %llu overhead %llu live %llu inconsistent %llu\n", wh_heap_kind_name(kind),
+           (unsigned long long)bytes, launches, n[0], size, n[1], n[2], fill, (unsigned long long)s.used_bytes,
+           (unsigned long long)s.free_bytes, (unsigned long long)s.overhead_bytes,
+           (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies);
+    CHECK(n[1] > 0);
+    CHECK_EQ_U64(s.allocations, n[0]);
+    CHECK(s.used_bytes >= n[0] * size);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    for (uint32_t r = 0; r < launches; ++r) {
+        far_drain_kernel<<<threads / 256u, 256>>>(h, held + (size_t)r * threads * per, per, size, d_n + 3);
+        WH_LAUNCH_OR_DIE();
+    }
+    WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
+    printf("  corrupt %llu\n", n[3]);
+    CHECK_EQ_U64(n[3], 0);
+    check_walk(&h, "after the far blocks");
+    WH_CUDA_OR_DIE(cudaFree(held)); WH_CUDA_OR_DIE(cudaFree(d_n));
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) { printf("test_heap_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
     bool small = wh_arg_flag(argc, argv, "--small");
@@ -160,10 +280,19 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
     stress(WH_HEAP_SLAB, big, mixed, target, budget, small, 8);
     stress(WH_HEAP_BUMP, small ? big : 16ull << 30, mixed, target, budget, small, 8);
-    const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT, WH_HEAP_SLAB, WH_HEAP_BUMP, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR};
-    for (unsigned k = 0; k < 5; ++k) exhaustion(kinds[k], 16ull << 20, 4096, small);
+    wrap(small ? 64ull << 10 : 16ull << 20, 64, small);
+    const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,        WH_HEAP_SLAB,           WH_HEAP_BUMP,
+                                  WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR,       WH_HEAP_CIRCULAR_FUSED_MULTI,
+                                  WH_HEAP_CIRCULAR_FUSED};
+    for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) exhaustion(kinds[k], 16ull << 20, 4096, small);
     /* the circular kinds last: their cursors serialise (start small) */
     stress(WH_HEAP_CIRCULAR_MULTI, big, multi, target, budget, small, 16);
     stress(WH_HEAP_CIRCULAR, big, mixed, target, budget, small, 64);
+    stress(WH_HEAP_CIRCULAR_FUSED_MULTI, big, multi, target, budget, small, 16);
+    stress(WH_HEAP_CIRCULAR_FUSED, big, mixed, target, budget, small, 64);
+    if (!small) {
+        far(WH_HEAP_CIRCULAR_FUSED_MULTI, 12ull << 30);
+        far(WH_HEAP_CIRCULAR_FUSED, 12ull << 30);
+    }
     return wh_test_finish("test_heap_gpu");
 }
