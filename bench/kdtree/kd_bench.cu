@@ -187,6 +187,16 @@ static void print_row(const kd_row *r) {
                (double)s->cyc_free / (double)(s->freed_lists ? s->freed_lists : 1u),
                100.0 * (double)s->cyc_free / (double)s->cyc_node, (unsigned long long)s->free_calls,
                (unsigned long long)s->freed_lists, 100.0 * (double)s->cyc_wait / (double)(s->cyc_wait + s->cyc_node));
+        printf("    per class (calls: mean cycles of the calling lane):");
+        for (uint32_t k = 0; k < KD_PCLASSES; ++k) {
+            if (!s->alloc_n[k] && !s->free_n[k]) continue;
+            if (k + 1u < KD_PCLASSES) printf(" %uB", 16u << k);
+            else printf(" run");
+            printf(" alloc %llu:%.0f free %llu:%.0f;", (unsigned long long)s->alloc_n[k],
+                   s->alloc_n[k] ? (double)s->alloc_cyc[k] / (double)s->alloc_n[k] : 0.0,
+                   (unsigned long long)s->free_n[k], s->free_n[k] ? (double)s->free_cyc[k] / (double)s->free_n[k] : 0.0);
+        }
+        printf("\n");
     }
     fflush(stdout);
 }

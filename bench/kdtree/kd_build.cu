@@ -62,6 +62,7 @@ typedef struct kd_counters {
     uint64_t leaves, pad3[15];
     uint64_t allocs, bytes, bytes_sq, fails, overflow, timeouts, refs, depth, root_fail;
     uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait, slow_allocs, free_calls, freed_lists;
+    uint64_t alloc_n[KD_PCLASSES], alloc_cyc[KD_PCLASSES], free_n[KD_PCLASSES], free_cyc[KD_PCLASSES];
 } kd_counters;
 
 typedef struct kd_args {
@@ -86,7 +87,7 @@ typedef struct kd_local {
 /* Parents' lists whose free is deferred: lane i holds list i (NULL if none);
  * n and bytes are the same in every lane. */
 typedef struct kd_pending {
-    uint32_t *list;
+    uint32_t *list, count;                /* this lane's list and its length */
     uint32_t n;
     uint64_t bytes;
 } kd_pending;
@@ -108,16 +109,38 @@ static __device__ __forceinline__ float kd_axis(float4 v, uint32_t a) { return a
 
 /* ---- allocation: warpheap or CUDA's malloc, padded to 16 B as in the paper */
 
-static __device__ uint32_t *kd_list_alloc(const kd_args *a, uint32_t n, uint32_t mask) {
-    size_t bytes = (size_t)kd_list_bytes(n);
-    if (a->use_cuda) return n ? (uint32_t *)malloc(bytes) : NULL;
-    return (uint32_t *)wh_malloc_warp(&a->heap, bytes, mask);   /* every lane of mask calls */
+/* cfg.profile: which size class a list is (slab class, or KD_PCLASSES - 1
+ * for a page run); the calling lane's cycles are added to it. */
+static __device__ uint32_t kd_pclass(uint32_t n) {
+    uint64_t b = kd_list_bytes(n);
+    return b > WH_SLAB_MAX ? KD_PCLASSES - 1u : wh__slab_class(b);
 }
 
-static __device__ void kd_list_free(const kd_args *a, uint32_t *p, uint32_t mask) {
+static __device__ uint32_t *kd_list_alloc(const kd_args *a, uint32_t n, uint32_t mask) {
+    size_t bytes = (size_t)kd_list_bytes(n);
+    long long t0 = a->profile ? clock64() : 0;
+    uint32_t *p;
+    if (a->use_cuda) p = n ? (uint32_t *)malloc(bytes) : NULL;
+    else p = (uint32_t *)wh_malloc_warp(&a->heap, bytes, mask);   /* every lane of mask calls */
+    if (a->profile && n) {
+        uint32_t k = kd_pclass(n);
+        (void)wh_atomic_fetch_add(&a->c->alloc_n[k], 1ull, WH_RELAXED);
+        (void)wh_atomic_fetch_add(&a->c->alloc_cyc[k], (uint64_t)(clock64() - t0), WH_RELAXED);
+    }
+    return p;
+}
+
+/* p: a list of n references. */
+static __device__ void kd_list_free(const kd_args *a, uint32_t *p, uint32_t n, uint32_t mask) {
     if (!p) return;
+    long long t0 = a->profile ? clock64() : 0;
     if (a->use_cuda) free(p);
     else wh_free_warp(&a->heap, p, mask);
+    if (a->profile) {
+        uint32_t k = kd_pclass(n);
+        (void)wh_atomic_fetch_add(&a->c->free_n[k], 1ull, WH_RELAXED);
+        (void)wh_atomic_fetch_add(&a->c->free_cyc[k], (uint64_t)(clock64() - t0), WH_RELAXED);
+    }
 }
 
 static __device__ void kd_count_alloc(kd_local *acc, uint32_t n) {
@@ -366,7 +389,7 @@ static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr
     if (ok && lane == 0) f = kd_new_nodes(a);
     f = __shfl_sync(KD_FULL, f, 0);
     if (!ok || f == KD_NONE) {
-        if (lane < 2u) kd_list_free(a, mine, 1u << lane);
+        if (lane < 2u) kd_list_free(a, mine, lane ? nr : nl, 1u << lane);
         if (lane == 0 && !ok) acc->fails += 1u;
         return false;
     }
@@ -388,7 +411,7 @@ static __device__ void kd_flush(const kd_args *a, kd_pending *q, uint32_t lane, 
     if (!q->n) return;
     long long t0 = kd_clock(a);
     uint32_t mask = __ballot_sync(KD_FULL, q->list != NULL);
-    if (q->list) kd_list_free(a, q->list, mask);
+    if (q->list) kd_list_free(a, q->list, q->count, mask);
     __syncwarp(KD_FULL);
     if (lane == 0) {
         acc->free_calls += 1u;
@@ -410,7 +433,7 @@ static __device__ void kd_retire(const kd_args *a, kd_pending *q, uint32_t *refs
     uint64_t b = kd_list_bytes(count);
     if (a->free_batch <= 1u || b > a->pend_bytes) {
         long long t0 = kd_clock(a);
-        if (lane == 0) kd_list_free(a, refs, 1u);
+        if (lane == 0) kd_list_free(a, refs, count, 1u);
         __syncwarp(KD_FULL);
         if (lane == 0) {
             acc->free_calls += 1u;
@@ -420,7 +443,10 @@ static __device__ void kd_retire(const kd_args *a, kd_pending *q, uint32_t *refs
         return;
     }
     if (q->bytes + b > a->pend_bytes) kd_flush(a, q, lane, acc);
-    if (lane == q->n) q->list = refs;
+    if (lane == q->n) {
+        q->list = refs;
+        q->count = count;
+    }
     q->n += 1u;
     q->bytes += b;
     if (q->n >= a->free_batch) kd_flush(a, q, lane, acc);
@@ -496,7 +522,7 @@ static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(const __grid_
     uint32_t lane = threadIdx.x & 31u, *bins = s_bins[threadIdx.x >> 5];
     kd_local acc;
     memset(&acc, 0, sizeof acc);
-    kd_pending q = { NULL, 0u, 0u };
+    kd_pending q = { NULL, 0u, 0u, 0u };
     for (uint32_t iter = 0; iter <= a.cap; ++iter) {      /* a warp takes at most cap tasks */
         uint32_t slot = KD_NONE;
         long long t0 = kd_clock(&a);
@@ -678,6 +704,12 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     st->slow_allocs = c.slow_allocs;
     st->free_calls = c.free_calls;
     st->freed_lists = c.freed_lists;
+    for (uint32_t k = 0; k < KD_PCLASSES; ++k) {
+        st->alloc_n[k] = c.alloc_n[k];
+        st->alloc_cyc[k] = c.alloc_cyc[k];
+        st->free_n[k] = c.free_n[k];
+        st->free_cyc[k] = c.free_cyc[k];
+    }
     return c.root_fail ? -1 : 0;
 }
 

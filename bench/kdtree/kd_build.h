@@ -9,6 +9,8 @@
 extern "C" {
 #endif
 
+#define KD_PCLASSES (WH_SLAB_CLASSES + 1u)
+
 /* Where the triangle-reference arrays come from. */
 typedef enum kd_alloc {
     KD_ALLOC_WARPHEAP = 0,    /* wh_malloc / wh_free on cfg.heap             */
@@ -38,6 +40,9 @@ typedef struct kd_build_stats {
     uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait;
     uint64_t slow_allocs;                /* splits whose allocation took > 20K cycles */
     uint64_t free_calls, freed_lists;    /* warp-wide free calls, lists they freed */
+    /* cfg.profile, per size class (KD_PCLASSES: slab classes 16 B << c, then
+     * page runs above 64 KiB): calls and the calling lane's cycles */
+    uint64_t alloc_n[KD_PCLASSES], alloc_cyc[KD_PCLASSES], free_n[KD_PCLASSES], free_cyc[KD_PCLASSES];
 } kd_build_stats;
 
 /* Device copies of a scene and the tables of one build (reused by builds). */
