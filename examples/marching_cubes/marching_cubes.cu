@@ -5,17 +5,27 @@
  *   (a) worst case: K buffers of cells * max-triangles, no sync;
  *   (b) count on the GPU, read the count back (a host sync per frame),
  *       cudaMallocAsync the exact size, generate;
- *   (c) the stream arena: the count stays on the GPU, wh_arena_free_async /
- *       wh_arena_alloc_strided_async (stride 36 = one triangle) in the stream,
- *       the generate kernel reads the handle; no sync.
+ *   (c) the stream arena, no sync: the count stays on the GPU and the mesh
+ *       replaces the one of frame f - K in ring slot f % K --
+ *       as a command in the stream (best fit, or the RING policy), or by the
+ *       last block of the counting kernel itself (RING, issue point 2), with
+ *       plain launches or several frames per CUDA graph launch.
+ * Every variant runs the same two kernels per frame (count, generate):
+ *   count    -- per brick of 8x8x16 cells: the field at its 9x9x17 points in
+ *               shared memory, the cases, the brick's triangles; the last
+ *               block to finish scans the brick totals into brick offsets and
+ *               hands the frame's total on (history; (b): pinned host word;
+ *               (c): the arena);
+ *   generate -- bricks with triangles only: the field again, a block scan,
+ *               the triangles at brick offset + thread offset.
  * Reports frames/s (median of --reps runs of --frames frames) and peak memory
  * against the bytes actually needed (the largest sum of K live meshes), writes
  * CSV/markdown, and a PNG of the last frame.
  *
- * The arena's region is sized from a warm-up pass: headroom * the high-water
- * mark of bytes in use (the pass replays the same time series; see docs/arena.md).
- * Algorithm: Lorensen & Cline 1987 (tables generated, mc_tables.c); offsets by
- * CUB's exclusive scan. */
+ * Each arena's region is sized from a warm-up pass: the smallest multiple of
+ * its high-water mark (from --headroom, steps of 0.02) with which a pass over
+ * the same frames fails no allocation.  Algorithm: Lorensen & Cline 1987
+ * (tables generated, mc_tables.c). */
 #include <cub/cub.cuh>
 
 #include "mc_field.h"
@@ -26,6 +36,7 @@
 #include "wh_png.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -33,143 +44,247 @@
 
 #define TRI_BYTES 36u                         /* three xyz float vertices */
 
+/* A brick: 8x8x16 cells, 256 threads of 4 cells each (a column in z). */
+#define BX 8
+#define BY 8
+#define BZ 16
+#define THREADS 256
+#define CPT (BZ * BX * BY / THREADS)
+#define PX (BX + 1)
+#define PY (BY + 1)
+#define NPTS (PX * PY * (BZ + 1))
+
 __constant__ uint8_t c_ntri[256];
 __constant__ int8_t c_tri[256][3 * MC_MAX_TRI];
 __constant__ uint8_t c_edge[12][2];
 
 struct args {
     int n = 128, k = 3, frames = 300, reps = 5, balls = 8;
-    double headroom = 1.15;
+    double headroom = 1.02;
     const char *png = "marching_cubes.png", *csv = NULL, *md = NULL;
 };
 
-/* ---- the volume: metaballs on Lissajous paths ----------------------------------- */
+/* ---- the two kernels ------------------------------------------------------------- */
 
-/* The frame number lives on the device (frame[0]) so that one captured graph
- * serves every frame. */
-static __global__ void field_kernel(float *f, int n, const uint32_t *frame, int balls) {
-    __shared__ mc_ball ball[MC_MAX_BALLS];
-    if (threadIdx.x < (unsigned)balls) ball[threadIdx.x] = mc_ball_at((int)threadIdx.x, mc_time(*frame));
+/* The field at the brick's points (clamped at the grid's far faces: those
+ * values belong to no cell), ball positions once per block. */
+static __device__ void load_brick(float *sf, mc_ball *ball, int n, uint32_t frame, int balls, int x0, int y0, int z0) {
+    if (threadIdx.x < (unsigned)balls) ball[threadIdx.x] = mc_ball_at((int)threadIdx.x, mc_time(frame));
     __syncthreads();
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (uint32_t)(n * n * n)) return;
     float inv = 1.0f / (float)(n - 1);
-    f[i] = mc_field((i % n) * inv, (i / n % n) * inv, (i / n / n) * inv, ball, balls);
+    for (int p = threadIdx.x; p < NPTS; p += THREADS) {
+        uint32_t px = min(x0 + p % PX, n - 1), py = min(y0 + p / PX % PY, n - 1), pz = min(z0 + p / (PX * PY), n - 1);
+        sf[p] = mc_field(px * inv, py * inv, pz * inv, ball, balls);
+    }
+    __syncthreads();
 }
 
-__device__ uint32_t cell_case(const float *f, int n, int x, int y, int z) {
+static __device__ uint32_t brick_case(const float *sf, int lx, int ly, int lz) {
     uint32_t m = 0;
-    for (int c = 0; c < 8; ++c) {
-        int cx = x + (c & 1), cy = y + ((c >> 1) & 1), cz = z + ((c >> 2) & 1);
-        m |= (f[(cz * n + cy) * n + cx] > MC_ISO) << c;
-    }
+    for (int c = 0; c < 8; ++c)
+        m |= (uint32_t)(sf[((lz + ((c >> 2) & 1)) * PY + ly + ((c >> 1) & 1)) * PX + lx + (c & 1)] > MC_ISO) << c;
     return m;
 }
 
-static __global__ void classify_kernel(const float *f, int n, uint32_t *counts) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, m = (uint32_t)(n - 1);
-    if (i >= m * m * m) return;
-    counts[i] = c_ntri[cell_case(f, n, i % m, i / m % m, i / m / m)];
+/* This thread's cell j in the brick (local coordinates); false outside the grid. */
+static __device__ bool my_cell(int j, int m, int *lx, int *ly, int *lz) {
+    *lx = threadIdx.x % BX;
+    *ly = threadIdx.x / BX % BY;
+    *lz = threadIdx.x / (BX * BY) * CPT + j;
+    return (int)blockIdx.x * BX + *lx < m && (int)blockIdx.y * BY + *ly < m && (int)blockIdx.z * BZ + *lz < m;
 }
 
-/* The frame's triangle count, where the allocation command reads it; then
- * on to the next frame. */
-static __global__ void total_kernel(const uint32_t *offsets, const uint32_t *counts, uint32_t cells, size_t *count,
-                                    uint32_t *history, uint32_t *frame) {
-    uint32_t total = offsets[cells - 1] + counts[cells - 1];
-    *count = total;
-    history[*frame] = total;
-    *frame += 1;
-}
+static __device__ uint32_t brick_id(void) { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 
-__device__ float3 edge_point(const float *f, int n, int x, int y, int z, int e) {
-    int a = c_edge[e][0], b = c_edge[e][1];
-    float3 pa = make_float3(x + (a & 1), y + ((a >> 1) & 1), z + ((a >> 2) & 1));
-    float3 pb = make_float3(x + (b & 1), y + ((b >> 1) & 1), z + ((b >> 2) & 1));
-    float va = f[((int)pa.z * n + (int)pa.y) * n + (int)pa.x], vb = f[((int)pb.z * n + (int)pb.y) * n + (int)pb.x];
-    float s = (MC_ISO - va) / (vb - va), inv = 1.0f / (float)(n - 1);
-    return make_float3((pa.x + s * (pb.x - pa.x)) * inv, (pa.y + s * (pb.y - pa.y)) * inv, (pa.z + s * (pb.z - pa.z)) * inv);
-}
+/* Where the frame's triangle total goes once the last block has it. */
+struct tail_args {
+    uint32_t *frame;          /* device: the frame being made; += 1 here      */
+    uint32_t *history;        /* history[frame] = total                       */
+    size_t *count_out;        /* or NULL: the total (a device word or a       */
+                              /* pinned host word, (b))                        */
+    wh_arena_ref arena;       /* with span != NULL: replace the mesh in *span */
+    wh_arena_span *span;
+};
 
-/* out: the mesh buffer; or NULL and slot: the arena handle (null: the
- * allocation failed, the frame is dropped, nothing is written). */
-static __global__ void generate_kernel(const float *f, int n, const uint32_t *offsets, const uint32_t *counts,
-                                       float *out, const wh_handle *slot) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, m = (uint32_t)(n - 1);
-    if (i >= m * m * m || counts[i] == 0) return;
-    if (!out && slot) out = (float *)wh_handle_ptr(slot);
-    if (!out) return;                                  /* no buffer: nothing to write */
-    int x = i % m, y = i / m % m, z = i / m / m;
-    uint32_t c = cell_case(f, n, x, y, z);
-    float *t = out + 9ull * offsets[i];
-    for (int k = 0; k < 3 * c_ntri[c]; ++k) {
-        float3 p = edge_point(f, n, x, y, z, c_tri[c][k]);
-        t[3 * k] = p.x; t[3 * k + 1] = p.y; t[3 * k + 2] = p.z;
+typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
+typedef cub::BlockScan<uint32_t, THREADS> block_scan;
+
+/* Count: the brick's triangles into brick_tris; the last block to finish
+ * (threadfence + a counter, as CUDA's threadFenceReduction) scans them into
+ * brick_off and runs the tail, so no scan or allocation kernel follows.
+ * ARENA: compiled with the arena's replace (c, in kernel); (a) and (b) run
+ * the instance without it, so its code costs them no registers. */
+template <bool ARENA>
+static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls, uint32_t *brick_tris,
+                                                               uint32_t *brick_off, uint32_t *done, tail_args t) {
+    __shared__ float sf[NPTS];
+    __shared__ mc_ball ball[MC_MAX_BALLS];
+    __shared__ union { block_reduce::TempStorage r; block_scan::TempStorage s; } tmp;
+    __shared__ bool last;
+    int m = n - 1;
+    uint32_t frame = *t.frame;
+    load_brick(sf, ball, n, frame, balls, blockIdx.x * BX, blockIdx.y * BY, blockIdx.z * BZ);
+    uint32_t tris = 0;
+    for (int j = 0; j < CPT; ++j) {
+        int lx, ly, lz;
+        if (my_cell(j, m, &lx, &ly, &lz)) tris += c_ntri[brick_case(sf, lx, ly, lz)];
+    }
+    uint32_t total = block_reduce(tmp.r).Sum(tris);
+    uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
+    if (threadIdx.x == 0) {
+        brick_tris[brick_id()] = total;
+        __threadfence();                               /* the total before the count */
+        last = atomicAdd(done, 1u) == nb - 1u;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();                                   /* every block's total, seen */
+    uint32_t running = 0;
+    for (uint32_t base = 0; base < nb; base += THREADS * 8u) {
+        uint32_t v[8], agg;
+        for (int i = 0; i < 8; ++i) {
+            uint32_t idx = base + threadIdx.x * 8u + i;
+            v[i] = idx < nb ? __ldcg(&brick_tris[idx]) : 0u;
+        }
+        __syncthreads();                               /* tmp reused */
+        block_scan(tmp.s).ExclusiveSum(v, v, agg);
+        for (int i = 0; i < 8; ++i) {
+            uint32_t idx = base + threadIdx.x * 8u + i;
+            if (idx < nb) brick_off[idx] = running + v[i];
+        }
+        running += agg;
+    }
+    if (threadIdx.x == 0) {
+        *done = 0;                                     /* for the next launch */
+        t.history[frame] = running;
+        *t.frame = frame + 1u;
+        if (t.count_out) *(volatile size_t *)t.count_out = running;
+        if (ARENA && t.span) (void)wh_arena_replace_span_thread(t.arena, running, TRI_BYTES, t.span);   /* status: in the arena */
     }
 }
 
-/* ---- one frame, shared part -------------------------------------------------------- */
+static __device__ float3 edge_point(const float *sf, int n, int x0, int y0, int z0, int lx, int ly, int lz, int e) {
+    int a = c_edge[e][0], b = c_edge[e][1];
+    int ax = lx + (a & 1), ay = ly + ((a >> 1) & 1), az = lz + ((a >> 2) & 1);
+    int bx = lx + (b & 1), by = ly + ((b >> 1) & 1), bz = lz + ((b >> 2) & 1);
+    float va = sf[(az * PY + ay) * PX + ax], vb = sf[(bz * PY + by) * PX + bx];
+    float s = (MC_ISO - va) / (vb - va), inv = 1.0f / (float)(n - 1);
+    float pax = (float)(x0 + ax), pay = (float)(y0 + ay), paz = (float)(z0 + az);
+    return make_float3((pax + s * (float)(bx - ax)) * inv, (pay + s * (float)(by - ay)) * inv,
+                       (paz + s * (float)(bz - az)) * inv);
+}
+
+/* Generate, bricks with triangles only.  out: the mesh buffer; or NULL and
+ * span: the arena's (a null span: the allocation failed, the frame is
+ * dropped, nothing is written).  The early returns are block-uniform. */
+static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int balls, const uint32_t *frame_ptr,
+                                                                  const uint32_t *brick_tris, const uint32_t *brick_off,
+                                                                  float *out, const wh_arena_span *span) {
+    __shared__ float sf[NPTS];
+    __shared__ mc_ball ball[MC_MAX_BALLS];
+    __shared__ block_scan::TempStorage tmp;
+    uint32_t bid = brick_id();
+    if (brick_tris[bid] == 0) return;
+    wh_arena_span sp;
+    if (out) {
+        sp.part[0].ptr = (uint64_t)(uintptr_t)out;
+        sp.part[1].ptr = 0;
+        sp.count0 = sp.count = UINT64_MAX;
+    } else {
+        sp = *span;
+        if (!sp.part[0].ptr) return;
+    }
+    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
+    load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0);   /* count moved the frame on */
+    uint32_t cs[CPT], mine = 0;
+    for (int j = 0; j < CPT; ++j) {
+        int lx, ly, lz;
+        cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
+        mine += c_ntri[cs[j]];
+    }
+    uint32_t off;
+    block_scan(tmp).ExclusiveSum(mine, off);
+    uint64_t t = (uint64_t)brick_off[bid] + off;
+    for (int j = 0; j < CPT; ++j) {
+        int lx, ly, lz;
+        my_cell(j, m, &lx, &ly, &lz);
+        for (int k = 0; k < c_ntri[cs[j]]; ++k, ++t) {
+            float *dst = (float *)wh_arena_span_at(&sp, t, TRI_BYTES);
+            for (int v = 0; v < 3; ++v) {
+                float3 p = edge_point(sf, n, x0, y0, z0, lx, ly, lz, c_tri[cs[j]][3 * k + v]);
+                dst[3 * v] = p.x; dst[3 * v + 1] = p.y; dst[3 * v + 2] = p.z;
+            }
+        }
+    }
+}
+
+/* ---- one frame ---------------------------------------------------------------------- */
 
 struct ctx {
     int n, k, balls;
-    uint32_t cells;
-    float *field;
-    uint32_t *counts, *offsets, *history;   /* history[frame]: triangles */
-    uint32_t *frame;                        /* device: the frame being made */
-    size_t *tri_count;                      /* [k]: the count the allocation reads */
-    void *scan_tmp;
-    size_t scan_bytes;
+    uint32_t cells, nbricks;
+    dim3 grid;
+    uint32_t *brick_tris, *brick_off, *done, *history;   /* history[frame]: triangles */
+    uint32_t *frame;                                      /* device: the frame being made */
+    size_t *tri_count;                                    /* [k]: the count a command reads */
     cudaStream_t s;
 };
 
-static unsigned blocks_for(uint32_t n) { return (n + 255) / 256; }
-
-/* Field, cases, offsets, and the count into tri_count[k]. */
-static void count_frame(ctx &c, int k) {
-    uint32_t pts = (uint32_t)(c.n * c.n * c.n);
-    field_kernel<<<blocks_for(pts), 256, 0, c.s>>>(c.field, c.n, c.frame, c.balls);
-    WH_LAUNCH_OR_DIE();
-    classify_kernel<<<blocks_for(c.cells), 256, 0, c.s>>>(c.field, c.n, c.counts);
-    WH_LAUNCH_OR_DIE();
-    WH_CUDA_OR_DIE(cub::DeviceScan::ExclusiveSum(c.scan_tmp, c.scan_bytes, c.counts, c.offsets, c.cells, c.s));
-    total_kernel<<<1, 1, 0, c.s>>>(c.offsets, c.counts, c.cells, &c.tri_count[k], c.history, c.frame);
+static void count(ctx &c, const tail_args &t) {
+    if (t.span) count_kernel<true><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
+    else count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
     WH_LAUNCH_OR_DIE();
 }
-
-static void generate(ctx &c, float *out, const wh_handle *slot) {
-    generate_kernel<<<blocks_for(c.cells), 256, 0, c.s>>>(c.field, c.n, c.offsets, c.counts, out, slot);
+static tail_args tail(ctx &c) {
+    tail_args t = {};
+    t.frame = c.frame;
+    t.history = c.history;
+    return t;
+}
+static void generate(ctx &c, float *out, const wh_arena_span *span) {
+    generate_kernel<<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off, out, span);
     WH_LAUNCH_OR_DIE();
 }
-
-/* ---- the three variants ---------------------------------------------------------------- *
- * Each run makes frames [0, frames).  (a) and (c) never wait for the GPU, so
- * a frame is also captured once as a CUDA graph per ring slot k and replayed;
- * (b) waits in every frame, so only its counting part can be a graph. */
 
 static void reset_frames(ctx &c) { WH_CUDA_OR_DIE(cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s)); }
 
-static void frame_worst(ctx &c, int k, float **bufs) {
-    count_frame(c, k);
-    generate(c, bufs[k], NULL);
+/* (a) */
+static void frame_worst(ctx &c, int f, float **bufs) {
+    count(c, tail(c));
+    generate(c, bufs[f % c.k], NULL);
 }
 
-/* One command per frame: free the mesh of frame f - K in slot k, allocate
- * this frame's (count read on the GPU, stride one triangle) into it. */
-static void frame_arena(ctx &c, int k, wh_arena *a, wh_handle *slots) {
-    count_frame(c, k);
-    if (wh_arena_replace_async(a, &c.tri_count[k], TRI_BYTES, &slots[k], c.s) != WH_OK) {
+/* (c), a command per frame: free the mesh of frame f - K in slot k,
+ * allocate this frame's (count read on the GPU, stride one triangle). */
+static void frame_arena_cmd(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
+    int k = f % c.k;
+    tail_args t = tail(c);
+    t.count_out = &c.tri_count[k];
+    count(c, t);
+    if (wh_arena_replace_span_async(a, &c.tri_count[k], TRI_BYTES, &spans[k], c.s) != WH_OK) {
         fprintf(stderr, "arena: %s\n", wh_last_error());       /* enqueueing failed */
         exit(1);
     }
-    generate(c, NULL, &slots[k]);
+    generate(c, NULL, &spans[k]);
 }
 
+/* (c), in the kernel: the counting kernel's last block does the replace. */
+static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
+    tail_args t = tail(c);
+    t.arena = wh_arena_device(a);
+    t.span = &spans[f % c.k];
+    count(c, t);
+    generate(c, NULL, &spans[f % c.k]);
+}
+
+/* (b) */
 struct sync_state {
     float *buf[16];
     size_t bytes[16];
-    size_t *h_count;                        /* pinned */
+    volatile size_t *h_count;               /* pinned, mapped: the count kernel writes it */
+    size_t *d_count;                        /* its device address */
     uint64_t live, peak;
-    cudaGraphExec_t count_graph;            /* count_frame(0) + the copy to h_count */
+    cudaGraphExec_t count_graph;            /* the count kernel, as a graph */
 };
 
 static void frame_sync(ctx &c, int f, sync_state &st, bool graph) {
@@ -177,8 +292,9 @@ static void frame_sync(ctx &c, int f, sync_state &st, bool graph) {
     if (graph) {
         WH_CUDA_OR_DIE(cudaGraphLaunch(st.count_graph, c.s));
     } else {
-        count_frame(c, 0);
-        WH_CUDA_OR_DIE(cudaMemcpyAsync(st.h_count, &c.tri_count[0], sizeof(size_t), cudaMemcpyDeviceToHost, c.s));
+        tail_args t = tail(c);
+        t.count_out = st.d_count;
+        count(c, t);
     }
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));               /* the host sync of variant (b) */
     if (st.buf[k]) WH_CUDA_OR_DIE(cudaFreeAsync(st.buf[k], c.s));
@@ -200,23 +316,22 @@ static void free_sync(ctx &c, sync_state &st) {
     }
 }
 
-/* Capture make(k) once per slot k. */
-template <typename F> static std::vector<cudaGraphExec_t> capture(ctx &c, F make) {
-    std::vector<cudaGraphExec_t> g(c.k);
-    for (int k = 0; k < c.k; ++k) {
-        cudaGraph_t graph;
-        WH_CUDA_OR_DIE(cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed));
-        make(k);
-        WH_CUDA_OR_DIE(cudaStreamEndCapture(c.s, &graph));
-        WH_CUDA_OR_DIE(cudaGraphInstantiate(&g[k], graph, 0));
-        WH_CUDA_OR_DIE(cudaGraphDestroy(graph));
-    }
-    return g;
+/* Frames [0, g) captured as one graph; replayed frames / g times (frames is a
+ * multiple of g, and g of K, so every replay turns the ring over alike). */
+static cudaGraphExec_t capture(ctx &c, int g, const std::function<void(int)> &make) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    WH_CUDA_OR_DIE(cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed));
+    for (int f = 0; f < g; ++f) make(f);
+    WH_CUDA_OR_DIE(cudaStreamEndCapture(c.s, &graph));
+    WH_CUDA_OR_DIE(cudaGraphInstantiate(&exec, graph, 0));
+    WH_CUDA_OR_DIE(cudaGraphDestroy(graph));
+    return exec;
 }
 
-static void replay(ctx &c, int frames, const std::vector<cudaGraphExec_t> &g) {
+static void replay(ctx &c, int frames, int g, cudaGraphExec_t exec) {
     reset_frames(c);
-    for (int f = 0; f < frames; ++f) WH_CUDA_OR_DIE(cudaGraphLaunch(g[f % c.k], c.s));
+    for (int f = 0; f < frames; f += g) WH_CUDA_OR_DIE(cudaGraphLaunch(exec, c.s));
 }
 
 /* ---- timing, memory, output ---------------------------------------------------------- */
@@ -226,6 +341,7 @@ struct result {
     double fps, ms;
     uint64_t peak, reserved;                /* peak in use; reserved (what the variant holds) */
     uint64_t dropped;
+    double headroom;                        /* arena region / warm-up high-water mark; 0: no arena */
 };
 
 template <typename F> static double median_seconds(ctx &c, int reps, F run_once) {
@@ -271,24 +387,43 @@ static void parse(int argc, char **argv, args &a) {
     a.n = std::max(8, std::min(a.n, 320));
     a.k = std::max(1, std::min(a.k, 16));
     a.balls = std::max(1, std::min(a.balls, MC_MAX_BALLS));
-    a.frames = std::max(a.frames, a.k + 1);
     a.reps = std::max(1, a.reps);
+    a.headroom = std::max(1.0, a.headroom);
 }
 
+/* Frames per graph launch: a multiple of K near 30. */
+static int graph_frames(const args &a) { return a.k * std::max(1, 30 / a.k); }
 
 static const char *env_or(const char *name, const char *dflt) {
     const char *v = getenv(name);
     return v && *v ? v : dflt;
 }
 
-/* The last frame's mesh, copied to the host (ntri triangles at ptr). */
+/* A mesh of ntri triangles, copied to the host: from ptr, or from a span. */
 static std::vector<float> fetch_mesh(const void *ptr, uint32_t ntri) {
     std::vector<float> h((size_t)ntri * 9);
     if (ptr && ntri) WH_CUDA_OR_DIE(cudaMemcpy(h.data(), ptr, (size_t)ntri * TRI_BYTES, cudaMemcpyDeviceToHost));
     return h;
 }
+static std::vector<float> fetch_span(const wh_arena_span *d_span) {
+    wh_arena_span sp;
+    WH_CUDA_OR_DIE(cudaMemcpy(&sp, d_span, sizeof sp, cudaMemcpyDeviceToHost));
+    if (!sp.part[0].ptr) return std::vector<float>();
+    std::vector<float> h = fetch_mesh(wh_handle_ptr(&sp.part[0]), (uint32_t)sp.count0);
+    std::vector<float> rest = fetch_mesh(wh_handle_ptr(&sp.part[1]), (uint32_t)(sp.count - sp.count0));
+    h.insert(h.end(), rest.begin(), rest.end());
+    return h;
+}
 
-static void write_results(const args &a, const ctx &c, const result *r, int nr, uint64_t needed, double headroom) {
+/* The best of the rows whose name starts with prefix. */
+static double best_fps(const result *r, int nr, const char *prefix) {
+    double best = 0;
+    for (int i = 0; i < nr; ++i)
+        if (!strncmp(r[i].name, prefix, strlen(prefix)) && r[i].dropped == 0) best = std::max(best, r[i].fps);
+    return best;
+}
+
+static void write_results(const args &a, const ctx &c, const result *r, int nr, uint64_t needed) {
     cudaDeviceProp prop;
     int dev = 0, rt = 0, drv = 0;
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
@@ -299,16 +434,17 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     const char *driver = env_or("WH_GPU_DRIVER", "?"), *commit = env_or("WH_COMMIT", "?");
+    double ratio = best_fps(r, nr, "(c)") / best_fps(r, nr, "(b)");
     printf("\n%s, driver %s (CUDA driver API %d), runtime %d, %s, commit %s\n", prop.name, driver, drv, rt, date, commit);
-    printf("grid %d^3 (%u cells), K=%d live frames, %d frames x %d runs, %d balls; needed peak %.2f MiB\n", a.n,
-           c.cells, a.k, a.frames, a.reps, a.balls, needed / 1048576.0);
-    printf("%-28s %10s %9s %12s %12s %9s %8s\n", "variant", "frames/s", "ms/frame", "peak MiB", "reserved MiB",
-           "res/need", "dropped");
+    printf("grid %d^3 (%u cells, %u bricks), K=%d live frames, %d frames x %d runs, %d balls; needed peak %.2f MiB\n",
+           a.n, c.cells, c.nbricks, a.k, a.frames, a.reps, a.balls, needed / 1048576.0);
+    printf("%-40s %10s %9s %12s %12s %9s %8s %8s\n", "variant", "frames/s", "ms/frame", "peak MiB", "reserved MiB",
+           "res/need", "dropped", "headroom");
     for (int i = 0; i < nr; ++i)
-        printf("%-28s %10.0f %9.4f %12.2f %12.2f %9.3f %8llu\n", r[i].name, r[i].fps, r[i].ms, r[i].peak / 1048576.0,
-               r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped);
-    printf("(c)/(b) frames/s: %.2fx with plain launches, %.2fx with graphs; arena headroom %.2f\n", r[4].fps / r[2].fps,
-           r[5].fps / r[3].fps, headroom);
+        printf("%-40s %10.0f %9.4f %12.2f %12.2f %9.3f %8llu %8.2f\n", r[i].name, r[i].fps, r[i].ms,
+               r[i].peak / 1048576.0, r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed,
+               (unsigned long long)r[i].dropped, r[i].headroom);
+    printf("best (c) / best (b) frames/s (rows that dropped nothing): %.2fx\n", ratio);
     if (a.csv) {
         FILE *f = fopen(a.csv, "a");
         if (!f) { perror(a.csv); exit(1); }
@@ -320,7 +456,7 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
             fprintf(f, "\"%s\",%s,%d,%s,%s,%d,%d,%d,%d,%d,\"%s\",%.1f,%.5f,%llu,%llu,%llu,%.4f,%llu,%.2f\n", prop.name,
                     driver, rt, date, commit, a.n, a.k, a.frames, a.reps, a.balls, r[i].name, r[i].fps, r[i].ms,
                     (unsigned long long)r[i].peak, (unsigned long long)r[i].reserved, (unsigned long long)needed,
-                    (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped, headroom);
+                    (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped, r[i].headroom);
         fclose(f);
     }
     if (a.md) {
@@ -328,15 +464,14 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
         if (!f) { perror(a.md); exit(1); }
         fprintf(f, "\n### %d^3 grid, K=%d, %d frames, median of %d runs\n\n%s, driver %s, CUDA runtime %d, %s, commit %s. "
                    "Needed: %.2f MiB (largest sum of %d live meshes).\n\n"
-                   "| variant | frames/s | ms/frame | peak in use (MiB) | reserved (MiB) | reserved / needed | dropped |\n"
-                   "|---|---:|---:|---:|---:|---:|---:|\n",
+                   "| variant | frames/s | ms/frame | peak in use (MiB) | reserved (MiB) | reserved / needed | dropped | "
+                   "arena headroom |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
                 a.n, a.k, a.frames, a.reps, prop.name, driver, rt, date, commit, needed / 1048576.0, a.k);
         for (int i = 0; i < nr; ++i)
-            fprintf(f, "| %s | %.0f | %.4f | %.2f | %.2f | %.3f | %llu |\n", r[i].name, r[i].fps, r[i].ms,
+            fprintf(f, "| %s | %.0f | %.4f | %.2f | %.2f | %.3f | %llu | %s%.2f |\n", r[i].name, r[i].fps, r[i].ms,
                     r[i].peak / 1048576.0, r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed,
-                    (unsigned long long)r[i].dropped);
-        fprintf(f, "\n(c)/(b) frames/s: **%.2fx** with plain launches, **%.2fx** with graphs. Arena region = %.2f x "
-                   "the warm-up high-water mark.\n", r[4].fps / r[2].fps, r[5].fps / r[3].fps, headroom);
+                    (unsigned long long)r[i].dropped, r[i].headroom > 0 ? "" : "-", r[i].headroom);
+        fprintf(f, "\nBest (c) / best (b) frames/s (rows that dropped nothing): **%.2fx**.\n", ratio);
         fclose(f);
     }
 }
@@ -347,45 +482,52 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(c_tri, t.tri, sizeof t.tri));
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(c_edge, t.edge_corner, sizeof t.edge_corner));
     c.n = a.n; c.k = a.k; c.balls = a.balls;
-    c.cells = (uint32_t)(a.n - 1) * (uint32_t)(a.n - 1) * (uint32_t)(a.n - 1);
+    uint32_t m = (uint32_t)(a.n - 1);
+    c.cells = m * m * m;
+    c.grid = dim3((m + BX - 1) / BX, (m + BY - 1) / BY, (m + BZ - 1) / BZ);
+    c.nbricks = c.grid.x * c.grid.y * c.grid.z;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
-    WH_CUDA_OR_DIE(cudaMalloc(&c.field, (size_t)a.n * a.n * a.n * sizeof(float)));
-    WH_CUDA_OR_DIE(cudaMalloc(&c.counts, c.cells * sizeof(uint32_t)));
-    WH_CUDA_OR_DIE(cudaMalloc(&c.offsets, c.cells * sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.brick_tris, c.nbricks * sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.brick_off, c.nbricks * sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.done, sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMemset(c.done, 0, sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.history, (size_t)a.frames * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.tri_count, (size_t)a.k * sizeof(size_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.frame, sizeof(uint32_t)));
-    c.scan_tmp = NULL;
-    WH_CUDA_OR_DIE(cub::DeviceScan::ExclusiveSum(c.scan_tmp, c.scan_bytes, c.counts, c.offsets, c.cells, c.s));
-    WH_CUDA_OR_DIE(cudaMalloc(&c.scan_tmp, c.scan_bytes));
 }
 
-/* Size the arena from a warm-up pass in a generous one: the smallest
- * headroom (from a.headroom, in steps of 5%) over its high-water mark with
- * which a whole pass runs without a failed allocation. */
-static wh_arena *sized_arena(ctx &c, const args &a, uint64_t generous, wh_handle *slots, double *headroom) {
+typedef std::function<void(wh_arena *)> arena_pass;
+
+/* Size an arena of this policy from a warm-up pass in a generous one: the
+ * smallest headroom (from a.headroom, in steps of 2%) over its high-water
+ * mark with which a whole pass runs without a failed allocation. */
+static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, uint64_t generous, wh_arena_span *spans,
+                             const arena_pass &pass, double *headroom) {
     wh_arena_config cfg = {};
     cfg.bytes = generous;
     cfg.backend = WH_ARENA_CUDA;
+    cfg.policy = policy;
     wh_arena *arena = NULL;
-    if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
-    reset_frames(c);
-    for (int f = 0; f < a.frames; ++f) frame_arena(c, f % c.k, arena, slots);
-    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
     wh_arena_stats st;
-    wh_arena_stats_get(arena, &st);
-    wh_arena_destroy(arena);
-    uint64_t high = st.peak_used;
-    for (double h = a.headroom; h < 3.0; h += 0.05) {
-        WH_CUDA_OR_DIE(cudaMemset(slots, 0, c.k * sizeof(wh_handle)));
-        cfg.bytes = (size_t)((double)high * h);
+    double high = 0;                                  /* the warm-up's high-water mark */
+    for (int attempt = -1; attempt < 100; ++attempt) {
+        double h = a.headroom + 0.02 * attempt;
+        if (attempt >= 0) cfg.bytes = (size_t)(high * h);
+        WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
         if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
-        reset_frames(c);
-        for (int f = 0; f < a.frames; ++f) frame_arena(c, f % c.k, arena, slots);
+        pass(arena);
         WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-        wh_arena_stats_get(arena, &st);
-        if (st.failures == 0) { *headroom = h; return arena; }
-        printf("arena: %.2f x the high-water mark drops %llu frames, trying more\n", h, (unsigned long long)st.failures);
+        if (wh_arena_stats_get(arena, &st) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+        if (attempt < 0) {
+            if (st.failures) { fprintf(stderr, "arena: the warm-up failed (%llu)\n", (unsigned long long)st.failures); exit(1); }
+            high = (double)st.peak_used;
+        } else if (st.failures == 0) {
+            *headroom = h;
+            return arena;
+        } else {
+            printf("arena (%s): %.2f x the high-water mark drops %llu frames, trying more\n",
+                   policy == WH_ARENA_RING ? "ring" : "best fit", h, (unsigned long long)st.failures);
+        }
         wh_arena_destroy(arena);
     }
     fprintf(stderr, "arena: no headroom up to 3x worked\n");
@@ -395,34 +537,41 @@ static wh_arena *sized_arena(ctx &c, const args &a, uint64_t generous, wh_handle
 int main(int argc, char **argv) {
     args a;
     parse(argc, argv, a);
+    const int G = graph_frames(a);
+    a.frames = std::max(a.frames, G) / G * G;
     if (!wh_cuda_available()) { printf("marching_cubes: no GPU\n"); return 77; }
     mc_tables t;
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    result r[6];
+    enum { NR = 8 };
+    result r[NR];
     uint32_t last = (uint32_t)a.frames - 1;
     int K = a.k;
+    char gname[2][64];
+    snprintf(gname[0], sizeof gname[0], "(a) worst case, graph of %d frames", G);
+    snprintf(gname[1], sizeof gname[1], "(c) arena in kernel, ring, graph of %d frames", G);
 
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaMalloc(&bufs[k], worst));
-    auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f % K, bufs.data()); };
+    auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data()); };
     plain_a();                                                                /* warm-up */
     double sec = median_seconds(c, a.reps, plain_a);
-    r[0] = {"(a) worst case", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0};
-    std::vector<cudaGraphExec_t> ga = capture(c, [&](int k) { frame_worst(c, k, bufs.data()); });
-    replay(c, a.frames, ga);
-    sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, ga); });
-    r[1] = {"(a) worst case, graph", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0};
+    r[0] = {"(a) worst case", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
+    cudaGraphExec_t ga = capture(c, G, [&](int f) { frame_worst(c, f, bufs.data()); });
+    replay(c, a.frames, G, ga);
+    sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
+    r[1] = {gname[0], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
     std::vector<uint32_t> hist(a.frames);
     WH_CUDA_OR_DIE(cudaMemcpy(hist.data(), c.history, a.frames * sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const uint64_t needed = needed_peak(hist, K);
     std::vector<float> mesh_a = fetch_mesh(bufs[last % K], hist[last]);
-    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga[k]));
+    WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaFree(bufs[k]));
 
-    /* (b) read the count back, cudaMallocAsync (pool keeps its memory) */
+    /* (b) read the count back (pinned, mapped: the count kernel writes it),
+     * cudaMallocAsync from a pool that keeps its memory */
     cudaMemPool_t pool;
     int dev = 0;
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
@@ -431,12 +580,9 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &big));
     sync_state st;
     memset(&st, 0, sizeof st);
-    WH_CUDA_OR_DIE(cudaMallocHost(&st.h_count, sizeof(size_t)));
-    std::vector<cudaGraphExec_t> gb = capture(c, [&](int) {
-        count_frame(c, 0);
-        WH_CUDA_OR_DIE(cudaMemcpyAsync(st.h_count, &c.tri_count[0], sizeof(size_t), cudaMemcpyDeviceToHost, c.s));
-    });
-    st.count_graph = gb[0];
+    WH_CUDA_OR_DIE(cudaHostAlloc((void **)&st.h_count, sizeof(size_t), cudaHostAllocMapped));
+    WH_CUDA_OR_DIE(cudaHostGetDevicePointer((void **)&st.d_count, (void *)st.h_count, 0));
+    st.count_graph = capture(c, 1, [&](int) { tail_args tb = tail(c); tb.count_out = st.d_count; count(c, tb); });
     for (int g = 0; g < 2; ++g) {
         auto run_b = [&] { free_sync(c, st); reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_sync(c, f, st, g); };
         run_b();                                                              /* warm-up */
@@ -445,48 +591,68 @@ int main(int argc, char **argv) {
         st.peak = 0;
         sec = median_seconds(c, a.reps, run_b);
         WH_CUDA_OR_DIE(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved_high));
-        r[2 + g] = {g ? "(b) sync + mallocAsync, graph" : "(b) sync + mallocAsync", a.frames / sec,
-                    1e3 * sec / a.frames, st.peak, reserved_high, 0};
+        r[2 + g] = {g ? "(b) sync + mallocAsync, count as graph" : "(b) sync + mallocAsync", a.frames / sec,
+                    1e3 * sec / a.frames, st.peak, reserved_high, 0, 0};
     }
     std::vector<float> mesh_b = fetch_mesh(st.buf[last % K], hist[last]);
     free_sync(c, st);
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaGraphExecDestroy(gb[k]));
+    WH_CUDA_OR_DIE(cudaGraphExecDestroy(st.count_graph));
+    WH_CUDA_OR_DIE(cudaFreeHost((void *)st.h_count));
     WH_CUDA_OR_DIE(cudaMemPoolTrimTo(pool, 0));
 
-    /* (c) the stream arena */
-    wh_handle *slots;
-    WH_CUDA_OR_DIE(cudaMalloc(&slots, K * sizeof(wh_handle)));
-    double headroom = 0;
-    wh_arena *arena = sized_arena(c, a, (uint64_t)K * worst, slots, &headroom);
-    wh_arena_stats as;
-    auto plain_c = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena(c, f % K, arena, slots); };
-    sec = median_seconds(c, a.reps, plain_c);
-    wh_arena_stats_get(arena, &as);
-    r[4] = {"(c) stream arena", a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures};
-    std::vector<cudaGraphExec_t> gc = capture(c, [&](int k) { frame_arena(c, k, arena, slots); });
-    replay(c, a.frames, gc);
-    sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, gc); });
-    wh_arena_stats_get(arena, &as);
-    r[5] = {"(c) stream arena, graph", a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes,
-            as.failures - r[4].dropped};
-    printf("arena: region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, %llu commands\n",
-           as.region_bytes / 1048576.0, headroom, wh_strerror((wh_status)as.first_status),
-           (unsigned long long)as.failures, (unsigned long long)as.commands);
-    wh_handle h;
-    WH_CUDA_OR_DIE(cudaMemcpy(&h, &slots[last % K], sizeof h, cudaMemcpyDeviceToHost));
-    std::vector<float> mesh_c = fetch_mesh(wh_handle_ptr(&h), h.ptr ? hist[last] : 0);
-    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-    if (wh_arena_free_batch_async(arena, slots, (uint32_t)K, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
-    wh_blocks_report rep;
+    /* (c) the stream arena: best fit and ring, each sized by its own warm-up */
+    wh_arena_span *spans;
+    WH_CUDA_OR_DIE(cudaMalloc(&spans, K * sizeof(wh_arena_span)));
+    std::vector<float> mesh_c[4];
     int bad = 0;
-    if (wh_arena_check(arena, &rep) != WH_OK || rep.used != 0) { fprintf(stderr, "arena walk: %s\n", wh_last_error()); bad = 1; }
-    for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc[k]));
-    wh_arena_destroy(arena);
+    for (int v = 0; v < 2; ++v) {
+        wh_arena_policy pol = v ? WH_ARENA_RING : WH_ARENA_BEST_FIT;
+        auto pass_cmd = [&](wh_arena *ar) { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena_cmd(c, f, ar, spans); };
+        double headroom = 0;
+        wh_arena *arena = sized_arena(c, a, pol, (uint64_t)K * worst, spans, pass_cmd, &headroom);
+        wh_arena_stats as;
+        uint64_t failed = 0;
+        auto measure = [&](int row, const char *name, const std::function<void()> &run) {
+            wh_arena_stats_get(arena, &as);
+            failed = as.failures;
+            sec = median_seconds(c, a.reps, run);
+            wh_arena_stats_get(arena, &as);
+            r[row] = {name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures - failed,
+                      headroom};
+            mesh_c[row - 4] = fetch_span(&spans[last % K]);
+        };
+        measure(4 + v, v ? "(c) arena command, ring" : "(c) arena command, best fit", [&] { pass_cmd(arena); });
+        if (v) {
+            auto pass_kernel = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena_kernel(c, f, arena, spans); };
+            pass_kernel();                                                    /* warm-up */
+            measure(6, "(c) arena in kernel, ring", pass_kernel);
+            cudaGraphExec_t gc = capture(c, G, [&](int f) { frame_arena_kernel(c, f, arena, spans); });
+            replay(c, a.frames, G, gc);
+            measure(7, gname[1], [&] { replay(c, a.frames, G, gc); });
+            WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+        }
+        printf("arena (%s): region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, "
+               "%llu commands\n", v ? "ring" : "best fit", as.region_bytes / 1048576.0, headroom,
+               wh_strerror((wh_status)as.first_status), (unsigned long long)as.failures,
+               (unsigned long long)as.commands);
+        std::vector<wh_arena_span> hs(K);                      /* free the parts that are there */
+        WH_CUDA_OR_DIE(cudaMemcpy(hs.data(), spans, K * sizeof(wh_arena_span), cudaMemcpyDeviceToHost));
+        for (int k = 0; k < K; ++k)
+            for (int p = 0; p < 2; ++p)
+                if (hs[k].part[p].ptr && wh_arena_free_async(arena, &spans[k].part[p], c.s) != WH_OK) {
+                    fprintf(stderr, "%s\n", wh_last_error());
+                    return 1;
+                }
+        wh_blocks_report rep;
+        if (wh_arena_check(arena, &rep) != WH_OK || rep.used != 0) { fprintf(stderr, "arena walk: %s\n", wh_last_error()); bad = 1; }
+        wh_arena_destroy(arena);
+    }
 
-    bool same = mesh_a == mesh_b && mesh_a == mesh_c;
-    printf("last frame: %u triangles; meshes of (a), (b), (c) %s\n", hist[last], same ? "identical" : "DIFFER");
-    write_results(a, c, r, 6, needed, headroom);
+    bool same = mesh_a == mesh_b;
+    for (int i = 0; i < 4; ++i) same = same && mesh_c[i] == mesh_a;
+    printf("last frame: %u triangles; meshes of (a), (b), every (c) %s\n", hist[last], same ? "identical" : "DIFFER");
+    write_results(a, c, r, NR, needed);
     if (a.png && *a.png) {
         const int w = 960, hh = 960;
         std::vector<uint8_t> rgb((size_t)w * hh * 3);

@@ -7,7 +7,12 @@
  *    the same lock;
  *  - then the overlap oracle over both slot sets, the heap walk, a fill and
  *    verify of every live block, and a full free back to one block;
- *  - timing: microseconds per alloc+free command pair, and per replace.
+ *  - timing: microseconds per alloc+free command pair, and per replace;
+ *  - RING policy: a FIFO ring of K=3 spans turned over alternately by the
+ *    command and by one thread of a kernel (wh_arena_replace_span_thread),
+ *    sizes written by a kernel, in a region a few granules above the most
+ *    live bytes: no failure, oracle over the parts, heap walk; and the time
+ *    per replace of each kind.
  * --small: the sanitizer size. */
 #include "arena_oracle.h"
 #include "warpheap/cuda_check.h"
@@ -247,6 +252,81 @@ static void time_commands(uint32_t pairs) {
     wh_arena_destroy(a);
 }
 
+static __global__ void replace_span_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot) {
+    (void)wh_arena_replace_span_thread(a, *count, 36, slot);
+}
+
+/* RING policy on the GPU (see the file comment). */
+static void test_ring(uint32_t rounds) {
+    enum { K = 3 };
+    const uint64_t seed = 77, max_count = 60000, g = 256;
+    uint64_t most = 0;
+    std::vector<uint64_t> cnt(rounds);
+    for (uint32_t f = 0; f < rounds; ++f) cnt[f] = 1 + wh_hash64(seed + f) % max_count;
+    for (uint32_t f = 0; f < rounds; ++f) {
+        uint64_t live = 0;
+        for (uint32_t j = 0; j < K && j <= f; ++j) live += (cnt[f - j] * 36 + 32 + g - 1) / g * g;
+        most = live > most ? live : most;
+    }
+    size_t region = (size_t)(most + 2 * (K + 1) * g);
+    wh_arena_config cfg = {};
+    cfg.bytes = region;
+    cfg.max_blocks = 64;
+    cfg.backend = WH_ARENA_CUDA;
+    cfg.policy = WH_ARENA_RING;
+    wh_arena *a = NULL;
+    if (wh_arena_create(&a, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    size_t *d_count = dalloc<size_t>(rounds);
+    wh_arena_span *d_ring = dalloc<wh_arena_span>(K);
+    cudaStream_t s;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (uint32_t f = 0; f < rounds; ++f) {
+        write_counts<<<1, 32, 0, s>>>(d_count + f, 1, seed + f, max_count);
+        WH_LAUNCH_OR_DIE();
+    }
+    double t[2] = {0, 0};
+    uint32_t nk[2] = {0, 0};
+    for (uint32_t f = 0; f < rounds;) {              /* blocks of 50 rounds: commands, then kernel threads */
+        int kind = (f / 50) % 2;
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+        double t0 = wh_now_seconds();
+        for (uint32_t e = f + 50 < rounds ? f + 50 : rounds; f < e; ++f) {
+            nk[kind]++;
+            if (kind == 0) {
+                CHECK(wh_arena_replace_span_async(a, d_count + f, 36, &d_ring[f % K], s) == WH_OK);
+            } else {
+                replace_span_kernel<<<1, 1, 0, s>>>(wh_arena_device(a), d_count + f, &d_ring[f % K]);
+                WH_LAUNCH_OR_DIE();
+            }
+        }
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+        t[kind] += wh_now_seconds() - t0;
+        std::vector<wh_arena_span> ring = fetch(d_ring, K);
+        wh_handle parts[2 * K];
+        uint64_t bytes[2 * K], strides[2 * K];
+        for (int j = 0; j < K; ++j) {
+            CHECK(ring[j].part[0].ptr != 0 && (ring[j].count0 < ring[j].count) == (ring[j].part[1].ptr != 0));
+            for (int p = 0; p < 2; ++p) {
+                parts[2 * j + p] = ring[j].part[p];
+                bytes[2 * j + p] = (p ? ring[j].count - ring[j].count0 : ring[j].count0) * 36;
+                strides[2 * j + p] = 36;
+            }
+        }
+        CHECK_EQ_U64(wh_arena_oracle(parts, bytes, strides, 2 * K, (uintptr_t)wh_arena_base(a), region, NULL, NULL), 0);
+    }
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(a, &rep) == WH_OK && rep.used >= K);
+    wh_arena_stats st;
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.failures == 0 && st.first_status == WH_OK);
+    printf("gpu ring: %u replaces of K=%d spans in %.4f x the most live bytes, no failure; %.2f us per replace "
+           "command, %.2f us per replace by a kernel thread\n", rounds, K, (double)region / (double)most,
+           t[0] * 1e6 / (nk[0] ? nk[0] : 1), t[1] * 1e6 / (nk[1] ? nk[1] : 1));
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    WH_CUDA_OR_DIE(cudaFree(d_count));
+    WH_CUDA_OR_DIE(cudaFree(d_ring));
+    wh_arena_destroy(a);
+}
+
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) { printf("no GPU: skipped\n"); return WH_TEST_SKIP; }
     bool small = wh_arg_flag(argc, argv, "--small");
@@ -254,5 +334,6 @@ int main(int argc, char **argv) {
     if (small) test_random(60, 16, 2, 64);
     else test_random((uint32_t)wh_arg_int(argc, argv, "--rounds", 3000), 256, 64, 400);
     if (!small) time_commands(20000);
+    test_ring(small ? 200 : 4000);
     return wh_test_finish("test_arena_gpu");
 }
