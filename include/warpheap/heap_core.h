@@ -59,7 +59,11 @@ typedef struct wh_heap_ctl {
     uint64_t in_use;                       /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
     uint32_t activating[16];               /* slab: page activations in flight */
-    uint64_t pad1[3];
+    uint32_t seg_prep[16];                 /* slab: a next segment in preparation */
+    uint64_t pad1[11];                     /* seg starts on a 128-byte line */
+    /* slab bump segments, one state word per class on its own 128-byte line:
+     * the hot word of a fresh class (heap_slab.h) */
+    uint64_t seg[WH_SLAB_CLASSES * WH_CURSOR_STRIDE];
 } wh_heap_ctl;
 
 typedef struct wh_heap {
@@ -69,6 +73,7 @@ typedef struct wh_heap {
     uint32_t kind, flags;
     /* slab and default */
     uint32_t npages;
+    uint32_t seg_shift;      /* a bump segment is 1 << seg_shift aligned pages   */
     uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;      /* requested bytes of a page run                    */

@@ -30,7 +30,39 @@
  * WH_SLAB_GATE_TRIES looks activate anyway: a bounded wait, never a wait on
  * one thread.  A request that finds no free page looks for published or
  * freed slots up to WH_SLAB_TAKE_TRIES times before it fails.
+ *
+ * Bump segments: the fast path of a class with no free slot in its bitmap
+ * (bump allocation inside slabs, as XMalloc and Halloc do; register-efficient-
+ * gpu-allocators.txt section 4.5).  Publishing a fresh page slot by slot and
+ * claiming the slots back costs a warp several atomics, plus a page
+ * activation every few warps.  Instead a class hands out consecutive slots of
+ * a *segment* -- 1 << seg_shift aligned pages taken from the page pool with
+ * one atomic -- by one atomic add per warp on the class's state word:
+ *     r0 (21 bits): current segment + 1, r1 (21 bits): next segment + 1,
+ *     s (22 bits): slots handed out of the current one (positions past its
+ *                  capacity lie in the next one).
+ * Slots are never published: a slot's bit is set only when it is freed, so
+ * frees, double-free detection and reclaim are unchanged.  A segment's pages
+ * count all their slots as used from the start (page_used += spp), so a page
+ * with slots still to hand out is never reclaimed; the walk counts those
+ * untouched slots free (wh__seg_untouched).  The next segment is prepared
+ * once the current one is half used, by one thread per class at a time
+ * (seg_prep), so a warp that runs past the end goes on in the next segment
+ * without waiting.  Moving next to current ("rotation": r0 = r1, r1 = 0,
+ * s -= capacity) is one atomic add, done exactly once: by the add that
+ * crosses the capacity if it saw r1 set, else by the preparer whose install
+ * saw the capacity crossed.  Positions claimed while no next segment was
+ * there ("orphans": nobody got those slots) are published free by the
+ * preparer that installs it.  A warp loads the state first and adds only
+ * when a slot is there, so orphans stay rare and s stays far below 2^22
+ * (capacity <= 2^18, heap_layout.c).  When no aligned run of free pages is
+ * left, or the state stays empty for WH_SEG_POLLS looks, the request takes
+ * the bitmap path.
  */
+#define WH_SEG_POLLS 12u
+#define WH_SEG_S_BITS 22u
+#define WH_SEG_R_SHIFT1 22u
+#define WH_SEG_R_SHIFT0 43u
 #define WH_SLAB_GATE_TRIES 32u
 /* Looks for a slot in all before a request fails: past the gate, and after a
  * failed activation, when the page pool was empty for a moment. */
@@ -113,6 +145,173 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uin
     (void)wh_bitmap_try_set(&h->pages, p);
 }
 
+/* ---- bump segments (see header) ------------------------------------------ */
+
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_state(const wh_heap *h, uint32_t c) {
+    return &h->ctl->seg[(size_t)c * WH_CURSOR_STRIDE];
+}
+/* Slots of one segment of class c; its slot bits are [run * cap, run * cap + cap). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c) {
+    return (uint64_t)wh__slab_spp(c) << h->seg_shift;
+}
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_s(uint64_t v) { return v & ((1ull << WH_SEG_S_BITS) - 1u); }
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r1(uint64_t v) { return (v >> WH_SEG_R_SHIFT1) & ((1ull << 21) - 1u); }
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r0(uint64_t v) { return v >> WH_SEG_R_SHIFT0; }
+/* r0 = r1, r1 = 0, s -= cap0 as one add (exact: no field leaves its range). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uint64_t cap0) {
+    return ((r1 - r0) << WH_SEG_R_SHIFT0) - (r1 << WH_SEG_R_SHIFT1) - cap0;
+}
+
+/* Slot bits [b0, b0 + n) of class c, handed to nobody, become free: set the
+ * bits, then take them off their pages' counts (as a free does). */
+WH_INLINE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t b0, uint64_t n) {
+    uint64_t end = b0 + n, spp = wh__slab_spp(c);
+    for (uint64_t b = b0; b < end;) {
+        uint64_t lo = b & 63u, k = 64u - lo < end - b ? 64u - lo : end - b;
+        (void)wh_bitmap_or_word(&h->slots[c], (uint32_t)(b >> 6), (k == 64u ? ~0ull : (1ull << k) - 1u) << lo);
+        b += k;
+    }
+    for (uint64_t b = b0; b < end;) {
+        uint64_t p = b / spp, k = (p + 1u) * spp < end ? (p + 1u) * spp - b : end - b;
+        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k)
+            wh__slab_reclaim(h, c, (uint32_t)p);
+        b += k;
+    }
+}
+
+/* An aligned run of 1 << seg_shift free pages out of one word of the page
+ * bitmap, taken with one and-not.  Its index, or WH_BITMAP_NONE. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint64_t seed) {
+    uint32_t npg = 1u << h->seg_shift;
+    uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit;   /* bits at multiples of npg */
+    for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
+        bool empty = false;
+        uint32_t w = wh__bitmap_descend(&h->pages, seed, &empty);
+        if (w == WH_BITMAP_NONE) {
+            if (empty) return WH_BITMAP_NONE;
+            continue;
+        }
+        uint64_t v = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED), m = v;
+        for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k;       /* bit i: pages i .. i+npg-1 free */
+        m &= starts;
+        if (!m) continue;
+        uint32_t i = wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
+        uint64_t take = unit << i;
+        uint64_t prev = wh_bitmap_and_not_word(&h->pages, w, take) & take;
+        if (prev == take) return (w * 64u + i) >> h->seg_shift;
+        if (prev) (void)wh_bitmap_or_word(&h->pages, w, prev);    /* lost a race: put back */
+    }
+    return WH_BITMAP_NONE;
+}
+
+/* Prepare and install the next segment of class c if none is there and no
+ * one else is at it.  1: installed (or there already), 0: someone else is
+ * preparing, -1: no aligned run of free pages. */
+WH_INLINE WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint64_t seed) {
+    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
+    if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return 0;
+    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
+    int result = 1;
+    /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
+    if (wh__seg_r1(wh_atomic_load(st, WH_ACQUIRE)) == 0) {
+        uint32_t run = wh__seg_claim_run(h, seed), npg = 1u << h->seg_shift, spp = wh__slab_spp(c);
+        if (run == WH_BITMAP_NONE) {
+            result = -1;
+        } else {
+            for (uint32_t j = 0; j < npg; ++j) {
+                uint32_t p = (run << h->seg_shift) + j;
+                /* add, not store: see wh__slab_activate */
+                (void)wh_atomic_fetch_add(&h->page_used[p], spp, WH_RELAXED);
+                wh_atomic_store(&h->page_info[p], c + 1u, WH_RELEASE);
+            }
+            uint64_t r1 = (uint64_t)run + 1u;
+            uint64_t old = wh_atomic_fetch_add(st, r1 << WH_SEG_R_SHIFT1, WH_ACQ_REL);
+            uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
+            if (s >= cap0) {
+                /* the current one ran out (or there is none) before we came:
+                 * nobody rotated, and positions [0, s - cap0) of ours were
+                 * claimed by adds that found no next segment: orphans */
+                (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+                uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
+                if (orphans) wh__seg_publish(h, c, (uint64_t)run * cap, orphans);
+            }
+        }
+    }
+    wh_atomic_store(flag, 0u, WH_RELEASE);
+    return result;
+}
+
+/* Leader: up to `want` slots of class c from its bump segments: slot bits
+ * *b1 + (0 .. n1-1) and, for the add that crosses into the next segment,
+ * (r2 - 1) * cap + (0 .. n2-1) with *x2 = n2 << 24 | r2.  Returns n1 + n2
+ * (0: take the bitmap path). */
+WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+                                              uint64_t *b1, uint32_t *x2) {
+    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
+    *x2 = 0;
+    for (uint32_t n = 0; n < WH_SEG_POLLS; ++n) {
+        uint64_t v = wh_atomic_load(st, WH_RELAXED);
+        uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+        if (!(s < cap0 || (r1 && s - cap0 < cap))) {            /* nothing to hand out */
+            int prep = r1 ? 0 : wh__seg_prepare(h, c, seed);
+            if (prep < 0) return 0;
+            if (prep == 0) wh_backoff(n);
+            continue;
+        }
+        v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQ_REL);
+        r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+        uint64_t n1 = 0, n2 = 0;
+        if (s < cap0) {
+            n1 = want < cap0 - s ? want : cap0 - s;
+            *b1 = (r0 - 1u) * cap + s;
+            if (n1 < want && r1) {              /* we crossed the end: rotate */
+                n2 = want - n1 < cap ? want - n1 : cap;
+                *x2 = (uint32_t)(n2 << 24 | r1);
+                (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+            }
+        } else if (r1 && s - cap0 < cap) {
+            n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
+            *b1 = (r1 - 1u) * cap + (s - cap0);
+        }
+        if (!r1 && s + want > cap0 / 2u) (void)wh__seg_prepare(h, c, seed);   /* half used: the next one */
+        if (n1 + n2) return (unsigned)(n1 + n2);
+    }
+    return 0;
+}
+
+/* Slots of page p, class c, that the segments of state v still hold
+ * untouched: neither handed out nor free (the walk counts them free). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
+    uint64_t cap = wh__seg_cap(h, c), spp = wh__slab_spp(c);
+    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+    uint64_t run = (uint64_t)(p >> h->seg_shift) + 1u, lo = (uint64_t)(p & ((1u << h->seg_shift) - 1u)) * spp;
+    uint64_t from = cap;                             /* untouched positions [from, cap) of p's segment */
+    if (run == r0 && s < cap0) from = s;
+    else if (run == r1) from = s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
+    if (from >= lo + spp) return 0;
+    return lo + spp - (from > lo ? from : lo);
+}
+
+/* Lazy reclaim, made eager again when a class goes idle: a free left page p
+ * of the current segment with no live slot, only untouched ones.  Take the
+ * rest of the segment and all of the next one back from the state (one CAS:
+ * it fails if the class hands out meanwhile, and then it is busy anyway; no
+ * rotation can be pending while s < capacity) and publish them; the pages
+ * they empty go back to the pool as after any free. */
+WH_INLINE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
+    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
+    if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return;
+    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
+    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
+    if (r0 == (uint64_t)(p >> h->seg_shift) + 1u && s < cap &&
+        wh_atomic_load(&h->page_used[p], WH_ACQUIRE) == wh__seg_untouched(h, c, p, v) &&
+        wh_atomic_cas(st, &v, 0ull, WH_ACQ_REL, WH_RELAXED)) {
+        wh__seg_publish(h, c, (r0 - 1u) * cap + s, cap - s);
+        if (r1) wh__seg_publish(h, c, (r1 - 1u) * cap, cap);
+    }
+    wh_atomic_store(flag, 0u, WH_RELEASE);
+}
+
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want, uint64_t *got) {
@@ -144,24 +343,55 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, ui
     return w;
 }
 
+/* Leader: up to `want` slots of class c, as slot bits *b1 + the set bits of
+ * *m1, then (*x2 >> 24) slots from bit ((*x2 & 0xffffff) - 1) * cap on
+ * (see wh__seg_take).  Freed slots first, when the class's bitmap has any
+ * (one load), then the bump segments, then the bitmap path with page
+ * activation.  Nothing set: no slot and no page. */
+WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+                                          uint64_t *b1, uint64_t *m1, uint32_t *x2) {
+    const wh_bitmap *bm = &h->slots[c];
+    uint64_t got = 0;
+    uint32_t w = WH_BITMAP_NONE;
+    *x2 = 0;
+    if (wh_atomic_load(wh_bitmap_word(bm, bm->levels - 1u, 0), WH_RELAXED)) {
+        w = wh_bitmap_claim(bm, seed, want, &got);
+        if (w != WH_BITMAP_NONE) wh__slab_used_add(h, c, w, got);
+    }
+    if (w == WH_BITMAP_NONE) {
+        unsigned n = wh__seg_take(h, c, seed, want, b1, x2);
+        if (n) {
+            unsigned n1 = n - (*x2 >> 24);
+            *m1 = n1 >= 64u ? ~0ull : (1ull << n1) - 1u;
+            return;
+        }
+        w = wh__slab_take(h, c, seed, want, &got);
+    }
+    *b1 = (uint64_t)w * 64u;
+    *m1 = w == WH_BITMAP_NONE ? 0 : got;
+}
+
 /* Allocate one slot of class c for every lane of group (same class). */
 WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint32_t group) {
     unsigned leader = wh_leader(group), rank = wh_rank(group), count = (unsigned)wh_popc32(group), done = 0;
     bool is_leader = wh_lane_id() == leader;
     uint64_t seed = wh__heap_seed(c);
-    uint32_t spp = wh__slab_spp(c);
     void *mine = (void *)0;
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
-        uint32_t w = WH_BITMAP_NONE;
-        uint64_t got = 0;
-        if (is_leader) w = wh__slab_take(h, c, seed, count - done, &got);
-        w = wh_shfl32(group, w, leader);
-        got = wh_shfl64(group, got, leader);
-        if (w == WH_BITMAP_NONE) break;                 /* no slot and no page */
-        unsigned took = (unsigned)wh_popc64(got);
+        uint64_t b1 = 0, m1 = 0;
+        uint32_t x2 = 0;
+        if (is_leader) wh__slab_get(h, c, seed, count - done, &b1, &m1, &x2);
+        b1 = wh_shfl64(group, b1, leader);
+        m1 = wh_shfl64(group, m1, leader);
+        x2 = wh_shfl32(group, x2, leader);
+        unsigned n1 = (unsigned)wh_popc64(m1), took = n1 + (x2 >> 24);
+        if (took == 0) break;                           /* no slot and no page */
         if (rank >= done && rank < done + took) {
-            uint64_t b = (uint64_t)w * 64u + (uint64_t)wh_nth_set_bit64(got, rank - done);
-            mine = h->base + (b / spp) * WH_SLAB_PAGE + (b % spp) * (16ull << c);
+            unsigned r = rank - done;
+            uint64_t b = r < n1 ? b1 + (uint64_t)wh_nth_set_bit64(m1, r)
+                                : (uint64_t)((x2 & 0xFFFFFFu) - 1u) * wh__seg_cap(h, c) + (r - n1);
+            /* spp slots of 16 << c bytes fill a page exactly: bit b is byte b << (4 + c) */
+            mine = h->base + (b << (4u + c));
         }
         done += took;
         seed = wh_hash64(seed + n);
@@ -180,7 +410,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
         return true;
     }
     wh__heap_track(h, -(int64_t)(16ull << c));
-    if (wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) == 1u) wh__slab_reclaim(h, c, page);
+    uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
+    uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
+    if (left == 0) wh__slab_reclaim(h, c, page);
+    else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift) + 1u && left == wh__seg_untouched(h, c, page, v))
+        wh__seg_retire(h, c, page);
     return true;
 }
 

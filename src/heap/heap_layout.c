@@ -80,6 +80,12 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         if ((uint64_t)h->npages * wh__slab_spp(0) > WH_BITMAP_MAX_BITS)
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
+        /* Bump segments (heap_slab.h): 1/2048 of the heap, 1 .. 64 pages (a
+         * run is taken from one word of the page bitmap; 64 pages of 16-B
+         * slots are 2^18, the most the state word's count may reach with
+         * room for overshoot).  Small: what a class holds in its current and
+         * next segment is lost to other classes at exhaustion. */
+        while (h->seg_shift < 6u && (2048ull << (h->seg_shift + 1u)) <= h->npages) h->seg_shift++;
         break;
     case WH_HEAP_BUMP:
     case WH_HEAP_WRAP:

@@ -44,10 +44,11 @@ static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, ui
     for (uint32_t k = 0; k < (spp >= 64u ? spp / 64u : 1u); ++k)
         nfree += (uint64_t)wh_popc64(*wh_bitmap_word(&h->slots[c], 0, w0 + k) & pmask);
     class_free[c] += nfree;
-    uint64_t size = 16ull << c, live = spp - nfree;
-    if (h->page_used[p] != live) w->s->inconsistencies++;
+    /* slots a bump segment has yet to hand out: counted by the page, free here */
+    uint64_t size = 16ull << c, untouched = wh__seg_untouched(h, c, p, *wh__seg_state(h, c)), live = spp - nfree - untouched;
+    if (h->page_used[p] != spp - nfree || nfree + untouched > spp) w->s->inconsistencies++;
     for (uint64_t i = 0; i < live; ++i) used_region(w, size, 0, false);
-    for (uint64_t i = 0; i < nfree; ++i) free_region(w, size);
+    for (uint64_t i = 0; i < nfree + untouched; ++i) free_region(w, size);
 }
 
 static void walk_paged(const wh_heap *h, walk *w) {
