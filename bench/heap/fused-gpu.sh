@@ -10,7 +10,8 @@ OUT=${OUT:-out}
 TOTAL=${TOTAL:-185}            # seconds for the whole script
 mkdir -p "$OUT"
 start=$(date +%s)
-commit=$(git rev-parse --short HEAD 2>/dev/null || cat "$BUILD/COMMIT" 2>/dev/null || echo unknown)
+# the commit the binaries were built at (the device's copy may carry an older .git)
+commit=$(cat "$BUILD/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   nvcc --version 2>/dev/null | tail -2

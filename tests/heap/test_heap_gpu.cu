@@ -236,8 +236,12 @@ static void far(wh_heap_kind kind, uint64_t bytes) {
     WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
     WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
     double t0 = wh_now_seconds();
-    /* until enough lie past 8 GiB, or the heap runs dry (a tenth failed) */
-    while (launches < LAUNCHES && n[1] < 10000u && n[2] * 10u <= (unsigned long long)launches * threads * per) {
+    /* until enough lie past 8 GiB, or the heap runs dry (a launch gets less
+     * than a tenth of its requests; a single cursor fails some under this
+     * much contention long before that) */
+    for (unsigned long long before = 0; launches < LAUNCHES && n[1] < 10000u &&
+                                        (launches == 0 || (n[0] - before) * 10u >= (unsigned long long)threads * per);) {
+        before = n[0];
         far_fill_kernel<<<threads / 256u, 256>>>(h, held + (size_t)launches * threads * per, per, size, d_n);
         WH_LAUNCH_OR_DIE();
         WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
