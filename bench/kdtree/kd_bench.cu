@@ -14,8 +14,8 @@
  * --solo: a warm-up build slower than this many ms is the only one timed.
  * --from-csv=FILE: only rewrite the markdown of a CSV (no GPU needed).
  * --retries=N: retry a failed list allocation N times (not in the results).
- * --free-batch=N: parents' lists freed per warp-wide call (default 32; 1: each
- * at once).  --profile: count cycles in allocation, free, node and queue wait
+ * --free-batch=N: parents' lists freed per warp-wide call (default 1: each at
+ * once; an ablation).  --profile: count cycles in allocation, free, node and queue wait
  * (printed per row).  --kinds=BUMP,DEFAULT,...: only these allocators.
  */
 #include "kd_build.h"

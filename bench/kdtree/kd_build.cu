@@ -24,13 +24,13 @@
  *   the tree can be checked exactly against the same predicate (kd_scene.h).
  * - A failed allocation does not abort: the node becomes a leaf (counted), so
  *   a heap that is too small shows up in the figures instead of a crash.
- * - The parent's array is freed a little later, with others: a warp keeps up
- *   to 32 parents' lists (at most 1/16 of the heap over all warps; larger
+ * - cfg.free_batch > 1 (an ablation, off by default): a warp keeps up to that
+ *   many parents' lists (at most 1/16 of the heap over all warps; larger
  *   lists are freed at once) and frees them with one warp-wide wh_free_warp,
- *   each lane its own list.  Freeing each at once put a free's round trips
- *   (page info, slot bit, page count) after every split; together they
- *   overlap.  Every allocator gets the same builder (cfg.free_batch = 1: the
- *   old way, for the ablation).
+ *   each lane its own list.  Measured on the H100 (bench/results/kdtree):
+ *   DEFAULT no faster (a free is ~7% of its node time; the allocation is
+ *   ~65%), CUDA's malloc much slower (32 concurrent frees: 127 -> 238 ms at
+ *   200K) and short of memory at 20x.  So each parent's list is freed at once.
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -661,7 +661,7 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     a.retries = cfg->alloc_retries < 16u ? cfg->alloc_retries : 16u;
     a.timeout_ns = (unsigned long long)((cfg->timeout_s > 0.0 ? cfg->timeout_s : 30.0) * 1e9);
     a.heap = cfg->heap;
-    a.free_batch = cfg->free_batch ? (cfg->free_batch < 32u ? cfg->free_batch : 32u) : 32u;
+    a.free_batch = cfg->free_batch ? (cfg->free_batch < 32u ? cfg->free_batch : 32u) : 1u;
     a.profile = cfg->profile;
     /* Deferred frees hold back at most 1/16 of the heap over all warps. */
     size_t heap_bytes = (size_t)cfg->heap.bytes;

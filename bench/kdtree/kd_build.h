@@ -25,7 +25,7 @@ typedef struct kd_build_config {
     double timeout_s;         /* a warp waiting this long gives up (0: 30 s) */
     uint32_t alloc_retries;   /* retries of a failed list (0, at most 16)     */
     uint32_t free_batch;      /* parents' lists freed per warp-wide wh_free_warp:
-                                 0 = 32 (default), 1 = each at once (old way)  */
+                                 0 or 1 = each at once (default), up to 32     */
     uint32_t profile;         /* 1: count cycles in alloc / free / node / wait  */
 } kd_build_config;
 
