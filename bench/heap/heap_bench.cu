@@ -11,6 +11,10 @@
  *   fill90  fill 90% of a 9.4 GB heap with one size: allocations / s
  *   util    heap utilisation at the first failed allocation (64 B; mixed)
  *   regs    registers of a kernel with one allocation and one free (Table 1)
+ * --tests=one,fill90,util,paper,regs (paper: ad, acd, prob, linux) and
+ * --kinds=bump,default,... run only those; --quick: no 100-cycle ACD.
+ * After the last timed round of `one`, the heap walk checks the live
+ * allocations (and none after the free kernel): rows "walk" in the CSV.
  * Times are CUDA events, median of 5 after a warm-up (3 for CUDA's malloc,
  * whose runs take seconds).  Writes heap_bench.csv and heap_bench.md into
  * --out=DIR, each with GPU, driver, CUDA version, date and --commit. */
@@ -243,6 +247,20 @@ static void bench_prob(uint64_t size) {
     WH_CUDA_OR_DIE(cudaFree(slots));
 }
 
+/* The heap walk after a timed round: live allocations, broken invariants. */
+static void walk_row(const char *test, uint64_t size, const char *after) {
+    wh_heap_usage u;
+    if (wh_heap_stats(&cur, &u) != WH_OK) {
+        fprintf(stderr, "heap_bench: stats: %s\n", wh_last_error());
+        exit(1);
+    }
+    fprintf(csv, "walk,%s,%s,%llu,0,0,%llu,0,%llu,%llu\n", cur_a->name, after, (ull)size, (ull)u.allocations,
+            (ull)u.inconsistencies, (ull)u.failed_allocs);
+    printf("walk    %-15s %s %s size %llu: %llu live, %llu inconsistencies, used %llu free %llu overhead %llu of %llu\n",
+           cur_a->name, test, after, (ull)size, (ull)u.allocations, (ull)u.inconsistencies, (ull)u.used_bytes,
+           (ull)u.free_bytes, (ull)u.overhead_bytes, (ull)u.heap_bytes);
+}
+
 /* count threads allocate n objects each (timed); then free (timed separately). */
 static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t count, bool keep, double *free_ms) {
     void **ptrs = NULL;
@@ -255,12 +273,15 @@ static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t cou
         WH_LAUNCH_OR_DIE();
         t[r] = toc();
         f[r] = 0;
+        bool walk = keep && (cur_a->kind == WH_HEAP_DEFAULT || cur_a->kind == WH_HEAP_SLAB) && r == reps() - 1 && !strcmp(test, "one");
+        if (walk) walk_row(test, size, "alloc");
         if (ptrs) {
             tic();
             cur_a->freemany<<<blocks, 256>>>(cur, n, count, ptrs);
             WH_LAUNCH_OR_DIE();
             f[r] = toc();
         }
+        if (walk) walk_row(test, size, "free");
         reset_heap();
     }
     double ms = median(t, reps());
@@ -304,11 +325,26 @@ static const char *arg(int argc, char **argv, const char *name, const char *dflt
     return dflt;
 }
 
+/* --tests=one,fill90,util,paper,regs and --kinds=bump,default,...: run only
+ * those (all when not given); name must be a whole item of the list. */
+static const char *only_tests, *only_kinds;
+static bool listed(const char *list, const char *name) {
+    if (!list) return true;
+    size_t len = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == 0)) return true;
+    return false;
+}
+static bool run_kind(const allocator *a) { return listed(only_kinds, a->name); }
+static bool run_test(const char *t) { return listed(only_tests, t); }
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *out = arg(argc, argv, "--out", ".");
     const char *commit = arg(argc, argv, "--commit", "unknown");
     bool quick = arg(argc, argv, "--quick", NULL) != NULL;
+    only_tests = arg(argc, argv, "--tests", NULL);
+    only_kinds = arg(argc, argv, "--kinds", NULL);
     uint64_t heap = 8ull << 30;
     cudaDeviceProp prop;
     int dev = 0, driver = 0, runtime = 0;
@@ -341,6 +377,7 @@ int main(int argc, char **argv) {
     /* registers (Table 1) */
     fprintf(md, "## Registers of a kernel with one allocation and one free\n\n| allocator | registers |\n|---|---|\n");
     for (unsigned a = 0; a < NALLOC; ++a) {
+        if (!run_test("regs") || !run_kind(&allocators[a])) continue;
         int r = regs_of(&allocators[a]);
         fprintf(md, "| %s | %d |\n", allocators[a].name, r);
         fprintf(csv, "regs,%s,,0,0,0,0,0,%d,0\n", allocators[a].name, r);
@@ -349,6 +386,7 @@ int main(int argc, char **argv) {
     /* one allocation per thread, 1M threads (the goals) */
     static const uint64_t one_sizes[] = {16, 256, 4096};
     for (unsigned a = 0; a < NALLOC; ++a) {
+        if (!run_test("one") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], heap);
         for (unsigned s = 0; s < 3; ++s) {
             double free_ms = 0;
@@ -361,6 +399,7 @@ int main(int argc, char **argv) {
     /* Alloc-Dealloc, Alloc-Cycle-Dealloc, Probability, Linux scalability */
     static const uint64_t ad_sizes[] = {4, 16, 64, 256, 1024, 4096, 16384, 65536, 131072};
     for (unsigned a = 0; a < NALLOC; ++a) {
+        if (!run_test("paper") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], heap);
         for (unsigned s = 0; s < sizeof ad_sizes / sizeof *ad_sizes; ++s) bench_ad(ad_sizes[s], 1);
         for (unsigned s = 1; s < 6; s += 2) bench_ad(ad_sizes[s], 0);
@@ -376,6 +415,7 @@ int main(int argc, char **argv) {
     uint64_t big = 9400ull * 1000 * 1000;
     static const int fill_kinds[] = {0, 1, 2};          /* bump, default, slab */
     for (unsigned k = 0; k < 3; ++k) {
+        if (!run_test("fill90") || !run_kind(&allocators[fill_kinds[k]])) continue;
         use_allocator(&allocators[fill_kinds[k]], big);
         for (unsigned s = 0; s < 3; ++s) {
             uint64_t count = big / 10u * 9u / one_sizes[s];
@@ -387,6 +427,7 @@ int main(int argc, char **argv) {
     fprintf(md, "\n## Heap utilisation at the first failed allocation (256 MiB heap)\n\n"
             "| allocator | 64 B objects | mixed 16 B - 4 KiB |\n|---|---|---|\n");
     for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* not CUDA's: it has no walk */
+        if (!run_test("util") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], 256ull << 20);
         double u64 = bench_util(64, 4096), umix = bench_util(0, 1024);
         fprintf(md, "| %s | %.4f | %.4f |\n", allocators[a].name, u64, umix);
