@@ -1,16 +1,15 @@
 /* Structure (DynaSOAr's "structure", Table 1 and section 6) on CUDA's device
  * malloc, GPU only: the paper's "other allocators".  Nodes and springs are
  * malloc'd structs (array of structures); the do-alls run over arrays of
- * object pointers -- free nodes, pulled nodes, springs -- as the paper's
- * standalone parallel_do does: a destroyed object is marked dead and put on
- * its list's dead array, the pointer array is compacted after the do-all, and
- * only then are the dead freed (no pointer to them is left).  Same rules as
- * structure.c, which includes this file, so --check requires a bit-identical
- * final mesh. */
+ * object pointers -- free nodes, pulled nodes, springs -- compacted after
+ * each do-all that destroys (wh_app_plist.h).  Same rules as structure.c,
+ * which includes this file, so --check requires a bit-identical final mesh. */
 #if defined(__CUDACC__)
+#include "wh_app_plist.h"
+
 typedef struct sm_spring sm_spring;
 typedef struct sm_node {
-    uint32_t dead;                              /* first in both structs: sm_compact reads it */
+    uint32_t dead;                              /* first in both structs: app_plist marks it */
     uint32_t kind, reach, id;
     float px, py, vx, vy, mass, pull;
     sm_spring *s[SLOTS];
@@ -21,60 +20,14 @@ struct sm_spring {
     float rest, k, strength, fx, fy;
 };
 
-/* An array of object pointers for one do-all, with its compaction arrays. */
-typedef struct sm_list {
-    void **items, **next, **dead;
-    uint32_t *cnt;                              /* device: n, n_next, n_dead */
-    uint32_t cap;
-} sm_list;
-
 typedef struct sm_ctx {
     st_ctx c;                                   /* sizes, pull, changed flag */
     sm_node **by_id;                            /* node i, for the springs and the export */
     uint32_t *alive, *salive;                   /* per node id, per spring id */
-    sm_list nodes, pulls, springs;              /* free nodes, pulled nodes, springs */
+    app_plist nodes, pulls, springs;            /* free nodes, pulled nodes, springs */
     unsigned long long *fails;
 } sm_ctx;
 #define SM_I() uint32_t i = blockIdx.x * blockDim.x + threadIdx.x
-
-static __device__ void sm_append(sm_list *l, void *p, unsigned long long *fails) {
-    uint32_t k = atomicAdd(&l->cnt[0], 1u);
-    if (k < l->cap) l->items[k] = p; else atomicAdd(fails, 1ull);
-}
-static __device__ void sm_kill(sm_list *l, void *p) {
-    *(uint32_t *)p = 1u;
-    uint32_t k = atomicAdd(&l->cnt[2], 1u);
-    if (k < l->cap) l->dead[k] = p;
-}
-static __global__ void sm_compact(sm_list l) {
-    SM_I();
-    if (i < l.cnt[0] && !*(const uint32_t *)l.items[i]) l.next[atomicAdd(&l.cnt[1], 1u)] = l.items[i];
-}
-static __global__ void sm_free_dead(sm_list l) {
-    SM_I();
-    if (i < l.cnt[2] && i < l.cap) free(l.dead[i]);
-}
-static __global__ void sm_swap_counts(sm_list l) { l.cnt[0] = l.cnt[1]; l.cnt[1] = 0; l.cnt[2] = 0; }
-/* After a do-all that destroys objects of list l. */
-static void sm_settle(sm_list *l) {
-    unsigned g = (l->cap + 255u) / 256u;
-    sm_compact<<<g, 256>>>(*l); WH_LAUNCH_OR_DIE();
-    sm_free_dead<<<g, 256>>>(*l); WH_LAUNCH_OR_DIE();
-    sm_swap_counts<<<1, 1>>>(*l); WH_LAUNCH_OR_DIE();
-    void **t = l->items; l->items = l->next; l->next = t;
-}
-static void sm_list_alloc(sm_list *l, uint32_t cap) {
-    l->cap = cap;
-    WH_CUDA_OR_DIE(cudaMalloc(&l->items, (size_t)cap * 8));
-    WH_CUDA_OR_DIE(cudaMalloc(&l->next, (size_t)cap * 8));
-    WH_CUDA_OR_DIE(cudaMalloc(&l->dead, (size_t)cap * 8));
-    WH_CUDA_OR_DIE(cudaMalloc(&l->cnt, 12));
-    WH_CUDA_OR_DIE(cudaMemset(l->cnt, 0, 12));
-}
-static void sm_list_free(sm_list *l) {
-    WH_CUDA_OR_DIE(cudaFree(l->items)); WH_CUDA_OR_DIE(cudaFree(l->next));
-    WH_CUDA_OR_DIE(cudaFree(l->dead)); WH_CUDA_OR_DIE(cudaFree(l->cnt));
-}
 
 static __global__ void sm_new_nodes(sm_ctx m, uint64_t n) {
     SM_I();
@@ -91,8 +44,8 @@ static __global__ void sm_new_nodes(sm_ctx m, uint64_t n) {
     o->pull = m.c.pull;
     for (uint32_t k = 0; k < SLOTS; ++k) o->s[k] = NULL;
     m.alive[i] = 1;
-    if (o->kind == K_NODE) sm_append(&m.nodes, o, m.fails);
-    if (o->kind == K_PULL) sm_append(&m.pulls, o, m.fails);
+    if (o->kind == K_NODE) app_plist_add(&m.nodes, o, m.fails);
+    if (o->kind == K_PULL) app_plist_add(&m.pulls, o, m.fails);
 }
 /* Node i makes its springs to the right (slot 0) and below (slot 1). */
 static __global__ void sm_new_springs(sm_ctx m, uint64_t n) {
@@ -111,12 +64,12 @@ static __global__ void sm_new_springs(sm_ctx m, uint64_t n) {
         sp->p1->s[d] = sp;
         sp->p2->s[d + 2u] = sp;
         m.salive[j] = 1;
-        sm_append(&m.springs, sp, m.fails);
+        app_plist_add(&m.springs, sp, m.fails);
     }
 }
 static __global__ void sm_spring_compute(sm_ctx m) {
     SM_I();
-    if (i >= m.springs.cnt[0]) return;
+    if (i >= APP_PLIST_N(m.springs)) return;
     sm_spring *sp = (sm_spring *)m.springs.items[i];
     sm_node *a = sp->p1, *b = sp->p2;
     float f = st_tension(a->px, a->py, b->px, b->py, sp->rest, sp->k, &sp->fx, &sp->fy);
@@ -124,12 +77,12 @@ static __global__ void sm_spring_compute(sm_ctx m) {
         a->s[sp->slot1] = NULL;
         b->s[sp->slot2] = NULL;
         m.salive[sp->id] = 0;
-        sm_kill(&m.springs, sp);
+        app_plist_kill(sp);
     }
 }
 static __global__ void sm_node_move(sm_ctx m) {
     SM_I();
-    if (i >= m.nodes.cnt[0]) return;
+    if (i >= APP_PLIST_N(m.nodes)) return;
     sm_node *o = (sm_node *)m.nodes.items[i];
     float fx = 0.0f, fy = 0.0f;
     for (uint32_t k = 0; k < SLOTS; ++k) {
@@ -142,17 +95,17 @@ static __global__ void sm_node_move(sm_ctx m) {
 }
 static __global__ void sm_pull_move(sm_ctx m) {
     SM_I();
-    if (i >= m.pulls.cnt[0]) return;
+    if (i >= APP_PLIST_N(m.pulls)) return;
     sm_node *o = (sm_node *)m.pulls.items[i];
     o->px += o->pull;
 }
 static __global__ void sm_bfs_reset(sm_ctx m) {
     SM_I();
-    if (i < m.nodes.cnt[0]) ((sm_node *)m.nodes.items[i])->reach = 0;
+    if (i < APP_PLIST_N(m.nodes)) ((sm_node *)m.nodes.items[i])->reach = 0;
 }
 static __global__ void sm_spring_bfs(sm_ctx m) {
     SM_I();
-    if (i >= m.springs.cnt[0]) return;
+    if (i >= APP_PLIST_N(m.springs)) return;
     sm_spring *sp = (sm_spring *)m.springs.items[i];
     st_spread(&sp->p1->reach, &sp->p2->reach, m.c.changed);
 }
@@ -160,15 +113,15 @@ static __global__ void sm_spring_bfs(sm_ctx m) {
  * (its other springs belong to unreached neighbours, which destroy them). */
 static __global__ void sm_node_remove(sm_ctx m) {
     SM_I();
-    if (i >= m.nodes.cnt[0]) return;
+    if (i >= APP_PLIST_N(m.nodes)) return;
     sm_node *o = (sm_node *)m.nodes.items[i];
     if (o->reach != 0) return;
     for (uint32_t k = 0; k < 2; ++k) {
         sm_spring *sp = o->s[k];
-        if (sp) { m.salive[sp->id] = 0; sm_kill(&m.springs, sp); }
+        if (sp) { m.salive[sp->id] = 0; app_plist_kill(sp); }
     }
     m.alive[o->id] = 0;
-    sm_kill(&m.nodes, o);
+    app_plist_kill(o);
 }
 static __global__ void sm_export(sm_ctx m, uint64_t n, float *pos) {
     SM_I();
@@ -176,11 +129,6 @@ static __global__ void sm_export(sm_ctx m, uint64_t n, float *pos) {
     const sm_node *o = m.alive[i] ? m.by_id[i] : NULL;
     pos[i * 4] = o ? o->px : 0.0f; pos[i * 4 + 1] = o ? o->py : 0.0f;
     pos[i * 4 + 2] = o ? o->vx : 0.0f; pos[i * 4 + 3] = o ? o->vy : 0.0f;
-}
-/* Every live object back to the heap at the end. */
-static __global__ void sm_free_all(sm_list l) {
-    SM_I();
-    if (i < l.cnt[0]) free(l.items[i]);
 }
 static __global__ void sm_free_anchors(sm_ctx m, uint64_t n) {
     SM_I();
@@ -210,13 +158,14 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
     WH_CUDA_OR_DIE(cudaMemset(m.salive, 0, ns * 4));
     WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
     WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
-    sm_list_alloc(&m.nodes, (uint32_t)n);
-    sm_list_alloc(&m.pulls, c.h);
-    sm_list_alloc(&m.springs, (uint32_t)ns);
+    app_plist_alloc(&m.nodes, (uint32_t)n);
+    app_plist_alloc(&m.pulls, c.h);
+    app_plist_alloc(&m.springs, (uint32_t)ns);
     *peak = heap + arrays;                       /* reserved: malloc heap and the arrays */
     unsigned gn = (unsigned)((n + 255) / 256), gs = (unsigned)((ns + 255) / 256), gp = (c.h + 255u) / 256u;
     sm_new_nodes<<<gn, 256>>>(m, n); WH_LAUNCH_OR_DIE();
     sm_new_springs<<<gn, 256>>>(m, n); WH_LAUNCH_OR_DIE();
+    app_plist_settle(&m.nodes); app_plist_settle(&m.pulls); app_plist_settle(&m.springs);
     c.changed = m.c.changed;                     /* BFS_LOOP reads c.changed */
     app_sync(dev);
     double t0 = app_now();
@@ -224,15 +173,15 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
         APP_TIME_CAP(st, 1, dev, t0)
         for (uint32_t it = 0; it < iters; ++it) {
             sm_spring_compute<<<gs, 256>>>(m); WH_LAUNCH_OR_DIE();
-            sm_settle(&m.springs);
+            app_plist_settle(&m.springs);
             sm_node_move<<<gn, 256>>>(m); WH_LAUNCH_OR_DIE();
             sm_pull_move<<<gp, 256>>>(m); WH_LAUNCH_OR_DIE();
         }
         sm_bfs_reset<<<gn, 256>>>(m); WH_LAUNCH_OR_DIE();
         BFS_LOOP(n, sm_bfs_round(&m, gs))
         sm_node_remove<<<gn, 256>>>(m); WH_LAUNCH_OR_DIE();
-        sm_settle(&m.springs);
-        sm_settle(&m.nodes);
+        app_plist_settle(&m.springs);
+        app_plist_settle(&m.nodes);
     }
     app_sync(dev);
     double t = app_now() - t0;
@@ -250,12 +199,12 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
     for (uint64_t j = 0; j < ns; ++j) out->spring[j] = (uint8_t)u[j];
     free(u);
     sm_free_anchors<<<gn, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-    sm_free_all<<<gs, 256>>>(m.springs); WH_LAUNCH_OR_DIE();
-    sm_free_all<<<gn, 256>>>(m.nodes); WH_LAUNCH_OR_DIE();
-    sm_free_all<<<gp, 256>>>(m.pulls); WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<gs, 256>>>(m.springs); WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<gn, 256>>>(m.nodes); WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<gp, 256>>>(m.pulls); WH_LAUNCH_OR_DIE();
     app_sync(dev);
     WH_CUDA_OR_DIE(cudaFree(d_pos));
-    sm_list_free(&m.nodes); sm_list_free(&m.pulls); sm_list_free(&m.springs);
+    app_plist_free(&m.nodes); app_plist_free(&m.pulls); app_plist_free(&m.springs);
     WH_CUDA_OR_DIE(cudaFree(m.by_id)); WH_CUDA_OR_DIE(cudaFree(m.alive)); WH_CUDA_OR_DIE(cudaFree(m.salive));
     WH_CUDA_OR_DIE(cudaFree(m.fails));
     app_free(m.c.changed, dev);
