@@ -54,9 +54,25 @@
 #define PY (BY + 1)
 #define NPTS (PX * PY * (BZ + 1))
 
-__constant__ uint8_t c_ntri[256];
-__constant__ int8_t c_tri[256][3 * MC_MAX_TRI];
-__constant__ uint8_t c_edge[12][2];
+/* The case tables live in global memory and each block copies what it uses
+ * into shared memory: the index is the cell's case, different in every
+ * lane, and constant memory serialises a warp's distinct addresses (run 4a:
+ * two small kernels took 27 us a frame at 32^3 that way). */
+struct mc_gtables {
+    uint8_t ntri[256];
+    int8_t tri[256][3 * MC_MAX_TRI];
+    uint8_t edge[12][2];
+};
+__device__ mc_gtables g_tab;
+
+static __device__ void load_ntri(uint8_t *ntri) {
+    for (int i = threadIdx.x; i < 256; i += THREADS) ntri[i] = g_tab.ntri[i];
+}
+static __device__ void load_tables(mc_gtables *t) {
+    const uint32_t *src = (const uint32_t *)&g_tab;
+    uint32_t *dst = (uint32_t *)t;
+    for (int i = threadIdx.x; i < (int)(sizeof(mc_gtables) / 4); i += THREADS) dst[i] = src[i];
+}
 
 struct args {
     int n = 128, k = 3, frames = 300, reps = 5, balls = 8;
@@ -78,6 +94,8 @@ static __device__ void load_brick(float *sf, mc_ball *ball, int n, uint32_t fram
     }
     __syncthreads();
 }
+
+static_assert(sizeof(mc_gtables) % 4 == 0, "tables copied in words");
 
 static __device__ uint32_t brick_case(const float *sf, int lx, int ly, int lz) {
     uint32_t m = 0;
@@ -104,7 +122,24 @@ struct tail_args {
                               /* pinned host word, (b))                        */
     wh_arena_ref arena;       /* with span != NULL: replace the mesh in *span */
     wh_arena_span *span;
+    uint64_t smem_bytes;      /* dynamic smem for wh_arena_replace_span_block */
 };
+
+/* Programmatic dependent launch (sm_90): count lets generate's blocks be
+ * scheduled once every count block has posted its total, so they wait
+ * resident, not in the launch queue, while the last block scans and
+ * allocates; generate waits for count's completion (and its memory) before
+ * reading anything count wrote.  Both are no-ops for a plain launch. */
+static __device__ void pdl_launch_dependents(void) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+static __device__ void pdl_wait(void) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
@@ -120,14 +155,16 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     __shared__ float sf[NPTS];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ union { block_reduce::TempStorage r; block_scan::TempStorage s; } tmp;
+    __shared__ uint8_t ntri[256];
     __shared__ bool last;
     int m = n - 1;
     uint32_t frame = *t.frame;
+    load_ntri(ntri);                                   /* load_brick syncs */
     load_brick(sf, ball, n, frame, balls, blockIdx.x * BX, blockIdx.y * BY, blockIdx.z * BZ);
     uint32_t tris = 0;
     for (int j = 0; j < CPT; ++j) {
         int lx, ly, lz;
-        if (my_cell(j, m, &lx, &ly, &lz)) tris += c_ntri[brick_case(sf, lx, ly, lz)];
+        if (my_cell(j, m, &lx, &ly, &lz)) tris += ntri[brick_case(sf, lx, ly, lz)];
     }
     uint32_t total = block_reduce(tmp.r).Sum(tris);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
@@ -137,6 +174,7 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
         last = atomicAdd(done, 1u) == nb - 1u;
     }
     __syncthreads();
+    pdl_launch_dependents();
     if (!last) return;
     __threadfence();                                   /* every block's total, seen */
     uint32_t running = 0;
@@ -159,12 +197,16 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
         t.history[frame] = running;
         *t.frame = frame + 1u;
         if (t.count_out) *(volatile size_t *)t.count_out = running;
-        if (ARENA && t.span) (void)wh_arena_replace_span_thread(t.arena, running, TRI_BYTES, t.span);   /* status: in the arena */
+    }
+    if (ARENA) {                                       /* the whole block: metadata staged in smem */
+        extern __shared__ uint64_t arena_smem[];
+        (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
     }
 }
 
-static __device__ float3 edge_point(const float *sf, int n, int x0, int y0, int z0, int lx, int ly, int lz, int e) {
-    int a = c_edge[e][0], b = c_edge[e][1];
+static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, int lx,
+                                    int ly, int lz, int e) {
+    int a = tab->edge[e][0], b = tab->edge[e][1];
     int ax = lx + (a & 1), ay = ly + ((a >> 1) & 1), az = lz + ((a >> 2) & 1);
     int bx = lx + (b & 1), by = ly + ((b >> 1) & 1), bz = lz + ((b >> 2) & 1);
     float va = sf[(az * PY + ay) * PX + ax], vb = sf[(bz * PY + by) * PX + bx];
@@ -183,6 +225,8 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
     __shared__ float sf[NPTS];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
+    __shared__ mc_gtables tab;
+    pdl_wait();                                        /* before reading what count wrote */
     uint32_t bid = brick_id();
     if (brick_tris[bid] == 0) return;
     wh_arena_span sp;
@@ -195,12 +239,13 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
         if (!sp.part[0].ptr) return;
     }
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
+    load_tables(&tab);                                              /* load_brick syncs */
     load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0);   /* count moved the frame on */
     uint32_t cs[CPT], mine = 0;
     for (int j = 0; j < CPT; ++j) {
         int lx, ly, lz;
         cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
-        mine += c_ntri[cs[j]];
+        mine += tab.ntri[cs[j]];
     }
     uint32_t off;
     block_scan(tmp).ExclusiveSum(mine, off);
@@ -208,10 +253,10 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
     for (int j = 0; j < CPT; ++j) {
         int lx, ly, lz;
         my_cell(j, m, &lx, &ly, &lz);
-        for (int k = 0; k < c_ntri[cs[j]]; ++k, ++t) {
+        for (int k = 0; k < tab.ntri[cs[j]]; ++k, ++t) {
             float *dst = (float *)wh_arena_span_at(&sp, t, TRI_BYTES);
             for (int v = 0; v < 3; ++v) {
-                float3 p = edge_point(sf, n, x0, y0, z0, lx, ly, lz, c_tri[cs[j]][3 * k + v]);
+                float3 p = edge_point(&tab, sf, n, x0, y0, z0, lx, ly, lz, tab.tri[cs[j]][3 * k + v]);
                 dst[3 * v] = p.x; dst[3 * v + 1] = p.y; dst[3 * v + 2] = p.z;
             }
         }
@@ -231,7 +276,8 @@ struct ctx {
 };
 
 static void count(ctx &c, const tail_args &t) {
-    if (t.span) count_kernel<true><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
+    if (t.span)
+        count_kernel<true><<<c.grid, THREADS, t.smem_bytes, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
     else count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
     WH_LAUNCH_OR_DIE();
 }
@@ -241,9 +287,31 @@ static tail_args tail(ctx &c) {
     t.history = c.history;
     return t;
 }
-static void generate(ctx &c, float *out, const wh_arena_span *span) {
-    generate_kernel<<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off, out, span);
-    WH_LAUNCH_OR_DIE();
+/* Whether generate follows count by programmatic dependent launch: set by
+ * pdl_probe (sm_90 and a frame that ran, plain and captured), used by the
+ * variants that never sync -- in (b) a host round trip separates the two. */
+static bool g_pdl = false;
+
+static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span, bool pdl) {
+    if (!pdl) {
+        generate_kernel<<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off, out, span);
+        return cudaGetLastError();
+    }
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = c.grid;
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = c.s;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, generate_kernel, c.n, c.balls, (const uint32_t *)c.frame,
+                              (const uint32_t *)c.brick_tris, (const uint32_t *)c.brick_off, out, span);
+}
+static void generate(ctx &c, float *out, const wh_arena_span *span, bool pdl = g_pdl) {
+    WH_CUDA_OR_DIE(launch_generate(c, out, span, pdl));
 }
 
 static void reset_frames(ctx &c) { WH_CUDA_OR_DIE(cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s)); }
@@ -273,6 +341,7 @@ static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans)
     tail_args t = tail(c);
     t.arena = wh_arena_device(a);
     t.span = &spans[f % c.k];
+    t.smem_bytes = wh_arena_meta_bytes(a) <= 48 * 1024 ? wh_arena_meta_bytes(a) : 0;   /* else: in place */
     count(c, t);
     generate(c, NULL, &spans[f % c.k]);
 }
@@ -304,7 +373,7 @@ static void frame_sync(ctx &c, int f, sync_state &st, bool graph) {
     if (st.bytes[k]) WH_CUDA_OR_DIE(cudaMallocAsync((void **)&st.buf[k], st.bytes[k], c.s));
     st.live += st.bytes[k];
     st.peak = std::max(st.peak, st.live);
-    generate(c, st.buf[k], NULL);
+    generate(c, st.buf[k], NULL, false);
 }
 
 static void free_sync(ctx &c, sync_state &st) {
@@ -314,6 +383,43 @@ static void free_sync(ctx &c, sync_state &st) {
         st.live -= st.bytes[k];
         st.bytes[k] = 0;
     }
+}
+
+/* Try count + generate with PDL, plainly and as a captured graph, into buf;
+ * on any error leave g_pdl off and say why. */
+static void pdl_probe(ctx &c, float *buf) {
+    int dev = 0, major = 0;
+    WH_CUDA_OR_DIE(cudaGetDevice(&dev));
+    WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    const char *off = getenv("MC_NO_PDL");
+    if (major < 9 || (off && *off)) { printf("PDL: off (%s)\n", major < 9 ? "before sm_90" : "MC_NO_PDL"); return; }
+    tail_args t = {};
+    t.frame = c.frame;
+    t.history = c.history;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaError_t e = cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s);
+    if (e == cudaSuccess) {
+        count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = launch_generate(c, buf, NULL, true);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
+    if (e == cudaSuccess) e = cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed);
+    if (e == cudaSuccess) {
+        count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
+        cudaError_t e1 = cudaGetLastError(), e2 = launch_generate(c, buf, NULL, true);
+        e = cudaStreamEndCapture(c.s, &graph);
+        if (e == cudaSuccess) e = e1 != cudaSuccess ? e1 : e2;
+    }
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (e == cudaSuccess) e = cudaGraphLaunch(exec, c.s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
+    if (exec) (void)cudaGraphExecDestroy(exec);
+    if (graph) (void)cudaGraphDestroy(graph);
+    g_pdl = e == cudaSuccess;
+    if (!g_pdl) (void)cudaGetLastError();
+    printf("PDL: %s%s\n", g_pdl ? "on" : "off: ", g_pdl ? "" : cudaGetErrorString(e));
 }
 
 /* Frames [0, g) captured as one graph; replayed frames / g times (frames is a
@@ -471,16 +577,19 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
             fprintf(f, "| %s | %.0f | %.4f | %.2f | %.2f | %.3f | %llu | %s%.2f |\n", r[i].name, r[i].fps, r[i].ms,
                     r[i].peak / 1048576.0, r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed,
                     (unsigned long long)r[i].dropped, r[i].headroom > 0 ? "" : "-", r[i].headroom);
-        fprintf(f, "\nBest (c) / best (b) frames/s (rows that dropped nothing): **%.2fx**.\n", ratio);
+        fprintf(f, "\nBest (c) / best (b) frames/s (rows that dropped nothing): **%.2fx**. Generate launched by PDL "
+                   "after count in (a) and (c): %s.\n", ratio, g_pdl ? "yes" : "no (probe failed)");
         fclose(f);
     }
 }
 
 static void setup(ctx &c, const args &a, mc_tables &t) {
     if (mc_tables_build(&t)) { fprintf(stderr, "tables: a case needs more than %d triangles\n", MC_MAX_TRI); exit(1); }
-    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(c_ntri, t.ntri, sizeof t.ntri));
-    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(c_tri, t.tri, sizeof t.tri));
-    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(c_edge, t.edge_corner, sizeof t.edge_corner));
+    mc_gtables g;
+    memcpy(g.ntri, t.ntri, sizeof g.ntri);
+    memcpy(g.tri, t.tri, sizeof g.tri);
+    memcpy(g.edge, t.edge_corner, sizeof g.edge);
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_tab, &g, sizeof g));
     c.n = a.n; c.k = a.k; c.balls = a.balls;
     uint32_t m = (uint32_t)(a.n - 1);
     c.cells = m * m * m;
@@ -507,6 +616,7 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, uint
     cfg.bytes = generous;
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = policy;
+    cfg.max_blocks = 64;                 /* K meshes of <= 2 extents and the free blocks between */
     wh_arena *arena = NULL;
     wh_arena_stats st;
     double high = 0;                                  /* the warm-up's high-water mark */
@@ -555,6 +665,7 @@ int main(int argc, char **argv) {
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaMalloc(&bufs[k], worst));
+    pdl_probe(c, bufs[0]);
     auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data()); };
     plain_a();                                                                /* warm-up */
     double sec = median_seconds(c, a.reps, plain_a);

@@ -138,6 +138,9 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg);
 wh_status wh_arena_destroy(wh_arena *a);       /* waits for the device */
 wh_arena_ref wh_arena_device(const wh_arena *a);
 wh_arena_backend wh_arena_get_backend(const wh_arena *a);
+/* Bytes of the metadata image: the dynamic smem wh_arena_replace_span_block
+ * needs to stage it (small max_blocks keep it small: about 11 KiB for 64). */
+size_t wh_arena_meta_bytes(const wh_arena *a);
 void *wh_arena_base(const wh_arena *a);
 
 /* Commands, in stream order.  Sizes and handles are device pointers (host
@@ -224,17 +227,25 @@ WH_INLINE WH_HOST_DEVICE void wh__arena_fence_system(void) {
 #endif
 }
 
-/* Copy the counters to the host-visible mirror (lock held). */
-WH_INLINE WH_HOST_DEVICE void wh__arena_publish(wh_arena_state *s, wh_status last) {
-    wh_arena_stats *m = (wh_arena_stats *)(uintptr_t)s->mirror;
+/* A command's bookkeeping in the state (lock held): count it, its status,
+ * the peak, the mirror's next sequence number. */
+WH_INLINE WH_HOST_DEVICE void wh__arena_account(wh_arena_state *s, wh_status last) {
     wh_blocks *c = wh__arena_core(s);
     s->commands++;
     s->last_status = (uint32_t)last;
     if (c->used_bytes > s->peak_used) s->peak_used = c->used_bytes;
+    s->seq += 2u;
+}
+
+/* Copy the counters to the host-visible mirror (lock held, after
+ * wh__arena_account: s->seq is the even number the copy ends with). */
+WH_INLINE WH_HOST_DEVICE void wh__arena_mirror(wh_arena_state *s) {
+    wh_arena_stats *m = (wh_arena_stats *)(uintptr_t)s->mirror;
+    wh_blocks *c = wh__arena_core(s);
     if (!m) return;
     volatile wh_arena_stats *v = (volatile wh_arena_stats *)m;
-    uint32_t seq = s->seq;
-    s->seq = seq + 2u;
+    uint32_t seq = s->seq - 2u;
+    uint32_t last = s->last_status;
     v->seq = seq + 1u;                               /* odd: being written */
     wh__arena_fence_system();
     v->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
@@ -249,6 +260,12 @@ WH_INLINE WH_HOST_DEVICE void wh__arena_publish(wh_arena_state *s, wh_status las
     v->commands = s->commands;
     wh__arena_fence_system();
     v->seq = seq + 2u;
+}
+
+/* Both (lock held). */
+WH_INLINE WH_HOST_DEVICE void wh__arena_publish(wh_arena_state *s, wh_status last) {
+    wh__arena_account(s, last);
+    wh__arena_mirror(s);
 }
 
 WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_gcd(uint64_t a, uint64_t b) {
@@ -404,6 +421,20 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace(wh_arena_state *s, cons
     return st;
 }
 
+/* Free the span in *slot (its non-null parts), then allocate a span of
+ * count elements into it (lock held). */
+WH_INLINE WH_HOST_DEVICE wh_status wh__arena_replace_span_locked(wh_arena_state *s, uint64_t count, uint64_t stride,
+                                                                wh_arena_span *slot) {
+    wh_status st = WH_OK;
+    for (int p = 0; p < 2 && st == WH_OK; ++p) {
+        if (!slot->part[p].ptr) continue;
+        st = wh__arena_do_free(s, slot->part[p]);
+        if (st == WH_OK) slot->part[p] = wh_handle_null();
+    }
+    if (st == WH_OK) st = wh__arena_do_alloc_span(s, count, stride, slot);
+    return st;
+}
+
 /* A command: free the span in *slot (its non-null parts), then allocate a
  * span of count elements into it -- replace for a ring of meshes that may
  * wrap (arena_ring.h).  If a free is refused the slot keeps what is left. */
@@ -413,13 +444,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace_span(wh_arena_state *s,
         wh__arena_note(s, WH_ERR_RETRY_LIMIT);
         return WH_ERR_RETRY_LIMIT;
     }
-    wh_status st = WH_OK;
-    for (int p = 0; p < 2 && st == WH_OK; ++p) {
-        if (!slot->part[p].ptr) continue;
-        st = wh__arena_do_free(s, slot->part[p]);
-        if (st == WH_OK) slot->part[p] = wh_handle_null();
-    }
-    if (st == WH_OK) st = wh__arena_do_alloc_span(s, count, stride, slot);
+    wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
     wh__arena_note(s, st);
     wh__arena_publish(s, st);
     wh__arena_unlock(s);
@@ -433,6 +458,77 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_replace_span_thread(wh_arena_ref a, 
                                                                wh_arena_span *slot) {
     return wh__arena_cmd_replace_span(a.s, count, stride, slot);
 }
+
+#ifdef __CUDACC__   /* CUDA sources: both nvcc passes see the declarations */
+/* Bytes of the metadata image (state, generations, block core): what
+ * wh_arena_replace_span_block stages.  Fixed at creation, read unlocked. */
+WH_INLINE WH_DEVICE uint64_t wh__arena_image_bytes(const wh_arena_state *s) {
+    const wh_blocks *c = (const wh_blocks *)((const char *)s + s->core_off);
+    return s->core_off + c->total_bytes;
+}
+
+/* The same replace by a whole thread block (every thread calls it, converged,
+ * with the same arguments), for a kernel whose last block allocates: a
+ * single thread's command is a chain of dependent loads from L2 (~40 of
+ * them, about 12 us on an H200, test_arena_gpu), so the block copies the
+ * metadata image -- position independent: offsets -- into smem (smem_bytes
+ * of it, 8-aligned), thread 0 runs the command on the copy, and the block
+ * writes back the words that changed, all under the real lock; meanwhile
+ * one thread of warp 1 writes the host mirror (its system-scope fences off
+ * the critical path).  Words the command does not own are never written
+ * back: lock, first_status and failures (changed by atomics outside the
+ * lock); a failure is noted on the real state.  With too little smem, or an
+ * image over 8 words a thread, thread 0 runs the command in place.  Returns
+ * the status (to every thread). */
+#define WH_ARENA_STAGE_WORDS 8
+WH_INLINE WH_DEVICE wh_status wh_arena_replace_span_block(wh_arena_ref a, uint64_t count, uint64_t stride,
+                                                        wh_arena_span *slot, void *smem, uint64_t smem_bytes) {
+    __shared__ uint32_t wh__block_status;
+    uint64_t bytes = wh__arena_image_bytes(a.s), words = bytes / 8u;
+    __syncthreads();                                    /* wh__block_status: free to write */
+    if (bytes > smem_bytes || (bytes & 7u) || ((uintptr_t)smem & 7u) || blockDim.x < 64 ||
+        words > (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x) {
+        if (threadIdx.x == 0) wh__block_status = (uint32_t)wh__arena_cmd_replace_span(a.s, count, stride, slot);
+        __syncthreads();
+        return (wh_status)wh__block_status;
+    }
+    if (threadIdx.x == 0) {
+        bool locked = wh__arena_lock(a.s);
+        if (!locked) wh__arena_note(a.s, WH_ERR_RETRY_LIMIT);
+        wh__block_status = locked ? (uint32_t)WH_OK : (uint32_t)WH_ERR_RETRY_LIMIT;
+    }
+    __syncthreads();
+    if (wh__block_status != WH_OK) return (wh_status)wh__block_status;
+    uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)a.s, orig[WH_ARENA_STAGE_WORDS];
+    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+        if (i < words) img[i] = orig[j] = __ldcg(&real[i]);          /* from L2: written elsewhere */
+    }
+    __syncthreads();
+    wh_arena_state *copy = (wh_arena_state *)smem;
+    if (threadIdx.x == 0) {
+        wh_status st = wh__arena_replace_span_locked(copy, count, stride, slot);
+        wh__arena_note(copy, st);
+        wh__arena_account(copy, st);
+        wh__block_status = (uint32_t)st;
+    }
+    __syncthreads();
+    if (threadIdx.x == 32) wh__arena_mirror(copy);
+    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
+    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+        if (i < words && i != skip0 && i != skip1 && img[i] != orig[j]) real[i] = img[i];
+    }
+    __threadfence();                                    /* the image before the unlock */
+    __syncthreads();
+    wh_status st = (wh_status)wh__block_status;
+    if (threadIdx.x == 0) {
+        wh__arena_note(a.s, st);
+        wh__arena_unlock(a.s);
+    }
+    return st;
+}
+#endif
 
 /* ---- allocation from a kernel ------------------------------------------------- *
  * Every active lane may call these; one lane of the warp (the lowest) takes

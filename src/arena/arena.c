@@ -164,6 +164,7 @@ wh_arena_ref wh_arena_device(const wh_arena *a) {
     return r;
 }
 wh_arena_backend wh_arena_get_backend(const wh_arena *a) { return a->backend; }
+size_t wh_arena_meta_bytes(const wh_arena *a) { return a ? a->meta_bytes : 0; }
 void *wh_arena_base(const wh_arena *a) { return a->region; }
 
 /* ---- commands ------------------------------------------------------------------ */

@@ -8,8 +8,9 @@
  *  - then the overlap oracle over both slot sets, the heap walk, a fill and
  *    verify of every live block, and a full free back to one block;
  *  - timing: microseconds per alloc+free command pair, and per replace;
- *  - RING policy: a FIFO ring of K=3 spans turned over alternately by the
- *    command and by one thread of a kernel (wh_arena_replace_span_thread),
+ *  - RING policy: a FIFO ring of K=3 spans turned over in turn by the
+ *    command, by one thread of a kernel (wh_arena_replace_span_thread) and by
+ *    a block staging the metadata in smem (wh_arena_replace_span_block),
  *    sizes written by a kernel, in a region a few granules above the most
  *    live bytes: no failure, oracle over the parts, heap walk; and the time
  *    per replace of each kind.
@@ -255,6 +256,12 @@ static void time_commands(uint32_t pairs) {
 static __global__ void replace_span_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot) {
     (void)wh_arena_replace_span_thread(a, *count, 36, slot);
 }
+static __global__ void replace_span_block_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
+                                                 uint64_t smem_bytes) {
+    extern __shared__ uint64_t smem[];
+    wh_status st = wh_arena_replace_span_block(a, *count, 36, slot, smem, smem_bytes);
+    if (st != WH_OK && threadIdx.x == 0) printf("block replace: status %d\n", (int)st);
+}
 
 /* RING policy on the GPU (see the file comment). */
 static void test_ring(uint32_t rounds) {
@@ -284,18 +291,22 @@ static void test_ring(uint32_t rounds) {
         write_counts<<<1, 32, 0, s>>>(d_count + f, 1, seed + f, max_count);
         WH_LAUNCH_OR_DIE();
     }
-    double t[2] = {0, 0};
-    uint32_t nk[2] = {0, 0};
-    for (uint32_t f = 0; f < rounds;) {              /* blocks of 50 rounds: commands, then kernel threads */
-        int kind = (f / 50) % 2;
+    double t[3] = {0, 0, 0};
+    uint32_t nk[3] = {0, 0, 0};
+    size_t smem = wh_arena_meta_bytes(a);
+    for (uint32_t f = 0; f < rounds;) {              /* blocks of 50 rounds: commands, kernel threads, blocks */
+        int kind = (f / 50) % 3;
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         double t0 = wh_now_seconds();
         for (uint32_t e = f + 50 < rounds ? f + 50 : rounds; f < e; ++f) {
             nk[kind]++;
             if (kind == 0) {
                 CHECK(wh_arena_replace_span_async(a, d_count + f, 36, &d_ring[f % K], s) == WH_OK);
-            } else {
+            } else if (kind == 1) {
                 replace_span_kernel<<<1, 1, 0, s>>>(wh_arena_device(a), d_count + f, &d_ring[f % K]);
+                WH_LAUNCH_OR_DIE();
+            } else {
+                replace_span_block_kernel<<<1, 256, smem, s>>>(wh_arena_device(a), d_count + f, &d_ring[f % K], smem);
                 WH_LAUNCH_OR_DIE();
             }
         }
@@ -319,8 +330,9 @@ static void test_ring(uint32_t rounds) {
     wh_arena_stats st;
     CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.failures == 0 && st.first_status == WH_OK);
     printf("gpu ring: %u replaces of K=%d spans in %.4f x the most live bytes, no failure; %.2f us per replace "
-           "command, %.2f us per replace by a kernel thread\n", rounds, K, (double)region / (double)most,
-           t[0] * 1e6 / (nk[0] ? nk[0] : 1), t[1] * 1e6 / (nk[1] ? nk[1] : 1));
+           "command, %.2f by a kernel thread, %.2f by a block staging %zu bytes in smem\n", rounds, K,
+           (double)region / (double)most, t[0] * 1e6 / (nk[0] ? nk[0] : 1), t[1] * 1e6 / (nk[1] ? nk[1] : 1),
+           t[2] * 1e6 / (nk[2] ? nk[2] : 1), smem);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     WH_CUDA_OR_DIE(cudaFree(d_count));
     WH_CUDA_OR_DIE(cudaFree(d_ring));
