@@ -1,10 +1,11 @@
 #!/bin/sh
 # Space efficiency (DynaSOAr section 6.2): the largest problem of each
 # application that runs in a fixed budget of device memory, for warpheap and
-# for the CUDA device-malloc version.  --heap-mb=$HEAP gives each variant that
-# budget for its heap plus the per-cell arrays it keeps beside it (cell data,
-# cell-to-object pointers, street topology); the malloc versions' do-all
-# pointer lists are not counted.  A size "runs" when the program exits 0:
+# for the CUDA device-malloc version.  Both allocate every object with the
+# allocator under test (cells too, as the paper's comparison does).
+# --heap-mb=$HEAP gives each variant that budget for its heap plus the arrays
+# it keeps beside it (cell-to-object pointers, street topology); the malloc
+# versions' do-all pointer lists are not counted.  A size "runs" when the program exits 0:
 # the --check runs (sugarscape, traffic, collision, structure) must match the static
 # baseline, barnes-hut (--fit) must lose no body and no allocation.
 # Search: double the size from a start until a run fails, then bisect

@@ -22,8 +22,9 @@
  * not depend on thread scheduling.
  *
  * Variants: warpheap; a static SOA baseline in which agents are fields of the
- * cells (the paper's baseline); CUDA device malloc with an array of agent
- * pointers (GPU only).  --check requires identical final grids.
+ * cells (the paper's baseline); CUDA device malloc, cells and agents malloc'd,
+ * with an array of agent pointers (GPU only).  --check requires identical
+ * final grids.
  *
  *   wh_sugarscape [--w=1700] [--h=1700] [--iters=10000] [--mode=all|warpheap|static|malloc] [--max-seconds=S]
  *                 [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
@@ -481,19 +482,22 @@ static double run_static(uint32_t w, uint32_t h, uint32_t iters, int dev, grid *
 }
 
 /* ---- CUDA device malloc (GPU only): the paper's "other allocators" ---------------------- *
- * Agents are malloc'd structs (array of structures); the cells hold agent
- * pointers; the do-alls run over an array of agent pointers.  Deaths are
- * marked and collected in a list, births in another; after the ageing phase
- * and after mating the array is rebuilt (atomic appends) and the dead are
- * freed.  Same rules as above, so --check compares it with the baseline. */
+ * Every object is malloc'd, as in the paper's comparison: cells (a struct per
+ * cell, reached through an array of cell pointers, as warpheap's Cell objects
+ * are) and agents (array of structures; the cell holds the agent pointer).
+ * The do-alls run over an array of agent pointers, compacted after the ageing
+ * phase and after mating (wh_app_plist.h).  Same rules as above, so --check
+ * compares it with the baseline. */
 #if defined(__CUDACC__)
-typedef struct sm_agent { uint32_t kind, cell, age, max_age, metab, target, children, dead; int32_t sugar; } sm_agent;
+#include "wh_app_plist.h"
+
+/* dead first: app_plist marks it */
+typedef struct sm_agent { uint32_t dead, kind, cell, age, max_age, metab, target, children; int32_t sugar; } sm_agent;
+typedef struct sm_cell { sm_agent *agent; uint32_t sugar, cap, request, granted; } sm_cell;
 typedef struct sm_ctx {
-    ss_ctx c;                                            /* sugar, cap, request, granted arrays used */
-    sm_agent **agent;                                    /* per cell */
-    sm_agent **items, **next, **fresh, **dead;
-    uint32_t *cnt;                                       /* n, n_next, n_fresh, n_dead */
-    uint32_t cap;
+    ss_ctx c;                                            /* w, h, iter */
+    sm_cell **cell;                                      /* per cell index */
+    app_plist agents;
     unsigned long long *fails;
 } sm_ctx;
 #define SM_I() uint32_t i = blockIdx.x * blockDim.x + threadIdx.x
@@ -502,83 +506,90 @@ static __device__ sm_agent *sm_new(sm_ctx *m, ss_traits t, uint32_t cell) {
     if (!a) { atomicAdd(m->fails, 1ull); return NULL; }
     a->kind = t.kind; a->cell = cell; a->age = t.age; a->max_age = t.max_age; a->metab = t.metab;
     a->target = SS_NONE; a->children = 0; a->dead = 0; a->sugar = t.sugar;
-    uint32_t f = atomicAdd(&m->cnt[2], 1u);
-    if (f < m->cap) m->fresh[f] = a; else atomicAdd(m->fails, 1ull);
+    app_plist_add(&m->agents, a, m->fails);
     return a;
+}
+static __global__ void sm_new_cells(sm_ctx m, uint64_t n) {
+    SM_I();
+    if (i >= n) return;
+    sm_cell *c = (sm_cell *)malloc(sizeof(sm_cell));
+    m.cell[i] = c;
+    if (!c) { atomicAdd(m.fails, 1ull); return; }
+    c->cap = c->sugar = ss_capacity(&m.c, i);
+    c->request = 0;
+    c->granted = SS_NONE;
+    c->agent = NULL;
 }
 static __global__ void sm_init(sm_ctx m, uint64_t n) {
     SM_I();
     if (i >= n) return;
-    m.c.cap[i] = m.c.sugar[i] = ss_capacity(&m.c, i);
-    m.c.request[i] = 0;
-    m.c.granted[i] = SS_NONE;
     ss_traits t = ss_initial(i);
-    m.agent[i] = t.kind == SS_EMPTY ? NULL : sm_new(&m, t, i);
+    if (t.kind != SS_EMPTY) m.cell[i]->agent = sm_new(&m, t, i);
 }
 static __global__ void sm_grow(sm_ctx m, uint64_t n, bool grow) {
     SM_I();
     if (i >= n) return;
-    if (grow) { uint32_t v = m.c.sugar[i], cap = m.c.cap[i]; m.c.sugar[i] = v < cap ? v + 1u : cap; }
-    m.c.request[i] = 0;
-    m.c.granted[i] = SS_NONE;
+    sm_cell *c = m.cell[i];
+    if (grow) { uint32_t v = c->sugar, cap = c->cap; c->sugar = v < cap ? v + 1u : cap; }
+    c->request = 0;
+    c->granted = SS_NONE;
 }
 static __global__ void sm_decide(sm_ctx m, uint64_t n) {
     SM_I();
-    if (i < n) m.c.granted[i] = ss_pick(m.c.request[i], ss_rand(m.c.iter, 2, i));
+    if (i < n) m.cell[i]->granted = ss_pick(m.cell[i]->request, ss_rand(m.c.iter, 2, i));
 }
 static __global__ void sm_age(sm_ctx m) {
     SM_I();
-    if (i >= m.cnt[0]) return;
-    sm_agent *a = m.items[i];
+    if (i >= APP_PLIST_N(m.agents)) return;
+    sm_agent *a = (sm_agent *)m.agents.items[i];
     uint32_t age = ++a->age;
     int32_t sugar = a->sugar -= (int32_t)a->metab;
     a->target = SS_NONE;
     if (sugar <= 0 || age >= a->max_age) {
-        m.agent[a->cell] = NULL;
-        a->dead = 1;
-        uint32_t d = atomicAdd(&m.cnt[3], 1u);
-        if (d < m.cap) m.dead[d] = a; else atomicAdd(m.fails, 1ull);
+        m.cell[a->cell]->agent = NULL;
+        app_plist_kill(a);
     }
 }
 static __device__ void sm_bid(sm_ctx *m, sm_agent *a, uint32_t d) {
     a->target = d;
-    if (d != SS_NONE) atomicOr(&m->c.request[ss_neighbor(&m->c, a->cell, d)], 1u << ((d + 2u) & 3u));
+    if (d != SS_NONE) atomicOr(&m->cell[ss_neighbor(&m->c, a->cell, d)]->request, 1u << ((d + 2u) & 3u));
 }
 static __global__ void sm_request(sm_ctx m) {
     SM_I();
-    if (i >= m.cnt[0]) return;
-    sm_agent *a = m.items[i];
+    if (i >= APP_PLIST_N(m.agents)) return;
+    sm_agent *a = (sm_agent *)m.agents.items[i];
     uint32_t free_mask = 0, ns[4];
     for (uint32_t d = 0; d < 4; ++d) {
-        uint32_t nb = ss_neighbor(&m.c, a->cell, d);
-        free_mask |= (uint32_t)(m.agent[nb] == NULL) << d;
-        ns[d] = m.c.sugar[nb];
+        const sm_cell *nb = m.cell[ss_neighbor(&m.c, a->cell, d)];
+        free_mask |= (uint32_t)(nb->agent == NULL) << d;
+        ns[d] = nb->sugar;
     }
     sm_bid(&m, a, ss_best(free_mask, ns, ss_rand(m.c.iter, 1, a->cell)));
 }
 static __device__ uint32_t sm_granted(const sm_ctx *m, const sm_agent *a) {
     if (a->target == SS_NONE) return ~0u;
     uint32_t t = ss_neighbor(&m->c, a->cell, a->target);
-    return m->c.granted[t] == ((a->target + 2u) & 3u) ? t : ~0u;
+    return m->cell[t]->granted == ((a->target + 2u) & 3u) ? t : ~0u;
 }
 static __global__ void sm_move(sm_ctx m) {
     SM_I();
-    if (i >= m.cnt[0]) return;
-    sm_agent *a = m.items[i];
+    if (i >= APP_PLIST_N(m.agents)) return;
+    sm_agent *a = (sm_agent *)m.agents.items[i];
     uint32_t t = sm_granted(&m, a);
     a->target = SS_NONE;
-    if (t != ~0u) { m.agent[a->cell] = NULL; m.agent[t] = a; a->cell = t; }
-    a->sugar += (int32_t)m.c.sugar[a->cell];
-    m.c.sugar[a->cell] = 0;
+    if (t != ~0u) { m.cell[a->cell]->agent = NULL; m.cell[t]->agent = a; a->cell = t; }
+    sm_cell *c = m.cell[a->cell];
+    a->sugar += (int32_t)c->sugar;
+    c->sugar = 0;
 }
 static __global__ void sm_female_request(sm_ctx m) {
     SM_I();
-    if (i >= m.cnt[0]) return;
-    sm_agent *a = m.items[i];
+    if (i >= APP_PLIST_N(m.agents)) return;
+    sm_agent *a = (sm_agent *)m.agents.items[i];
     if (a->kind != SS_FEMALE || !ss_fertile(a->age, a->sugar)) return;
     uint32_t free_mask = 0, male = 0;
     for (uint32_t d = 0; d < 4; ++d) {
-        sm_agent *o = m.agent[ss_neighbor(&m.c, a->cell, d)];
+        const sm_agent *o = m.cell[ss_neighbor(&m.c, a->cell, d)]->agent;
         free_mask |= (uint32_t)(o == NULL) << d;
         male |= (uint32_t)(o != NULL && o->kind == SS_MALE);
     }
@@ -586,8 +597,8 @@ static __global__ void sm_female_request(sm_ctx m) {
 }
 static __global__ void sm_mate(sm_ctx m) {
     SM_I();
-    if (i >= m.cnt[0]) return;
-    sm_agent *a = m.items[i];
+    if (i >= APP_PLIST_N(m.agents)) return;
+    sm_agent *a = (sm_agent *)m.agents.items[i];
     if (a->kind != SS_FEMALE) return;
     uint32_t t = sm_granted(&m, a);
     a->target = SS_NONE;
@@ -599,60 +610,47 @@ static __global__ void sm_mate(sm_ctx m) {
     if (!child) return;
     a->sugar -= half;
     a->children += 1u;
-    m.agent[t] = child;
+    m.cell[t]->agent = child;
 }
-static __global__ void sm_compact(sm_ctx m) {
-    SM_I();
-    uint32_t n = m.cnt[0], nf = m.cnt[2];
-    if (i < n && !m.items[i]->dead) m.next[atomicAdd(&m.cnt[1], 1u)] = m.items[i];
-    if (i < nf && i < m.cap) m.next[atomicAdd(&m.cnt[1], 1u)] = m.fresh[i];
-}
-static __global__ void sm_free_dead(sm_ctx m) {
-    SM_I();
-    if (i < m.cnt[3] && i < m.cap) free(m.dead[i]);
-}
-static __global__ void sm_swap(sm_ctx m) { m.cnt[0] = m.cnt[1]; m.cnt[1] = m.cnt[2] = m.cnt[3] = 0; }
 static __global__ void sm_export(sm_ctx m, uint64_t n, int64_t *out) {
     SM_I();
     if (i >= n) return;
-    sm_agent *a = m.agent[i];
+    const sm_agent *a = m.cell[i]->agent;
     int64_t *v = out + (uint64_t)i * SS_NF;
     v[0] = a ? a->kind : SS_EMPTY;
     v[1] = a ? a->sugar : 0; v[2] = a ? a->age : 0; v[3] = a ? a->max_age : 0;
     v[4] = a ? a->metab : 0; v[5] = a && a->kind == SS_FEMALE ? a->children : 0;
-    v[6] = m.c.sugar[i];
+    v[6] = m.cell[i]->sugar;
 }
-static __global__ void sm_free_items(sm_ctx m) {
+static __global__ void sm_free_cells(sm_ctx m, uint64_t n) {
     SM_I();
-    if (i < m.cnt[0]) free(m.items[i]);
+    if (i < n) free(m.cell[i]);
 }
-static void sm_settle(sm_ctx *m, unsigned g) {
-    sm_compact<<<g, 256>>>(*m); WH_LAUNCH_OR_DIE();
-    sm_free_dead<<<g, 256>>>(*m); WH_LAUNCH_OR_DIE();
-    sm_swap<<<1, 1>>>(*m); WH_LAUNCH_OR_DIE();
-    sm_agent **t = m->items; m->items = m->next; m->next = t;
+static unsigned long long sm_fails(const sm_ctx *m) {
+    unsigned long long f = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&f, m->fails, 8, cudaMemcpyDeviceToHost));
+    return f;
 }
 static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size_t *peak) {
     uint64_t n = (uint64_t)w * h;
-    size_t heap = budget_heap(n * 24, (size_t)n * 64 + ((size_t)64 << 20));   /* cell data and pointers; not the do-all lists */
+    size_t heap = budget_heap(n * 8, (size_t)n * 128 + ((size_t)64 << 20));   /* the cell pointers; not the do-all list */
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
     sm_ctx m;
     memset(&m, 0, sizeof m);
     m.c = ctx_for(w, h);
-    uint32_t **arr[4] = {&m.c.sugar, &m.c.cap, &m.c.request, &m.c.granted};
-    for (int k = 0; k < 4; ++k) WH_CUDA_OR_DIE(cudaMalloc(arr[k], n * 4));
-    WH_CUDA_OR_DIE(cudaMalloc(&m.agent, n * 8));
-    sm_agent ***lists[4] = {&m.items, &m.next, &m.fresh, &m.dead};
-    for (int k = 0; k < 4; ++k) WH_CUDA_OR_DIE(cudaMalloc(lists[k], n * 8));
-    WH_CUDA_OR_DIE(cudaMalloc(&m.cnt, 16));
-    WH_CUDA_OR_DIE(cudaMemset(m.cnt, 0, 16));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.cell, n * 8));
+    app_plist_alloc(&m.agents, (uint32_t)n);
     WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
     WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
-    m.cap = (uint32_t)n;
-    *peak = heap + n * 56;                               /* reserved: malloc heap, cell and list arrays */
+    *peak = heap + n * 32;                               /* reserved: malloc heap, cell pointers, list arrays */
     unsigned g = (unsigned)((n + 255) / 256);
+    sm_new_cells<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
+    if (sm_fails(&m)) {                                  /* no grid: nothing more can run */
+        printf("  malloc: the cells do not fit the heap\n");
+        exit(3);
+    }
     sm_init<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-    sm_settle(&m, g);
+    app_plist_settle(&m.agents);
     int dev = 1;
     app_sync(dev);
     double t0 = app_now();
@@ -661,7 +659,7 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
         m.c.iter = it;
         sm_grow<<<g, 256>>>(m, n, true); WH_LAUNCH_OR_DIE();
         sm_age<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        sm_settle(&m, g);                                /* the dead leave the array */
+        app_plist_settle(&m.agents);                     /* the dead leave the array */
         sm_request<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
         sm_decide<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
         sm_move<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
@@ -669,12 +667,11 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
         sm_female_request<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
         sm_decide<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
         sm_mate<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        sm_settle(&m, g);                                /* the newborn join it */
+        app_plist_settle(&m.agents);                     /* the newborn join it */
     }
     app_sync(dev);
     double t = app_now() - t0;
-    unsigned long long fails = 0;
-    WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
+    unsigned long long fails = sm_fails(&m);
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     int64_t *d_out;
     WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * SS_NF * 8));
@@ -683,9 +680,11 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
     out->v = (int64_t *)calloc(n * SS_NF, sizeof(int64_t));
     app_to_host(out->v, d_out, n * SS_NF * 8, 1);
     WH_CUDA_OR_DIE(cudaFree(d_out));
-    sm_free_items<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-    for (int k = 0; k < 4; ++k) { WH_CUDA_OR_DIE(cudaFree(*arr[k])); WH_CUDA_OR_DIE(cudaFree(*lists[k])); }
-    WH_CUDA_OR_DIE(cudaFree(m.agent)); WH_CUDA_OR_DIE(cudaFree(m.cnt)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    app_plist_free_items<<<g, 256>>>(m.agents); WH_LAUNCH_OR_DIE();
+    sm_free_cells<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
+    app_sync(dev);
+    app_plist_free(&m.agents);
+    WH_CUDA_OR_DIE(cudaFree(m.cell)); WH_CUDA_OR_DIE(cudaFree(m.fails));
     return t;
 }
 #endif

@@ -23,8 +23,9 @@
  * cars ever take the same cell.
  *
  * Variants: warpheap; a static SOA baseline with the cars stored in the cell
- * arrays (the paper's baseline); CUDA device malloc with an array of car
- * pointers (GPU only).  --check requires identical final networks.
+ * arrays (the paper's baseline); CUDA device malloc, cells and cars malloc'd,
+ * with an array of car pointers (GPU only).  --check requires identical final
+ * networks.
  *
  *   wh_traffic [--isects=17500] [--iters=12000] [--vmax=10] [--spawn=3] [--max-seconds=S]
  *              [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
@@ -327,29 +328,43 @@ static double run_static(const net *g, tr_ctx c, int dev, state *out, size_t *pe
 }
 
 /* ---- CUDA device malloc (GPU only): the paper's "other allocators" ---------------------- *
- * Cars are malloc'd structs; the cells hold car pointers; the do-all runs over
- * an array of car pointers, rebuilt once per iteration from the survivors and
- * the cars spawned (atomic appends); cars that arrived are freed after that. */
+ * Every object is malloc'd, as in the paper's comparison: cells (a struct per
+ * cell with its copy of the topology, reached through an array of cell
+ * pointers, as warpheap's Cell objects are) and cars (array of structures;
+ * the cell holds the car pointer).  The do-all runs over an array of car
+ * pointers, compacted once per iteration (wh_app_plist.h); cars that
+ * arrived are freed then. */
 #if defined(__CUDACC__)
-typedef struct tm_car { uint64_t cid; uint32_t cell, v, dest, dead; int32_t trip; } tm_car;
+#include "wh_app_plist.h"
+
+/* dead first: app_plist marks it */
+typedef struct tm_car { uint32_t dead, cell, v, dest; uint64_t cid; int32_t trip; } tm_car;
+typedef struct tm_cell { tm_car *car; uint32_t next0, next1, light, isect; } tm_cell;
 typedef struct tm_ctx {
     tr_ctx c;
-    tm_car **car;                                      /* per cell */
-    tm_car **items, **next, **fresh, **dead;
-    uint32_t *cnt;                                     /* n, n_next, n_fresh, n_dead */
-    uint32_t cap;
+    tm_cell **cell;                                    /* per cell index */
+    app_plist cars;
     unsigned long long *fails;
 } tm_ctx;
-#define TM_OCC(x) (m.car[(x)] != NULL)
-#define TM_NEXT0(x) c->next0[(x)]
-#define TM_NEXT1(x) c->next1[(x)]
-#define TM_LIGHT(x) c->light[(x)]
-#define TM_ISECT(x) c->isect[(x)]
+#define TM_OCC(x) (m.cell[(x)]->car != NULL)
+#define TM_NEXT0(x) m.cell[(x)]->next0
+#define TM_NEXT1(x) m.cell[(x)]->next1
+#define TM_LIGHT(x) m.cell[(x)]->light
+#define TM_ISECT(x) m.cell[(x)]->isect
+static __global__ void tm_new_cells(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m.c.ncells) return;
+    tm_cell *x = (tm_cell *)malloc(sizeof(tm_cell));
+    m.cell[i] = x;
+    if (!x) { atomicAdd(m.fails, 1ull); return; }
+    x->car = NULL;
+    x->next0 = m.c.next0[i]; x->next1 = m.c.next1[i]; x->light = m.c.light[i]; x->isect = m.c.isect[i];
+}
 static __global__ void tm_plan(tm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m.cnt[0]) return;
+    if (i >= APP_PLIST_N(m.cars)) return;
     const tr_ctx *c = &m.c;
-    tm_car *k = m.items[i];
+    tm_car *k = (tm_car *)m.cars.items[i];
     uint32_t v, dest;
     TR_PLAN(c, k->cell, k->v, k->cid, TM_OCC, TM_NEXT0, TM_NEXT1, TM_LIGHT, TM_ISECT, v, dest);
     k->v = v;
@@ -357,74 +372,67 @@ static __global__ void tm_plan(tm_ctx m) {
 }
 static __global__ void tm_move(tm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m.cnt[0]) return;
-    tm_car *k = m.items[i];
+    if (i >= APP_PLIST_N(m.cars)) return;
+    tm_car *k = (tm_car *)m.cars.items[i];
     k->trip -= (int32_t)k->v;
-    m.car[k->cell] = NULL;
-    if (k->trip <= 0) {
-        k->dead = 1;
-        uint32_t d = atomicAdd(&m.cnt[3], 1u);
-        if (d < m.cap) m.dead[d] = k; else atomicAdd(m.fails, 1ull);
-        return;
-    }
-    m.car[k->dest] = k;
+    m.cell[k->cell]->car = NULL;
+    if (k->trip <= 0) { app_plist_kill(k); return; }
+    m.cell[k->dest]->car = k;
     k->cell = k->dest;
 }
 static __global__ void tm_spawn(tm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m.c.ncells || !m.c.isect[i] || m.car[i] || !tr_spawns(m.c.iter, i, m.c.spawn)) return;
+    if (i >= m.c.ncells) return;
+    tm_cell *x = m.cell[i];
+    if (!x->isect || x->car || !tr_spawns(m.c.iter, i, m.c.spawn)) return;
     tm_car *k = (tm_car *)malloc(sizeof(tm_car));
     if (!k) { atomicAdd(m.fails, 1ull); return; }
     k->cid = (uint64_t)m.c.iter * m.c.ncells + i + 1u;
     k->cell = k->dest = i; k->v = 0; k->dead = 0; k->trip = tr_trip(k->cid);
-    m.car[i] = k;
-    uint32_t f = atomicAdd(&m.cnt[2], 1u);
-    if (f < m.cap) m.fresh[f] = k; else atomicAdd(m.fails, 1ull);
+    x->car = k;
+    app_plist_add(&m.cars, k, m.fails);
 }
-static __global__ void tm_compact(tm_ctx m) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, n = m.cnt[0], nf = m.cnt[2];
-    if (i < n && !m.items[i]->dead) m.next[atomicAdd(&m.cnt[1], 1u)] = m.items[i];
-    if (i < nf && i < m.cap) m.next[atomicAdd(&m.cnt[1], 1u)] = m.fresh[i];
-}
-static __global__ void tm_free_dead(tm_ctx m) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < m.cnt[3] && i < m.cap) free(m.dead[i]);
-}
-static __global__ void tm_free_items(tm_ctx m) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < m.cnt[0]) free(m.items[i]);
-}
-static __global__ void tm_swap(tm_ctx m) { m.cnt[0] = m.cnt[1]; m.cnt[1] = m.cnt[2] = m.cnt[3] = 0; }
 static __global__ void tm_export(tm_ctx m, uint64_t *out) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m.c.ncells) return;
-    tm_car *k = m.car[i];
+    const tm_car *k = m.cell[i]->car;
     out[(uint64_t)i * TR_NF] = k != NULL;
     out[(uint64_t)i * TR_NF + 1] = k ? k->v : 0;
     out[(uint64_t)i * TR_NF + 2] = k ? (uint64_t)(int64_t)k->trip : 0;
     out[(uint64_t)i * TR_NF + 3] = k ? k->cid : 0;
 }
+static __global__ void tm_free_cells(tm_ctx m) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m.c.ncells) free(m.cell[i]);
+}
+static unsigned long long tm_fails(const tm_ctx *m) {
+    unsigned long long f = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&f, m->fails, 8, cudaMemcpyDeviceToHost));
+    return f;
+}
 static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *peak) {
     uint64_t n = g->ncells;
-    size_t heap = budget_heap(n * 24, (size_t)n * 64 + ((size_t)64 << 20));   /* cell data and pointers; not the do-all lists */
+    /* the budget counts the topology arrays and the cell pointers, as warpheap's
+     * does; not the do-all list */
+    size_t heap = budget_heap(n * 24, (size_t)n * 96 + ((size_t)64 << 20));
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
     tm_ctx m;
     memset(&m, 0, sizeof m);
     uint32_t *topo[4];
     ctx_topology(&c, g, dev, topo);
     m.c = c;
-    m.cap = (uint32_t)n;
-    WH_CUDA_OR_DIE(cudaMalloc(&m.car, n * 8));
-    WH_CUDA_OR_DIE(cudaMemset(m.car, 0, n * 8));
-    tm_car ***lists[4] = {&m.items, &m.next, &m.fresh, &m.dead};
-    for (int k = 0; k < 4; ++k) WH_CUDA_OR_DIE(cudaMalloc(lists[k], n * 8));
-    WH_CUDA_OR_DIE(cudaMalloc(&m.cnt, 16));
-    WH_CUDA_OR_DIE(cudaMemset(m.cnt, 0, 16));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.cell, n * 8));
+    app_plist_alloc(&m.cars, (uint32_t)n);
     WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
     WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
-    *peak = heap + n * 40;                               /* reserved: malloc heap, cell and list arrays */
+    *peak = heap + n * 48;                               /* reserved: malloc heap, topology, cell pointers, list arrays */
     uint32_t iters = c.iter;
     unsigned gb = (unsigned)((n + 255) / 256);
+    tm_new_cells<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+    if (tm_fails(&m)) {                                  /* no network: nothing more can run */
+        printf("  malloc: the cells do not fit the heap\n");
+        exit(3);
+    }
     app_sync(dev);
     double t0 = app_now();
     for (uint32_t it = 0; it < iters; ++it) {
@@ -433,15 +441,11 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
         tm_plan<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
         tm_move<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
         tm_spawn<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
-        tm_compact<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
-        tm_free_dead<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
-        tm_swap<<<1, 1>>>(m); WH_LAUNCH_OR_DIE();
-        tm_car **t = m.items; m.items = m.next; m.next = t;
+        app_plist_settle(&m.cars);
     }
     app_sync(dev);
     double t = app_now() - t0;
-    unsigned long long fails = 0;
-    WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
+    unsigned long long fails = tm_fails(&m);
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     uint64_t *d_out;
     WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * TR_NF * 8));
@@ -450,10 +454,11 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     out->v = (uint64_t *)calloc(n * TR_NF, sizeof(uint64_t));
     app_to_host(out->v, d_out, n * TR_NF * 8, 1);
     WH_CUDA_OR_DIE(cudaFree(d_out));
-    /* the cars still alive are all in the list */
-    tm_free_items<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
-    for (int k = 0; k < 4; ++k) WH_CUDA_OR_DIE(cudaFree(*lists[k]));
-    WH_CUDA_OR_DIE(cudaFree(m.car)); WH_CUDA_OR_DIE(cudaFree(m.cnt)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    app_plist_free_items<<<gb, 256>>>(m.cars); WH_LAUNCH_OR_DIE();   /* the cars still alive */
+    tm_free_cells<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+    app_sync(dev);
+    app_plist_free(&m.cars);
+    WH_CUDA_OR_DIE(cudaFree(m.cell)); WH_CUDA_OR_DIE(cudaFree(m.fails));
     for (int k = 0; k < 4; ++k) app_free(topo[k], dev);
     return t;
 }
