@@ -46,6 +46,12 @@ static inline void app_plist_settle(app_plist *l) {
     WH_LAUNCH_OR_DIE();
     void **t = l->items; l->items = l->next; l->next = t;
 }
+/* The count of failed device mallocs a variant keeps on the device. */
+static inline unsigned long long app_dev_count(const unsigned long long *d) {
+    unsigned long long v = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&v, d, 8, cudaMemcpyDeviceToHost));
+    return v;
+}
 /* Every listed object back to the heap (after a final settle). */
 static __global__ void app_plist_free_items(app_plist l) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;

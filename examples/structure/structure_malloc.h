@@ -185,8 +185,7 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
     }
     app_sync(dev);
     double t = app_now() - t0;
-    unsigned long long fails = 0;
-    WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
+    unsigned long long fails = app_dev_count(m.fails);
     printf("  malloc: %llu failed allocations\n", fails);
     mesh_alloc(out, n);
     float *d_pos;

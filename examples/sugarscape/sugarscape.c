@@ -626,11 +626,6 @@ static __global__ void sm_free_cells(sm_ctx m, uint64_t n) {
     SM_I();
     if (i < n) free(m.cell[i]);
 }
-static unsigned long long sm_fails(const sm_ctx *m) {
-    unsigned long long f = 0;
-    WH_CUDA_OR_DIE(cudaMemcpy(&f, m->fails, 8, cudaMemcpyDeviceToHost));
-    return f;
-}
 static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size_t *peak) {
     uint64_t n = (uint64_t)w * h;
     size_t heap = budget_heap(n * 8, (size_t)n * 128 + ((size_t)64 << 20));   /* the cell pointers; not the do-all list */
@@ -645,7 +640,7 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
     *peak = heap + n * 32;                               /* reserved: malloc heap, cell pointers, list arrays */
     unsigned g = (unsigned)((n + 255) / 256);
     sm_new_cells<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-    if (sm_fails(&m)) {                                  /* no grid: nothing more can run */
+    if (app_dev_count(m.fails)) {                                  /* no grid: nothing more can run */
         printf("  malloc: the cells do not fit the heap\n");
         exit(3);
     }
@@ -671,7 +666,7 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
     }
     app_sync(dev);
     double t = app_now() - t0;
-    unsigned long long fails = sm_fails(&m);
+    unsigned long long fails = app_dev_count(m.fails);
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     int64_t *d_out;
     WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * SS_NF * 8));

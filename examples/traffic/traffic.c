@@ -405,11 +405,6 @@ static __global__ void tm_free_cells(tm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < m.c.ncells) free(m.cell[i]);
 }
-static unsigned long long tm_fails(const tm_ctx *m) {
-    unsigned long long f = 0;
-    WH_CUDA_OR_DIE(cudaMemcpy(&f, m->fails, 8, cudaMemcpyDeviceToHost));
-    return f;
-}
 static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *peak) {
     uint64_t n = g->ncells;
     /* the budget counts the topology arrays and the cell pointers, as warpheap's
@@ -429,7 +424,7 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     uint32_t iters = c.iter;
     unsigned gb = (unsigned)((n + 255) / 256);
     tm_new_cells<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
-    if (tm_fails(&m)) {                                  /* no network: nothing more can run */
+    if (app_dev_count(m.fails)) {                                  /* no network: nothing more can run */
         printf("  malloc: the cells do not fit the heap\n");
         exit(3);
     }
@@ -445,7 +440,7 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     }
     app_sync(dev);
     double t = app_now() - t0;
-    unsigned long long fails = tm_fails(&m);
+    unsigned long long fails = app_dev_count(m.fails);
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     uint64_t *d_out;
     WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * TR_NF * 8));
