@@ -324,6 +324,89 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_move(wh_blocks *c, uint32_t b, uint3
     return wh__blocks_release(c, b, i);
 }
 
+/* ---- placed blocks: alignment above the granule, and owner-held ranges --------- */
+
+/* Whether n spare descriptors are left (n <= 2). */
+WH_INLINE WH_HOST_DEVICE bool wh__blocks_have_spares(const wh_blocks *c, uint32_t n) {
+    uint32_t b = c->spare;
+    for (uint32_t k = 0; k < n; ++k, b = wh_blocks_desc(c)[b].link_next)
+        if (b == WH_BLOCK_NONE) return false;
+    return true;
+}
+
+/* Take [addr, addr + size) out of free block f as a USED block (returned);
+ * what lies before and after stays free in f's index.  NONE, changing
+ * nothing, if the range is not inside f, misaligned, or the two spare
+ * descriptors a cut may need are not there. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_carve(wh_blocks *c, uint32_t f, uint64_t addr, uint64_t size) {
+    wh_block *d = wh_blocks_desc(c);
+    if (f >= c->capacity || d[f].state != WH_BLOCK_FREE || size == 0 || ((addr | size) & (c->granule - 1u)) ||
+        addr < d[f].addr || addr + size > d[f].addr + d[f].size || !wh__blocks_have_spares(c, 2))
+        return WH_BLOCK_NONE;
+    uint32_t i = d[f].index, u = f;
+    wh__index_remove(c, f);
+    if (addr > d[f].addr) {                       /* the head stays free, f keeps it */
+        u = wh__blocks_take_spare(c);
+        d[u].addr = addr;
+        d[u].size = d[f].addr + d[f].size - addr;
+        d[u].prev = f;
+        d[u].next = d[f].next;
+        if (d[f].next != WH_BLOCK_NONE) d[d[f].next].prev = u;
+        d[f].next = u;
+        d[f].size = addr - d[f].addr;
+        wh__index_insert(c, i, f);
+    }
+    d[u].state = WH_BLOCK_USED;
+    wh__blocks_split(c, u, size, i);              /* the tail stays free */
+    c->nused++;
+    c->used_bytes += size;
+    return u;
+}
+
+/* Allocate size bytes at an address that is a multiple of align (a power of
+ * two; at most the granule means any block) from free index i, or NONE. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_alloc_aligned(wh_blocks *c, uint64_t size, uint64_t align, uint32_t i) {
+    if (align <= c->granule) return wh_blocks_alloc(c, size, i);
+    size = wh_blocks_round(c, size);
+    if (size == 0 || i >= c->nindex || (align & (align - 1u)) || size + align < size) return WH_BLOCK_NONE;
+    uint32_t f = wh__index_find(c, i, size + align - c->granule);
+    if (f == WH_BLOCK_NONE) return f;
+    uint64_t a = wh_blocks_desc(c)[f].addr;
+    return wh_blocks_carve(c, f, (a + align - 1u) & ~(align - 1u), size);
+}
+
+/* Cut USED block b at size: b keeps the first size bytes, a new USED block
+ * (returned) the rest.  NONE if size is not strictly inside or no spare. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_split_used(wh_blocks *c, uint32_t b, uint64_t size) {
+    wh_block *d = wh_blocks_desc(c);
+    if (b >= c->capacity || d[b].state != WH_BLOCK_USED || size == 0 || size >= d[b].size ||
+        (size & (c->granule - 1u)))
+        return WH_BLOCK_NONE;
+    uint32_t r = wh__blocks_take_spare(c);
+    if (r == WH_BLOCK_NONE) return r;
+    d[r].addr = d[b].addr + size;
+    d[r].size = d[b].size - size;
+    d[r].prev = b;
+    d[r].next = d[b].next;
+    if (d[b].next != WH_BLOCK_NONE) d[d[b].next].prev = r;
+    d[b].next = r;
+    d[b].size = size;
+    c->nused++;
+    return r;
+}
+
+/* Join USED block b with its USED next neighbour (whose descriptor goes
+ * spare).  False if either is not USED. */
+WH_INLINE WH_HOST_DEVICE bool wh_blocks_join_used(wh_blocks *c, uint32_t b) {
+    wh_block *d = wh_blocks_desc(c);
+    if (b >= c->capacity || d[b].state != WH_BLOCK_USED || d[b].next == WH_BLOCK_NONE ||
+        d[d[b].next].state != WH_BLOCK_USED)
+        return false;
+    wh__blocks_absorb_next(c, b);
+    c->nused--;
+    return true;
+}
+
 /* Some free block of index i (to drain an index), or NONE. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_any_free(const wh_blocks *c, uint32_t i) {
     wh_free_index *fi = wh_blocks_index(c, i);

@@ -32,6 +32,16 @@ typedef enum wh_pool_backend {
     WH_POOL_CUDA = 2,     /* arenas from cudaMalloc, cudaEvents for streams */
 } wh_pool_backend;
 
+/* How the pool gets memory from the driver. */
+typedef enum wh_pool_growth {
+    WH_POOL_GROW_DEFAULT = 0,  /* see wh_pool_create                               */
+    WH_POOL_GROW_ARENAS = 1,   /* separate cudaMalloc arenas, kept until trimmed    */
+    WH_POOL_GROW_VMM = 2,      /* one reserved address range; physical memory mapped
+                                  (cuMemCreate/cuMemMap) where blocks need it and
+                                  unmapped under large free blocks, so that reserved
+                                  bytes stay within ~1/12 of the peak in use      */
+} wh_pool_growth;
+
 typedef struct wh_pool_config {
     wh_pool_backend backend;
     size_t alignment;          /* of every pointer; power of two; 0 = 256       */
@@ -45,6 +55,10 @@ typedef struct wh_pool_config {
      * event recorded on a busy stream is not complete.  NULL: never busy. */
     bool (*stream_busy)(wh_stream stream, void *user);
     void *stream_busy_user;
+    wh_pool_growth growth;     /* default: VMM on CUDA where the driver has it (else
+                                  arenas), arenas on the CPU backend             */
+    size_t vmm_range;          /* VMM: address range; 0 = 2x max_bytes, else 2x the
+                                  device's memory (CPU backend: 4 GiB)            */
 } wh_pool_config;
 
 typedef struct wh_pool_stats {
@@ -75,6 +89,9 @@ void *wh_pool_alloc(wh_pool *pool, size_t bytes, wh_stream stream);
  * with that tag takes it if it fits and is less than twice the request.
  * (Untagged requests up to 64 KiB are kept the same way, by size class.) */
 void *wh_pool_alloc_tagged(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream);
+/* At an address that is a multiple of alignment (a power of two, any size;
+ * config.alignment is the least every pointer gets). */
+void *wh_pool_alloc_aligned(wh_pool *pool, size_t bytes, size_t alignment, wh_stream stream);
 /* Both of the above with the status: *out = pointer or NULL. */
 wh_status wh_pool_try_alloc(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream, void **out);
 

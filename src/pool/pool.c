@@ -32,12 +32,15 @@ static wh_status wh__resolve(wh_pool_config *c) {
                         WH_HAVE_CUDA ? "no GPU is usable" : "built without CUDA");
     if (c->backend != WH_POOL_CPU && c->backend != WH_POOL_CUDA)
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown backend %d", (int)c->backend);
+    if (c->growth != WH_POOL_GROW_DEFAULT && c->growth != WH_POOL_GROW_ARENAS && c->growth != WH_POOL_GROW_VMM)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown growth %d", (int)c->growth);
     if (c->max_bytes && c->max_bytes < c->alignment)
         return wh__fail(WH_ERR_TOO_SMALL, "pool: max_bytes %zu below one aligned block", c->max_bytes);
     return WH_OK;
 }
 
 static void wh__pool_free_tables(wh_pool *p) {
+    wh__vmm_destroy(p);
     free(p->core);
     free(p->info);
     free(p->map_keys);
@@ -74,6 +77,24 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
     }
     wh_blocks_set_absorb(p->core, WH__READY);      /* a stream may take READY neighbours */
     p->nslots = 1;                                   /* slot 0: READY */
+    /* Default: the range on CUDA (where the driver has the calls), arenas on the CPU. */
+    if (c.growth == WH_POOL_GROW_VMM || (c.growth == WH_POOL_GROW_DEFAULT && c.backend == WH_POOL_CUDA)) {
+        wh_status vs = wh__vmm_create(p);
+        if (vs == WH_OK && !(p->arenas = malloc(sizeof *p->arenas)))
+            vs = wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory");
+        if (vs == WH_OK) {                           /* the range as one arena: for wh__bad_pointer, the check */
+            p->arenas[0] = (wh__arena){NULL, p->vmm.size, p->vmm.head};
+            p->narenas = p->arenas_cap = 1;
+            p->st.arenas = 1;
+            p->use_vmm = true;
+        } else if (c.growth == WH_POOL_GROW_VMM) {
+            wh__pool_free_tables(p);
+            return vs;
+        } else {
+            wh__vmm_destroy(p);                      /* the default falls back to cudaMalloc arenas */
+        }
+    }
+    p->cfg.growth = p->use_vmm ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS;
     if (pthread_mutex_init(&p->lock, NULL)) {
         wh__pool_free_tables(p);
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: pthread_mutex_init failed");
@@ -88,7 +109,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
     wh__pending_poll(p, true);                       /* their events go back first */
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
-    for (uint32_t i = 0; i < p->narenas; ++i) wh__mem_free(p, p->arenas[i].raw);
+    for (uint32_t i = 0; i < p->narenas && !p->use_vmm; ++i) wh__mem_free(p, p->arenas[i].raw);
     wh__events_destroy(p);
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_destroy(&p->lock);
@@ -100,6 +121,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
  * arenas in READY: a free block in a stream's index may still be in use by
  * work queued on that stream before its free. */
 void wh__trim_arenas(wh_pool *p, uint64_t keep) {
+    if (p->use_vmm) return;                          /* one range: wh__vmm_release */
     const wh_block *d = wh_blocks_desc(p->core);
     for (uint32_t i = p->narenas; i-- > 0;) {
         if (p->core->arena_bytes - p->st.in_use <= keep) break;
@@ -120,6 +142,11 @@ wh_status wh_pool_trim(wh_pool *p, size_t keep_bytes) {
     wh__tag_flush(p);
     wh__pending_poll(p, true);
     wh__reclaim(p, true);
+    if (p->use_vmm) {
+        uint64_t target = p->st.in_use + keep_bytes;
+        wh__vmm_release(p, target < p->st.in_use ? UINT64_MAX : target);
+        p->st.reserved = wh__reserved(p);
+    }
     wh__trim_arenas(p, keep_bytes);
     pthread_mutex_unlock(&p->lock);
     return WH_OK;
@@ -129,7 +156,7 @@ wh_status wh_pool_get_stats(wh_pool *p, wh_pool_stats *s) {
     if (!p || !s) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_get_stats: NULL argument");
     pthread_mutex_lock(&p->lock);
     *s = p->st;
-    s->reserved = p->core->arena_bytes;
+    s->reserved = wh__reserved(p);
     s->cached = s->reserved - s->in_use;
     s->largest_free = 0;
     for (uint32_t i = 0; i < p->nslots; ++i) {
@@ -149,14 +176,15 @@ static wh_status wh__check_locked(wh_pool *p) {
         return wh__fail(WH_ERR_CORRUPT, "pool: block core check failed at blocks_walk.h:%u, block %u", r.error,
                         r.bad_block);
     const wh_block *d = wh_blocks_desc(p->core);
-    uint64_t n[4] = {0}, live_bytes = 0, requested = 0, mapped = 0, arena_sum = 0;
+    uint64_t n[5] = {0}, live_bytes = 0, requested = 0, mapped = 0, arena_sum = 0;
     for (uint32_t b = 0; b < p->core->capacity; ++b) {
         uint32_t s = p->info[b].state;
         if ((s != WH__FREE_OR_CORE) != (d[b].state == WH_BLOCK_USED))
             return wh__fail(WH_ERR_CORRUPT, "pool: block %u: pool state %u, core state %u", b, s, d[b].state);
-        n[s & 3u]++;
+        n[s <= WH__HOLE ? s : WH__FREE_OR_CORE]++;
         if (s == WH__LIVE) { live_bytes += d[b].size; requested += p->info[b].requested; }
-        if (s != WH__FREE_OR_CORE && wh__map_get(p, d[b].addr) != b)
+        if (s == WH__HOLE && !p->use_vmm) return wh__fail(WH_ERR_CORRUPT, "pool: hole %u without a range", b);
+        if (s != WH__FREE_OR_CORE && s != WH__HOLE && wh__map_get(p, d[b].addr) != b)
             return wh__fail(WH_ERR_CORRUPT, "pool: block %u at 0x%" PRIx64 " missing from the address map", b, d[b].addr);
     }
     for (uint64_t i = 0; i <= p->map_mask; ++i) mapped += p->map_keys[i] != 0;
@@ -169,15 +197,15 @@ static wh_status wh__check_locked(wh_pool *p) {
                 return wh__fail(WH_ERR_CORRUPT, "pool: tag entry %u holds a block that is not kept", i);
         }
     if (live_bytes != p->st.in_use || requested != p->st.requested || n[WH__TAGGED] != tagged ||
-        tagged != p->st.tag_cached || n[WH__PENDING] != p->npending || mapped != r.used || r.used != p->core->nused ||
+        tagged != p->st.tag_cached || n[WH__PENDING] != p->npending || mapped + n[WH__HOLE] != r.used || r.used != p->core->nused ||
         arena_sum != r.arena_bytes || r.arena_bytes != p->core->arena_bytes || p->narenas != r.arenas ||
         p->st.allocs - p->st.frees != n[WH__LIVE])
         return wh__fail(WH_ERR_CORRUPT,
                         "pool: stats disagree with the heap walk: in use %" PRIu64 "/%" PRIu64 ", live %" PRIu64
                         "/%" PRIu64 ", tagged %" PRIu64 "/%u, pending %" PRIu64 "/%u, mapped %" PRIu64 "/%u, arenas %" PRIu64
                         "/%" PRIu64, live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED],
-                        tagged, n[WH__PENDING], p->npending, mapped, r.used, arena_sum, r.arena_bytes);
-    return WH_OK;
+                        tagged, n[WH__PENDING], p->npending, mapped + n[WH__HOLE], r.used, arena_sum, r.arena_bytes);
+    return p->use_vmm ? wh__vmm_check(p) : WH_OK;
 }
 
 wh_status wh_pool_check(wh_pool *p) {

@@ -63,9 +63,10 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
     return WH_OK;
 }
 
-static uint32_t wh__find(wh_pool *p, uint64_t size, uint32_t slot) {
-    uint32_t b = wh_blocks_alloc(p->core, size, slot);
-    return b != WH_BLOCK_NONE ? b : wh_blocks_alloc(p->core, size, WH__READY);
+/* align: 0 or at most config.alignment for any block. */
+static uint32_t wh__find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
+    uint32_t b = wh_blocks_alloc_aligned(p->core, size, align, slot);
+    return b != WH_BLOCK_NONE ? b : wh_blocks_alloc_aligned(p->core, size, align, WH__READY);
 }
 
 static bool wh__others_hold_free(const wh_pool *p) {
@@ -73,22 +74,33 @@ static bool wh__others_hold_free(const wh_pool *p) {
 }
 
 /* Everything short of failing: other streams, the driver, then all caches. */
-static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint32_t slot) {
+static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
     uint32_t b = WH_BLOCK_NONE;
     if (p->npending || wh__others_hold_free(p)) {
         wh__pending_poll(p, false);
         wh__reclaim(p, false);
-        if ((b = wh__find(p, size, slot)) != WH_BLOCK_NONE) return b;
+        if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     }
+    if (p->use_vmm) {                                     /* the range: map what is short */
+        if ((b = wh__vmm_grow_find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
+        wh__tag_flush(p);
+        wh__pending_poll(p, true);
+        wh__reclaim(p, true);
+        if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
+        wh__vmm_release(p, 0);                            /* every free piece, then once more */
+        return wh__vmm_grow_find(p, size, align, slot);
+    }
+    size += align > p->cfg.alignment ? align - p->cfg.alignment : 0;   /* a new arena fits it aligned */
     /* idle whole arenas are all smaller than size: give them back first */
     if (p->core->arena_bytes - p->core->used_bytes >= size) wh__trim_arenas(p, 0);
-    if (wh__grow(p, size) == WH_OK && (b = wh__find(p, size, slot)) != WH_BLOCK_NONE) return b;
+    uint64_t want = size - (align > p->cfg.alignment ? align - p->cfg.alignment : 0);
+    if (wh__grow(p, size) == WH_OK && (b = wh__find(p, want, align, slot)) != WH_BLOCK_NONE) return b;
     wh__tag_flush(p);                                     /* exhaustion: trim, retry */
     wh__pending_poll(p, true);
     wh__reclaim(p, true);
-    if ((b = wh__find(p, size, slot)) != WH_BLOCK_NONE) return b;
+    if ((b = wh__find(p, want, align, slot)) != WH_BLOCK_NONE) return b;
     wh__trim_arenas(p, 0);
-    if (wh__grow(p, size) == WH_OK) b = wh__find(p, size, slot);
+    if (wh__grow(p, size) == WH_OK) b = wh__find(p, want, align, slot);
     return b;
 }
 
@@ -106,7 +118,7 @@ static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
                     "pool exhausted: request %" PRIu64 " B, reserved %" PRIu64 " B in %u arenas, in use %" PRIu64
                     " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %" PRIu64
                     " B, blocks %u/%u",
-                    bytes, p->core->arena_bytes, p->narenas, p->st.in_use, p->core->arena_bytes - p->st.in_use,
+                    bytes, wh__reserved(p), p->narenas, p->st.in_use, wh__reserved(p) - p->st.in_use,
                     largest, p->npending, (uint64_t)p->cfg.max_bytes, blocks, p->core->capacity);
 }
 
@@ -135,7 +147,8 @@ static const void *wh__implicit_tag(uint64_t size) {
     return size <= WH__IMPLICIT_MAX ? &wh__class_tags[wh_log2_64(size)] : NULL;
 }
 
-static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, const void *tag, wh_stream s, void **out) {
+static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, const void *tag, wh_stream s,
+                                  void **out) {
     uint32_t slot;
     wh_status st = wh__slot_of(p, s, &slot);
     if (st != WH_OK) return st;
@@ -143,21 +156,24 @@ static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, const void *tag, wh_
     if (size == 0 || size > (UINT64_MAX >> 2) || (p->cfg.max_bytes && size > p->cfg.max_bytes))
         return wh__fail(WH_ERR_TOO_LARGE, "pool: request of %zu B is beyond %" PRIu64 " B", bytes,
                         p->cfg.max_bytes ? (uint64_t)p->cfg.max_bytes : (UINT64_MAX >> 2));
-    if (!tag) tag = wh__implicit_tag(size);
-    uint32_t b = tag ? wh__tag_take(p, tag, size, slot) : WH_BLOCK_NONE;
+    if (align <= p->cfg.alignment) align = 0;
+    else if (size > UINT64_MAX / 4 - align) return wh__fail(WH_ERR_TOO_LARGE, "pool: %zu B at %" PRIu64, bytes, align);
+    if (!tag && !align) tag = wh__implicit_tag(size);
+    uint32_t b = tag && !align ? wh__tag_take(p, tag, size, slot) : WH_BLOCK_NONE;   /* kept blocks: any address */
     if (b != WH_BLOCK_NONE) p->st.tag_hits++;
-    if (b == WH_BLOCK_NONE) b = wh__find(p, size, slot);
-    if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, slot);
+    if (b == WH_BLOCK_NONE) b = wh__find(p, size, align, slot);
+    if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, align, slot);
     if (b == WH_BLOCK_NONE) return wh__exhausted(p, bytes);
     wh__make_live(p, b, bytes, tag, slot);
     *out = (void *)(uintptr_t)wh_blocks_desc(p->core)[b].addr;
     return WH_OK;
 }
 
-wh_status wh_pool_try_alloc(wh_pool *p, size_t bytes, const void *tag, wh_stream s, void **out) {
+static wh_status wh__try_alloc(wh_pool *p, size_t bytes, size_t align, const void *tag, wh_stream s, void **out) {
     if (!out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: out is NULL");
     *out = NULL;
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: pool is NULL");
+    if (align & (align - 1)) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc_aligned: %zu is not a power of two", align);
     if (bytes == 0) {
         pthread_mutex_lock(&p->lock);
         p->st.failures++;
@@ -165,10 +181,19 @@ wh_status wh_pool_try_alloc(wh_pool *p, size_t bytes, const void *tag, wh_stream
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: size 0");
     }
     pthread_mutex_lock(&p->lock);
-    wh_status st = wh__alloc_locked(p, bytes, tag, s, out);
+    wh_status st = wh__alloc_locked(p, bytes, align, tag, s, out);
     if (st != WH_OK) p->st.failures++;
     pthread_mutex_unlock(&p->lock);
     return st;
+}
+
+wh_status wh_pool_try_alloc(wh_pool *p, size_t bytes, const void *tag, wh_stream s, void **out) {
+    return wh__try_alloc(p, bytes, 0, tag, s, out);
+}
+
+void *wh_pool_alloc_aligned(wh_pool *p, size_t bytes, size_t alignment, wh_stream s) {
+    void *ptr;
+    return wh__try_alloc(p, bytes, alignment, NULL, s, &ptr) == WH_OK ? ptr : NULL;
 }
 
 void *wh_pool_alloc(wh_pool *p, size_t bytes, wh_stream s) {

@@ -20,7 +20,7 @@
 #define WH__PENDING_EVENTS 8u        /* events a pending block can wait on        */
 #define WH__PENDING_POLL 256u        /* pending blocks that make free() poll      */
 
-enum { WH__FREE_OR_CORE = 0, WH__LIVE = 1, WH__TAGGED = 2, WH__PENDING = 3 };
+enum { WH__FREE_OR_CORE = 0, WH__LIVE = 1, WH__TAGGED = 2, WH__PENDING = 3, WH__HOLE = 4 };
 
 typedef struct wh__info {            /* the pool's view of a USED descriptor */
     const void *tag;
@@ -46,6 +46,23 @@ typedef struct wh__arena {
     uint64_t size;                   /* bytes handed to the core                 */
     uint32_t head;                   /* its first descriptor: never changes      */
 } wh__arena;
+
+/* Growth by the driver's virtual-memory calls (pool_vmm.c): one address
+ * range reserved at create is the core's only arena; the parts with no
+ * physical memory behind them are USED blocks of state WH__HOLE, so every
+ * block the core may hand out is backed.  Physical memory is mapped in
+ * pieces (one cuMemCreate each), and only whole pieces are unmapped. */
+typedef struct wh__vmm {
+    uint64_t base, size, gran;       /* the range and the mapping granule          */
+    uint64_t hole_bytes;             /* unbacked bytes: reserved = size - these     */
+    uint64_t walk_frees;             /* frees counter at the last release walk     */
+    uint32_t ngran, head;            /* granules; the arena's first descriptor      */
+    uint32_t *piece;                 /* per granule: first granule of its piece, or NONE */
+    uint32_t *plen;                  /* per first granule: granules in the piece    */
+    uint64_t *handle;                /* per first granule: driver allocation handle */
+    void *raw;                       /* CPU: the mmap'ed range                      */
+    int device;
+} wh__vmm;
 
 typedef struct wh__tag_entry {
     const void *tag;
@@ -74,6 +91,8 @@ struct wh_pool {
     uint32_t nspare_ev, spare_ev_cap;
     uint32_t ntags;
     wh__tag_entry tags[WH__TAGS];
+    bool use_vmm;
+    wh__vmm vmm;
     wh_pool_stats st;
 };
 
@@ -85,6 +104,16 @@ bool wh__event_done(wh_pool *p, wh__event *e);
 bool wh__event_wait(wh_pool *p, wh__event *e);
 void wh__event_release(wh_pool *p, wh__event *e);
 void wh__events_destroy(wh_pool *p);
+
+/* pool_vmm.c: the range, its mapping and its holes (use_vmm only). */
+wh_status wh__vmm_create(wh_pool *p);
+void wh__vmm_destroy(wh_pool *p);
+uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
+void wh__vmm_release(wh_pool *p, uint64_t target);
+wh_status wh__vmm_check(wh_pool *p);
+
+/* Bytes backed by the driver: arenas, or the range less its holes. */
+static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }
 
 /* pool_ptrmap.c */
 void wh__map_put(wh_pool *p, uint64_t key, uint32_t val);

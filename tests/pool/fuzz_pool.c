@@ -1,13 +1,15 @@
 /* libFuzzer target: random operation sequences on a small CPU-backend pool,
  * against an oracle that knows what every live allocation holds.
  *
- * Input bytes drive: alloc / alloc_tagged on one of 4 streams, free (on any
+ * Input bytes drive: alloc / alloc_tagged / alloc_aligned on one of 4 streams, free (on any
  * stream), record_stream, double free, foreign free, trim, and flipping a
  * stream between busy and idle (the CPU backend's stream_busy hook).  After
  * every operation: the new block overlaps no live one and no block that
  * stream order still forbids (freed on a busy stream and asked for on another,
  * or recorded on a busy stream); every live block still holds its pattern;
- * the stats equal the oracle's sums; the pool's heap walk passes.
+ * the stats equal the oracle's sums; the pool's heap walk passes.  Both ways
+ * of growing: arenas, and the one range with holes (config.growth VMM, which
+ * the CPU backend does with mmap, so a block in an unmapped hole faults).
  *
  * Built two ways: with clang -fsanitize=fuzzer (tests/pool/fuzz.sh), and as
  * a plain test (WH_FUZZ_MAIN) that runs a fixed number of random inputs.
@@ -46,10 +48,10 @@ static void die(const char *what) {
 
 static bool overlaps(uintptr_t a, uintptr_t an, uintptr_t b, uintptr_t bn) { return a < b + bn && b < a + an; }
 
-static void on_alloc(world *w, void *p, size_t n, uint8_t s) {
+static void on_alloc(world *w, void *p, size_t n, uint8_t s, size_t align) {
     uintptr_t a = (uintptr_t)p;
     size_t usable = wh_pool_usable_size(w->pool, p);
-    if (usable < n || (a & 63u)) die("short or misaligned block");
+    if (usable < n || (a & 63u) || (a & (align - 1u))) die("short or misaligned block");
     for (uint32_t i = 0; i < w->nlive; ++i)
         if (overlaps(a, usable, (uintptr_t)w->live[i].p, w->live[i].usable)) die("overlap with a live block");
     for (uint32_t i = 0; i < w->nq; ++i) {
@@ -133,10 +135,13 @@ static void step(world *w, const uint8_t *d) {
     if (op < 6) {                                                 /* alloc */
         if (w->nlive == MAXLIVE) return;
         const void *tag = op >= 4 ? tags[d[1] >> 4 & 1 ? 0 : (d[3] % 3)] : NULL;
+        size_t align = op == 3 ? (size_t)64 << (d[3] % 12) : 1;      /* 64 B .. 128 KiB */
         void *p = NULL;
-        wh_status r = wh_pool_try_alloc(w->pool, n, tag, st, &p);
+        wh_status r = op == 3 ? ((p = wh_pool_alloc_aligned(w->pool, n, align, st)) ? WH_OK
+                                 : n == 0 ? WH_ERR_INVALID_ARGUMENT : WH_ERR_OUT_OF_MEMORY)
+                              : wh_pool_try_alloc(w->pool, n, tag, st, &p);
         if (n == 0 && r != WH_ERR_INVALID_ARGUMENT) die("size 0 accepted");
-        if (r == WH_OK) on_alloc(w, p, n, s);
+        if (r == WH_OK) on_alloc(w, p, n, s, align);
         else if (p || (n && r != WH_ERR_OUT_OF_MEMORY && r != WH_ERR_TOO_LARGE)) die("unexpected status");
     } else if (op < 10 && w->nlive) {                              /* free */
         uint32_t k = d[2] % w->nlive;
@@ -182,7 +187,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         .max_bytes = 1u << 20, .small_arena = (size_t)64 << 10 << (data[0] >> 2 & 3),
                         .medium_arena = 256u << 10, .max_blocks = 64u << (data[1] & 3), .max_streams = NSTREAMS,
                         .index = (data[1] >> 2) & 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
-                        .stream_busy = stream_busy};
+                        .stream_busy = stream_busy,
+                        .growth = (data[1] >> 3) & 1 ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS};
     if (wh_pool_create(&w.pool, &c) != WH_OK) die("create");
     for (size_t i = 2; i + 4 <= size; i += 4) {
         step(&w, data + i);

@@ -83,6 +83,35 @@ static void alignment_parameter(void) {
     CHECK(wh_pool_create(&p, &c) == WH_ERR_INVALID_ARGUMENT);
 }
 
+/* Alignment per allocation, above the pool's: every power of two up to 4 MiB,
+ * in both ways of growing, with blocks of the pool's alignment in between. */
+static void aligned_alloc_each(wh_pool_growth growth) {
+    wh_pool_config c = {.backend = WH_POOL_CPU, .growth = growth};
+    wh_pool *p;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    void *x[46];
+    for (int i = 0; i < 46; ++i) {
+        size_t align = (size_t)1 << (i % 23), n = 1 + wh_hash64((uint64_t)i) % 100000;
+        x[i] = i % 2 ? wh_pool_alloc_aligned(p, n, align, S(i % 3)) : wh_pool_alloc(p, n, S(i % 3));
+        CHECK(x[i] && ((uintptr_t)x[i] & ((i % 2 ? align : 256) - 1)) == 0);
+        CHECK(wh_pool_usable_size(p, x[i]) >= n);
+        memset(x[i], i, n);
+        check_ok(p);
+    }
+    CHECK(wh_pool_alloc_aligned(p, 100, 3000, S(0)) == NULL);     /* not a power of two */
+    CHECK(strstr(wh_last_error(), "power of two") != NULL);
+    for (int i = 0; i < 46; ++i) {
+        CHECK(((unsigned char *)x[i])[0] == (unsigned char)i);
+        CHECK(wh_pool_free(p, x[i], S(i % 3)) == WH_OK);
+    }
+    check_ok(p);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.reserved, 0);
+    wh_pool_destroy(p);
+}
+
 static void bad_input(void) {
     wh_pool *p = make(0, 0, WH_BLOCKS_TLSF);
     void *out = (void *)1;
@@ -300,6 +329,8 @@ int main(void) {
     basic(WH_BLOCKS_TLSF);
     basic(WH_BLOCKS_MAXHEAP);
     alignment_parameter();
+    aligned_alloc_each(WH_POOL_GROW_ARENAS);
+    aligned_alloc_each(WH_POOL_GROW_VMM);
     bad_input();
     too_many_streams();
     exhaustion();

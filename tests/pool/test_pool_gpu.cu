@@ -3,7 +3,9 @@
  * busy (a block freed on it is reused on it at once, on another stream only
  * after the kernel: if the other stream does get it, the first stream must
  * be idle by then); record_stream; exhaustion under a cap; host threads on
- * their own streams; trim and destroy give everything back. */
+ * their own streams; trim and destroy give everything back.  All of it twice:
+ * growing by cudaMalloc arenas and by the driver's virtual-memory calls (one
+ * range; trim unmaps, growth maps again: blocks must still hold data). */
 #include "warpheap/pool.h"
 #include "warpheap/cuda_check.h"
 #include "wh_test.h"
@@ -38,10 +40,13 @@ static bool holds(const void *p, size_t bytes, uint32_t v) {
     return true;
 }
 
+static wh_pool_growth growth = WH_POOL_GROW_ARENAS;
+
 static wh_pool *make(size_t cap) {
     wh_pool_config c = {};
     c.backend = WH_POOL_CUDA;
     c.max_bytes = cap;
+    c.growth = growth;
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     CHECK(wh_pool_get_backend(p) == WH_POOL_CUDA);
@@ -66,6 +71,15 @@ static void blocks_hold_data(void) {
     for (int i = 0; i < 200; i += 2) CHECK(wh_pool_free(pool, v[i], NULL) == WH_OK);
     CHECK(wh_pool_trim(pool, 0) == WH_OK);
     for (int i = 1; i < 200; i += 2) CHECK(holds(v[i], n[i], 0xA0000000u + i));
+    for (int i = 0; i < 200; i += 2) {                            /* refill what trim gave back */
+        v[i] = wh_pool_alloc_aligned(pool, n[i], (size_t)4096 << (i % 8), NULL);
+        CHECK(v[i] && ((uintptr_t)v[i] & ((4096u << (i % 8)) - 1)) == 0);
+        fill(v[i], n[i], 0xB0000000u + i, NULL);
+    }
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    for (int i = 0; i < 200; ++i) CHECK(holds(v[i], n[i], (i % 2 ? 0xA0000000u : 0xB0000000u) + i));
+    CHECK(wh_pool_check(pool) == WH_OK);
+    for (int i = 0; i < 200; i += 2) CHECK(wh_pool_free(pool, v[i], NULL) == WH_OK);
     for (int i = 1; i < 200; i += 2) CHECK(wh_pool_free(pool, v[i], NULL) == WH_OK);
     CHECK(wh_pool_trim(pool, 0) == WH_OK);
     wh_pool_stats s;
@@ -175,10 +189,14 @@ static void threads(void) {
 
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) return WH_TEST_SKIP;
-    blocks_hold_data();
-    stream_order();
-    exhaustion();
-    if (!wh_arg_flag(argc, argv, "--small")) threads();
+    for (int g = 0; g < 2; ++g) {
+        growth = g ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS;
+        printf("growth: %s\n", g ? "vmm" : "arenas");
+        blocks_hold_data();
+        stream_order();
+        exhaustion();
+        if (!wh_arg_flag(argc, argv, "--small")) threads();
+    }
     if (wh_test_failures) fprintf(stderr, "last error: %s\n", wh_last_error());
     return wh_test_finish("test_pool_gpu");
 }

@@ -88,9 +88,10 @@ static int by_addr(const void *a, const void *b) {
 int main(int argc, char **argv) {
     unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 16);
     ops_per_thread = (uint32_t)wh_arg_int(argc, argv, "--ops", 60000);
-    for (int kind = 0; kind < 2; ++kind) {
-        wh_pool_config c = {.backend = WH_POOL_CPU, .index = kind ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
-                            .max_blocks = 1u << 14, .max_streams = 8, .stream_busy = stress_busy};
+    for (int kind = 0; kind < 3; ++kind) {           /* TLSF, max-heap, TLSF in one range (VMM) */
+        wh_pool_config c = {.backend = WH_POOL_CPU, .index = kind == 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
+                            .max_blocks = 1u << 14, .max_streams = 8, .stream_busy = stress_busy,
+                            .growth = kind == 2 ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS};
         CHECK(wh_pool_create(&pool, &c) == WH_OK);
         states = calloc(threads, sizeof *states);
         walk_errors = 0;
@@ -115,7 +116,7 @@ int main(int argc, char **argv) {
         wh_pool_stats s;
         wh_pool_get_stats(pool, &s);
         printf("%s: %u threads, %" PRIu64 " ops in %.2f s, %" PRIu64 " live, reserved %" PRIu64 " B, peak %" PRIu64
-               " B, tag hits %" PRIu64 ", pending %" PRIu64 "\n", kind ? "max-heap" : "tlsf", threads, ops, dt, nlive,
+               " B, tag hits %" PRIu64 ", pending %" PRIu64 "\n", kind == 1 ? "max-heap" : kind ? "tlsf-vmm" : "tlsf", threads, ops, dt, nlive,
                s.reserved, s.reserved_peak, s.tag_hits, s.pending);
         CHECK_EQ_U64(bad, 0);
         CHECK_EQ_U64(overlaps, 0);

@@ -1,0 +1,139 @@
+/* Host pool grown as one address range (config.growth = WH_POOL_GROW_VMM) on
+ * the CPU backend, where map and unmap are mprotect/madvise: a block handed
+ * out over an unmapped hole faults.  Checked: growth maps what a request is
+ * short of (not an arena step), free pieces are unmapped when growth would
+ * pass the budget and by trim, holes are refilled and written, the heap walk
+ * (which compares holes with the mapping) holds after every step, and on a
+ * random_allocations-like run peak reserved stays near peak in use. */
+#include "warpheap/pool.h"
+#include "wh_test.h"
+
+#include <string.h>
+
+#define S(k) ((wh_stream)(uintptr_t)(k))
+#define GRAN (64u << 10)                  /* the CPU backend's granule */
+
+static wh_pool *make(size_t max_bytes) {
+    wh_pool_config c = {.backend = WH_POOL_CPU, .max_bytes = max_bytes, .growth = WH_POOL_GROW_VMM};
+    wh_pool *p = NULL;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    return p;
+}
+
+static void check_ok(wh_pool *p) {
+    wh_status st = wh_pool_check(p);
+    if (st != WH_OK) fprintf(stderr, "%s\n", wh_last_error());
+    CHECK(st == WH_OK);
+}
+
+static wh_pool_stats stats(wh_pool *p) {
+    wh_pool_stats s;
+    CHECK(wh_pool_get_stats(p, &s) == WH_OK);
+    return s;
+}
+
+/* Growth fits the request; trim unmaps; a refilled hole is writable. */
+static void fit_trim_refill(void) {
+    wh_pool *p = make(0);
+    CHECK(stats(p).reserved == 0);
+    char *a = wh_pool_alloc(p, 3 * GRAN + 1, S(1));
+    CHECK(a != NULL);
+    CHECK(stats(p).reserved == 4 * GRAN);            /* rounded to the granule, no more */
+    memset(a, 1, 3 * GRAN + 1);
+    char *b[8];
+    for (int i = 0; i < 8; ++i) {
+        b[i] = wh_pool_alloc(p, 2 * GRAN, S(1));
+        CHECK(b[i] != NULL);
+        memset(b[i], 2 + i, 2 * GRAN);
+        check_ok(p);
+    }
+    wh_pool_stats s = stats(p);
+    CHECK(s.reserved >= s.in_use && s.reserved <= s.in_use + s.in_use / 12 + 2 * GRAN);
+    for (int i = 1; i < 7; ++i) CHECK(wh_pool_free(p, b[i], S(1)) == WH_OK);
+    check_ok(p);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);              /* the freed middle goes back */
+    s = stats(p);
+    CHECK(s.reserved < s.in_use + 2 * GRAN);
+    CHECK(s.arena_frees > 0);
+    check_ok(p);
+    for (uint32_t i = 0; i < 3 * GRAN + 1; ++i) CHECK(a[i] == 1);
+    CHECK(b[0][0] == 2 && b[7][2 * GRAN - 1] == 9);
+    for (int i = 1; i < 7; ++i) {                    /* into the holes again */
+        b[i] = wh_pool_alloc(p, 2 * GRAN, S(2));
+        CHECK(b[i] != NULL);
+        memset(b[i], 2 + i, 2 * GRAN);
+    }
+    check_ok(p);
+    s = stats(p);
+    CHECK(s.reserved <= s.in_use + s.in_use / 12 + 2 * GRAN);
+    for (int i = 0; i < 8; ++i) CHECK(wh_pool_free(p, b[i], S(2)) == WH_OK);
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
+    CHECK(wh_pool_free(p, a, S(1)) == WH_ERR_DOUBLE_FREE);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    s = stats(p);
+    CHECK_EQ_U64(s.reserved, 0);
+    check_ok(p);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
+/* The cap counts mapped bytes; at the cap, free pieces are unmapped to make
+ * room, and the failure message has the numbers. */
+static void cap(void) {
+    wh_pool *p = make(16 * GRAN);
+    void *x[16];
+    int n = 0;
+    while (n < 16 && (x[n] = wh_pool_alloc(p, GRAN, S(1))) != NULL) n++;
+    CHECK(n == 16);
+    CHECK(wh_pool_alloc(p, 1, S(1)) == NULL);
+    CHECK(strstr(wh_last_error(), "pool exhausted") != NULL);
+    for (int i = 0; i < 16; i += 2) CHECK(wh_pool_free(p, x[i], S(1)) == WH_OK);
+    void *big = wh_pool_alloc(p, 2 * GRAN, S(1));    /* no two free neighbours: unmap, map */
+    CHECK(big != NULL);
+    memset(big, 7, 2 * GRAN);
+    CHECK(stats(p).reserved <= 16 * GRAN);
+    check_ok(p);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
+/* RMM's random_allocations shape: peak reserved against peak in use. */
+static void random_run(void) {
+    wh_pool *p = make(0);
+    enum { N = 6000 };
+    static void *live[N];
+    static size_t len[N];
+    uint32_t nlive = 0, allocs = 0;
+    for (uint64_t i = 0; i < 2 * N; ++i) {
+        uint64_t x = wh_hash64(i + 77), size = 1 + x % (1u << 20);
+        if (nlive == 0 || ((x >> 33) % 100 < 73 && allocs < N)) {
+            live[nlive] = wh_pool_alloc(p, size, S(1));
+            CHECK(live[nlive] != NULL);
+            memset(live[nlive], 0x5a, size < 4096 ? size : 4096);
+            ((char *)live[nlive])[size - 1] = 1;     /* the far end is mapped too */
+            len[nlive++] = size;
+            allocs++;
+        } else {
+            uint32_t k = (uint32_t)(wh_hash64(x) % nlive);
+            CHECK(wh_pool_free(p, live[k], S(1)) == WH_OK);
+            live[k] = live[--nlive];
+            len[k] = len[nlive];
+        }
+        if (i % 997 == 0) check_ok(p);
+    }
+    wh_pool_stats s = stats(p);
+    double ratio = (double)s.reserved_peak / (double)s.in_use_peak;
+    printf("random_allocations (CPU, VMM): peak reserved / peak in use = %.3f, %llu pieces mapped, %llu unmapped\n",
+           ratio, (unsigned long long)s.arena_allocs, (unsigned long long)s.arena_frees);
+    CHECK(ratio < 1.15);
+    while (nlive) CHECK(wh_pool_free(p, live[--nlive], S(1)) == WH_OK);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    CHECK_EQ_U64(stats(p).reserved, 0);
+    check_ok(p);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
+int main(void) {
+    fit_trim_refill();
+    cap();
+    random_run();
+    return wh_test_finish("test_pool_vmm");
+}
