@@ -6,7 +6,12 @@
  *               batches of the mean pair time in a batch (clock_gettime)
  *   random    : RMM's random_allocations (alloc with p = 0.73, else free a
  *               random live block; sizes uniform in [1 B, max]; at most N
- *               allocations in 2N steps; live bytes capped at 16 GiB)
+ *               allocations in 2N steps; live bytes capped at 16 GiB), run
+ *               twice on a fresh allocator: "cold" is the first pass (every
+ *               allocator starts empty: cudaMallocAsync's pool trimmed to 0),
+ *               "warm" the identical second pass (RMM's steady state: the
+ *               first pass is its untimed warm-up).  Not for cudaMalloc,
+ *               which keeps nothing (warm = cold).  Peak reserved over both.
  *   futhark   : a loop whose body allocates 6 buffers, memsets 4 KiB of
  *               each on the stream and frees them (Futhark's pattern)
  *   streams4  : 4 host threads, each on its own stream, alloc/free with a
@@ -32,6 +37,7 @@ typedef struct alloc_if {
     wh_pool *pool;
     cudaMemPool_t mp;
     bool tagged;
+    wh_pool_growth growth;
 } alloc_if;
 
 static double now(void) {
@@ -80,7 +86,7 @@ static void wh_free_(alloc_if *a, void *p, cudaStream_t s) {
 static void wh_reset(alloc_if *a) {
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
     if (a->pool) wh_pool_destroy(a->pool);
-    wh_pool_config c = {.backend = WH_POOL_CUDA};
+    wh_pool_config c = {.backend = WH_POOL_CUDA, .growth = a->growth};
     if (wh_pool_create(&a->pool, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
 }
 static uint64_t wh_peak(alloc_if *a) {
@@ -129,6 +135,7 @@ typedef struct { void *p; size_t n; } blk;
 
 static void random_allocations(alloc_if *a, uint64_t n, uint64_t max, cudaStream_t s, double *ns, uint64_t *peak_live,
                                uint64_t *ops_out) {
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
     const uint64_t cap = 16ull << 30;
     blk *live = malloc(sizeof(blk) * n);
     uint64_t nlive = 0, allocs = 0, bytes = 0, ops = 0;
@@ -253,23 +260,28 @@ int main(int argc, char **argv) {
 
     cudaStream_t s;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false};
-    alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false};
-    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false};
-    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true};
+    alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
+    alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
+    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
+    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_DEFAULT};
+    alloc_if wa = {"warpheap-arenas", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_ARENAS};
+    alloc_if wat = {"warpheap-arenas-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true,
+                    WH_POOL_GROW_ARENAS};
     WH_CUDA_OR_DIE(cudaDeviceGetDefaultMemPool(&ca.mp, 0));
     uint64_t keep = UINT64_MAX;
     WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(ca.mp, cudaMemPoolAttrReleaseThreshold, &keep));
     wh_reset(&wp);
     wh_reset(&wt);
-    alloc_if *all[4] = {&cm, &ca, &wp, &wt};
+    wh_reset(&wa);
+    wh_reset(&wat);
+    alloc_if *all[6] = {&cm, &ca, &wp, &wt, &wa, &wat};
 
     /* latency by size */
     size_t sizes[] = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
-    fprintf(md, "## alloc+free pair, same stream (median of batch means, us)\n\n| size | cudaMalloc | cudaMallocAsync | warpheap | warpheap-tagged |\n| ---: | ---: | ---: | ---: | ---: |\n");
+    fprintf(md, "## alloc+free pair, same stream (median of batch means, us)\n\n| size | cudaMalloc | cudaMallocAsync | warpheap | warpheap-tagged | warpheap-arenas | warpheap-arenas-tagged |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < 6; ++i) {
         fprintf(md, "| %zu |", sizes[i]);
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < 6; ++k) {
             bool slow = k == 0;
             double ns = latency(all[k], sizes[i], s, slow ? 7 : 31, slow ? 5 : (quick ? 200 : 2000));
             char param[32];
@@ -281,53 +293,62 @@ int main(int argc, char **argv) {
     }
 
     /* random_allocations */
-    fprintf(md, "\n## RMM random_allocations (ns per operation; peak reserved / peak live)\n\n| N | max | cudaMalloc | cudaMallocAsync | warpheap | speed-up vs async | async reserved/live | warpheap reserved/live |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    fprintf(md, "\n## RMM random_allocations (ns per operation, cold = first pass / warm = identical second pass; peak reserved / peak live over both)\n\n"
+                "warpheap grows one address range with the driver's virtual-memory calls (the default on CUDA); "
+                "warpheap-arenas grows by cudaMalloc arenas.\n\n"
+                "| N | max | cudaMalloc | cudaMallocAsync cold / warm | warpheap cold / warm | speed-up vs async cold / warm | warpheap-arenas cold / warm | async reserved/live | warpheap reserved/live | arenas reserved/live |\n"
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     uint64_t ns_[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
+    alloc_if *ra[4] = {&cm, &ca, &wp, &wa};
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
             uint64_t n = ns_[i], mx = maxs[j] << 20;
             if (quick && n > 10000) continue;
-            double r[3] = {0, 0, 0};
-            uint64_t pr[3] = {0, 0, 0}, pl = 0, ops = 0;
-            for (int k = 0; k < 3; ++k) {
+            double r[4][2] = {{0}};
+            uint64_t pr[4] = {0}, pl = 0, ops = 0;
+            for (int k = 0; k < 4; ++k) {
                 if (k == 0 && n > 1000) continue;   /* cudaMalloc: ~0.1-1 ms a call */
-                all[k]->reset(all[k]);
-                random_allocations(all[k], n, mx, s, &r[k], &pl, &ops);
-                pr[k] = all[k]->peak_reserved(all[k]);
-                char param[48];
-                snprintf(param, sizeof param, "N=%llu max=%lluMiB", (unsigned long long)n, (unsigned long long)maxs[j]);
-                row("random_allocations", all[k]->name, param, ops, r[k], pr[k], pl);
+                ra[k]->reset(ra[k]);
+                for (int pass = 0; pass < (k == 0 ? 1 : 2); ++pass) {
+                    random_allocations(ra[k], n, mx, s, &r[k][pass], &pl, &ops);
+                    char param[64];
+                    snprintf(param, sizeof param, "N=%llu max=%lluMiB %s", (unsigned long long)n,
+                             (unsigned long long)maxs[j], pass ? "warm" : "cold");
+                    pr[k] = ra[k]->peak_reserved(ra[k]);
+                    row("random_allocations", ra[k]->name, param, ops, r[k][pass], pr[k], pl);
+                }
+                ra[k]->reset(ra[k]);                /* give the memory back before the next one */
             }
-            all[1]->reset(all[1]);
-            wh_reset(&wp);
             char cmcol[32] = "-";
-            if (r[0] > 0) snprintf(cmcol, sizeof cmcol, "%.0f", r[0]);
-            fprintf(md, "| %llu | %llu MiB | %s | %.0f | %.0f | %.1fx | %.3f | %.3f |\n", (unsigned long long)n,
-                    (unsigned long long)maxs[j], cmcol, r[1], r[2], r[1] / r[2], (double)pr[1] / (double)pl,
-                    (double)pr[2] / (double)pl);
+            if (r[0][0] > 0) snprintf(cmcol, sizeof cmcol, "%.0f", r[0][0]);
+            fprintf(md, "| %llu | %llu MiB | %s | %.0f / %.0f | %.0f / %.0f | %.1fx / %.1fx | %.0f / %.0f | %.3f | %.3f | %.3f |\n",
+                    (unsigned long long)n, (unsigned long long)maxs[j], cmcol, r[1][0], r[1][1], r[2][0], r[2][1],
+                    r[1][0] / r[2][0], r[1][1] / r[2][1], r[3][0], r[3][1], (double)pr[1] / (double)pl,
+                    (double)pr[2] / (double)pl, (double)pr[3] / (double)pl);
         }
 
     /* Futhark's loop */
     fprintf(md, "\n## Futhark loop: 6 allocations + memset + 6 frees per iteration (ns per operation)\n\n| allocator | ns/op | peak reserved / peak live |\n| --- | ---: | ---: |\n");
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 6; ++k) {
         all[k]->reset(all[k]);
         uint64_t pl;
         double ns = futhark_loop(all[k], k == 0 ? 50 : 2000, s, &pl);
         uint64_t pr = all[k]->peak_reserved(all[k]);
         row("futhark_loop", all[k]->name, "6 sites", k == 0 ? 600 : 24000, ns, pr, pl);
         fprintf(md, "| %s | %.0f | %.3f |\n", all[k]->name, ns, pr ? (double)pr / (double)pl : 1.0);
+        all[k]->reset(all[k]);
     }
 
     /* four streams */
     fprintf(md, "\n## four host threads, one stream each (ns per operation, wall)\n\n| allocator | ns/op |\n| --- | ---: |\n");
-    for (int k = 0; k < 3; ++k) {
-        all[k]->reset(all[k]);
-        double ns = four_streams(all[k], k == 0 ? 200 : (quick ? 5000 : 50000));
-        row("four_streams", all[k]->name, "4 threads", 0, ns, all[k]->peak_reserved(all[k]), 0);
-        fprintf(md, "| %s | %.0f |\n", all[k]->name, ns);
+    alloc_if *fs[4] = {&cm, &ca, &wp, &wa};
+    for (int k = 0; k < 4; ++k) {
+        fs[k]->reset(fs[k]);
+        double ns = four_streams(fs[k], k == 0 ? 200 : (quick ? 5000 : 50000));
+        row("four_streams", fs[k]->name, "4 threads", 0, ns, fs[k]->peak_reserved(fs[k]), 0);
+        fprintf(md, "| %s | %.0f |\n", fs[k]->name, ns);
     }
-    wh_pool_destroy(wp.pool);
-    wh_pool_destroy(wt.pool);
+    for (int k = 2; k < 6; ++k) wh_pool_destroy(all[k]->pool);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     fclose(csv);
     fclose(md);
