@@ -56,8 +56,7 @@
 
 /* The case tables live in global memory and each block copies what it uses
  * into shared memory: the index is the cell's case, different in every
- * lane, and constant memory serialises a warp's distinct addresses (run 4a:
- * two small kernels took 27 us a frame at 32^3 that way). */
+ * lane, and constant memory serialises a warp's distinct addresses. */
 struct mc_gtables {
     uint8_t ntri[256];
     int8_t tri[256][3 * MC_MAX_TRI];
@@ -544,10 +543,10 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     printf("\n%s, driver %s (CUDA driver API %d), runtime %d, %s, commit %s\n", prop.name, driver, drv, rt, date, commit);
     printf("grid %d^3 (%u cells, %u bricks), K=%d live frames, %d frames x %d runs, %d balls; needed peak %.2f MiB\n",
            a.n, c.cells, c.nbricks, a.k, a.frames, a.reps, a.balls, needed / 1048576.0);
-    printf("%-40s %10s %9s %12s %12s %9s %8s %8s\n", "variant", "frames/s", "ms/frame", "peak MiB", "reserved MiB",
+    printf("%-62s %10s %9s %12s %12s %9s %8s %8s\n", "variant", "frames/s", "ms/frame", "peak MiB", "reserved MiB",
            "res/need", "dropped", "headroom");
     for (int i = 0; i < nr; ++i)
-        printf("%-40s %10.0f %9.4f %12.2f %12.2f %9.3f %8llu %8.2f\n", r[i].name, r[i].fps, r[i].ms,
+        printf("%-62s %10.0f %9.4f %12.2f %12.2f %9.3f %8llu %8.2f\n", r[i].name, r[i].fps, r[i].ms,
                r[i].peak / 1048576.0, r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed,
                (unsigned long long)r[i].dropped, r[i].headroom);
     printf("best (c) / best (b) frames/s (rows that dropped nothing): %.2fx\n", ratio);
@@ -607,15 +606,24 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
 
 typedef std::function<void(wh_arena *)> arena_pass;
 
+/* The arena's counters once the stream is done (a flush first: with
+ * WH_ARENA_MIRROR_ON_FAILURE the mirror is otherwise as of the last failure). */
+static void fresh_stats(ctx &c, wh_arena *arena, wh_arena_stats *st) {
+    if (wh_arena_flush_async(arena, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    if (wh_arena_stats_get(arena, st) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+}
+
 /* Size an arena of this policy from a warm-up pass in a generous one: the
  * smallest headroom (from a.headroom, in steps of 2%) over its high-water
  * mark with which a whole pass runs without a failed allocation. */
-static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, uint64_t generous, wh_arena_span *spans,
-                             const arena_pass &pass, double *headroom) {
+static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_arena_mirror mirror, uint64_t generous,
+                             wh_arena_span *spans, const arena_pass &pass, double *headroom) {
     wh_arena_config cfg = {};
     cfg.bytes = generous;
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = policy;
+    cfg.mirror = mirror;
     cfg.max_blocks = 64;                 /* K meshes of <= 2 extents and the free blocks between */
     wh_arena *arena = NULL;
     wh_arena_stats st;
@@ -626,8 +634,7 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, uint
         WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
         if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
         pass(arena);
-        WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-        if (wh_arena_stats_get(arena, &st) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+        fresh_stats(c, arena, &st);
         if (attempt < 0) {
             if (st.failures) { fprintf(stderr, "arena: the warm-up failed (%llu)\n", (unsigned long long)st.failures); exit(1); }
             high = (double)st.peak_used;
@@ -654,13 +661,14 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR = 8 };
+    enum { NR = 10 };
     result r[NR];
     uint32_t last = (uint32_t)a.frames - 1;
     int K = a.k;
-    char gname[2][64];
+    char gname[3][80];
     snprintf(gname[0], sizeof gname[0], "(a) worst case, graph of %d frames", G);
     snprintf(gname[1], sizeof gname[1], "(c) arena in kernel, ring, graph of %d frames", G);
+    snprintf(gname[2], sizeof gname[2], "(c) arena in kernel, ring, mirror on failure, graph of %d frames", G);
 
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
@@ -712,39 +720,42 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaFreeHost((void *)st.h_count));
     WH_CUDA_OR_DIE(cudaMemPoolTrimTo(pool, 0));
 
-    /* (c) the stream arena: best fit and ring, each sized by its own warm-up */
+    /* (c) the stream arena: best fit; ring; ring with the mirror written only
+     * on failure -- each sized by its own warm-up */
     wh_arena_span *spans;
     WH_CUDA_OR_DIE(cudaMalloc(&spans, K * sizeof(wh_arena_span)));
-    std::vector<float> mesh_c[4];
+    std::vector<float> mesh_c[NR - 4];
     int bad = 0;
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < 3; ++v) {
         wh_arena_policy pol = v ? WH_ARENA_RING : WH_ARENA_BEST_FIT;
+        wh_arena_mirror mir = v == 2 ? WH_ARENA_MIRROR_ON_FAILURE : WH_ARENA_MIRROR_EVERY;
         auto pass_cmd = [&](wh_arena *ar) { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena_cmd(c, f, ar, spans); };
         double headroom = 0;
-        wh_arena *arena = sized_arena(c, a, pol, (uint64_t)K * worst, spans, pass_cmd, &headroom);
+        wh_arena *arena = sized_arena(c, a, pol, mir, (uint64_t)K * worst, spans, pass_cmd, &headroom);
         wh_arena_stats as;
         uint64_t failed = 0;
         auto measure = [&](int row, const char *name, const std::function<void()> &run) {
-            wh_arena_stats_get(arena, &as);
+            fresh_stats(c, arena, &as);
             failed = as.failures;
             sec = median_seconds(c, a.reps, run);
-            wh_arena_stats_get(arena, &as);
+            fresh_stats(c, arena, &as);
             r[row] = {name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures - failed,
                       headroom};
             mesh_c[row - 4] = fetch_span(&spans[last % K]);
         };
-        measure(4 + v, v ? "(c) arena command, ring" : "(c) arena command, best fit", [&] { pass_cmd(arena); });
+        if (v < 2) measure(4 + v, v ? "(c) arena command, ring" : "(c) arena command, best fit", [&] { pass_cmd(arena); });
         if (v) {
+            int row = v == 1 ? 6 : 8;
             auto pass_kernel = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena_kernel(c, f, arena, spans); };
             pass_kernel();                                                    /* warm-up */
-            measure(6, "(c) arena in kernel, ring", pass_kernel);
+            measure(row, v == 1 ? "(c) arena in kernel, ring" : "(c) arena in kernel, ring, mirror on failure", pass_kernel);
             cudaGraphExec_t gc = capture(c, G, [&](int f) { frame_arena_kernel(c, f, arena, spans); });
             replay(c, a.frames, G, gc);
-            measure(7, gname[1], [&] { replay(c, a.frames, G, gc); });
+            measure(row + 1, gname[v], [&] { replay(c, a.frames, G, gc); });
             WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
         }
         printf("arena (%s): region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, "
-               "%llu commands\n", v ? "ring" : "best fit", as.region_bytes / 1048576.0, headroom,
+               "%llu commands\n", v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit", as.region_bytes / 1048576.0, headroom,
                wh_strerror((wh_status)as.first_status), (unsigned long long)as.failures,
                (unsigned long long)as.commands);
         std::vector<wh_arena_span> hs(K);                      /* free the parts that are there */
@@ -761,7 +772,7 @@ int main(int argc, char **argv) {
     }
 
     bool same = mesh_a == mesh_b;
-    for (int i = 0; i < 4; ++i) same = same && mesh_c[i] == mesh_a;
+    for (int i = 0; i < NR - 4; ++i) same = same && mesh_c[i] == mesh_a;
     printf("last frame: %u triangles; meshes of (a), (b), every (c) %s\n", hist[last], same ? "identical" : "DIFFER");
     write_results(a, c, r, NR, needed);
     if (a.png && *a.png) {

@@ -31,10 +31,11 @@ static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **o
     uint32_t cap = cfg->max_blocks ? cfg->max_blocks : WH_ARENA_DEFAULT_BLOCKS;
     uint64_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
     if (g < 8 || (g & (g - 1u)) || cap < 2 || cap >= WH_BLOCK_NONE ||
-        (cfg->policy != WH_ARENA_BEST_FIT && cfg->policy != WH_ARENA_RING))
+        (cfg->policy != WH_ARENA_BEST_FIT && cfg->policy != WH_ARENA_RING) ||
+        (cfg->mirror != WH_ARENA_MIRROR_EVERY && cfg->mirror != WH_ARENA_MIRROR_ON_FAILURE))
         return wh__fail(WH_ERR_INVALID_ARGUMENT,
-                        "arena: granule %llu (power of two >= 8), max_blocks %u (>= 2), policy %d",
-                        (unsigned long long)g, cap, (int)cfg->policy);
+                        "arena: granule %llu (power of two >= 8), max_blocks %u (>= 2), policy %d, mirror %d",
+                        (unsigned long long)g, cap, (int)cfg->policy, (int)cfg->mirror);
     uint64_t usable = cfg->bytes / g * g;
     if (usable == 0)
         return wh__fail(WH_ERR_TOO_SMALL, "arena: %zu bytes is less than one granule (%llu)", cfg->bytes,
@@ -49,6 +50,7 @@ static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **o
     s->gen_off = gen_off;
     s->core_off = core_off;
     s->policy = (uint32_t)cfg->policy;
+    s->mirror_mode = (uint32_t)cfg->mirror;
     s->ring_hint = WH_BLOCK_NONE;
     s->ring_cursor = 0;
     wh_blocks *c = wh_blocks_init(img + core_off, n - core_off, cfg->index, 1, cap, g);
@@ -248,18 +250,36 @@ wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t
 #endif
 }
 
+/* Clear (or flush: clear false) on the CPU backend: the mirror written now. */
+static wh_status cpu_mirror_now(wh_arena *a, bool clear) {
+    if (!wh__arena_lock(a->state)) return wh__fail(WH_ERR_RETRY_LIMIT, "arena: lock");
+    if (clear) wh_atomic_store(&a->state->first_status, (uint32_t)WH_OK, WH_RELAXED);
+    wh__arena_publish_now(a->state, clear ? WH_OK : (wh_status)a->state->last_status);
+    wh__arena_unlock(a->state);
+    return WH_OK;
+}
+
 wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s) {
     if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (a->backend == WH_ARENA_CPU) {
         (void)s;
-        if (!wh__arena_lock(a->state)) return wh__fail(WH_ERR_RETRY_LIMIT, "arena: lock");
-        wh_atomic_store(&a->state->first_status, (uint32_t)WH_OK, WH_RELAXED);
-        wh__arena_publish(a->state, WH_OK);
-        wh__arena_unlock(a->state);
-        return WH_OK;
+        return cpu_mirror_now(a, true);
     }
 #if WH_HAVE_CUDA
     return wh__arena_launch_clear(a->state, s);
+#else
+    return no_cuda();
+#endif
+}
+
+wh_status wh_arena_flush_async(wh_arena *a, wh_stream s) {
+    if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
+    if (a->backend == WH_ARENA_CPU) {
+        (void)s;
+        return cpu_mirror_now(a, false);
+    }
+#if WH_HAVE_CUDA
+    return wh__arena_launch_flush(a->state, s);
 #else
     return no_cuda();
 #endif

@@ -28,7 +28,7 @@ static __global__ void wh_arena_replace_span_kernel(wh_arena_state *s, const siz
 static __global__ void wh_arena_clear_kernel(wh_arena_state *s) {
     if (!wh__arena_lock(s)) return;
     wh_atomic_store(&s->first_status, (uint32_t)WH_OK, WH_RELAXED);
-    wh__arena_publish(s, WH_OK);
+    wh__arena_publish_now(s, WH_OK);
     wh__arena_unlock(s);
 }
 
@@ -55,6 +55,18 @@ extern "C" wh_status wh__arena_launch_replace(wh_arena_state *s, const size_t *c
 extern "C" wh_status wh__arena_launch_replace_span(wh_arena_state *s, const size_t *count, uint64_t stride,
                                                    wh_arena_span *slot, wh_stream stream) {
     wh_arena_replace_span_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, count, stride, slot);
+    WH_LAUNCH_TRY();
+    return WH_OK;
+}
+
+static __global__ void wh_arena_flush_kernel(wh_arena_state *s) {
+    if (!wh__arena_lock(s)) return;
+    wh__arena_publish_now(s, (wh_status)s->last_status);
+    wh__arena_unlock(s);
+}
+
+extern "C" wh_status wh__arena_launch_flush(wh_arena_state *s, wh_stream stream) {
+    wh_arena_flush_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s);
     WH_LAUNCH_TRY();
     return WH_OK;
 }

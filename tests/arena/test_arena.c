@@ -360,6 +360,43 @@ static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
     free(cnt);
 }
 
+/* WH_ARENA_MIRROR_ON_FAILURE: successful commands leave the mirror as it
+ * was, a failure shows at once (status and counters), flush brings it up to
+ * date, clear still clears; the state itself is always current (walk). */
+static void test_mirror_on_failure(void) {
+    wh_arena *a = NULL;
+    wh_arena_config cfg = {.bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE};
+    CHECK(wh_arena_create(&a, &cfg) == WH_OK);
+    wh_arena_span ring[3];
+    memset(ring, 0, sizeof ring);
+    for (uint32_t f = 0; f < 30; ++f) {
+        size_t n = 1000 + f * 37u;
+        wh_arena_replace_span_async(a, &n, 36, &ring[f % 3], NULL);
+    }
+    wh_arena_stats st;
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.commands == 0 && st.allocs == 0);   /* not written yet */
+    CHECK(wh_arena_status(a) == WH_OK);
+    size_t huge = 1u << 20;                                                     /* does not fit */
+    wh_arena_replace_span_async(a, &huge, 36, &ring[0], NULL);
+    CHECK(wh_arena_status(a) == WH_ERR_TOO_LARGE);
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK);
+    printf("mirror on failure: failures %llu commands %llu allocs %llu frees %llu live %llu\n",
+           (unsigned long long)st.failures, (unsigned long long)st.commands, (unsigned long long)st.allocs,
+           (unsigned long long)st.frees, (unsigned long long)st.live_blocks);
+    CHECK(st.failures == 1 && st.commands == 31 && st.allocs >= 30);
+    size_t n = 500;
+    wh_arena_replace_span_async(a, &n, 36, &ring[0], NULL);
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.commands == 31);
+    uint64_t allocs_then = st.allocs;
+    CHECK(wh_arena_flush_async(a, NULL) == WH_OK);
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.commands == 33 && st.allocs > allocs_then);
+    CHECK(st.live_blocks == st.allocs - st.frees && st.live_blocks >= 3);
+    CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK && wh_arena_status(a) == WH_OK);
+    expect_walk_ok(a);
+    wh_arena_destroy(a);
+}
+
 /* The device-side functions, one host thread. */
 static void test_warp_api(void) {
     enum { K = 256 };
@@ -395,6 +432,7 @@ int main(int argc, char **argv) {
     test_random_commands(WH_BLOCKS_MAXHEAP, WH_ARENA_BEST_FIT, commands, 2);
     test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_RING, commands, 3);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
+    test_mirror_on_failure();
     test_replace();
     test_warp_api();
     return wh_test_finish("test_arena");
