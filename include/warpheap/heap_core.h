@@ -73,7 +73,7 @@ typedef struct wh_heap {
     uint32_t kind, flags;
     /* slab and default */
     uint32_t npages;
-    uint32_t seg_shift;      /* a bump segment is 1 << seg_shift aligned pages   */
+    uint8_t seg_shift[16];   /* class c's bump segments: 1 << seg_shift[c] pages */
     uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;      /* requested bytes of a page run                    */

@@ -36,8 +36,8 @@
  * gpu-allocators.txt section 4.5).  Publishing a fresh page slot by slot and
  * claiming the slots back costs a warp several atomics, plus a page
  * activation every few warps.  Instead a class hands out consecutive slots of
- * a *segment* -- 1 << seg_shift aligned pages taken from the page pool with
- * one atomic -- by one atomic add per warp on the class's state word:
+ * a *segment* -- 1 << seg_shift[c] aligned pages taken from the page pool
+ * at once -- by one atomic add per warp on the class's state word:
  *     r0 (21 bits): current segment + 1, r1 (21 bits): next segment + 1,
  *     s (22 bits): slots handed out of the current one (positions past its
  *                  capacity lie in the next one).
@@ -46,20 +46,23 @@
  * count all their slots as used from the start (page_used += spp), so a page
  * with slots still to hand out is never reclaimed; the walk counts those
  * untouched slots free (wh__seg_untouched).  The next segment is prepared
- * once the current one is half used, by one thread per class at a time
- * (seg_prep), so a warp that runs past the end goes on in the next segment
- * without waiting.  Moving next to current ("rotation": r0 = r1, r1 = 0,
+ * as soon as the current one is installed, by one thread per class at a
+ * time (seg_prep), so a warp that runs past the end goes on in the next
+ * segment without waiting.  Moving next to current ("rotation": r0 = r1, r1 = 0,
  * s -= capacity) is one atomic add, done exactly once: by the add that
  * crosses the capacity if it saw r1 set, else by the preparer whose install
  * saw the capacity crossed.  Positions claimed while no next segment was
  * there ("orphans": nobody got those slots) are published free by the
  * preparer that installs it.  A warp loads the state first and adds only
  * when a slot is there, so orphans stay rare and s stays far below 2^22
- * (capacity <= 2^18, heap_layout.c).  When no aligned run of free pages is
+ * (capacity <= 2^17, heap_layout.c).  When no aligned run of free pages is
  * left, or the state stays empty for WH_SEG_POLLS looks, the request takes
- * the bitmap path.
+ * the bitmap path.  Lazy reclaim: a segment's untouched slots stay with its
+ * class; they are taken back when the class goes idle (a free leaves the
+ * current page with no live slot: wh__seg_retire) and when the page pool
+ * runs dry (the preparer of another class takes them).
  */
-#define WH_SEG_POLLS 12u
+#define WH_SEG_POLLS 32u
 #define WH_SEG_S_BITS 22u
 #define WH_SEG_R_SHIFT1 22u
 #define WH_SEG_R_SHIFT0 43u
@@ -152,7 +155,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_state(const wh_heap *h, uint32_t c) {
 }
 /* Slots of one segment of class c; its slot bits are [run * cap, run * cap + cap). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c) {
-    return (uint64_t)wh__slab_spp(c) << h->seg_shift;
+    return (uint64_t)wh__slab_spp(c) << h->seg_shift[c];
 }
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_s(uint64_t v) { return v & ((1ull << WH_SEG_S_BITS) - 1u); }
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r1(uint64_t v) { return (v >> WH_SEG_R_SHIFT1) & ((1ull << 21) - 1u); }
@@ -162,27 +165,38 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uin
     return ((r1 - r0) << WH_SEG_R_SHIFT0) - (r1 << WH_SEG_R_SHIFT1) - cap0;
 }
 
-/* Slot bits [b0, b0 + n) of class c, handed to nobody, become free: set the
- * bits, then take them off their pages' counts (as a free does). */
+/* Slot bits [b0, b0 + n) of class c, handed to nobody, become free.  A whole
+ * page of them goes straight back to the pool when its count is exactly its
+ * slots (CAS: nothing else in flight on it); otherwise, and for part of a
+ * page, the bits are set and taken off the page's count, as a free does. */
 WH_INLINE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t b0, uint64_t n) {
     uint64_t end = b0 + n, spp = wh__slab_spp(c);
     for (uint64_t b = b0; b < end;) {
-        uint64_t lo = b & 63u, k = 64u - lo < end - b ? 64u - lo : end - b;
-        (void)wh_bitmap_or_word(&h->slots[c], (uint32_t)(b >> 6), (k == 64u ? ~0ull : (1ull << k) - 1u) << lo);
-        b += k;
-    }
-    for (uint64_t b = b0; b < end;) {
-        uint64_t p = b / spp, k = (p + 1u) * spp < end ? (p + 1u) * spp - b : end - b;
+        uint64_t p = b / spp, k = ((p + 1u) * spp < end ? (p + 1u) * spp : end) - b;
+        uint32_t whole = (uint32_t)spp;
+        if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
+            wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
+            (void)wh_bitmap_try_set(&h->pages, (uint32_t)p);
+            b += k;
+            continue;
+        }
+        for (uint64_t x = b; x < b + k;) {
+            uint64_t lo = x & 63u, m = 64u - lo < b + k - x ? 64u - lo : b + k - x;
+            (void)wh_bitmap_or_word(&h->slots[c], (uint32_t)(x >> 6), (m == 64u ? ~0ull : (1ull << m) - 1u) << lo);
+            x += m;
+        }
         if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k)
             wh__slab_reclaim(h, c, (uint32_t)p);
         b += k;
     }
 }
 
-/* An aligned run of 1 << seg_shift free pages out of one word of the page
- * bitmap, taken with one and-not.  Its index, or WH_BITMAP_NONE. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint64_t seed) {
-    uint32_t npg = 1u << h->seg_shift;
+/* An aligned run of 1 << shift free pages taken from the page bitmap: inside
+ * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
+ * words, each found all free (a word found otherwise: put back what was
+ * taken, try elsewhere).  Its index, or WH_BITMAP_NONE. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+    uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
     uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit;   /* bits at multiples of npg */
     for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
         bool empty = false;
@@ -191,38 +205,97 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint64_t s
             if (empty) return WH_BITMAP_NONE;
             continue;
         }
-        uint64_t v = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED), m = v;
+        w &= ~(nw - 1u);
+        uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
         for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k;       /* bit i: pages i .. i+npg-1 free */
         m &= starts;
-        if (!m) continue;
-        uint32_t i = wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
-        uint64_t take = unit << i;
-        uint64_t prev = wh_bitmap_and_not_word(&h->pages, w, take) & take;
-        if (prev == take) return (w * 64u + i) >> h->seg_shift;
-        if (prev) (void)wh_bitmap_or_word(&h->pages, w, prev);    /* lost a race: put back */
+        if (!m || w + nw > wh_bitmap_level_words(&h->pages, 0)) continue;
+        uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
+        uint64_t take = unit << i, prev = 0;
+        uint32_t k = 0;
+        for (; k < nw; ++k) {
+            prev = wh_bitmap_and_not_word(&h->pages, w + k, take) & take;
+            if (prev != take) break;
+        }
+        if (k == nw) return (w * 64u + i) >> shift;
+        if (prev) (void)wh_bitmap_or_word(&h->pages, w + k, prev);    /* lost a race: put back */
+        for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
     }
     return WH_BITMAP_NONE;
 }
 
+
+/* Slots of page p, class c, that the segments of state v still hold
+ * untouched: neither handed out nor free (the walk counts them free). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
+    uint64_t cap = wh__seg_cap(h, c), spp = wh__slab_spp(c);
+    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+    uint32_t shift = h->seg_shift[c];
+    uint64_t run = (uint64_t)(p >> shift) + 1u, lo = (uint64_t)(p & ((1u << shift) - 1u)) * spp;
+    uint64_t from = cap;                             /* untouched positions [from, cap) of p's segment */
+    if (run == r0 && s < cap0) from = s;
+    else if (run == r1) from = s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
+    if (from >= lo + spp) return 0;
+    return lo + spp - (from > lo ? from : lo);
+}
+
+/* Take back what class c's segments hold untouched (the rest of the current
+ * one, all of the next) and publish it.  Caller holds c's flag.  Only while
+ * s < capacity: then no rotation is pending (one is only while the current
+ * one is used up and a next one is there).  One CAS: it fails when the class
+ * hands out meanwhile, and then it is busy anyway.  p < npages: only if page
+ * p (of the current segment) has no live slot left (a class gone idle). */
+WH_INLINE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t p) {
+    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
+    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
+    if (!r0 || s >= cap) return;
+    if (p < h->npages && (r0 != (uint64_t)(p >> h->seg_shift[c]) + 1u ||
+                          wh_atomic_load(&h->page_used[p], WH_ACQUIRE) != wh__seg_untouched(h, c, p, v)))
+        return;
+    if (!wh_atomic_cas(st, &v, 0ull, WH_ACQ_REL, WH_RELAXED)) return;
+    wh__seg_publish(h, c, (r0 - 1u) * cap + s, cap - s);
+    if (r1) wh__seg_publish(h, c, (r1 - 1u) * cap, cap);
+}
+
+/* Lazy reclaim, made eager again when a class goes idle: a free left page p
+ * of the current segment with no live slot, only untouched ones: take the
+ * segments back, if no one else holds the class's flag. */
+WH_INLINE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
+    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
+    if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return;
+    wh__seg_take_back(h, c, p);
+    wh_atomic_store(flag, 0u, WH_RELEASE);
+}
+
 /* Prepare and install the next segment of class c if none is there and no
  * one else is at it.  1: installed (or there already), 0: someone else is
- * preparing, -1: no aligned run of free pages. */
+ * preparing, -1: no aligned run of free pages, even after taking back what
+ * the other classes' segments held. */
 WH_INLINE WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint64_t seed) {
     uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
     if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return 0;
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
+    uint32_t shift = h->seg_shift[c];
     int result = 1;
     /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
     if (wh__seg_r1(wh_atomic_load(st, WH_ACQUIRE)) == 0) {
-        uint32_t run = wh__seg_claim_run(h, seed), npg = 1u << h->seg_shift, spp = wh__slab_spp(c);
+        uint32_t run = wh__seg_claim_run(h, shift, seed), npg = 1u << shift, spp = wh__slab_spp(c);
+        if (run == WH_BITMAP_NONE) {
+            /* the pool ran dry: what the other classes hold untouched is
+             * worth more to this request than to them */
+            for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o)
+                if (o != c) wh__seg_retire(h, o, h->npages);
+            run = wh__seg_claim_run(h, shift, wh_hash64(seed));
+        }
         if (run == WH_BITMAP_NONE) {
             result = -1;
         } else {
+            /* relaxed: the install below (acq_rel) publishes them */
             for (uint32_t j = 0; j < npg; ++j) {
-                uint32_t p = (run << h->seg_shift) + j;
+                uint32_t p = (run << shift) + j;
                 /* add, not store: see wh__slab_activate */
                 (void)wh_atomic_fetch_add(&h->page_used[p], spp, WH_RELAXED);
-                wh_atomic_store(&h->page_info[p], c + 1u, WH_RELEASE);
+                wh_atomic_store(&h->page_info[p], c + 1u, WH_RELAXED);
             }
             uint64_t r1 = (uint64_t)run + 1u;
             uint64_t old = wh_atomic_fetch_add(st, r1 << WH_SEG_R_SHIFT1, WH_ACQ_REL);
@@ -244,7 +317,8 @@ WH_INLINE WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint6
 /* Leader: up to `want` slots of class c from its bump segments: slot bits
  * *b1 + (0 .. n1-1) and, for the add that crosses into the next segment,
  * (r2 - 1) * cap + (0 .. n2-1) with *x2 = n2 << 24 | r2.  Returns n1 + n2
- * (0: take the bitmap path). */
+ * (0: take the bitmap path).  The next segment is prepared as soon as the
+ * current one is installed, so that it is ready when the current runs out. */
 WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                               uint64_t *b1, uint32_t *x2) {
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
@@ -255,7 +329,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         if (!(s < cap0 || (r1 && s - cap0 < cap))) {            /* nothing to hand out */
             int prep = r1 ? 0 : wh__seg_prepare(h, c, seed);
             if (prep < 0) return 0;
-            if (prep == 0) wh_backoff(n);
+            if (prep == 0) wh_backoff(n < 4u ? n : 4u);
             continue;
         }
         v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQ_REL);
@@ -273,43 +347,10 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
             *b1 = (r1 - 1u) * cap + (s - cap0);
         }
-        if (!r1 && s + want > cap0 / 2u) (void)wh__seg_prepare(h, c, seed);   /* half used: the next one */
+        if (!r1 && !wh_atomic_load(&h->ctl->seg_prep[c], WH_RELAXED)) (void)wh__seg_prepare(h, c, seed);
         if (n1 + n2) return (unsigned)(n1 + n2);
     }
     return 0;
-}
-
-/* Slots of page p, class c, that the segments of state v still hold
- * untouched: neither handed out nor free (the walk counts them free). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
-    uint64_t cap = wh__seg_cap(h, c), spp = wh__slab_spp(c);
-    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
-    uint64_t run = (uint64_t)(p >> h->seg_shift) + 1u, lo = (uint64_t)(p & ((1u << h->seg_shift) - 1u)) * spp;
-    uint64_t from = cap;                             /* untouched positions [from, cap) of p's segment */
-    if (run == r0 && s < cap0) from = s;
-    else if (run == r1) from = s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
-    if (from >= lo + spp) return 0;
-    return lo + spp - (from > lo ? from : lo);
-}
-
-/* Lazy reclaim, made eager again when a class goes idle: a free left page p
- * of the current segment with no live slot, only untouched ones.  Take the
- * rest of the segment and all of the next one back from the state (one CAS:
- * it fails if the class hands out meanwhile, and then it is busy anyway; no
- * rotation can be pending while s < capacity) and publish them; the pages
- * they empty go back to the pool as after any free. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
-    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
-    if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return;
-    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
-    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
-    if (r0 == (uint64_t)(p >> h->seg_shift) + 1u && s < cap &&
-        wh_atomic_load(&h->page_used[p], WH_ACQUIRE) == wh__seg_untouched(h, c, p, v) &&
-        wh_atomic_cas(st, &v, 0ull, WH_ACQ_REL, WH_RELAXED)) {
-        wh__seg_publish(h, c, (r0 - 1u) * cap + s, cap - s);
-        if (r1) wh__seg_publish(h, c, (r1 - 1u) * cap, cap);
-    }
-    wh_atomic_store(flag, 0u, WH_RELEASE);
 }
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
@@ -413,7 +454,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
     if (left == 0) wh__slab_reclaim(h, c, page);
-    else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift) + 1u && left == wh__seg_untouched(h, c, page, v))
+    else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u && left == wh__seg_untouched(h, c, page, v))
         wh__seg_retire(h, c, page);
     return true;
 }

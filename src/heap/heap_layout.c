@@ -80,12 +80,15 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         if ((uint64_t)h->npages * wh__slab_spp(0) > WH_BITMAP_MAX_BITS)
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
-        /* Bump segments (heap_slab.h): 1/2048 of the heap, 1 .. 64 pages (a
-         * run is taken from one word of the page bitmap; 64 pages of 16-B
-         * slots are 2^18, the most the state word's count may reach with
-         * room for overshoot).  Small: what a class holds in its current and
-         * next segment is lost to other classes at exhaustion. */
-        while (h->seg_shift < 6u && (2048ull << (h->seg_shift + 1u)) <= h->npages) h->seg_shift++;
+        /* Bump segments (heap_slab.h): 2^17 slots (enough to hand out while
+         * the next one is prepared), at most 1/512 of the heap and 1024
+         * pages.  Small heaps get small ones: what a class holds untouched
+         * is taken back only once the pool runs dry. */
+        for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
+            uint32_t shift = 0;
+            while (shift < 10u && shift < 5u + c && (512ull << (shift + 1u)) <= h->npages) shift++;
+            h->seg_shift[c] = (uint8_t)shift;
+        }
         break;
     case WH_HEAP_BUMP:
     case WH_HEAP_WRAP:
