@@ -13,7 +13,8 @@
  *    a block staging the metadata in smem (wh_arena_replace_span_block),
  *    sizes written by a kernel, in a region a few granules above the most
  *    live bytes: no failure, oracle over the parts, heap walk; and the time
- *    per replace of each kind.
+ *    per replace of each kind, with the host mirror written by every command
+ *    and only on failure.
  * --small: the sanitizer size. */
 #include "arena_oracle.h"
 #include "warpheap/cuda_check.h"
@@ -264,7 +265,7 @@ static __global__ void replace_span_block_kernel(wh_arena_ref a, const size_t *c
 }
 
 /* RING policy on the GPU (see the file comment). */
-static void test_ring(uint32_t rounds) {
+static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     enum { K = 3 };
     const uint64_t seed = 77, max_count = 60000, g = 256;
     uint64_t most = 0;
@@ -281,6 +282,7 @@ static void test_ring(uint32_t rounds) {
     cfg.max_blocks = 64;
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = WH_ARENA_RING;
+    cfg.mirror = mirror;
     wh_arena *a = NULL;
     if (wh_arena_create(&a, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
     size_t *d_count = dalloc<size_t>(rounds);
@@ -328,9 +330,13 @@ static void test_ring(uint32_t rounds) {
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK && rep.used >= K);
     wh_arena_stats st;
+    CHECK(wh_arena_flush_async(a, s) == WH_OK);                 /* the mirror up to date in either mode */
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
     CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.failures == 0 && st.first_status == WH_OK);
-    printf("gpu ring: %u replaces of K=%d spans in %.4f x the most live bytes, no failure; %.2f us per replace "
-           "command, %.2f by a kernel thread, %.2f by a block staging %zu bytes in smem\n", rounds, K,
+    CHECK_EQ_U64(st.live_blocks, rep.used);
+    printf("gpu ring, mirror %s: %u replaces of K=%d spans in %.4f x the most live bytes, no failure; %.2f us per replace "
+           "command, %.2f by a kernel thread, %.2f by a block staging %zu bytes in smem\n",
+           mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds, K,
            (double)region / (double)most, t[0] * 1e6 / (nk[0] ? nk[0] : 1), t[1] * 1e6 / (nk[1] ? nk[1] : 1),
            t[2] * 1e6 / (nk[2] ? nk[2] : 1), smem);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
@@ -346,6 +352,7 @@ int main(int argc, char **argv) {
     if (small) test_random(60, 16, 2, 64);
     else test_random((uint32_t)wh_arg_int(argc, argv, "--rounds", 3000), 256, 64, 400);
     if (!small) time_commands(20000);
-    test_ring(small ? 200 : 4000);
+    test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_EVERY);
+    test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_ON_FAILURE);
     return wh_test_finish("test_arena_gpu");
 }
