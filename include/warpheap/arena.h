@@ -447,6 +447,17 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace(wh_arena_state *s, cons
     return st;
 }
 
+/* A command: write the mirror now, clearing the sticky status first if
+ * clear (wh_arena_clear_status_async; else wh_arena_flush_async).  The lock
+ * keeps it from interleaving with a command's note.  False: no lock. */
+WH_INLINE WH_HOST_DEVICE bool wh__arena_cmd_mirror(wh_arena_state *s, bool clear) {
+    if (!wh__arena_lock(s)) return false;
+    if (clear) wh_atomic_store(&s->first_status, (uint32_t)WH_OK, WH_RELAXED);
+    wh__arena_publish_now(s, clear ? WH_OK : (wh_status)s->last_status);
+    wh__arena_unlock(s);
+    return true;
+}
+
 /* Free the span in *slot (its non-null parts), then allocate a span of
  * count elements into it (lock held). */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_replace_span_locked(wh_arena_state *s, uint64_t count, uint64_t stride,

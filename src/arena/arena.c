@@ -250,40 +250,23 @@ wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t
 #endif
 }
 
-/* Clear (or flush: clear false) on the CPU backend: the mirror written now. */
-static wh_status cpu_mirror_now(wh_arena *a, bool clear) {
-    if (!wh__arena_lock(a->state)) return wh__fail(WH_ERR_RETRY_LIMIT, "arena: lock");
-    if (clear) wh_atomic_store(&a->state->first_status, (uint32_t)WH_OK, WH_RELAXED);
-    wh__arena_publish_now(a->state, clear ? WH_OK : (wh_status)a->state->last_status);
-    wh__arena_unlock(a->state);
-    return WH_OK;
-}
-
-wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s) {
+/* Clear (clear true) or flush: a command that writes the mirror now. */
+static wh_status enqueue_mirror(wh_arena *a, bool clear, wh_stream s) {
     if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (a->backend == WH_ARENA_CPU) {
         (void)s;
-        return cpu_mirror_now(a, true);
+        if (!wh__arena_cmd_mirror(a->state, clear)) return wh__fail(WH_ERR_RETRY_LIMIT, "arena: lock");
+        return WH_OK;
     }
 #if WH_HAVE_CUDA
-    return wh__arena_launch_clear(a->state, s);
+    return wh__arena_launch_mirror(a->state, clear, s);
 #else
     return no_cuda();
 #endif
 }
 
-wh_status wh_arena_flush_async(wh_arena *a, wh_stream s) {
-    if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
-    if (a->backend == WH_ARENA_CPU) {
-        (void)s;
-        return cpu_mirror_now(a, false);
-    }
-#if WH_HAVE_CUDA
-    return wh__arena_launch_flush(a->state, s);
-#else
-    return no_cuda();
-#endif
-}
+wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s) { return enqueue_mirror(a, true, s); }
+wh_status wh_arena_flush_async(wh_arena *a, wh_stream s) { return enqueue_mirror(a, false, s); }
 
 /* ---- status, stats, walk ---------------------------------------------------------- */
 

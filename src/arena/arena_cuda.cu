@@ -24,12 +24,8 @@ static __global__ void wh_arena_replace_span_kernel(wh_arena_state *s, const siz
     (void)wh__arena_cmd_replace_span(s, *count, stride, slot);
 }
 
-/* Clearing takes the lock so it cannot interleave with a command's note. */
-static __global__ void wh_arena_clear_kernel(wh_arena_state *s) {
-    if (!wh__arena_lock(s)) return;
-    wh_atomic_store(&s->first_status, (uint32_t)WH_OK, WH_RELAXED);
-    wh__arena_publish_now(s, WH_OK);
-    wh__arena_unlock(s);
+static __global__ void wh_arena_mirror_kernel(wh_arena_state *s, bool clear) {
+    (void)wh__arena_cmd_mirror(s, clear);
 }
 
 extern "C" wh_status wh__arena_launch_alloc(wh_arena_state *s, const size_t *counts, uint64_t stride,
@@ -59,20 +55,8 @@ extern "C" wh_status wh__arena_launch_replace_span(wh_arena_state *s, const size
     return WH_OK;
 }
 
-static __global__ void wh_arena_flush_kernel(wh_arena_state *s) {
-    if (!wh__arena_lock(s)) return;
-    wh__arena_publish_now(s, (wh_status)s->last_status);
-    wh__arena_unlock(s);
-}
-
-extern "C" wh_status wh__arena_launch_flush(wh_arena_state *s, wh_stream stream) {
-    wh_arena_flush_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s);
-    WH_LAUNCH_TRY();
-    return WH_OK;
-}
-
-extern "C" wh_status wh__arena_launch_clear(wh_arena_state *s, wh_stream stream) {
-    wh_arena_clear_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s);
+extern "C" wh_status wh__arena_launch_mirror(wh_arena_state *s, bool clear, wh_stream stream) {
+    wh_arena_mirror_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, clear);
     WH_LAUNCH_TRY();
     return WH_OK;
 }

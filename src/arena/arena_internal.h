@@ -23,8 +23,8 @@ wh_status wh__arena_launch_replace(wh_arena_state *s, const size_t *count, uint6
                                    wh_stream stream);
 wh_status wh__arena_launch_replace_span(wh_arena_state *s, const size_t *count, uint64_t stride, wh_arena_span *slot,
                                         wh_stream stream);
-wh_status wh__arena_launch_clear(wh_arena_state *s, wh_stream stream);
-wh_status wh__arena_launch_flush(wh_arena_state *s, wh_stream stream);
+/* Clear the status (clear) or only write the mirror (flush). */
+wh_status wh__arena_launch_mirror(wh_arena_state *s, bool clear, wh_stream stream);
 WH_EXTERN_C_END
 
 #endif
