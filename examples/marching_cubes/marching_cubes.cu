@@ -572,10 +572,13 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
                    "| variant | frames/s | ms/frame | peak in use (MiB) | reserved (MiB) | reserved / needed | dropped | "
                    "arena headroom |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
                 a.n, a.k, a.frames, a.reps, prop.name, driver, rt, date, commit, needed / 1048576.0, a.k);
-        for (int i = 0; i < nr; ++i)
-            fprintf(f, "| %s | %.0f | %.4f | %.2f | %.2f | %.3f | %llu | %s%.2f |\n", r[i].name, r[i].fps, r[i].ms,
+        for (int i = 0; i < nr; ++i) {
+            char h[32] = "-";                       /* no arena */
+            if (r[i].headroom > 0) snprintf(h, sizeof h, "%.2f", r[i].headroom);
+            fprintf(f, "| %s | %.0f | %.4f | %.2f | %.2f | %.3f | %llu | %s |\n", r[i].name, r[i].fps, r[i].ms,
                     r[i].peak / 1048576.0, r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed,
-                    (unsigned long long)r[i].dropped, r[i].headroom > 0 ? "" : "-", r[i].headroom);
+                    (unsigned long long)r[i].dropped, h);
+        }
         fprintf(f, "\nBest (c) / best (b) frames/s (rows that dropped nothing): **%.2fx**. Generate launched by PDL "
                    "after count in (a) and (c): %s.\n", ratio, g_pdl ? "yes" : "no (probe failed)");
         fclose(f);
