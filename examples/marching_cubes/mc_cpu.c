@@ -1,10 +1,12 @@
 /* The marching-cubes example on the CPU backend: the same field, tables and
- * frame loop as marching_cubes.cu, one host thread.  Each frame's mesh goes
- * into a ring of K handles turned over by wh_arena_replace_async (count =
- * triangles, stride 36) and, for reference, into a worst-case buffer; the two
- * must be byte-identical, the ring's blocks must not overlap, and the heap walk
- * must pass.  --png=FILE renders the last frame (the picture in
- * bench/results/arena was made this way).  A CI test at a small size. */
+ * arena use as marching_cubes.cu (cells in linear order here, bricks there),
+ * one host thread.  Each frame's mesh goes into a ring of K spans turned over
+ * by wh_arena_replace_span_async (count = triangles, stride 36) in a RING
+ * arena only a few granules above the bytes K meshes need (a first pass
+ * counts every frame), and, for reference, into a worst-case buffer; the two
+ * must be byte-identical, the spans' parts must not overlap, no frame may be
+ * dropped, and the heap walk must pass.  --png=FILE renders the last frame.
+ * A CI test at a small size. */
 #include "mc_field.h"
 #include "mc_render.h"
 #include "mc_tables.h"
@@ -68,15 +70,27 @@ static void edge_point(const grid *g, const mc_tables *t, int x, int y, int z, i
     out[2] = ((float)az + s * (float)(bz - az)) * inv;
 }
 
-static void generate(const grid *g, const mc_tables *t, float *out) {
+/* Triangle j of the frame goes to wh_arena_span_at(sp, j, 36). */
+static void generate(const grid *g, const mc_tables *t, const wh_arena_span *sp) {
     int m = g->n - 1;
     for (uint32_t i = 0; i < g->cells; ++i) {
         if (!g->counts[i]) continue;
         int x = (int)(i % m), y = (int)(i / m % m), z = (int)(i / m / m);
         uint32_t c = cell_case(g, x, y, z);
-        float *tri = out + (size_t)TRI_FLOATS * g->offsets[i];
-        for (int k = 0; k < 3 * t->ntri[c]; ++k) edge_point(g, t, x, y, z, t->tri[c][k], tri + 3 * k);
+        for (int k = 0; k < t->ntri[c]; ++k) {
+            float *tri = wh_arena_span_at(sp, (uint64_t)g->offsets[i] + (uint64_t)k, TRI_FLOATS * sizeof(float));
+            for (int v = 0; v < 3; ++v) edge_point(g, t, x, y, z, t->tri[c][3 * k + v], tri + 3 * v);
+        }
     }
+}
+
+/* The worst-case buffer as a span of one extent. */
+static wh_arena_span whole(float *buf) {
+    wh_arena_span sp;
+    memset(&sp, 0, sizeof sp);
+    sp.part[0].ptr = (uint64_t)(uintptr_t)buf;
+    sp.count0 = sp.count = UINT64_MAX;
+    return sp;
 }
 
 int main(int argc, char **argv) {
@@ -92,53 +106,70 @@ int main(int argc, char **argv) {
     g.offsets = malloc(g.cells * sizeof(uint32_t));
     float *ref = malloc((size_t)g.cells * (size_t)t.max_tri * TRI_FLOATS * sizeof(float));   /* worst case */
     uint64_t *hist = calloc((size_t)frames, sizeof(uint64_t));
+    if (!g.f || !g.counts || !g.offsets || !ref || !hist) { fprintf(stderr, "mc_cpu: host memory\n"); return 1; }
+    uint64_t needed = 0, rounded = 0;                             /* the first pass: counts only */
+    for (int f = 0; f < frames; ++f) hist[f] = count_frame(&g, &t, (uint32_t)f, balls);
+    for (int f = 0; f < frames; ++f) {
+        uint64_t live = 0, live_rounded = 0;
+        for (int j = 0; j < K && j <= f; ++j) {
+            live += hist[f - j] * 36u;
+            live_rounded += (hist[f - j] * 36u + 32u + 255u) / 256u * 256u;   /* granule 256, pad 32 */
+        }
+        if (live > needed) needed = live;
+        if (live_rounded > rounded) rounded = live_rounded;
+    }
     wh_arena *a = NULL;
-    wh_arena_config cfg = {.bytes = (size_t)g.cells * 36u, .backend = WH_ARENA_CPU};   /* 1/5 of one worst case */
-    if (!g.f || !g.counts || !g.offsets || !ref || !hist || wh_arena_create(&a, &cfg) != WH_OK) {
+    wh_arena_config cfg = {.bytes = (size_t)(rounded + 2u * (K + 1u) * 256u), .max_blocks = 64,
+                           .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING};
+    if (wh_arena_create(&a, &cfg) != WH_OK) {
         fprintf(stderr, "mc_cpu: setup: %s\n", wh_last_error());
         return 1;
     }
-    wh_handle ring[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-    uint64_t ring_tris[3] = {0, 0, 0};
-    uint64_t needed = 0;
+    wh_arena_span ring[3], ref_span = whole(ref);
+    memset(ring, 0, sizeof ring);
     for (int f = 0; f < frames; ++f) {
         size_t tris = (size_t)count_frame(&g, &t, (uint32_t)f, balls);
-        hist[f] = tris;
-        ring_tris[f % K] = tris;
-        wh_arena_replace_async(a, &tris, TRI_FLOATS * sizeof(float), &ring[f % K], NULL);   /* the command */
-        float *mesh = wh_handle_ptr(&ring[f % K]);
-        if (!mesh) { fprintf(stderr, "frame %d: %s\n", f, wh_strerror(wh_arena_status(a))); bad = 1; break; }
-        generate(&g, &t, mesh);
-        generate(&g, &t, ref);
-        if (memcmp(mesh, ref, tris * TRI_FLOATS * sizeof(float))) { fprintf(stderr, "frame %d differs\n", f); bad = 1; }
-        uint64_t live = 0;
-        for (int j = 0; j < K && j <= f; ++j) live += hist[f - j] * TRI_FLOATS * sizeof(float);
-        if (live > needed) needed = live;
+        wh_arena_span *sp = &ring[f % K];
+        wh_arena_replace_span_async(a, &tris, TRI_FLOATS * sizeof(float), sp, NULL);   /* the command */
+        if (!sp->part[0].ptr) { fprintf(stderr, "frame %d: %s\n", f, wh_strerror(wh_arena_status(a))); bad = 1; break; }
+        generate(&g, &t, sp);
+        generate(&g, &t, &ref_span);
+        for (size_t j = 0; j < tris; ++j)
+            if (memcmp(wh_arena_span_at(sp, j, 36), ref + j * TRI_FLOATS, 36)) {
+                fprintf(stderr, "frame %d differs at triangle %zu\n", f, j);
+                bad = 1;
+                break;
+            }
     }
-    for (int i = 0; i < K; ++i)                                   /* the ring never overlaps */
-        for (int j = i + 1; j < K; ++j) {
-            uint64_t ai = ring[i].ptr, bi = ai + ring_tris[i] * 36u;
-            uint64_t aj = ring[j].ptr, bj = aj + ring_tris[j] * 36u;
-            if (ai && aj && ai < bj && aj < bi) { fprintf(stderr, "ring blocks %d and %d overlap\n", i, j); bad = 1; }
+    for (int i = 0; i < 2 * K; ++i)                               /* the spans' parts never overlap */
+        for (int j = i + 1; j < 2 * K; ++j) {
+            const wh_arena_span *si = &ring[i / 2], *sj = &ring[j / 2];
+            uint64_t ai = si->part[i % 2].ptr, ni = i % 2 ? si->count - si->count0 : si->count0;
+            uint64_t aj = sj->part[j % 2].ptr, nj = j % 2 ? sj->count - sj->count0 : sj->count0;
+            if (ai && aj && ai < aj + nj * 36u && aj < ai + ni * 36u) { fprintf(stderr, "parts %d and %d overlap\n", i, j); bad = 1; }
         }
     wh_arena_stats st;
     wh_blocks_report rep;
     wh_arena_stats_get(a, &st);
-    if (wh_arena_check(a, &rep) != WH_OK || rep.used != (uint32_t)K) { fprintf(stderr, "walk: %s\n", wh_last_error()); bad = 1; }
-    if (st.first_status != WH_OK) bad = 1;
-    printf("mc_cpu: %d^3, %d frames, last %llu triangles; arena peak in use %.3f MiB for %.3f MiB needed, region "
-           "%.2f MiB; status %s\n", n, frames, (unsigned long long)hist[frames - 1], st.peak_used / 1048576.0,
-           needed / 1048576.0, st.region_bytes / 1048576.0, wh_strerror((wh_status)st.first_status));
+    if (wh_arena_check(a, &rep) != WH_OK || rep.used < (uint32_t)K) { fprintf(stderr, "walk: %s\n", wh_last_error()); bad = 1; }
+    if (st.first_status != WH_OK || st.failures) bad = 1;
+    printf("mc_cpu: %d^3, %d frames, last %llu triangles; RING arena of %.4f MiB = %.3f x the %.4f MiB needed, peak in "
+           "use %.4f MiB, %llu failures; status %s\n", n, frames, (unsigned long long)hist[frames - 1],
+           st.region_bytes / 1048576.0, (double)st.region_bytes / (double)needed, needed / 1048576.0,
+           st.peak_used / 1048576.0, (unsigned long long)st.failures, wh_strerror((wh_status)st.first_status));
     if (*png) {
         int w = 960, h = 960;
         uint8_t *rgb = malloc((size_t)w * h * 3);
-        const wh_handle *last = &ring[(frames - 1) % K];
-        if (rgb) mc_render(wh_handle_ptr(last), hist[frames - 1], rgb, w, h, 0.6f);
-        if (!rgb || wh_png_write_rgb(png, rgb, (uint32_t)w, (uint32_t)h)) { fprintf(stderr, "cannot write %s\n", png); bad = 1; }
+        float *mesh = malloc((size_t)hist[frames - 1] * 36u + 36u);          /* the span, contiguous */
+        for (uint64_t j = 0; mesh && j < hist[frames - 1]; ++j)
+            memcpy(mesh + j * TRI_FLOATS, wh_arena_span_at(&ring[(frames - 1) % K], j, 36), 36);
+        if (rgb && mesh) mc_render(mesh, hist[frames - 1], rgb, w, h, 0.6f);
+        if (!rgb || !mesh || wh_png_write_rgb(png, rgb, (uint32_t)w, (uint32_t)h)) { fprintf(stderr, "cannot write %s\n", png); bad = 1; }
         else printf("picture: %s\n", png);
         free(rgb);
+        free(mesh);
     }
-    wh_arena_free_batch_async(a, ring, (uint32_t)K, NULL);
+    for (int k = 0; k < K; ++k) wh_arena_free_batch_async(a, ring[k].part, ring[k].part[1].ptr ? 2u : 1u, NULL);
     wh_arena_destroy(a);
     free(g.f); free(g.counts); free(g.offsets); free(ref); free(hist);
     printf("mc_cpu: %s\n", bad ? "FAILED" : "passed");
