@@ -59,6 +59,8 @@ typedef struct wh_pool_config {
                                   arenas), arenas on the CPU backend             */
     size_t vmm_range;          /* VMM: address range; 0 = 2x max_bytes, else 2x the
                                   device's memory (CPU backend: 4 GiB)            */
+    size_t vmm_granule;        /* VMM, CPU backend only: mapping granule, a power of
+                                  two >= 4 KiB; 0 = 64 KiB (CUDA: the driver's)    */
 } wh_pool_config;
 
 typedef struct wh_pool_stats {

@@ -362,6 +362,12 @@ wh_status wh__vmm_create(wh_pool *p) {
         }
     }
 #endif
+    if (p->cfg.backend == WH_POOL_CPU && p->cfg.vmm_granule) {
+        gran = p->cfg.vmm_granule;
+        if ((gran & (gran - 1)) || gran < 4096)
+            return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: vmm_granule %zu is not a power of two >= 4 KiB",
+                            p->cfg.vmm_granule);
+    }
     if (!range) range = p->cfg.max_bytes ? 2 * (uint64_t)p->cfg.max_bytes : WH__CPU_RANGE;
     gran = gran > a ? gran : a;
     range = (range + gran - 1) / gran * gran;

@@ -81,6 +81,9 @@ static void fit_trim_refill(void) {
 /* The cap counts mapped bytes; at the cap, free pieces are unmapped to make
  * room, and the failure message has the numbers. */
 static void cap(void) {
+    wh_pool_config bad = {.backend = WH_POOL_CPU, .growth = WH_POOL_GROW_VMM, .vmm_granule = 3u << 12};
+    wh_pool *q = NULL;
+    CHECK(wh_pool_create(&q, &bad) == WH_ERR_INVALID_ARGUMENT && q == NULL);
     wh_pool *p = make(16 * GRAN);
     void *x[16];
     int n = 0;
