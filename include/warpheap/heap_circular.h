@@ -116,6 +116,20 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_my_segment(const wh_heap *h) {
     return sm % h->segments;
 }
 
+/* A walker at off read `next` (header: the flag or tag was a header's):
+ * where it goes on, with the distance added to *travelled.  A next that
+ * cannot be right means a merge raced it or it reached user data: it restarts
+ * at its segment's start, a permanent header. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_step(const wh_heap *h, uint32_t off, uint32_t next, bool header, uint32_t seg,
+                                                uint64_t *travelled) {
+    if (next <= off || next > h->end || !header) {
+        *travelled += 1;
+        return seg * h->seg_units;
+    }
+    *travelled += next - off;
+    return next;
+}
+
 /* The locked chunk at off absorbed the chunk at gone: a cursor must never be
  * left on a header that no longer exists, so move it to off. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_absorbed(const wh_heap *h, uint32_t off, uint32_t gone) {
@@ -203,13 +217,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
         } else {
             next = wh_atomic_load(&c->next, WH_ACQUIRE);
         }
-        if (next <= off || next > h->end || (expected != WH_CIRC_FREE && expected != WH_CIRC_USED)) {
-            off = seg * h->seg_units;           /* a merge raced us: restart at a permanent header */
-            travelled += 1;
-            continue;
-        }
-        travelled += next - off;
-        off = next;
+        off = wh__circ_step(h, off, next, expected == WH_CIRC_FREE || expected == WH_CIRC_USED, seg, &travelled);
     }
     return (void *)0;
 }

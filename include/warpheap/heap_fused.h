@@ -113,13 +113,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__circf_malloc(const wh_heap *h, uint64_t bytes
             next = wh__circf_next(w);
             tag = wh__circf_tag(w);
         }
-        if (next <= off || next > h->end || (tag != WH_CIRC_FREE && tag != WH_CIRC_USED && tag != WH_CIRCF_GONE)) {
-            off = seg * h->seg_units;           /* stale or not a header: restart at a permanent one */
-            travelled += 1;
-            continue;
-        }
-        travelled += next - off;
-        off = next;
+        off = wh__circ_step(h, off, next, tag == WH_CIRC_FREE || tag == WH_CIRC_USED || tag == WH_CIRCF_GONE, seg,
+                            &travelled);
     }
     return (void *)0;
 }

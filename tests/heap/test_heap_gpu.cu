@@ -70,28 +70,22 @@ static __global__ void wrap_kernel(wh_heap h, uint32_t ops, unsigned long long *
     atomicAdd(n, got); atomicAdd(n + 1, bad); atomicAdd(n + 2, bytes); atomicAdd(n + 3, tried);
 }
 
-/* Beyond 8 GiB: each thread takes `per` blocks (NULL kept); counts [allocs, beyond 8 GiB, failed]. */
+/* Beyond 8 GiB: each thread tries `per` blocks and keeps those it got in
+ * front, NULL after them (drain_kernel frees them); counts [allocs, beyond
+ * 8 GiB, failed]. */
 static __global__ void far_fill_kernel(wh_heap h, void **held, uint32_t per, uint32_t size, unsigned long long *n) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long got = 0, far = 0;
+    uint32_t got = 0;
+    unsigned long long far = 0;
     for (uint32_t k = 0; k < per; ++k) {
         uint8_t *p = (uint8_t *)wh_malloc(&h, size);
-        held[(size_t)t * per + k] = p;
         if (!p) continue;
         wh_hs_fill(t, p, size);
-        got++;
+        held[(size_t)t * per + got++] = p;
         far += (uint64_t)(p - h.base) >= (8ull << 30);
     }
-    atomicAdd(n, got); atomicAdd(n + 1, far); atomicAdd(n + 2, (unsigned long long)per - got);
-}
-static __global__ void far_drain_kernel(wh_heap h, void **held, uint32_t per, uint32_t size, unsigned long long *bad) {
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    for (uint32_t k = 0; k < per; ++k) {
-        void *p = held[(size_t)t * per + k];
-        if (!p) continue;
-        if (!wh_hs_check(t, p, size)) atomicAdd(bad, 1ull);
-        wh_free(&h, p);
-    }
+    if (got < per) held[(size_t)t * per + got] = NULL;
+    atomicAdd(n, (unsigned long long)got); atomicAdd(n + 1, far); atomicAdd(n + 2, (unsigned long long)(per - got));
 }
 
 static int sms(void) {
@@ -261,7 +255,7 @@ static void far(wh_heap_kind kind, uint64_t bytes) {
     CHECK_EQ_U64(s.inconsistencies, 0);
     CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
     for (uint32_t r = 0; r < launches; ++r) {
-        far_drain_kernel<<<threads / 256u, 256>>>(h, held + (size_t)r * threads * per, per, size, d_n + 3);
+        drain_kernel<<<threads / 256u, 256>>>(h, held + (size_t)r * threads * per, per, size, d_n + 3);
         WH_LAUNCH_OR_DIE();
     }
     WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
