@@ -84,7 +84,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t 
  * slab slots (their requests are not recorded), the request otherwise. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint64_t n) {
     if ((h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) && n <= WH_SLAB_MAX)
-        return 16ull << wh__slab_class(n);
+        return wh__slab_size(wh__slab_class(n));
     return n;
 }
 

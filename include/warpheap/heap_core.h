@@ -36,8 +36,14 @@ typedef enum wh_heap_kind {
 #define WH_HEAP_ALIGN       16u
 #define WH_SLAB_PAGE_SHIFT  16u                    /* 64 KiB pages               */
 #define WH_SLAB_PAGE        (1u << WH_SLAB_PAGE_SHIFT)
-#define WH_SLAB_CLASSES     13u                    /* 16 B << c, c = 0..12       */
-#define WH_SLAB_MAX         (16u << (WH_SLAB_CLASSES - 1u))   /* 64 KiB         */
+/* Slab classes (wh__slab_size): 16 .. 128 B in steps of 16 (c = 0..7), eight
+ * steps per doubling from 128 B to 4 KiB (c = 8..47: 144, 160, .., 256, 288,
+ * .., 4096; the waste of a request is at most 1/8 of its slot, where powers
+ * of two waste up to half and a quarter on average), then 8, 16, 32 and
+ * 64 KiB (c = 48..51: one page holds 8 .. 1 slots, so finer steps would only
+ * leave the rest of the page empty). */
+#define WH_SLAB_CLASSES     52u
+#define WH_SLAB_MAX         (64u << 10)            /* 64 KiB                     */
 #define WH_HEAP_MAX_BYTES   (1ull << 36)           /* 64 GiB: 32-bit 16-B units  */
 /* Bound on the retry loops of the heap (visits, claims).  Reaching it means
  * the heap is (nearly) exhausted or fragmented: the call fails and is counted. */
@@ -58,8 +64,8 @@ typedef struct wh_heap_ctl {
     uint64_t foreign_frees;
     uint64_t in_use;                       /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
-    uint32_t activating[16];               /* slab: page activations in flight */
-    uint32_t seg_prep[16];                 /* slab: a next segment in preparation */
+    uint32_t activating[64];               /* slab: page activations in flight */
+    uint32_t seg_prep[64];                 /* slab: a next segment in preparation */
     uint64_t pad1[11];                     /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class on its own 128-byte line:
      * the hot word of a fresh class (heap_slab.h) */
@@ -73,12 +79,17 @@ typedef struct wh_heap {
     uint32_t kind, flags;
     /* slab and default */
     uint32_t npages;
-    uint8_t seg_shift[16];   /* class c's bump segments: 1 << seg_shift[c] pages */
+    uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
     uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;      /* requested bytes of a page run                    */
     wh_bitmap pages;         /* 1 = page free                                    */
-    wh_bitmap slots[WH_SLAB_CLASSES];  /* 1 = slot free in an active page        */
+    /* class c's slot bitmap (1 = slot free in an active page): words at
+     * slot_words + slot_off[c], npages << wh__slab_lbpp(c) bits (see
+     * wh__slab_bitmap: a descriptor per class would make this struct, passed
+     * by value to every kernel, 2 KB) */
+    uint64_t *slot_words;
+    uint32_t slot_off[WH_SLAB_CLASSES];
     /* circular */
     uint32_t end;            /* 16-byte unit of the sentinel header              */
     uint32_t split_root;     /* eq. 1: R in units (of one segment)               */
@@ -95,11 +106,31 @@ typedef struct wh_heap {
 
 WH_INLINE WH_HOST_DEVICE uint64_t wh__round16(uint64_t n) { return (n + 15u) & ~(uint64_t)15u; }
 
-/* Slab class of a request: the smallest c with 16 << c >= n (n >= 1). */
+/* Slab class of a request: the smallest class whose slots hold n (1 <= n <= 64 KiB). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
-    return n <= 16u ? 0u : (uint32_t)(64 - wh_clz64(n - 1u)) - 4u;
+    if (n <= 128u) return n <= 16u ? 0u : (uint32_t)((n - 1u) >> 4);
+    uint32_t k = 63u - (uint32_t)wh_clz64(n - 1u);          /* 2^k < n <= 2^(k+1), k >= 7 */
+    if (k < 12u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
+    return 48u + (k - 12u);
 }
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp(uint32_t c) { return WH_SLAB_PAGE >> (4u + c); }
+/* Slot bytes of class c (multiples of 16). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_size(uint32_t c) {
+    if (c < 8u) return 16u * (c + 1u);
+    if (c < 48u) {
+        uint32_t k = 7u + (c - 8u) / 8u;
+        return (1u << k) + ((c - 8u) % 8u + 1u) * (1u << (k - 3u));
+    }
+    return 8192u << (c - 48u);
+}
+/* Slots per page; the rest of the page (under one slot) is unused. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp(uint32_t c) { return WH_SLAB_PAGE / wh__slab_size(c); }
+/* Bits per page in the class bitmap: spp rounded up to a power of two, so a
+ * bit splits into page and slot by shifts (bits past spp are never set). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_lbpp(uint32_t c) {
+    uint32_t spp = wh__slab_spp(c);
+    return spp <= 1u ? 0u : 32u - (uint32_t)wh_clz32(spp - 1u);
+}
+
 
 /* A rotation seed for bitmap searches: different per thread and per call, so
  * that threads spread over different words (DynaSOAr's bitmap rotation). */
@@ -122,6 +153,13 @@ WH_INLINE WH_HOST_DEVICE void wh__heap_track(const wh_heap *h, int64_t delta) {
     if (!(h->flags & WH_HEAP_TRACK)) return;
     uint64_t now = wh_atomic_fetch_add(&h->ctl->in_use, (uint64_t)delta, WH_RELAXED) + (uint64_t)delta;
     if (delta > 0) (void)wh_atomic_fetch_max(&h->ctl->peak, now, WH_RELAXED);
+}
+
+/* Class c's slot bitmap (a descriptor made on the fly: no memory access). */
+WH_INLINE WH_HOST_DEVICE wh_bitmap wh__slab_bitmap(const wh_heap *h, uint32_t c) {
+    wh_bitmap bm;
+    (void)wh_bitmap_layout(&bm, h->slot_words + h->slot_off[c], (uint64_t)h->npages << wh__slab_lbpp(c));
+    return bm;
 }
 
 #endif /* WARPHEAP_HEAP_CORE_H */

@@ -75,36 +75,40 @@
 
 #include "warpheap/heap_core.h"
 
-/* Add (or subtract) the live slots of claimed bits `got` of word w, class c,
- * to their pages.  Returns the page whose count reached zero on a subtract of
- * a single page's slots, else WH_BITMAP_NONE. */
+/* Add the live slots of claimed bits `got` of word w, class c, to their
+ * pages. */
 WH_INLINE WH_HOST_DEVICE void wh__slab_used_add(const wh_heap *h, uint32_t c, uint32_t w, uint64_t got) {
-    uint32_t spp = wh__slab_spp(c);
-    if (spp >= 64u) {
-        (void)wh_atomic_fetch_add(&h->page_used[w / (spp / 64u)], (uint32_t)wh_popc64(got), WH_RELAXED);
+    uint32_t l = wh__slab_lbpp(c);
+    if (l >= 6u) {
+        (void)wh_atomic_fetch_add(&h->page_used[w >> (l - 6u)], (uint32_t)wh_popc64(got), WH_RELAXED);
         return;
     }
-    uint64_t pmask = (1ull << spp) - 1u;
-    for (uint32_t k = 0; k < 64u / spp; ++k) {
-        uint64_t m = got & (pmask << (k * spp));
-        if (m) (void)wh_atomic_fetch_add(&h->page_used[w * (64u / spp) + k], (uint32_t)wh_popc64(m), WH_RELAXED);
+    uint32_t bpp = 1u << l;
+    uint64_t pmask = (1ull << bpp) - 1u;
+    for (uint32_t k = 0; k < 64u / bpp; ++k) {
+        uint64_t m = got & (pmask << (k * bpp));
+        if (m) (void)wh_atomic_fetch_add(&h->page_used[(w << (6u - l)) + k], (uint32_t)wh_popc64(m), WH_RELAXED);
     }
 }
 
-/* Bits of page p in class c's bitmap: first word and the mask within it
- * (whole words when spp >= 64). */
+/* Page p's bits in class c's bitmap: its first word, how many words hold
+ * slot bits, and the slot bits of its k-th word. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_word(uint32_t c, uint32_t p) {
-    return (uint32_t)(((uint64_t)p * wh__slab_spp(c)) >> 6);
+    return (uint32_t)(((uint64_t)p << wh__slab_lbpp(c)) >> 6);
 }
-WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_page_mask(uint32_t c, uint32_t p) {
-    uint32_t spp = wh__slab_spp(c);
-    if (spp >= 64u) return ~0ull;
-    return ((1ull << spp) - 1u) << (((uint64_t)p * spp) & 63u);
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_words(uint32_t c) {
+    return wh__slab_lbpp(c) < 6u ? 1u : (wh__slab_spp(c) + 63u) / 64u;
+}
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(uint32_t c, uint32_t p, uint32_t k) {
+    uint32_t spp = wh__slab_spp(c), l = wh__slab_lbpp(c);
+    if (l < 6u) return ((1ull << spp) - 1u) << (((uint64_t)p << l) & 63u);
+    uint32_t left = spp - 64u * k;
+    return left >= 64u ? ~0ull : (1ull << left) - 1u;
 }
 
 /* Take a free page for class c, keep the first `want` slots (returned in *got,
  * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, uint32_t c, uint64_t seed,
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
                                                    unsigned want, uint64_t *got) {
     uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
     *got = 0;
@@ -119,29 +123,30 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, uint32_t c
     (void)wh_atomic_fetch_add(&h->page_used[p], (uint32_t)want, WH_RELAXED);
     wh_atomic_store(&h->page_info[p], c + 1u, WH_RELEASE);
     uint32_t w0 = wh__slab_page_word(c, p);
-    uint64_t pmask = wh__slab_page_mask(c, p);
+    uint64_t pmask = wh__slab_word_mask(c, p, 0);
     unsigned shift = (unsigned)(wh_ffs64(pmask) - 1);
     uint64_t take = (want == 64u ? ~0ull : ((1ull << want) - 1u)) << shift;
-    if (pmask & ~take) (void)wh_bitmap_or_word(&h->slots[c], w0, pmask & ~take);
-    for (uint32_t k = 1; k < spp / 64u; ++k) (void)wh_bitmap_or_word(&h->slots[c], w0 + k, ~0ull);
+    if (pmask & ~take) (void)wh_bitmap_or_word(bm, w0, pmask & ~take);
+    for (uint32_t k = 1; k < wh__slab_page_words(c); ++k) (void)wh_bitmap_or_word(bm, w0 + k, wh__slab_word_mask(c, p, k));
     *got = take;
     return w0;
 }
 
 /* The page's last slot was freed: try to take the page back (see header). */
 WH_INLINE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
-    uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_spp(c) >= 64u ? wh__slab_spp(c) / 64u : 1u;
-    uint64_t pmask = wh__slab_page_mask(c, p);
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
     uint32_t k = 0;
     bool whole = true;
     uint64_t prev = 0;
     for (; k < nw; ++k) {
-        prev = wh_bitmap_and_not_word(&h->slots[c], w0 + k, pmask) & pmask;
-        if (prev != pmask) { whole = false; break; }
+        uint64_t m = wh__slab_word_mask(c, p, k);
+        prev = wh_bitmap_and_not_word(&bm, w0 + k, m) & m;
+        if (prev != m) { whole = false; break; }
     }
     if (!whole) {                          /* a claim is in flight: put back */
-        if (prev) (void)wh_bitmap_or_word(&h->slots[c], w0 + k, prev);
-        for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->slots[c], w0 + j, pmask);
+        if (prev) (void)wh_bitmap_or_word(&bm, w0 + k, prev);
+        for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
         return;
     }
     wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
@@ -165,29 +170,32 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uin
     return ((r1 - r0) << WH_SEG_R_SHIFT0) - (r1 << WH_SEG_R_SHIFT1) - cap0;
 }
 
-/* Slot bits [b0, b0 + n) of class c, handed to nobody, become free.  A whole
- * page of them goes straight back to the pool when its count is exactly its
- * slots (CAS: nothing else in flight on it); otherwise, and for part of a
- * page, the bits are set and taken off the page's count, as a free does. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t b0, uint64_t n) {
-    uint64_t end = b0 + n, spp = wh__slab_spp(c);
-    for (uint64_t b = b0; b < end;) {
-        uint64_t p = b / spp, k = ((p + 1u) * spp < end ? (p + 1u) * spp : end) - b;
-        uint32_t whole = (uint32_t)spp;
+/* Positions [q0, q0 + n) of segment `run` of class c, handed to nobody,
+ * become free.  A whole page of them goes straight back to the pool when its
+ * count is exactly its slots (CAS: nothing else in flight on it); otherwise,
+ * and for part of a page, the slot bits are set and taken off the page's
+ * count, as a free does. */
+WH_INLINE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t run, uint64_t q0, uint64_t n) {
+    uint64_t end = q0 + n, spp = wh__slab_spp(c);
+    uint32_t l = wh__slab_lbpp(c);
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    for (uint64_t q = q0; q < end;) {
+        uint64_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
+        uint32_t p = (uint32_t)((run << h->seg_shift[c]) + j), whole = (uint32_t)spp;
         if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
             wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
-            (void)wh_bitmap_try_set(&h->pages, (uint32_t)p);
-            b += k;
+            (void)wh_bitmap_try_set(&h->pages, p);
+            q += k;
             continue;
         }
-        for (uint64_t x = b; x < b + k;) {
-            uint64_t lo = x & 63u, m = 64u - lo < b + k - x ? 64u - lo : b + k - x;
-            (void)wh_bitmap_or_word(&h->slots[c], (uint32_t)(x >> 6), (m == 64u ? ~0ull : (1ull << m) - 1u) << lo);
+        uint64_t b = ((uint64_t)p << l) + (q - j * spp), bend = b + k;
+        for (uint64_t x = b; x < bend;) {
+            uint64_t lo = x & 63u, m = 64u - lo < bend - x ? 64u - lo : bend - x;
+            (void)wh_bitmap_or_word(&bm, (uint32_t)(x >> 6), (m == 64u ? ~0ull : (1ull << m) - 1u) << lo);
             x += m;
         }
-        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k)
-            wh__slab_reclaim(h, c, (uint32_t)p);
-        b += k;
+        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k) wh__slab_reclaim(h, c, p);
+        q += k;
     }
 }
 
@@ -253,8 +261,8 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, ui
                           wh_atomic_load(&h->page_used[p], WH_ACQUIRE) != wh__seg_untouched(h, c, p, v)))
         return;
     if (!wh_atomic_cas(st, &v, 0ull, WH_ACQ_REL, WH_RELAXED)) return;
-    wh__seg_publish(h, c, (r0 - 1u) * cap + s, cap - s);
-    if (r1) wh__seg_publish(h, c, (r1 - 1u) * cap, cap);
+    wh__seg_publish(h, c, r0 - 1u, s, cap - s);
+    if (r1) wh__seg_publish(h, c, r1 - 1u, 0, cap);
 }
 
 /* Lazy reclaim, made eager again when a class goes idle: a free left page p
@@ -306,7 +314,7 @@ WH_INLINE WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint6
                  * claimed by adds that found no next segment: orphans */
                 (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
                 uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
-                if (orphans) wh__seg_publish(h, c, (uint64_t)run * cap, orphans);
+                if (orphans) wh__seg_publish(h, c, run, 0, orphans);
             }
         }
     }
@@ -314,9 +322,10 @@ WH_INLINE WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint6
     return result;
 }
 
-/* Leader: up to `want` slots of class c from its bump segments: slot bits
- * *b1 + (0 .. n1-1) and, for the add that crosses into the next segment,
- * (r2 - 1) * cap + (0 .. n2-1) with *x2 = n2 << 24 | r2.  Returns n1 + n2
+/* Leader: up to `want` slots of class c from its bump segments: positions
+ * q .. q+n1-1 of segment run, *b1 = run << 32 | q, and, for the add that
+ * crosses into the next segment, positions 0 .. n2-1 of segment r2 - 1,
+ * *x2 = n2 << 24 | r2 (bit 31 set: positions, not bits).  Returns n1 + n2
  * (0: take the bitmap path).  The next segment is prepared as soon as the
  * current one is installed, so that it is ready when the current runs out. */
 WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
@@ -337,7 +346,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         uint64_t n1 = 0, n2 = 0;
         if (s < cap0) {
             n1 = want < cap0 - s ? want : cap0 - s;
-            *b1 = (r0 - 1u) * cap + s;
+            *b1 = (r0 - 1u) << 32 | s;
             if (n1 < want && r1) {              /* we crossed the end: rotate */
                 n2 = want - n1 < cap ? want - n1 : cap;
                 *x2 = (uint32_t)(n2 << 24 | r1);
@@ -345,29 +354,33 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             }
         } else if (r1 && s - cap0 < cap) {
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
-            *b1 = (r1 - 1u) * cap + (s - cap0);
+            *b1 = (r1 - 1u) << 32 | (s - cap0);
         }
         if (!r1 && !wh_atomic_load(&h->ctl->seg_prep[c], WH_RELAXED)) (void)wh__seg_prepare(h, c, seed);
-        if (n1 + n2) return (unsigned)(n1 + n2);
+        if (n1 + n2) {
+            *x2 |= 1u << 31;
+            return (unsigned)(n1 + n2);
+        }
     }
     return 0;
 }
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want, uint64_t *got) {
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
+                                               unsigned want, uint64_t *got) {
     /* Activators per class, scaled to the heap (one per 64 pages): a burst of
-     * all 13 classes then takes at most a fifth of the pages, so a heap of a
+     * all classes then takes at most a fifth of the pages, so a heap of a
      * few dozen pages is not drained by it, while a large heap lets every warp
      * of a fresh burst activate its own page (a fixed small gate serialised
      * the 1M-thread burst: 0.5 ms -> 3.5 ms). */
     uint32_t gate = h->npages / 64u;
     if (gate < 1u) gate = 1u;
-    uint32_t w = wh_bitmap_claim(&h->slots[c], seed, want, got);
+    uint32_t w = wh_bitmap_claim(bm, seed, want, got);
     for (uint32_t tries = 0; w == WH_BITMAP_NONE && tries < WH_SLAB_TAKE_TRIES; ++tries) {
         uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
         if (busy < gate || tries >= WH_SLAB_GATE_TRIES) {
-            w = wh__slab_activate(h, c, seed, want, got);
+            w = wh__slab_activate(h, bm, c, seed, want, got);
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
             if (w != WH_BITMAP_NONE) return w;      /* its slots are counted there */
             /* no free page: slots may still be published by other activators
@@ -377,21 +390,22 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, ui
         }
         wh_backoff(tries);
         seed = wh_hash64(seed + tries);
-        w = wh_bitmap_claim(&h->slots[c], seed, want, got);
+        w = wh_bitmap_claim(bm, seed, want, got);
     }
     if (w == WH_BITMAP_NONE) return w;
     wh__slab_used_add(h, c, w, *got);
     return w;
 }
 
-/* Leader: up to `want` slots of class c, as slot bits *b1 + the set bits of
- * *m1, then (*x2 >> 24) slots from bit ((*x2 & 0xffffff) - 1) * cap on
- * (see wh__seg_take).  Freed slots first, when the class's bitmap has any
+/* Leader: up to `want` slots of class c: slot bits *b1 + the set bits of *m1
+ * (x2 bit 31 clear), or segment positions (see wh__seg_take) as n1 = the
+ * set bits of *m1 from *b1 and *x2 >> 24 & 127 from segment *x2 & 0xffffff.  Freed slots first, when the class's bitmap has any
  * (one load), then the bump segments, then the bitmap path with page
  * activation.  Nothing set: no slot and no page. */
 WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                           uint64_t *b1, uint64_t *m1, uint32_t *x2) {
-    const wh_bitmap *bm = &h->slots[c];
+    wh_bitmap bmv = wh__slab_bitmap(h, c);
+    const wh_bitmap *bm = &bmv;
     uint64_t got = 0;
     uint32_t w = WH_BITMAP_NONE;
     *x2 = 0;
@@ -402,11 +416,11 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_
     if (w == WH_BITMAP_NONE) {
         unsigned n = wh__seg_take(h, c, seed, want, b1, x2);
         if (n) {
-            unsigned n1 = n - (*x2 >> 24);
+            unsigned n1 = n - (*x2 >> 24 & 127u);
             *m1 = n1 >= 64u ? ~0ull : (1ull << n1) - 1u;
             return;
         }
-        w = wh__slab_take(h, c, seed, want, &got);
+        w = wh__slab_take(h, bm, c, seed, want, &got);
     }
     *b1 = (uint64_t)w * 64u;
     *m1 = w == WH_BITMAP_NONE ? 0 : got;
@@ -425,14 +439,22 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         b1 = wh_shfl64(group, b1, leader);
         m1 = wh_shfl64(group, m1, leader);
         x2 = wh_shfl32(group, x2, leader);
-        unsigned n1 = (unsigned)wh_popc64(m1), took = n1 + (x2 >> 24);
+        unsigned n1 = (unsigned)wh_popc64(m1), took = n1 + (x2 >> 24 & 127u);
         if (took == 0) break;                           /* no slot and no page */
         if (rank >= done && rank < done + took) {
             unsigned r = rank - done;
-            uint64_t b = r < n1 ? b1 + (uint64_t)wh_nth_set_bit64(m1, r)
-                                : (uint64_t)((x2 & 0xFFFFFFu) - 1u) * wh__seg_cap(h, c) + (r - n1);
-            /* spp slots of 16 << c bytes fill a page exactly: bit b is byte b << (4 + c) */
-            mine = h->base + (b << (4u + c));
+            uint64_t page, slot;
+            if (x2 >> 31) {                             /* segment positions */
+                uint32_t run = r < n1 ? (uint32_t)(b1 >> 32) : (x2 & 0xFFFFFFu) - 1u;
+                uint32_t q = r < n1 ? (uint32_t)b1 + r : r - n1, spp = wh__slab_spp(c);
+                page = ((uint64_t)run << h->seg_shift[c]) + q / spp;
+                slot = q % spp;
+            } else {                                    /* bitmap bits */
+                uint64_t b = b1 + (uint64_t)wh_nth_set_bit64(m1, r);
+                page = b >> wh__slab_lbpp(c);
+                slot = b & ((1ull << wh__slab_lbpp(c)) - 1u);
+            }
+            mine = h->base + page * WH_SLAB_PAGE + slot * wh__slab_size(c);
         }
         done += took;
         seed = wh_hash64(seed + n);
@@ -443,14 +465,17 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
 /* Free a slot; returns false when p is no slab slot (caller decides). */
 WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uint32_t page, uint64_t in_page) {
     uint32_t c = info - 1u;
-    if (c >= WH_SLAB_CLASSES || in_page & ((16ull << c) - 1u)) return false;
-    uint64_t b = (uint64_t)page * wh__slab_spp(c) + (in_page >> (4u + c));
+    if (c >= WH_SLAB_CLASSES) return false;
+    uint32_t size = wh__slab_size(c), slot = (uint32_t)in_page / size;
+    if (slot * size != in_page || slot >= wh__slab_spp(c)) return false;
+    uint64_t b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
     uint64_t bit = 1ull << (b & 63u);
-    if (wh_bitmap_or_word(&h->slots[c], (uint32_t)(b >> 6), bit) & bit) {
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    if (wh_bitmap_or_word(&bm, (uint32_t)(b >> 6), bit) & bit) {
         wh__heap_count(&h->ctl->double_frees);
         return true;
     }
-    wh__heap_track(h, -(int64_t)(16ull << c));
+    wh__heap_track(h, -(int64_t)size);
     uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
     if (left == 0) wh__slab_reclaim(h, c, page);

@@ -37,7 +37,7 @@ static meta_layout layout_of(const wh_heap *h) {
         m.pages = off; off = align_up(off + wh_bitmap_bytes(h->npages), META_ALIGN);
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             m.slots[c] = off;
-            off = align_up(off + wh_bitmap_bytes((uint64_t)h->npages * wh__slab_spp(c)), META_ALIGN);
+            off = align_up(off + wh_bitmap_bytes((uint64_t)h->npages << wh__slab_lbpp(c)), META_ALIGN);
         }
     }
     m.total = off;
@@ -77,7 +77,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         h->npages = (uint32_t)(cfg->bytes >> WH_SLAB_PAGE_SHIFT);
         if (h->npages == 0) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, a slab heap needs one 64 KiB page",
                                             (unsigned long long)cfg->bytes);
-        if ((uint64_t)h->npages * wh__slab_spp(0) > WH_BITMAP_MAX_BITS)
+        if ((uint64_t)h->npages << wh__slab_lbpp(0) > WH_BITMAP_MAX_BITS)
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
         /* Bump segments (heap_slab.h): 2^17 slots (enough to hand out while
@@ -86,7 +86,9 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * is taken back only once the pool runs dry. */
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0;
-            while (shift < 10u && shift < 5u + c && (512ull << (shift + 1u)) <= h->npages) shift++;
+            while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 17) &&
+                   (512ull << (shift + 1u)) <= h->npages)
+                shift++;
             h->seg_shift[c] = (uint8_t)shift;
         }
         break;
@@ -128,8 +130,8 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     h->page_used = (uint32_t *)(mb + m.used);
     h->page_req = (uint64_t *)(mb + m.req);
     (void)wh_bitmap_layout(&h->pages, mb + m.pages, h->npages);
-    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c)
-        (void)wh_bitmap_layout(&h->slots[c], mb + m.slots[c], (uint64_t)h->npages * wh__slab_spp(c));
+    h->slot_words = (uint64_t *)(mb + m.slots[0]);
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) h->slot_off[c] = (uint32_t)((m.slots[c] - m.slots[0]) / 8u);
 }
 
 size_t wh__heap_pages_offset(const wh_heap *h) { return layout_of(h).pages; }

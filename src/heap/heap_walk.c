@@ -37,18 +37,22 @@ static void end_free_run(walk *w) {
     w->free_run = 0;
 }
 
-/* A slab page of class c: its free slots from the class bitmap. */
+/* A slab page of class c: its free slots from the class bitmap; the rest of
+ * the page past its last slot is overhead. */
 static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, uint64_t *class_free) {
     uint32_t spp = wh__slab_spp(c), w0 = wh__slab_page_word(c, p);
-    uint64_t pmask = wh__slab_page_mask(c, p), nfree = 0;
-    for (uint32_t k = 0; k < (spp >= 64u ? spp / 64u : 1u); ++k)
-        nfree += (uint64_t)wh_popc64(*wh_bitmap_word(&h->slots[c], 0, w0 + k) & pmask);
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    uint64_t nfree = 0;
+    for (uint32_t k = 0; k < wh__slab_page_words(c); ++k)
+        nfree += (uint64_t)wh_popc64(*wh_bitmap_word(&bm, 0, w0 + k) & wh__slab_word_mask(c, p, k));
     class_free[c] += nfree;
     /* slots a bump segment has yet to hand out: counted by the page, free here */
-    uint64_t size = 16ull << c, untouched = wh__seg_untouched(h, c, p, *wh__seg_state(h, c)), live = spp - nfree - untouched;
+    uint64_t size = wh__slab_size(c), untouched = wh__seg_untouched(h, c, p, *wh__seg_state(h, c));
+    uint64_t live = spp - nfree - untouched;
     if (h->page_used[p] != spp - nfree || nfree + untouched > spp) w->s->inconsistencies++;
     for (uint64_t i = 0; i < live; ++i) used_region(w, size, 0, false);
     for (uint64_t i = 0; i < nfree + untouched; ++i) free_region(w, size);
+    w->s->overhead_bytes += WH_SLAB_PAGE - (uint64_t)spp * size;
 }
 
 static void walk_paged(const wh_heap *h, walk *w) {
@@ -76,8 +80,9 @@ static void walk_paged(const wh_heap *h, walk *w) {
     end_free_run(w);
     s->inconsistencies += wh_bitmap_check_host(&h->pages);
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {   /* no free bit outside its pages */
-        s->inconsistencies += wh_bitmap_check_host(&h->slots[c]);
-        if (wh_bitmap_count_host(&h->slots[c]) != class_free[c]) s->inconsistencies++;
+        wh_bitmap bm = wh__slab_bitmap(h, c);
+        s->inconsistencies += wh_bitmap_check_host(&bm);
+        if (wh_bitmap_count_host(&bm) != class_free[c]) s->inconsistencies++;
     }
 }
 
