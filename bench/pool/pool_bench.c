@@ -22,6 +22,7 @@
  */
 #include "warpheap/pool.h"
 #include "warpheap/cuda_check.h"
+#include "rmm_pattern.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -131,39 +132,21 @@ static double latency(alloc_if *a, size_t n, cudaStream_t s, int batches, int pe
     return med * 1e9;
 }
 
-/* ---- RMM random_allocations ---------------------------------------------------- */
-typedef struct { void *p; size_t n; } blk;
+/* ---- RMM random_allocations (rmm_pattern.h) -------------------------------------- */
+
+typedef struct { alloc_if *a; cudaStream_t s; } rmm_ctx;
+static void *rmm_alloc(void *c, size_t n) { rmm_ctx *x = c; return x->a->alloc(x->a, n, x->s, NULL); }
+static void rmm_release(void *c, void *p) { rmm_ctx *x = c; x->a->release(x->a, p, x->s); }
 
 static void random_allocations(alloc_if *a, uint64_t n, uint64_t max, cudaStream_t s, double *ns, uint64_t *peak_live,
                                uint64_t *ops_out) {
+    rmm_ctx ctx = {a, s};
     WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
-    const uint64_t cap = 16ull << 30;
-    blk *live = malloc(sizeof(blk) * n);
-    uint64_t nlive = 0, allocs = 0, bytes = 0, ops = 0;
-    *peak_live = 0;
     double t0 = now();
-    for (uint64_t i = 0; i < 2 * n; ++i) {
-        uint64_t x = wh_hash64(i * 0x9E37 + max), size = 1 + x % max;
-        bool do_alloc = nlive == 0 || ((x >> 33) % 100 < 73 && allocs < n && bytes + size < cap);
-        void *p = do_alloc ? a->alloc(a, size, s, NULL) : NULL;
-        if (do_alloc && p) {
-            live[nlive++] = (blk){p, size};
-            allocs++;
-            bytes += size;
-            if (bytes > *peak_live) *peak_live = bytes;
-        } else if (nlive) {
-            uint64_t k = wh_hash64(x) % nlive;
-            a->release(a, live[k].p, s);
-            bytes -= live[k].n;
-            live[k] = live[--nlive];
-        }
-        ops++;
-    }
-    while (nlive) { a->release(a, live[nlive - 1].p, s); nlive--; ops++; }
+    uint64_t ops = rmm_random_allocations(n, max, rmm_alloc, rmm_release, &ctx, peak_live);
     WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
     *ns = (now() - t0) * 1e9 / (double)ops;
     *ops_out = ops;
-    free(live);
 }
 
 /* ---- Futhark's allocation in a loop ------------------------------------------------ */

@@ -11,32 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { void *p; size_t n; } blk;
+#include "rmm_pattern.h"
 
-static void pass(wh_pool *pool, uint64_t n, uint64_t max, uint64_t *peak_live) {
-    const uint64_t cap = 16ull << 30;
-    blk *live = malloc(sizeof(blk) * n);
-    uint64_t nlive = 0, allocs = 0, bytes = 0;
-    wh_stream s = (wh_stream)(uintptr_t)1;
-    for (uint64_t i = 0; i < 2 * n; ++i) {
-        uint64_t x = wh_hash64(i * 0x9E37 + max), size = 1 + x % max;
-        bool do_alloc = nlive == 0 || ((x >> 33) % 100 < 73 && allocs < n && bytes + size < cap);
-        void *p = do_alloc ? wh_pool_alloc(pool, size, s) : NULL;
-        if (do_alloc && !p) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
-        if (do_alloc) {
-            live[nlive++] = (blk){p, size};
-            allocs++;
-            bytes += size;
-            if (bytes > *peak_live) *peak_live = bytes;
-        } else if (nlive) {
-            uint64_t k = wh_hash64(x) % nlive;
-            if (wh_pool_free(pool, live[k].p, s) != WH_OK) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
-            bytes -= live[k].n;
-            live[k] = live[--nlive];
-        }
-    }
-    while (nlive) wh_pool_free(pool, live[--nlive].p, s);
-    free(live);
+static void *replay_alloc(void *pool, size_t n) {
+    void *p = wh_pool_alloc(pool, n, (wh_stream)(uintptr_t)1);
+    if (!p) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
+    return p;
+}
+static void replay_free(void *pool, void *p) {
+    if (wh_pool_free(pool, p, (wh_stream)(uintptr_t)1) != WH_OK) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
 }
 
 int main(int argc, char **argv) {
@@ -54,9 +37,9 @@ int main(int argc, char **argv) {
                 if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
                 uint64_t pl = 0;
                 wh_pool_stats a, b;
-                pass(p, ns[i], maxs[j] << 20, &pl);
+                rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
                 wh_pool_get_stats(p, &a);
-                pass(p, ns[i], maxs[j] << 20, &pl);
+                rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
                 wh_pool_get_stats(p, &b);
                 if (wh_pool_check(p) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
                 const char *name = g ? "vmm" : "arenas";

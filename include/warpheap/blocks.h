@@ -238,14 +238,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_round(const wh_blocks *c, uint64_t s
     return size > UINT64_MAX - g ? 0 : (size + g) & ~g;
 }
 
-/* Cut block b (taken out of the index, now USED) to size; the rest becomes a
- * free block of index i.  With no spare descriptor, b stays whole: the caller
- * gets a larger block, never a failure. */
-WH_INLINE WH_HOST_DEVICE void wh__blocks_split(wh_blocks *c, uint32_t b, uint64_t size, uint32_t i) {
+/* Cut block b at size (0 < size < its size): b keeps the low part, a spare
+ * descriptor (returned, state USED, in no index) the rest.  NONE if none. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_cut(wh_blocks *c, uint32_t b, uint64_t size) {
     wh_block *d = wh_blocks_desc(c);
-    if (d[b].size - size < c->granule) return;
     uint32_t r = wh__blocks_take_spare(c);
-    if (r == WH_BLOCK_NONE) return;
+    if (r == WH_BLOCK_NONE) return r;
     d[r].addr = d[b].addr + size;
     d[r].size = d[b].size - size;
     d[r].prev = b;
@@ -253,7 +251,16 @@ WH_INLINE WH_HOST_DEVICE void wh__blocks_split(wh_blocks *c, uint32_t b, uint64_
     if (d[b].next != WH_BLOCK_NONE) d[d[b].next].prev = r;
     d[b].next = r;
     d[b].size = size;
-    wh__index_insert(c, i, r);
+    return r;
+}
+
+/* Cut block b (taken out of the index, now USED) to size; the rest becomes a
+ * free block of index i.  With no spare descriptor, b stays whole: the caller
+ * gets a larger block, never a failure. */
+WH_INLINE WH_HOST_DEVICE void wh__blocks_split(wh_blocks *c, uint32_t b, uint64_t size, uint32_t i) {
+    if (wh_blocks_desc(c)[b].size - size < c->granule) return;
+    uint32_t r = wh__blocks_cut(c, b, size);
+    if (r != WH_BLOCK_NONE) wh__index_insert(c, i, r);
 }
 
 /* Allocate at least size bytes from free index i.  Returns the descriptor of
@@ -346,14 +353,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_carve(wh_blocks *c, uint32_t f, uint
     uint32_t i = d[f].index, u = f;
     wh__index_remove(c, f);
     if (addr > d[f].addr) {                       /* the head stays free, f keeps it */
-        u = wh__blocks_take_spare(c);
-        d[u].addr = addr;
-        d[u].size = d[f].addr + d[f].size - addr;
-        d[u].prev = f;
-        d[u].next = d[f].next;
-        if (d[f].next != WH_BLOCK_NONE) d[d[f].next].prev = u;
-        d[f].next = u;
-        d[f].size = addr - d[f].addr;
+        u = wh__blocks_cut(c, f, addr - d[f].addr);
         wh__index_insert(c, i, f);
     }
     d[u].state = WH_BLOCK_USED;
@@ -382,16 +382,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_split_used(wh_blocks *c, uint32_t b,
     if (b >= c->capacity || d[b].state != WH_BLOCK_USED || size == 0 || size >= d[b].size ||
         (size & (c->granule - 1u)))
         return WH_BLOCK_NONE;
-    uint32_t r = wh__blocks_take_spare(c);
-    if (r == WH_BLOCK_NONE) return r;
-    d[r].addr = d[b].addr + size;
-    d[r].size = d[b].size - size;
-    d[r].prev = b;
-    d[r].next = d[b].next;
-    if (d[b].next != WH_BLOCK_NONE) d[d[b].next].prev = r;
-    d[b].next = r;
-    d[b].size = size;
-    c->nused++;
+    uint32_t r = wh__blocks_cut(c, b, size);
+    if (r != WH_BLOCK_NONE) c->nused++;
     return r;
 }
 

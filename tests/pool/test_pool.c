@@ -5,6 +5,7 @@
  * at once and by no other stream until it is idle. */
 #include "warpheap/pool.h"
 #include "wh_test.h"
+#include "pool_check.h"
 
 #include <string.h>
 
@@ -21,12 +22,6 @@ static wh_pool *make(size_t max_bytes, size_t arena, wh_blocks_kind kind) {
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     return p;
-}
-
-static void check_ok(wh_pool *p) {
-    wh_status st = wh_pool_check(p);
-    if (st != WH_OK) fprintf(stderr, "%s\n", wh_last_error());
-    CHECK(st == WH_OK);
 }
 
 static void basic(wh_blocks_kind kind) {

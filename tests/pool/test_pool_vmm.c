@@ -7,6 +7,7 @@
  * random_allocations-like run peak reserved stays near peak in use. */
 #include "warpheap/pool.h"
 #include "wh_test.h"
+#include "pool_check.h"
 
 #include <string.h>
 
@@ -18,12 +19,6 @@ static wh_pool *make(size_t max_bytes) {
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     return p;
-}
-
-static void check_ok(wh_pool *p) {
-    wh_status st = wh_pool_check(p);
-    if (st != WH_OK) fprintf(stderr, "%s\n", wh_last_error());
-    CHECK(st == WH_OK);
 }
 
 static wh_pool_stats stats(wh_pool *p) {
