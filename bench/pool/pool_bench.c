@@ -159,7 +159,7 @@ static double futhark_loop(alloc_if *a, int iters, cudaStream_t s, uint64_t *pea
     for (int i = 0; i < iters; ++i) {
         uint64_t live = 0;
         for (int k = 0; k < 6; ++k) {
-            size_t n = ((size_t)64 << (2 * k)) * 1024 / 16 + (size_t)(i % 7) * 4096;   /* 4 KiB .. 64 MiB, drifting */
+            size_t n = futhark_size(i, k);
             buf[k] = a->alloc(a, n, s, sites[k]);
             if (!buf[k]) { fprintf(stderr, "%s: futhark alloc failed\n", a->name); exit(1); }
             WH_CUDA_OR_DIE(cudaMemsetAsync(buf[k], k, 4096, s));

@@ -2,7 +2,7 @@
  * seeds) replayed on the CPU backend, for each way of growing: peak reserved
  * / peak live and the driver calls the GPU would make (arenas: cudaMalloc /
  * cudaFree; VMM: pieces mapped / unmapped, at the H100's 2 MiB granule),
- * in a cold and an identical warm pass.  Placement does not depend on the
+ * in a cold and an identical warm pass; and Futhark's loop (2000 iterations).  Placement does not depend on the
  * backend, so the ratios are the GPU's; times are not measured here.
  * Usage: wh_pool_replay [--md]   (CSV on stdout, or a markdown table) */
 #include "warpheap/pool.h"
@@ -52,5 +52,36 @@ int main(int argc, char **argv) {
                             (unsigned long long)maxs[j], r, ca, cf, wa, wf);
                 wh_pool_destroy(p);
             }
+    /* Futhark's loop, untagged and tagged by site */
+    static const char sites[6] = {0};
+    for (int g = 0; g < 2; ++g)
+        for (int tagged = 0; tagged < 2; ++tagged) {
+            wh_pool_config c = {.backend = WH_POOL_CPU, .growth = g ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS,
+                                .vmm_granule = 2u << 20};
+            wh_pool *p;
+            if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+            uint64_t peak = 0;
+            void *buf[6];
+            for (int i = 0; i < 2000; ++i) {
+                uint64_t live = 0;
+                for (int k = 0; k < 6; ++k) {
+                    buf[k] = tagged ? wh_pool_alloc_tagged(p, futhark_size(i, k), &sites[k], (wh_stream)(uintptr_t)1)
+                                    : replay_alloc(p, futhark_size(i, k));
+                    if (!buf[k]) { fprintf(stderr, "replay: %s\n", wh_last_error()); return 1; }
+                    live += futhark_size(i, k);
+                }
+                peak = live > peak ? live : peak;
+                for (int k = 0; k < 6; ++k) replay_free(p, buf[k]);
+            }
+            wh_pool_stats st;
+            wh_pool_get_stats(p, &st);
+            const char *name = g ? "vmm" : "arenas";
+            double r = (double)st.reserved_peak / (double)peak;
+            if (md) printf("| %s%s | futhark loop | 2000 it. | %.3f | %llu / %llu | |\n", name, tagged ? ", tagged" : "", r,
+                           (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
+            else printf("%s%s,futhark,0,%.4f,%llu,%llu,0,0\n", name, tagged ? "-tagged" : "", r,
+                        (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
+            wh_pool_destroy(p);
+        }
     return 0;
 }

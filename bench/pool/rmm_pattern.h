@@ -1,5 +1,7 @@
-/* RMM's random_allocations pattern, shared by pool_bench.c (timed on the
- * GPU) and replay_cpu.c (replayed on the CPU backend): each of 2N steps
+/* The benchmark's allocation patterns, shared by pool_bench.c (timed on the
+ * GPU) and replay_cpu.c (replayed on the CPU backend).
+ *
+ * RMM's random_allocations: each of 2N steps
  * allocates with probability 0.73 (at most N allocations, live bytes capped
  * at 16 GiB), else frees a random live block; sizes uniform in [1 B, max];
  * everything left is freed at the end.  A NULL from alloc frees instead. */
@@ -40,5 +42,10 @@ static inline uint64_t rmm_random_allocations(uint64_t n, uint64_t max, void *(*
     free(live);
     return ops;
 }
+
+/* Futhark's allocate-in-a-loop: iteration i allocates 6 buffers, buffer k
+ * of 4 KiB << 2k (4 KiB .. 4 MiB) plus a drift of (i % 7) pages, then frees
+ * them all. */
+static inline size_t futhark_size(int i, int k) { return ((size_t)4096 << (2 * k)) + (size_t)(i % 7) * 4096; }
 
 #endif
