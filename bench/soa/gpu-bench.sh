@@ -42,14 +42,14 @@ if [ "$PART" != main ]; then
     # device malloc is slow here: each variant stops after MALLOC_SECS of its
     # timed loop; warpheap and static then run the same number of iterations
     # (the populations change over a run, so only equal spans compare).
-    S=${MALLOC_SECS:-20}
+    S=${MALLOC_SECS:-10}
     # the device-malloc variants must give the static baseline's result too
     run wator_check_all 60 "$B/wh_wator" --w=256 --h=256 --iters=60 --check
     run gol_check_all   60 "$B/wh_gameoflife" --w=256 --h=256 --iters=60 --check
     run wator_malloc  $((S + 60)) "$B/wh_wator" --mode=malloc --max-seconds="$S" --csv="$APPS"
     k=$(awk -F, '$1 == "wator" && $2 == "malloc" { k = $4 } END { print k }' "$APPS")
     [ -n "$k" ] && [ "$k" -gt 0 ] && run wator_same 30 "$B/wh_wator" --mode=pair --iters="$k" --csv="$APPS"
-    run gol_malloc    $((S + 60)) "$B/wh_gameoflife" --mode=malloc --max-seconds="$S" --csv="$APPS"
+    run gol_malloc    $((S + 150)) "$B/wh_gameoflife" --mode=malloc --max-seconds="$S" --csv="$APPS"
     k=$(awk -F, '$1 == "gameoflife" && $2 == "malloc" { k = $4 } END { print k }' "$APPS")
     [ -n "$k" ] && [ "$k" -gt 0 ] && run gol_same 30 "$B/wh_gameoflife" --mode=pair --iters="$k" --csv="$APPS"
 fi

@@ -79,6 +79,7 @@ static double run_malloc(const opts *o, uint32_t *out) {
     app_plist_alloc(&m.alive, (uint32_t)n);
     app_plist_alloc(&m.cand, (uint32_t)n);
     unsigned g = (unsigned)((n + 255) / 256);
+    double ts = app_now();
     gm_seed<<<g, 256>>>(m, n);
     WH_LAUNCH_OR_DIE();
     app_plist_settle(&m.alive);
@@ -86,6 +87,7 @@ static double run_malloc(const opts *o, uint32_t *out) {
     WH_LAUNCH_OR_DIE();
     app_plist_settle(&m.cand);
     app_sync(1);
+    printf("  malloc: set-up (seeding and the first candidates) %.3f s\n", app_now() - ts);
     double t0 = app_now();
     for (uint32_t it = 0; it < o->iters; ++it) {
         APP_TIME_CAP(it, 1, 1, t0)
@@ -97,7 +99,7 @@ static double run_malloc(const opts *o, uint32_t *out) {
         app_plist_settle(&m.cand);
         gm_spread<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.cand);
-        if ((it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
+        if (it < 3 || (it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
     }
     app_sync(1);
     double t = app_now() - t0;

@@ -133,7 +133,7 @@ static double run_malloc(const opts *o, grid *out) {
         wm_update<<<g, 256>>>(m, m.sharks, true); WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.sharks);
         app_plist_settle(&m.fish);                            /* fish eaten by sharks */
-        if ((it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
+        if (it < 3 || (it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
     }
     app_sync(1);
     double t = app_now() - t0;
