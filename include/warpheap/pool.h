@@ -39,7 +39,9 @@ typedef enum wh_pool_growth {
     WH_POOL_GROW_VMM = 2,      /* one reserved address range; physical memory mapped
                                   (cuMemCreate/cuMemMap) where blocks need it and
                                   unmapped under large free blocks, so that reserved
-                                  bytes stay within ~1/10 of the peak in use      */
+                                  bytes stay within ~1/10 of the peak in use.  Such
+                                  memory has no cudaIpcGetMemHandle: use ARENAS to
+                                  share blocks between processes                 */
 } wh_pool_growth;
 
 typedef struct wh_pool_config {
