@@ -77,6 +77,7 @@ struct args {
     int n = 128, k = 3, frames = 300, reps = 5, balls = 8;
     double headroom = 1.02;
     const char *png = "marching_cubes.png", *csv = NULL, *md = NULL;
+    bool profile = false;                     /* --profile: time the frame's parts */
 };
 
 /* ---- the two kernels ------------------------------------------------------------- */
@@ -488,6 +489,7 @@ static void parse(int argc, char **argv, args &a) {
         else if (!strncmp(argv[i], "--png=", 6)) a.png = v;
         else if (!strncmp(argv[i], "--csv=", 6)) a.csv = v;
         else if (!strncmp(argv[i], "--md=", 5)) a.md = v;
+        else if (!strncmp(argv[i], "--profile=", 10)) a.profile = atoi(v) != 0;
     }
     a.n = std::max(8, std::min(a.n, 320));
     a.k = std::max(1, std::min(a.k, 16));
@@ -654,6 +656,184 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_a
     exit(1);
 }
 
+/* ---- --profile: where a frame's time goes ---------------------------------------------- *
+ * Each item runs `reps` times back to back in the stream between two CUDA
+ * events (GPU timeline, so a host that enqueues slower than the GPU runs
+ * shows up as the host's launch rate), or by the wall clock where the host
+ * waits (sync, cudaMallocAsync).  One run answers: the launch floor (empty
+ * kernels, plain and in a graph), each kernel alone, what the last-block
+ * tail and a host-mapped count cost, what a replace costs by command and in
+ * the counting kernel with the mirror written by every command or only on
+ * failure, and the host round trip of (b). */
+static __global__ void empty_kernel(void) {}
+
+template <typename F> static double event_us(ctx &c, int reps, F body) {
+    cudaEvent_t e0, e1;
+    WH_CUDA_OR_DIE(cudaEventCreate(&e0));
+    WH_CUDA_OR_DIE(cudaEventCreate(&e1));
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    WH_CUDA_OR_DIE(cudaEventRecord(e0, c.s));
+    for (int i = 0; i < reps; ++i) body(i);
+    WH_CUDA_OR_DIE(cudaEventRecord(e1, c.s));
+    WH_CUDA_OR_DIE(cudaEventSynchronize(e1));
+    float ms = 0;
+    WH_CUDA_OR_DIE(cudaEventElapsedTime(&ms, e0, e1));
+    WH_CUDA_OR_DIE(cudaEventDestroy(e0));
+    WH_CUDA_OR_DIE(cudaEventDestroy(e1));
+    return 1e3 * ms / reps;
+}
+template <typename F> static double wall_us(ctx &c, int reps, F body) {
+    timespec t0, t1;
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < reps; ++i) body(i);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (1e6 * (double)(t1.tv_sec - t0.tv_sec) + 1e-3 * (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
+}
+
+static void profile_row(FILE *md, const char *what, double us, const char *note) {
+    printf("  %-66s %9.2f us  %s\n", what, us, note);
+    if (md) fprintf(md, "| %s | %.2f | %s |\n", what, us, note);
+}
+
+static void profile(ctx &c, const args &a, uint64_t worst) {
+    const int R = a.frames, G = graph_frames(a);
+    FILE *md = NULL;
+    if (a.md && !(md = fopen(a.md, "a"))) { perror(a.md); exit(1); }
+    printf("profile: grid %d^3, %u bricks, %d back-to-back repetitions per item, PDL %s\n", a.n, c.nbricks, R,
+           g_pdl ? "on" : "off");
+    if (md)
+        fprintf(md, "\n### Profile, %d^3 grid (%u bricks), %d repetitions per item, PDL %s\n\n"
+                    "| item | us each | what it shows |\n|---|---:|---|\n", a.n, c.nbricks, R, g_pdl ? "on" : "off");
+    float *buf;
+    WH_CUDA_OR_DIE(cudaMalloc(&buf, worst));
+    cudaGraphExec_t ge;
+    {   /* the launch floor */
+        double us = event_us(c, R, [&](int) { empty_kernel<<<1, 32, 0, c.s>>>(); WH_LAUNCH_OR_DIE(); });
+        profile_row(md, "empty kernel <<<1,32>>>, plain launches", us, "host launch rate / floor");
+        us = event_us(c, R, [&](int) { empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE(); });
+        profile_row(md, "empty kernel, frame's grid, plain launches", us, "");
+        ge = capture(c, G, [&](int) {
+            empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE();
+            empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE();
+        });
+        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+        profile_row(md, "two empty kernels (frame's grid) per frame, graph of G frames", us, "graph floor of a frame");
+        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+    }
+    {   /* the kernels alone */
+        reset_frames(c);
+        double us = event_us(c, R, [&](int) { count(c, tail(c)); });
+        profile_row(md, "count alone (field, cases, last-block scan), plain", us, "(a)'s first kernel");
+        size_t *h_count, *d_count;
+        WH_CUDA_OR_DIE(cudaHostAlloc((void **)&h_count, sizeof(size_t), cudaHostAllocMapped));
+        WH_CUDA_OR_DIE(cudaHostGetDevicePointer((void **)&d_count, (void *)h_count, 0));
+        reset_frames(c);
+        us = event_us(c, R, [&](int) { tail_args t = tail(c); t.count_out = d_count; count(c, t); });
+        profile_row(md, "count writing the total to a pinned host word, plain", us, "(b)'s count kernel");
+        reset_frames(c);
+        us = event_us(c, R, [&](int) { tail_args t = tail(c); t.count_out = &c.tri_count[0]; count(c, t); });
+        profile_row(md, "count writing the total to a device word, plain", us, "(c) by command");
+        us = event_us(c, R, [&](int) { generate(c, buf, NULL, false); });
+        profile_row(md, "generate alone (same frame again), plain", us, "");
+        float *bufs[16];                                  /* every slot the one buffer: K <= 16 */
+        for (int k = 0; k < c.k; ++k) bufs[k] = buf;
+        reset_frames(c);
+        us = event_us(c, R, [&](int f) { frame_worst(c, f, bufs); });
+        profile_row(md, "(a) frame = count + generate, plain launches", us, g_pdl ? "generate by PDL" : "");
+        ge = capture(c, G, [&](int f) { frame_worst(c, f, bufs); });
+        reset_frames(c);
+        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+        profile_row(md, "(a) frame, graph of G frames", us, "");
+        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+        bool pdl = g_pdl;
+        g_pdl = false;
+        ge = capture(c, G, [&](int f) { frame_worst(c, f, bufs); });
+        g_pdl = pdl;
+        reset_frames(c);
+        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+        profile_row(md, "(a) frame, graph of G frames, no PDL", us, "what PDL saves");
+        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+        /* (b)'s host part: a sync after a count; a free + malloc pair */
+        reset_frames(c);
+        us = wall_us(c, R, [&](int) {
+            tail_args t = tail(c); t.count_out = d_count; count(c, t);
+            WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+        });
+        profile_row(md, "(b) count + cudaStreamSynchronize, wall clock", us, "the host round trip with the kernel");
+        us = wall_us(c, R, [&](int) { WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s)); });
+        profile_row(md, "cudaStreamSynchronize of an idle stream, wall clock", us, "");
+        void *p = NULL;
+        WH_CUDA_OR_DIE(cudaMallocAsync(&p, 1 << 20, c.s));
+        us = wall_us(c, R, [&](int i) {
+            WH_CUDA_OR_DIE(cudaFreeAsync(p, c.s));
+            WH_CUDA_OR_DIE(cudaMallocAsync(&p, (size_t)(1 << 20) + (size_t)(i % 7) * 4096, c.s));
+        });
+        WH_CUDA_OR_DIE(cudaFreeAsync(p, c.s));
+        profile_row(md, "cudaFreeAsync + cudaMallocAsync (pool warm), wall clock", us, "host calls only");
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+        WH_CUDA_OR_DIE(cudaFreeHost(h_count));
+    }
+    /* the arena: a generous RING region, each mirror mode */
+    wh_arena_span *spans;
+    WH_CUDA_OR_DIE(cudaMalloc(&spans, c.k * sizeof(wh_arena_span)));
+    for (int mode = 0; mode < 2; ++mode) {
+        wh_arena_config cfg = {};
+        cfg.bytes = (size_t)c.k * worst;
+        cfg.backend = WH_ARENA_CUDA;
+        cfg.policy = WH_ARENA_RING;
+        cfg.mirror = mode ? WH_ARENA_MIRROR_ON_FAILURE : WH_ARENA_MIRROR_EVERY;
+        cfg.max_blocks = 64;
+        wh_arena *ar = NULL;
+        if (wh_arena_create(&ar, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+        WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
+        const char *m = mode ? "mirror on failure" : "mirror every command";
+        char what[160];
+        reset_frames(c);
+        for (int k = 0; k < c.k; ++k) { tail_args t = tail(c); t.count_out = &c.tri_count[k]; count(c, t); }
+        double us = event_us(c, R, [&](int i) {
+            if (wh_arena_replace_span_async(ar, &c.tri_count[i % c.k], TRI_BYTES, &spans[i % c.k], c.s) != WH_OK) {
+                fprintf(stderr, "%s\n", wh_last_error());
+                exit(1);
+            }
+        });
+        snprintf(what, sizeof what, "replace command alone (1 thread), %s", m);
+        profile_row(md, what, us, "");
+        reset_frames(c);
+        us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans); });
+        snprintf(what, sizeof what, "(c) frame, replace in count's last block, plain, %s", m);
+        profile_row(md, what, us, "");
+        reset_frames(c);
+        us = event_us(c, R, [&](int f) {
+            tail_args t = tail(c);
+            t.arena = wh_arena_device(ar);
+            t.span = &spans[f % c.k];
+            t.smem_bytes = wh_arena_meta_bytes(ar) <= 48 * 1024 ? wh_arena_meta_bytes(ar) : 0;
+            count(c, t);
+        });
+        snprintf(what, sizeof what, "count with the replace in its last block alone, %s", m);
+        profile_row(md, what, us, "minus 'count alone' = the in-kernel replace");
+        ge = capture(c, G, [&](int f) { frame_arena_kernel(c, f, ar, spans); });
+        reset_frames(c);
+        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+        snprintf(what, sizeof what, "(c) frame in kernel, graph of G frames, %s", m);
+        profile_row(md, what, us, "");
+        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+        wh_arena_stats st;
+        if (wh_arena_flush_async(ar, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+        if (wh_arena_stats_get(ar, &st) != WH_OK || st.failures) {
+            fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures);
+            exit(1);
+        }
+        wh_arena_destroy(ar);
+    }
+    WH_CUDA_OR_DIE(cudaFree(spans));
+    WH_CUDA_OR_DIE(cudaFree(buf));
+    if (md) fclose(md);
+}
+
 int main(int argc, char **argv) {
     args a;
     parse(argc, argv, a);
@@ -677,6 +857,7 @@ int main(int argc, char **argv) {
     std::vector<float *> bufs(K);
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaMalloc(&bufs[k], worst));
     pdl_probe(c, bufs[0]);
+    if (a.profile) { profile(c, a, worst); return 0; }
     auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data()); };
     plain_a();                                                                /* warm-up */
     double sec = median_seconds(c, a.reps, plain_a);
