@@ -116,18 +116,48 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_my_segment(const wh_heap *h) {
     return sm % h->segments;
 }
 
-/* A walker at off read `next` (header: the flag or tag was a header's):
- * where it goes on, with the distance added to *travelled.  A next that
- * cannot be right means a merge raced it or it reached user data: it restarts
- * at its segment's start, a permanent header. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_step(const wh_heap *h, uint32_t off, uint32_t next, bool header, uint32_t seg,
-                                                uint64_t *travelled) {
-    if (next <= off || next > h->end || !header) {
-        *travelled += 1;
-        return seg * h->seg_units;
+/* A walk for one request (Algorithm 3, lines 2-3), bounded by one turn of
+ * the ring in units and by WH_HEAP_RETRY_LIMIT chunks. */
+typedef struct wh_circ_walk {
+    uint64_t *cursor;        /* of the walker's segment                          */
+    uint64_t travelled;      /* units passed                                     */
+    uint32_t need;           /* units with the header                            */
+    uint32_t seg, off, steps;
+} wh_circ_walk;
+
+/* Start at the cursor of the caller's segment; false if it can never fit. */
+WH_INLINE WH_HOST_DEVICE bool wh__circ_walk_begin(const wh_heap *h, uint64_t bytes, wh_circ_walk *w) {
+    uint64_t need = 1u + (bytes + 15u) / 16u;
+    if (need > h->end) return false;
+    w->need = (uint32_t)need;
+    w->seg = wh__circ_my_segment(h);
+    w->cursor = wh__circ_cursor_of(h, w->seg);
+    w->off = (uint32_t)wh_atomic_load(w->cursor, WH_RELAXED);
+    w->travelled = 0;
+    w->steps = 0;
+    return true;
+}
+/* Whether the walk goes on to w->off (the sentinel wraps it to unit 0). */
+WH_INLINE WH_HOST_DEVICE bool wh__circ_walk_on(const wh_heap *h, wh_circ_walk *w) {
+    while (w->steps < WH_HEAP_RETRY_LIMIT && w->travelled <= 2ull * h->end) {
+        ++w->steps;
+        if (w->off < h->end) return true;
+        w->off = 0;
+        w->travelled += 1;
     }
-    *travelled += next - off;
-    return next;
+    return false;
+}
+/* The walker read `next` at w->off (header: the flag or tag was a header's):
+ * go on there.  A next that cannot be right means a merge raced it or it
+ * reached user data: it restarts at its segment's start, a permanent header. */
+WH_INLINE WH_HOST_DEVICE void wh__circ_step(const wh_heap *h, wh_circ_walk *w, uint32_t next, bool header) {
+    if (next <= w->off || next > h->end || !header) {
+        w->travelled += 1;
+        w->off = w->seg * h->seg_units;
+        return;
+    }
+    w->travelled += next - w->off;
+    w->off = next;
 }
 
 /* The locked chunk at off absorbed the chunk at gone: a cursor must never be
@@ -195,14 +225,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off,
 }
 
 WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes) {
-    uint64_t need64 = 1u + (bytes + 15u) / 16u;
-    if (need64 > h->end) return (void *)0;
-    uint32_t need = (uint32_t)need64, seg = wh__circ_my_segment(h);
-    uint64_t *cursor = wh__circ_cursor_of(h, seg);
-    uint32_t off = (uint32_t)wh_atomic_load(cursor, WH_RELAXED);
-    uint64_t travelled = 0;
-    for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && travelled <= 2ull * h->end; ++n) {
-        if (off >= h->end) { off = 0; travelled += 1; continue; }          /* sentinel: wrap */
+    wh_circ_walk wk;
+    if (!wh__circ_walk_begin(h, bytes, &wk)) return (void *)0;
+    while (wh__circ_walk_on(h, &wk)) {
+        uint32_t off = wk.off, need = wk.need;
         wh_circ_header *c = wh__circ_hdr(h, off);
         uint32_t expected = WH_CIRC_FREE, next;
         if (wh_atomic_cas(&c->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_ACQUIRE)) {
@@ -210,14 +236,14 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
             if (next - off >= need) {
                 uint32_t after = wh__circ_split(h, off, next, need);
                 wh_atomic_store(&c->req, bytes, WH_RELAXED);
-                wh__circ_advance(h, cursor, seg, after);
+                wh__circ_advance(h, wk.cursor, wk.seg, after);
                 return (uint8_t *)c + 16;
             }
             wh_atomic_store(&c->flag, WH_CIRC_FREE, WH_RELEASE);          /* too small */
         } else {
             next = wh_atomic_load(&c->next, WH_ACQUIRE);
         }
-        off = wh__circ_step(h, off, next, expected == WH_CIRC_FREE || expected == WH_CIRC_USED, seg, &travelled);
+        wh__circ_step(h, &wk, next, expected == WH_CIRC_FREE || expected == WH_CIRC_USED);
     }
     return (void *)0;
 }

@@ -74,14 +74,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circf_absorb(const wh_heap *h, uint32_t of
 }
 
 WH_INLINE WH_HOST_DEVICE void *wh__circf_malloc(const wh_heap *h, uint64_t bytes) {
-    uint64_t need64 = 1u + (bytes + 15u) / 16u;
-    if (need64 > h->end) return (void *)0;
-    uint32_t need = (uint32_t)need64, seg = wh__circ_my_segment(h);
-    uint64_t *cursor = wh__circ_cursor_of(h, seg);
-    uint32_t off = (uint32_t)wh_atomic_load(cursor, WH_RELAXED);
-    uint64_t travelled = 0;
-    for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && travelled <= 2ull * h->end; ++n) {
-        if (off >= h->end) { off = 0; travelled += 1; continue; }          /* sentinel: wrap */
+    wh_circ_walk wk;
+    if (!wh__circ_walk_begin(h, bytes, &wk)) return (void *)0;
+    while (wh__circ_walk_on(h, &wk)) {
+        uint32_t off = wk.off, need = wk.need;
         uint64_t *word = wh__circf_word(h, off);
         uint64_t w = wh_atomic_load(word, WH_ACQUIRE);
         uint32_t next = wh__circf_next(w), tag = wh__circf_tag(w);
@@ -97,7 +93,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circf_malloc(const wh_heap *h, uint64_t bytes
                     wh_atomic_store(word, wh__circf_pack(WH_CIRC_USED, cut), WH_RELEASE);   /* publish */
                 }
                 wh_atomic_store(&wh__circ_hdr(h, off)->req, bytes, WH_RELAXED);
-                wh__circ_advance(h, cursor, seg, cut);
+                wh__circ_advance(h, wk.cursor, wk.seg, cut);
                 return (uint8_t *)word + 16;
             }
             wh_atomic_store(word, wh__circf_pack(WH_CIRC_FREE, next), WH_RELEASE);   /* too small */
@@ -113,8 +109,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circf_malloc(const wh_heap *h, uint64_t bytes
             next = wh__circf_next(w);
             tag = wh__circf_tag(w);
         }
-        off = wh__circ_step(h, off, next, tag == WH_CIRC_FREE || tag == WH_CIRC_USED || tag == WH_CIRCF_GONE, seg,
-                            &travelled);
+        wh__circ_step(h, &wk, next, tag == WH_CIRC_FREE || tag == WH_CIRC_USED || tag == WH_CIRCF_GONE);
     }
     return (void *)0;
 }
