@@ -144,6 +144,42 @@ static __device__ void pdl_wait(void) {
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
+/* The last block's tail (every thread of it): scan the brick totals into
+ * brick offsets, hand the frame's total on (history, the frame counter, the
+ * count word), and with ARENA replace the mesh in *t.span by the whole block
+ * (metadata staged in dynamic smem).  Returns the frame's total. */
+template <bool ARENA>
+static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
+                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
+    __threadfence();                                   /* every block's total, seen */
+    uint32_t running = 0;
+    for (uint32_t base = 0; base < nb; base += THREADS * 8u) {
+        uint32_t v[8], agg;
+        for (int i = 0; i < 8; ++i) {
+            uint32_t idx = base + threadIdx.x * 8u + i;
+            v[i] = idx < nb ? __ldcg(&brick_tris[idx]) : 0u;
+        }
+        __syncthreads();                               /* tmp reused */
+        block_scan(tmp).ExclusiveSum(v, v, agg);
+        for (int i = 0; i < 8; ++i) {
+            uint32_t idx = base + threadIdx.x * 8u + i;
+            if (idx < nb) brick_off[idx] = running + v[i];
+        }
+        running += agg;
+    }
+    if (threadIdx.x == 0) {
+        *done = 0;                                     /* for the next launch */
+        t.history[frame] = running;
+        *t.frame = frame + 1u;
+        if (t.count_out) *(volatile size_t *)t.count_out = running;
+    }
+    if (ARENA) {                                       /* the whole block: metadata staged in smem */
+        extern __shared__ uint64_t arena_smem[];
+        (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
+    }
+    return running;
+}
+
 /* Count: the brick's triangles into brick_tris; the last block to finish
  * (threadfence + a counter, as CUDA's threadFenceReduction) scans them into
  * brick_off and runs the tail, so no scan or allocation kernel follows.
@@ -176,32 +212,7 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     __syncthreads();
     pdl_launch_dependents();
     if (!last) return;
-    __threadfence();                                   /* every block's total, seen */
-    uint32_t running = 0;
-    for (uint32_t base = 0; base < nb; base += THREADS * 8u) {
-        uint32_t v[8], agg;
-        for (int i = 0; i < 8; ++i) {
-            uint32_t idx = base + threadIdx.x * 8u + i;
-            v[i] = idx < nb ? __ldcg(&brick_tris[idx]) : 0u;
-        }
-        __syncthreads();                               /* tmp reused */
-        block_scan(tmp.s).ExclusiveSum(v, v, agg);
-        for (int i = 0; i < 8; ++i) {
-            uint32_t idx = base + threadIdx.x * 8u + i;
-            if (idx < nb) brick_off[idx] = running + v[i];
-        }
-        running += agg;
-    }
-    if (threadIdx.x == 0) {
-        *done = 0;                                     /* for the next launch */
-        t.history[frame] = running;
-        *t.frame = frame + 1u;
-        if (t.count_out) *(volatile size_t *)t.count_out = running;
-    }
-    if (ARENA) {                                       /* the whole block: metadata staged in smem */
-        extern __shared__ uint64_t arena_smem[];
-        (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
-    }
+    (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp.s);
 }
 
 static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, int lx,
@@ -214,6 +225,23 @@ static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int 
     float pax = (float)(x0 + ax), pay = (float)(y0 + ay), paz = (float)(z0 + az);
     return make_float3((pax + s * (float)(bx - ax)) * inv, (pay + s * (float)(by - ay)) * inv,
                        (paz + s * (float)(bz - az)) * inv);
+}
+
+/* This thread's triangles (cells cs of the brick at x0, y0, z0), from
+ * triangle index tri on, into the span. */
+static __device__ void emit(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, const uint32_t *cs,
+                            const wh_arena_span *sp, uint64_t tri) {
+    for (int j = 0; j < CPT; ++j) {
+        int lx, ly, lz;
+        my_cell(j, n - 1, &lx, &ly, &lz);
+        for (int k = 0; k < tab->ntri[cs[j]]; ++k, ++tri) {
+            float *dst = (float *)wh_arena_span_at(sp, tri, TRI_BYTES);
+            for (int v = 0; v < 3; ++v) {
+                float3 p = edge_point(tab, sf, n, x0, y0, z0, lx, ly, lz, tab->tri[cs[j]][3 * k + v]);
+                dst[3 * v] = p.x; dst[3 * v + 1] = p.y; dst[3 * v + 2] = p.z;
+            }
+        }
+    }
 }
 
 /* Generate, bricks with triangles only.  out: the mesh buffer; or NULL and
@@ -249,18 +277,80 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
     }
     uint32_t off;
     block_scan(tmp).ExclusiveSum(mine, off);
-    uint64_t t = (uint64_t)brick_off[bid] + off;
+    emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)brick_off[bid] + off);
+}
+
+/* Count, allocate and generate in ONE kernel, for grids whose bricks are
+ * all resident at once (launched cooperatively, so the runtime refuses a
+ * grid that is not): every block computes its field and cases once, posts
+ * its total, and waits at a grid barrier that the last block opens after
+ * its tail (scan, and with ARENA the replace); then every block writes its
+ * triangles from the field still in shared memory.  This is what an
+ * allocation the GPU makes itself allows: no second launch, no second pass
+ * over the field, no kernel boundary between count and generate.  (b)
+ * cannot do it -- its host allocates between the two.  out: the mesh
+ * buffer (a), or NULL and the span in t.span (c).  The barrier is an epoch
+ * word: each block reads it before it arrives, so the last block's
+ * increment is the one it waits for; thread 0 waits (other blocks change
+ * it), bounded -- on a timeout the block counts it in *stuck and writes
+ * nothing. */
+#define MC_BARRIER_TRIES (1u << 25)            /* ~1 s of 32 ns sleeps */
+template <bool ARENA>
+static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int balls, uint32_t *brick_tris,
+                                                                  uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
+                                                                  uint32_t *stuck, tail_args t, float *out) {
+    __shared__ float sf[NPTS];
+    __shared__ mc_ball ball[MC_MAX_BALLS];
+    __shared__ block_scan::TempStorage tmp;
+    __shared__ mc_gtables tab;
+    __shared__ bool last, open;
+    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
+    uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
+    load_tables(&tab);                                 /* load_brick syncs */
+    load_brick(sf, ball, n, frame, balls, x0, y0, z0);
+    uint32_t cs[CPT], mine = 0, off, total;
     for (int j = 0; j < CPT; ++j) {
         int lx, ly, lz;
-        my_cell(j, m, &lx, &ly, &lz);
-        for (int k = 0; k < tab.ntri[cs[j]]; ++k, ++t) {
-            float *dst = (float *)wh_arena_span_at(&sp, t, TRI_BYTES);
-            for (int v = 0; v < 3; ++v) {
-                float3 p = edge_point(&tab, sf, n, x0, y0, z0, lx, ly, lz, tab.tri[cs[j]][3 * k + v]);
-                dst[3 * v] = p.x; dst[3 * v + 1] = p.y; dst[3 * v + 2] = p.z;
-            }
-        }
+        cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
+        mine += tab.ntri[cs[j]];
     }
+    block_scan(tmp).ExclusiveSum(mine, off, total);
+    uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
+    if (threadIdx.x == 0) {
+        e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
+        brick_tris[bid] = total;
+        __threadfence();                               /* the total before the count */
+        last = atomicAdd(done, 1u) == nb - 1u;
+        open = true;
+    }
+    __syncthreads();
+    if (last) {
+        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp);
+        __threadfence();                               /* every thread's offsets and the span ... */
+        __syncthreads();
+        if (threadIdx.x == 0) atomicExch(epoch, e + 1u);   /* ... before the barrier opens */
+    } else {
+        if (threadIdx.x == 0) {
+            unsigned k = 0;                            /* short sleeps: the wait is a few us */
+            while (k < MC_BARRIER_TRIES && *(volatile uint32_t *)epoch == e) { __nanosleep(32); ++k; }
+            __threadfence();                           /* what the last block wrote, after the epoch */
+            if (k == MC_BARRIER_TRIES) { open = false; atomicAdd(stuck, 1u); }
+        }
+        __syncthreads();
+    }
+    if (!open || total == 0) return;                   /* block-uniform */
+    wh_arena_span sp;
+    if (out) {
+        sp.part[0].ptr = (uint64_t)(uintptr_t)out;
+        sp.part[1].ptr = 0;
+        sp.count0 = sp.count = UINT64_MAX;
+    } else {                                           /* written by the last block: from L2 */
+        const uint64_t *w = (const uint64_t *)t.span;
+        uint64_t *d = (uint64_t *)&sp;
+        for (int i = 0; i < (int)(sizeof sp / 8); ++i) d[i] = __ldcg(&w[i]);
+        if (!sp.part[0].ptr) return;                   /* the allocation failed: frame dropped */
+    }
+    emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)__ldcg(&brick_off[bid]) + off);
 }
 
 /* ---- one frame ---------------------------------------------------------------------- */
@@ -272,6 +362,7 @@ struct ctx {
     uint32_t *brick_tris, *brick_off, *done, *history;   /* history[frame]: triangles */
     uint32_t *frame;                                      /* device: the frame being made */
     size_t *tri_count;                                    /* [k]: the count a command reads */
+    uint32_t *epoch, *stuck;                              /* fused_kernel's barrier, its timeouts */
     cudaStream_t s;
 };
 
@@ -344,6 +435,94 @@ static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans)
     t.smem_bytes = wh_arena_meta_bytes(a) <= 48 * 1024 ? wh_arena_meta_bytes(a) : 0;   /* else: in place */
     count(c, t);
     generate(c, NULL, &spans[f % c.k]);
+}
+
+/* One cooperative kernel per frame (fused_kernel) where every brick fits on
+ * the GPU at once: set by fused_probe; (c) also needs fused_arena_fits. */
+static bool g_fused = false;
+
+template <bool ARENA> static cudaError_t launch_fused(ctx &c, const tail_args &t, float *out) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeCooperative;       /* refused, not hung, if the grid does not fit */
+    at[0].val.cooperative = 1;
+    cfg.gridDim = c.grid;
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = ARENA ? t.smem_bytes : 0;
+    cfg.stream = c.s;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, fused_kernel<ARENA>, c.n, c.balls, c.brick_tris, c.brick_off, c.done, c.epoch,
+                              c.stuck, t, out);
+}
+
+/* (a), fused */
+static void frame_fused_worst(ctx &c, int f, float **bufs) {
+    WH_CUDA_OR_DIE(launch_fused<false>(c, tail(c), bufs[f % c.k]));
+}
+
+/* (c), fused: the last block replaces the mesh before it opens the barrier
+ * (metadata staged in smem when it is small: the kernel's own smem is ~12 KiB). */
+static size_t fused_arena_smem(wh_arena *a) {
+    return wh_arena_meta_bytes(a) <= 16 * 1024 ? wh_arena_meta_bytes(a) : 0;   /* else: in place */
+}
+static void frame_fused_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
+    tail_args t = tail(c);
+    t.arena = wh_arena_device(a);
+    t.span = &spans[f % c.k];
+    t.smem_bytes = fused_arena_smem(a);
+    WH_CUDA_OR_DIE(launch_fused<true>(c, t, NULL));
+}
+
+/* Whether every brick of the grid is resident at once for this instance. */
+static bool fused_fits(const ctx &c, bool arena, size_t smem) {
+    int dev = 0, sms = 0, per_sm = 0;
+    WH_CUDA_OR_DIE(cudaGetDevice(&dev));
+    WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (arena) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true>, THREADS, smem));
+    else WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<false>, THREADS, smem));
+    bool fits = (uint64_t)per_sm * (uint64_t)sms >= c.nbricks;
+    if (!fits) printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n", arena ? " (c)" : "", c.nbricks, per_sm, sms);
+    return fits;
+}
+static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fused_fits(c, true, fused_arena_smem(a)); }
+
+/* Whether the grid fits (fused_fits) and a cooperative launch runs plainly
+ * and captured in a graph (one (a) frame into buf). */
+static void fused_probe(ctx &c, float *buf) {
+    const char *off = getenv("MC_NO_FUSED");
+    if (off && *off) { printf("fused kernel: off (MC_NO_FUSED)\n"); return; }
+    if (!fused_fits(c, false, 0)) return;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaError_t e = cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s);
+    if (e == cudaSuccess) e = launch_fused<false>(c, tail(c), buf);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
+    if (e == cudaSuccess) e = cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed);
+    if (e == cudaSuccess) {
+        cudaError_t e1 = launch_fused<false>(c, tail(c), buf);
+        e = cudaStreamEndCapture(c.s, &graph);
+        if (e == cudaSuccess) e = e1;
+    }
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (e == cudaSuccess) e = cudaGraphLaunch(exec, c.s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
+    if (exec) (void)cudaGraphExecDestroy(exec);
+    if (graph) (void)cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        printf("fused kernel: off (%s)\n", cudaGetErrorString(e));
+        return;
+    }
+    g_fused = true;
+    printf("fused kernel: on (%u bricks, cooperative launch, plain and in a graph)\n", c.nbricks);
+}
+
+/* fused_kernel's barrier timeouts so far (0 when cooperative launch holds). */
+static uint32_t fused_stuck(ctx &c) {
+    uint32_t n = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&n, c.stuck, sizeof n, cudaMemcpyDeviceToHost));
+    return n;
 }
 
 /* (b) */
@@ -582,7 +761,9 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
                     (unsigned long long)r[i].dropped, h);
         }
         fprintf(f, "\nBest (c) / best (b) frames/s (rows that dropped nothing): **%.2fx**. Generate launched by PDL "
-                   "after count in (a) and (c): %s.\n", ratio, g_pdl ? "yes" : "no (probe failed)");
+                   "after count in (a) and (c): %s. One-kernel rows (count, allocation and generate in one cooperative "
+                   "kernel; only where every brick is resident at once): %s.\n", ratio, g_pdl ? "yes" : "no (probe failed)",
+                g_fused ? "yes" : "no");
         fclose(f);
     }
 }
@@ -607,6 +788,9 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaMalloc(&c.history, (size_t)a.frames * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.tri_count, (size_t)a.k * sizeof(size_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.frame, sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.epoch, 2 * sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMemset(c.epoch, 0, 2 * sizeof(uint32_t)));
+    c.stuck = c.epoch + 1;
 }
 
 typedef std::function<void(wh_arena *)> arena_pass;
@@ -755,6 +939,13 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
         profile_row(md, "(a) frame, graph of G frames, no PDL", us, "what PDL saves");
         WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+        if (g_fused) {
+            ge = capture(c, G, [&](int f) { frame_fused_worst(c, f, bufs); });
+            reset_frames(c);
+            us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+            profile_row(md, "(a) frame as one cooperative kernel, graph of G frames", us, "fused_kernel");
+            WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+        }
         /* (b)'s host part: a sync after a count; a free + malloc pair */
         reset_frames(c);
         us = wall_us(c, R, [&](int) {
@@ -820,6 +1011,14 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         snprintf(what, sizeof what, "(c) frame in kernel, graph of G frames, %s", m);
         profile_row(md, what, us, "");
         WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+        if (fused_arena_fits(c, ar)) {
+            ge = capture(c, G, [&](int f) { frame_fused_arena(c, f, ar, spans); });
+            reset_frames(c);
+            us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+            snprintf(what, sizeof what, "(c) frame as one cooperative kernel, graph of G frames, %s", m);
+            profile_row(md, what, us, "fused_kernel");
+            WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+        }
         wh_arena_stats st;
         if (wh_arena_flush_async(ar, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
         WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
@@ -844,20 +1043,25 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR = 10 };
+    enum { NR0 = 10, NR = 12 };                 /* rows always run; with the fused kernel */
     result r[NR];
+    int nr = NR0;
+    std::vector<std::vector<float>> mesh_fused;                 /* the fused rows' last meshes */
     uint32_t last = (uint32_t)a.frames - 1;
     int K = a.k;
-    char gname[3][80];
+    char gname[5][96];
     snprintf(gname[0], sizeof gname[0], "(a) worst case, graph of %d frames", G);
     snprintf(gname[1], sizeof gname[1], "(c) arena in kernel, ring, graph of %d frames", G);
     snprintf(gname[2], sizeof gname[2], "(c) arena in kernel, ring, mirror on failure, graph of %d frames", G);
+    snprintf(gname[3], sizeof gname[3], "(a) worst case, one kernel, graph of %d frames", G);
+    snprintf(gname[4], sizeof gname[4], "(c) arena in one kernel, ring, mirror on failure, graph of %d frames", G);
 
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaMalloc(&bufs[k], worst));
     pdl_probe(c, bufs[0]);
-    if (a.profile) { profile(c, a, worst); return 0; }
+    fused_probe(c, bufs[0]);
+    if (a.profile) { profile(c, a, worst); return fused_stuck(c) ? 1 : 0; }
     auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data()); };
     plain_a();                                                                /* warm-up */
     double sec = median_seconds(c, a.reps, plain_a);
@@ -871,6 +1075,14 @@ int main(int argc, char **argv) {
     const uint64_t needed = needed_peak(hist, K);
     std::vector<float> mesh_a = fetch_mesh(bufs[last % K], hist[last]);
     WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
+    if (g_fused) {                                   /* (a) as one kernel a frame */
+        ga = capture(c, G, [&](int f) { frame_fused_worst(c, f, bufs.data()); });
+        replay(c, a.frames, G, ga);
+        sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
+        r[nr++] = {gname[3], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
+        mesh_fused.push_back(fetch_mesh(bufs[last % K], hist[last]));
+        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
+    }
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaFree(bufs[k]));
 
     /* (b) read the count back (pinned, mapped: the count kernel writes it),
@@ -908,7 +1120,7 @@ int main(int argc, char **argv) {
      * on failure -- each sized by its own warm-up */
     wh_arena_span *spans;
     WH_CUDA_OR_DIE(cudaMalloc(&spans, K * sizeof(wh_arena_span)));
-    std::vector<float> mesh_c[NR - 4];
+    std::vector<float> mesh_c[NR0 - 4];
     int bad = 0;
     for (int v = 0; v < 3; ++v) {
         wh_arena_policy pol = v ? WH_ARENA_RING : WH_ARENA_BEST_FIT;
@@ -925,7 +1137,8 @@ int main(int argc, char **argv) {
             fresh_stats(c, arena, &as);
             r[row] = {name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures - failed,
                       headroom};
-            mesh_c[row - 4] = fetch_span(&spans[last % K]);
+            if (row < NR0) mesh_c[row - 4] = fetch_span(&spans[last % K]);
+            else mesh_fused.push_back(fetch_span(&spans[last % K]));
         };
         if (v < 2) measure(4 + v, v ? "(c) arena command, ring" : "(c) arena command, best fit", [&] { pass_cmd(arena); });
         if (v) {
@@ -937,6 +1150,12 @@ int main(int argc, char **argv) {
             replay(c, a.frames, G, gc);
             measure(row + 1, gname[v], [&] { replay(c, a.frames, G, gc); });
             WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+            if (v == 2 && fused_arena_fits(c, arena)) {       /* count, replace, generate: one kernel */
+                gc = capture(c, G, [&](int f) { frame_fused_arena(c, f, arena, spans); });
+                replay(c, a.frames, G, gc);
+                measure(nr++, gname[4], [&] { replay(c, a.frames, G, gc); });
+                WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+            }
         }
         printf("arena (%s): region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, "
                "%llu commands\n", v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit", as.region_bytes / 1048576.0, headroom,
@@ -956,9 +1175,11 @@ int main(int argc, char **argv) {
     }
 
     bool same = mesh_a == mesh_b;
-    for (int i = 0; i < NR - 4; ++i) same = same && mesh_c[i] == mesh_a;
+    for (int i = 0; i < NR0 - 4; ++i) same = same && mesh_c[i] == mesh_a;
+    for (size_t i = 0; i < mesh_fused.size(); ++i) same = same && mesh_fused[i] == mesh_a;
+    if (uint32_t n = fused_stuck(c)) { fprintf(stderr, "fused kernel: %u barrier timeouts\n", n); bad = 1; }
     printf("last frame: %u triangles; meshes of (a), (b), every (c) %s\n", hist[last], same ? "identical" : "DIFFER");
-    write_results(a, c, r, NR, needed);
+    write_results(a, c, r, nr, needed);
     if (a.png && *a.png) {
         const int w = 960, hh = 960;
         std::vector<uint8_t> rgb((size_t)w * hh * 3);
