@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Where a marching-cubes frame's time goes (examples/marching_cubes --profile=1):
+# per-launch times by CUDA events of the launch floor, count and generate alone,
+# (b)'s sync and cudaMallocAsync pair, the arena replace by command and in the
+# counting kernel (mirror every command / on failure), the one-kernel frames;
+# then, if nsys is there, its kernel summary of a short 32^3 run.  Into $OUT:
+# profile.log, profile.md.  About 30 s.
+# Environment: BUILD (build dir, default build), OUT (default out/arena), SIZES.
+set -u
+cd "$(dirname "$0")/../.."
+build=${BUILD:-build}
+out=${OUT:-out/arena}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+bin=$build/bin/marching_cubes
+[ -x "$bin" ] || { echo "no $bin (CUDA build needed)"; exit 1; }
+rm -f "$out/profile.md"
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  date -u
+  echo "commit ${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+  for n in ${SIZES:-32 64 128}; do
+    echo "== marching_cubes --profile=1 --n=$n"
+    timeout 60 "$bin" --profile=1 --n="$n" --k=3 --frames=300 --md="$out/profile.md"; echo "rc=$?"
+  done
+  if command -v nsys >/dev/null; then
+    echo "== nsys, 32^3, 60 frames, one run"
+    timeout 90 nsys profile --stats=true --force-overwrite=true -o "$out/nsys32" \
+      "$bin" --n=32 --k=3 --frames=60 --reps=1 --png= 2>&1 | grep -A40 "cuda_gpu_kern_sum" | head -45
+    rm -f "$out"/nsys32.*
+  else
+    echo "(no nsys)"
+  fi
+} > "$out/profile.log" 2>&1
+cat "$out/profile.log"
