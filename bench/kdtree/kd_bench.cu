@@ -178,15 +178,16 @@ static void print_row(const kd_row *r) {
            sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures,
            r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"), r->status);
     const kd_build_stats *s = &r->st;
-    if (g_profile && s->cyc_node) {
-        uint64_t splits = (s->nodes > 1u ? (s->nodes - 1u) / 2u : 1u);
+    if (g_profile && s->prof[KD_CYC_NODE]) {
+        double splits = (double)(s->nodes > 1u ? (s->nodes - 1u) / 2u : 1u), node = (double)s->prof[KD_CYC_NODE];
+        double alloc = (double)s->prof[KD_CYC_ALLOC], fr = (double)s->prof[KD_CYC_FREE];
+        double wait = (double)s->prof[KD_CYC_WAIT], lists = (double)s->prof[KD_FREED_LISTS];
         printf("    profile: node %.0f cyc/task, alloc %.0f cyc/split (%.1f%% of node time, %llu > 20K cyc), "
                "free %.0f cyc/list (%.1f%%, %llu calls for %llu lists), queue wait %.1f%% of warp time\n",
-               (double)s->cyc_node / (double)(s->nodes ? s->nodes : 1u), (double)s->cyc_alloc / (double)splits,
-               100.0 * (double)s->cyc_alloc / (double)s->cyc_node, (unsigned long long)s->slow_allocs,
-               (double)s->cyc_free / (double)(s->freed_lists ? s->freed_lists : 1u),
-               100.0 * (double)s->cyc_free / (double)s->cyc_node, (unsigned long long)s->free_calls,
-               (unsigned long long)s->freed_lists, 100.0 * (double)s->cyc_wait / (double)(s->cyc_wait + s->cyc_node));
+               node / (double)(s->nodes ? s->nodes : 1u), alloc / splits, 100.0 * alloc / node,
+               (unsigned long long)s->prof[KD_SLOW_ALLOCS], fr / (lists > 0.0 ? lists : 1.0), 100.0 * fr / node,
+               (unsigned long long)s->prof[KD_FREE_CALLS], (unsigned long long)s->prof[KD_FREED_LISTS],
+               100.0 * wait / (wait + node));
         printf("    per class (calls: mean cycles of the calling lane):");
         for (uint32_t k = 0; k < KD_PCLASSES; ++k) {
             if (!s->alloc_n[k] && !s->free_n[k]) continue;

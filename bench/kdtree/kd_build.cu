@@ -61,7 +61,7 @@ typedef struct kd_counters {
     uint64_t inflight, pad2[15];
     uint64_t leaves, pad3[15];
     uint64_t allocs, bytes, bytes_sq, fails, overflow, timeouts, refs, depth, root_fail;
-    uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait, slow_allocs, free_calls, freed_lists;
+    uint64_t prof[KD_PROF];
     uint64_t alloc_n[KD_PCLASSES], alloc_cyc[KD_PCLASSES], free_n[KD_PCLASSES], free_cyc[KD_PCLASSES];
 } kd_counters;
 
@@ -81,7 +81,7 @@ typedef struct kd_args {
 /* Per-warp figures, summed in registers of lane 0 and flushed once. */
 typedef struct kd_local {
     uint64_t allocs, bytes, bytes_sq, fails, refs, depth;
-    uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait, slow_allocs, free_calls, freed_lists;
+    uint64_t prof[KD_PROF];
 } kd_local;
 
 /* Parents' lists whose free is deferred: lane i holds list i (NULL if none);
@@ -381,8 +381,8 @@ static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr
     uint32_t *r = (uint32_t *)__shfl_sync(KD_FULL, (unsigned long long)mine, 1);
     if (a->profile && lane == 0) {
         uint64_t dt = (uint64_t)(kd_clock(a) - t0);
-        acc->cyc_alloc += dt;
-        acc->slow_allocs += dt > 20000u;
+        acc->prof[KD_CYC_ALLOC] += dt;
+        acc->prof[KD_SLOW_ALLOCS] += dt > 20000u;
     }
     bool ok = (l || !nl) && (r || !nr);
     uint32_t f = KD_NONE;
@@ -414,9 +414,9 @@ static __device__ void kd_flush(const kd_args *a, kd_pending *q, uint32_t lane, 
     if (q->list) kd_list_free(a, q->list, q->count, mask);
     __syncwarp(KD_FULL);
     if (lane == 0) {
-        acc->free_calls += 1u;
-        acc->freed_lists += q->n;
-        acc->cyc_free += (uint64_t)(kd_clock(a) - t0);
+        acc->prof[KD_FREE_CALLS] += 1u;
+        acc->prof[KD_FREED_LISTS] += q->n;
+        acc->prof[KD_CYC_FREE] += (uint64_t)(kd_clock(a) - t0);
     }
     q->list = NULL;
     q->n = 0;
@@ -436,9 +436,9 @@ static __device__ void kd_retire(const kd_args *a, kd_pending *q, uint32_t *refs
         if (lane == 0) kd_list_free(a, refs, count, 1u);
         __syncwarp(KD_FULL);
         if (lane == 0) {
-            acc->free_calls += 1u;
-            acc->freed_lists += 1u;
-            acc->cyc_free += (uint64_t)(kd_clock(a) - t0);
+            acc->prof[KD_FREE_CALLS] += 1u;
+            acc->prof[KD_FREED_LISTS] += 1u;
+            acc->prof[KD_CYC_FREE] += (uint64_t)(kd_clock(a) - t0);
         }
         return;
     }
@@ -529,12 +529,12 @@ static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(const __grid_
         if (lane == 0) slot = kd_next_task(&a);
         slot = __shfl_sync(KD_FULL, slot, 0);
         long long t1 = kd_clock(&a);
-        if (lane == 0) acc.cyc_wait += (uint64_t)(t1 - t0);
+        if (lane == 0) acc.prof[KD_CYC_WAIT] += (uint64_t)(t1 - t0);
         if (slot == KD_NONE) break;
         __syncwarp(KD_FULL);           /* lane 0's acquire orders the lanes' loads */
         kd_task t = kd_load_task(a.tasks + slot);
         kd_process(&a, slot, &t, bins, lane, &q, &acc);
-        if (lane == 0) acc.cyc_node += (uint64_t)(kd_clock(&a) - t1);
+        if (lane == 0) acc.prof[KD_CYC_NODE] += (uint64_t)(kd_clock(&a) - t1);
     }
     kd_flush(&a, &q, lane, &acc);                         /* every list is freed */
     if (lane == 0) {
@@ -545,15 +545,8 @@ static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(const __grid_
         (void)wh_atomic_fetch_add(&c->fails, acc.fails, WH_RELAXED);
         (void)wh_atomic_fetch_add(&c->refs, acc.refs, WH_RELAXED);
         (void)wh_atomic_fetch_max(&c->depth, acc.depth, WH_RELAXED);
-        if (a.profile) {
-            (void)wh_atomic_fetch_add(&c->cyc_alloc, acc.cyc_alloc, WH_RELAXED);
-            (void)wh_atomic_fetch_add(&c->cyc_free, acc.cyc_free, WH_RELAXED);
-            (void)wh_atomic_fetch_add(&c->cyc_node, acc.cyc_node, WH_RELAXED);
-            (void)wh_atomic_fetch_add(&c->cyc_wait, acc.cyc_wait, WH_RELAXED);
-            (void)wh_atomic_fetch_add(&c->slow_allocs, acc.slow_allocs, WH_RELAXED);
-        }
-        (void)wh_atomic_fetch_add(&c->free_calls, acc.free_calls, WH_RELAXED);
-        (void)wh_atomic_fetch_add(&c->freed_lists, acc.freed_lists, WH_RELAXED);
+        for (int k = 0; k < KD_PROF; ++k)
+            if (acc.prof[k]) (void)wh_atomic_fetch_add(&c->prof[k], acc.prof[k], WH_RELAXED);
     }
 }
 
@@ -697,13 +690,7 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     st->node_overflow = c.overflow;
     st->timeouts = c.timeouts;
     st->depth = (uint32_t)c.depth;
-    st->cyc_alloc = c.cyc_alloc;
-    st->cyc_free = c.cyc_free;
-    st->cyc_node = c.cyc_node;
-    st->cyc_wait = c.cyc_wait;
-    st->slow_allocs = c.slow_allocs;
-    st->free_calls = c.free_calls;
-    st->freed_lists = c.freed_lists;
+    memcpy(st->prof, c.prof, sizeof st->prof);
     for (uint32_t k = 0; k < KD_PCLASSES; ++k) {
         st->alloc_n[k] = c.alloc_n[k];
         st->alloc_cyc[k] = c.alloc_cyc[k];

@@ -11,6 +11,15 @@ extern "C" {
 
 #define KD_PCLASSES (WH_SLAB_CLASSES + 1u)
 
+/* Per-warp figures of a build, summed: cycles (cfg.profile only; lane 0's
+ * SM clock) and the frees (always). */
+enum kd_prof {
+    KD_CYC_ALLOC, KD_CYC_FREE, KD_CYC_NODE, KD_CYC_WAIT,
+    KD_SLOW_ALLOCS,                      /* splits whose allocation took > 20K cycles */
+    KD_FREE_CALLS, KD_FREED_LISTS,       /* free calls (warp-wide), lists they freed */
+    KD_PROF
+};
+
 /* Where the triangle-reference arrays come from. */
 typedef enum kd_alloc {
     KD_ALLOC_WARPHEAP = 0,    /* wh_malloc / wh_free on cfg.heap             */
@@ -36,10 +45,7 @@ typedef struct kd_build_stats {
     uint64_t node_overflow, timeouts;    /* node table full; waits that gave up */
     uint32_t depth;                      /* deepest leaf                       */
     float ms;                            /* build, CUDA events                 */
-    /* cfg.profile: SM cycles summed over warps (lane 0's clock64) */
-    uint64_t cyc_alloc, cyc_free, cyc_node, cyc_wait;
-    uint64_t slow_allocs;                /* splits whose allocation took > 20K cycles */
-    uint64_t free_calls, freed_lists;    /* warp-wide free calls, lists they freed */
+    uint64_t prof[KD_PROF];              /* kd_prof: summed over warps        */
     /* cfg.profile, per size class (KD_PCLASSES: slab classes 16 B << c, then
      * page runs above 64 KiB): calls and the calling lane's cycles */
     uint64_t alloc_n[KD_PCLASSES], alloc_cyc[KD_PCLASSES], free_n[KD_PCLASSES], free_cyc[KD_PCLASSES];
