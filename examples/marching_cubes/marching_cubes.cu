@@ -328,7 +328,10 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
         (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp);
         __threadfence();                               /* every thread's offsets and the span ... */
         __syncthreads();
-        if (threadIdx.x == 0) atomicExch(epoch, e + 1u);   /* ... before the barrier opens */
+        if (threadIdx.x == 0) {                        /* ... before the barrier opens (as grid.sync) */
+            __threadfence();
+            atomicExch(epoch, e + 1u);
+        }
     } else {
         if (threadIdx.x == 0) {
             unsigned k = 0;                            /* short sleeps: the wait is a few us */
