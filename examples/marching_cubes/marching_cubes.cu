@@ -879,6 +879,15 @@ template <typename F> static double wall_us(ctx &c, int reps, F body) {
     return (1e6 * (double)(t1.tv_sec - t0.tv_sec) + 1e-3 * (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
 }
 
+/* Per frame: G frames captured as a graph, replayed reps / G times from frame 0. */
+static double graph_us(ctx &c, int reps, int G, const std::function<void(int)> &make) {
+    cudaGraphExec_t ge = capture(c, G, make);
+    reset_frames(c);
+    double us = event_us(c, reps / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+    WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+    return us;
+}
+
 static void profile_row(FILE *md, const char *what, double us, const char *note) {
     printf("  %-66s %9.2f us  %s\n", what, us, note);
     if (md) fprintf(md, "| %s | %.2f | %s |\n", what, us, note);
@@ -895,19 +904,16 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
                     "| item | us each | what it shows |\n|---|---:|---|\n", a.n, c.nbricks, R, g_pdl ? "on" : "off");
     float *buf;
     WH_CUDA_OR_DIE(cudaMalloc(&buf, worst));
-    cudaGraphExec_t ge;
     {   /* the launch floor */
         double us = event_us(c, R, [&](int) { empty_kernel<<<1, 32, 0, c.s>>>(); WH_LAUNCH_OR_DIE(); });
         profile_row(md, "empty kernel <<<1,32>>>, plain launches", us, "host launch rate / floor");
         us = event_us(c, R, [&](int) { empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE(); });
         profile_row(md, "empty kernel, frame's grid, plain launches", us, "");
-        ge = capture(c, G, [&](int) {
+        us = graph_us(c, R, G, [&](int) {
             empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE();
             empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE();
         });
-        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
         profile_row(md, "two empty kernels (frame's grid) per frame, graph of G frames", us, "graph floor of a frame");
-        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
     }
     {   /* the kernels alone */
         reset_frames(c);
@@ -929,25 +935,16 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         reset_frames(c);
         us = event_us(c, R, [&](int f) { frame_worst(c, f, bufs); });
         profile_row(md, "(a) frame = count + generate, plain launches", us, g_pdl ? "generate by PDL" : "");
-        ge = capture(c, G, [&](int f) { frame_worst(c, f, bufs); });
-        reset_frames(c);
-        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+        us = graph_us(c, R, G, [&](int f) { frame_worst(c, f, bufs); });
         profile_row(md, "(a) frame, graph of G frames", us, "");
-        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
         bool pdl = g_pdl;
         g_pdl = false;
-        ge = capture(c, G, [&](int f) { frame_worst(c, f, bufs); });
+        us = graph_us(c, R, G, [&](int f) { frame_worst(c, f, bufs); });
         g_pdl = pdl;
-        reset_frames(c);
-        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
         profile_row(md, "(a) frame, graph of G frames, no PDL", us, "what PDL saves");
-        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
         if (g_fused) {
-            ge = capture(c, G, [&](int f) { frame_fused_worst(c, f, bufs); });
-            reset_frames(c);
-            us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+            us = graph_us(c, R, G, [&](int f) { frame_fused_worst(c, f, bufs); });
             profile_row(md, "(a) frame as one cooperative kernel, graph of G frames", us, "fused_kernel");
-            WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
         }
         /* (b)'s host part: a sync after a count; a free + malloc pair */
         reset_frames(c);
@@ -1008,19 +1005,13 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         });
         snprintf(what, sizeof what, "count with the replace in its last block alone, %s", m);
         profile_row(md, what, us, "minus 'count alone' = the in-kernel replace");
-        ge = capture(c, G, [&](int f) { frame_arena_kernel(c, f, ar, spans); });
-        reset_frames(c);
-        us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+        us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans); });
         snprintf(what, sizeof what, "(c) frame in kernel, graph of G frames, %s", m);
         profile_row(md, what, us, "");
-        WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
         if (fused_arena_fits(c, ar)) {
-            ge = capture(c, G, [&](int f) { frame_fused_arena(c, f, ar, spans); });
-            reset_frames(c);
-            us = event_us(c, R / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
+            us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans); });
             snprintf(what, sizeof what, "(c) frame as one cooperative kernel, graph of G frames, %s", m);
             profile_row(md, what, us, "fused_kernel");
-            WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
         }
         wh_arena_stats st;
         if (wh_arena_flush_async(ar, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
