@@ -59,9 +59,20 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint64_t n) {
     case WH_HEAP_BUMP:
     case WH_HEAP_WRAP: return wh__round16(n);
     case WH_HEAP_SLAB:
-    case WH_HEAP_DEFAULT: return n <= WH_SLAB_MAX ? wh__slab_class(n) : solo;
+    case WH_HEAP_DEFAULT: return n <= WH_SLAB_MAX ? wh__slab_class_of(h, n) : solo;
     default: return solo;
     }
+}
+
+/* DEFAULT above 64 KiB: a page run; when none is free, the slab classes give
+ * back the pages their bump segments hold untouched, and one more try. */
+WH_INLINE WH_HOST_DEVICE void *wh__default_run_malloc(const wh_heap *h, uint64_t n) {
+    void *p = wh__run_malloc(h, n);
+    if (!p && h->slab_fine) {
+        for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) wh__seg_retire(h, c, h->npages);
+        p = wh__run_malloc(h, n);
+    }
+    return p;
 }
 
 WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t n, uint32_t group) {
@@ -70,8 +81,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t 
     case WH_HEAP_WRAP: return wh__wrap_malloc(h, wh__round16(n), group);
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
-        if (n <= WH_SLAB_MAX) return wh__slab_malloc(h, wh__slab_class(n), group);
-        return h->kind == WH_HEAP_DEFAULT ? wh__run_malloc(h, n) : (void *)0;
+        if (n <= WH_SLAB_MAX) return wh__slab_malloc(h, wh__slab_class_of(h, n), group);
+        return h->kind == WH_HEAP_DEFAULT ? wh__default_run_malloc(h, n) : (void *)0;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);
     case WH_HEAP_CIRCULAR_FUSED:
@@ -84,7 +95,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t 
  * slab slots (their requests are not recorded), the request otherwise. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint64_t n) {
     if ((h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) && n <= WH_SLAB_MAX)
-        return wh__slab_size(wh__slab_class(n));
+        return wh__slab_size(wh__slab_class_of(h, n));
     return n;
 }
 

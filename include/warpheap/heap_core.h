@@ -80,6 +80,7 @@ typedef struct wh_heap {
     /* slab and default */
     uint32_t npages;
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
+    uint32_t slab_fine;      /* all 52 classes and bump segments (16 MiB and up) */
     uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;      /* requested bytes of a page run                    */
@@ -113,6 +114,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
     if (k < 12u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
     return 48u + (k - 12u);
 }
+/* The class a heap serves n from: below 256 pages (16 MiB) only the powers of
+ * two (16 B .. 64 KiB, as many classes as pages to hold them would otherwise
+ * run a small heap dry), all of them from there. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const struct wh_heap *h, uint64_t n);
 /* Slot bytes of class c (multiples of 16). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_size(uint32_t c) {
     if (c < 8u) return 16u * (c + 1u);
@@ -153,6 +158,13 @@ WH_INLINE WH_HOST_DEVICE void wh__heap_track(const wh_heap *h, int64_t delta) {
     if (!(h->flags & WH_HEAP_TRACK)) return;
     uint64_t now = wh_atomic_fetch_add(&h->ctl->in_use, (uint64_t)delta, WH_RELAXED) + (uint64_t)delta;
     if (delta > 0) (void)wh_atomic_fetch_max(&h->ctl->peak, now, WH_RELAXED);
+}
+
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const wh_heap *h, uint64_t n) {
+    uint32_t c = wh__slab_class(n);
+    if (h->slab_fine) return c;
+    if (c < 8u) return c < 2u ? c : (c < 4u ? 3u : 7u);      /* 16, 32, 64, 128 */
+    return c < 48u ? c | 7u : c;                               /* 256 .. 4096, then 8 .. 64 KiB */
 }
 
 /* Class c's slot bitmap (a descriptor made on the fly: no memory access). */

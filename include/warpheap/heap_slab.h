@@ -50,8 +50,8 @@
  * time (seg_prep), so a warp that runs past the end goes on in the next
  * segment without waiting.  Moving next to current ("rotation": r0 = r1, r1 = 0,
  * s -= capacity) is one atomic add, done exactly once: by the add that
- * crosses the capacity if it saw r1 set, else by the preparer whose install
- * saw the capacity crossed.  Positions claimed while no next segment was
+ * reaches the capacity (s < cap <= s + want) if it saw r1 set, else by the
+ * preparer whose install saw the capacity reached.  Positions claimed while no next segment was
  * there ("orphans": nobody got those slots) are published free by the
  * preparer that installs it.  A warp loads the state first and adds only
  * when a slot is there, so orphans stay rare and s stays far below 2^22
@@ -74,6 +74,16 @@
 #define WARPHEAP_HEAP_SLAB_H
 
 #include "warpheap/heap_core.h"
+
+/* Rare paths (page activation and reclaim, segment preparation, publishing,
+ * taking back) are called, not inlined, on the GPU: forced inlining put all
+ * of them into every allocation and free site (heap_bench took minutes in
+ * ptxas, and the fast path's registers grew). */
+#if WH_ON_GPU || defined(__CUDACC__)
+#  define WH__SLAB_COLD static inline __noinline__
+#else
+#  define WH__SLAB_COLD WH_INLINE
+#endif
 
 /* Add the live slots of claimed bits `got` of word w, class c, to their
  * pages. */
@@ -108,7 +118,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(uint32_t c, uint32_t p, uin
 
 /* Take a free page for class c, keep the first `want` slots (returned in *got,
  * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
+WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
                                                    unsigned want, uint64_t *got) {
     uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
     *got = 0;
@@ -133,7 +143,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_b
 }
 
 /* The page's last slot was freed: try to take the page back (see header). */
-WH_INLINE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
+WH__SLAB_COLD WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
     uint32_t k = 0;
@@ -175,7 +185,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uin
  * count is exactly its slots (CAS: nothing else in flight on it); otherwise,
  * and for part of a page, the slot bits are set and taken off the page's
  * count, as a free does. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t run, uint64_t q0, uint64_t n) {
+WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t run, uint64_t q0, uint64_t n) {
     uint64_t end = q0 + n, spp = wh__slab_spp(c);
     uint32_t l = wh__slab_lbpp(c);
     wh_bitmap bm = wh__slab_bitmap(h, c);
@@ -203,7 +213,7 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint
  * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
  * words, each found all free (a word found otherwise: put back what was
  * taken, try elsewhere).  Its index, or WH_BITMAP_NONE. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
     uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
     uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit;   /* bits at multiples of npg */
     for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
@@ -253,7 +263,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c
  * one is used up and a next one is there).  One CAS: it fails when the class
  * hands out meanwhile, and then it is busy anyway.  p < npages: only if page
  * p (of the current segment) has no live slot left (a class gone idle). */
-WH_INLINE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t p) {
+WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t p) {
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
     uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
     if (!r0 || s >= cap) return;
@@ -268,8 +278,10 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, ui
 /* Lazy reclaim, made eager again when a class goes idle: a free left page p
  * of the current segment with no live slot, only untouched ones: take the
  * segments back, if no one else holds the class's flag. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
+WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
     uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
+    uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
+    if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return;      /* nothing untouched */
     if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return;
     wh__seg_take_back(h, c, p);
     wh_atomic_store(flag, 0u, WH_RELEASE);
@@ -279,7 +291,7 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint3
  * one else is at it.  1: installed (or there already), 0: someone else is
  * preparing, -1: no aligned run of free pages, even after taking back what
  * the other classes' segments held. */
-WH_INLINE WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint64_t seed) {
+WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint64_t seed) {
     uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
     if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return 0;
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
@@ -332,13 +344,18 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
                                               uint64_t *b1, uint32_t *x2) {
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
     *x2 = 0;
+    if (!h->slab_fine) return 0;
     for (uint32_t n = 0; n < WH_SEG_POLLS; ++n) {
         uint64_t v = wh_atomic_load(st, WH_RELAXED);
         uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         if (!(s < cap0 || (r1 && s - cap0 < cap))) {            /* nothing to hand out */
             int prep = r1 ? 0 : wh__seg_prepare(h, c, seed);
             if (prep < 0) return 0;
-            if (prep == 0) wh_backoff(n < 4u ? n : 4u);
+            if (prep == 0) {
+                /* an empty pool will not fill by waiting: the bitmap path */
+                if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) return 0;
+                wh_backoff(n < 4u ? n : 4u);
+            }
             continue;
         }
         v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQ_REL);
@@ -347,9 +364,9 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         if (s < cap0) {
             n1 = want < cap0 - s ? want : cap0 - s;
             *b1 = (r0 - 1u) << 32 | s;
-            if (n1 < want && r1) {              /* we crossed the end: rotate */
+            if (s + want >= cap0 && r1) {       /* we reached the end: rotate */
                 n2 = want - n1 < cap ? want - n1 : cap;
-                *x2 = (uint32_t)(n2 << 24 | r1);
+                if (n2) *x2 = (uint32_t)(n2 << 24 | r1);
                 (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
             }
         } else if (r1 && s - cap0 < cap) {
@@ -367,7 +384,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
+WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
                                                unsigned want, uint64_t *got) {
     /* Activators per class, scaled to the heap (one per 64 pages): a burst of
      * all classes then takes at most a fifth of the pages, so a heap of a

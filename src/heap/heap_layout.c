@@ -84,6 +84,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * the next one is prepared), at most 1/512 of the heap and 1024
          * pages.  Small heaps get small ones: what a class holds untouched
          * is taken back only once the pool runs dry. */
+        h->slab_fine = h->npages >= 256u;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0;
             while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 17) &&
