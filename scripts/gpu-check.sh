@@ -4,6 +4,7 @@
 # scripts/sanitize.d/*.txt, then -- with --bench -- every bench/*/gpu-bench.sh.
 # Prints a summary and exits non-zero on any failure.
 #   scripts/gpu-check.sh BUILD_DIR [--bench] [--no-tests] [--no-sanitize]
+# (env SANITIZE_LISTS / BENCH_LIST: only those parts, e.g. "heap pool")
 # BUILD_DIR may have been built on another machine (carried): its absolute
 # source path is recreated as a link to this checkout so ctest finds it.
 set -u
@@ -65,9 +66,11 @@ fi
 
 if [ $bench = 1 ]; then
   echo "== benchmarks"
+  # BENCH_LIST="heap pool" restricts the run to those parts' gpu-bench.sh
   for b in bench/*/gpu-bench.sh; do
     [ -e "$b" ] || continue
     name=$(basename "$(dirname "$b")")
+    if [ -n "${BENCH_LIST:-}" ] && ! [[ " $BENCH_LIST " == *" $name "* ]]; then continue; fi
     mkdir -p "$out/$name"
     BUILD="$build" OUT="$out/$name" timeout 400 bash "$b" 2>&1 | tee "$out/$name/bench.log"
     if [ "${PIPESTATUS[0]}" = 0 ]; then
