@@ -191,7 +191,7 @@ static void print_row(const kd_row *r) {
         printf("    per class (calls: mean cycles of the calling lane):");
         for (uint32_t k = 0; k < KD_PCLASSES; ++k) {
             if (!s->alloc_n[k] && !s->free_n[k]) continue;
-            if (k + 1u < KD_PCLASSES) printf(" %uB", 16u << k);
+            if (k + 1u < KD_PCLASSES) printf(" %uB", wh__slab_size(k));
             else printf(" run");
             printf(" alloc %llu:%.0f free %llu:%.0f;", (unsigned long long)s->alloc_n[k],
                    s->alloc_n[k] ? (double)s->alloc_cyc[k] / (double)s->alloc_n[k] : 0.0,

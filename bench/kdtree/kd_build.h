@@ -46,8 +46,9 @@ typedef struct kd_build_stats {
     uint32_t depth;                      /* deepest leaf                       */
     float ms;                            /* build, CUDA events                 */
     uint64_t prof[KD_PROF];              /* kd_prof: summed over warps        */
-    /* cfg.profile, per size class (KD_PCLASSES: slab classes 16 B << c, then
-     * page runs above 64 KiB): calls and the calling lane's cycles */
+    /* cfg.profile, per size class (KD_PCLASSES: the slab classes, of
+     * wh__slab_size(c) bytes, then page runs above 64 KiB): calls and the
+     * calling lane's cycles */
     uint64_t alloc_n[KD_PCLASSES], alloc_cyc[KD_PCLASSES], free_n[KD_PCLASSES], free_cyc[KD_PCLASSES];
 } kd_build_stats;
 
