@@ -47,6 +47,7 @@ for a in allocs:
 
 for mode, title in (('warp', 'one allocating thread per warp'), ('thread', 'every thread allocating')):
     sizes = sorted({int(r['size']) for r in R if r['test'] == 'ad' and r['mode'] == mode})
+    if not sizes: continue                     # a run without the paper's workloads (--tests)
     p('\n## Alloc-Dealloc, %s (ms per kernel)\n' % title)
     p('| allocator | ' + ' | '.join('%d B' % s for s in sizes) + ' |')
     p('|---|' + '---|' * len(sizes))
@@ -57,16 +58,17 @@ for mode, title in (('warp', 'one allocating thread per warp'), ('thread', 'ever
             cells.append(('%.4g' % float(r['ms']) + (' [%s failed]' % r['failed'] if int(r['failed']) else '')) if r else '-')
         p('| %s | %s |' % (a, ' | '.join(cells)))
 
-p('\n## Alloc-Cycle-Dealloc, Probability, Linux scalability (ms)\n')
-p('| allocator | ACD 16 B x10 | ACD 16 B x100 | ACD 4 KiB x10 | Probability 16 B | Linux n=16 (ms / n) | Linux n=128 (ms / n) |')
-p('|---|---|---|---|---|---|---|')
-for a in allocs:
-    c = []
-    for (t, s, prm) in (('acd', 16, 10), ('acd', 16, 100), ('acd', 4096, 10), ('prob', 16, 10)):
-        r = get(t, a, size=s, param=prm)
-        c.append(('%.4g' % float(r['ms']) + (' [%s failed]' % r['failed'] if int(r['failed']) else '')) if r else '-')
-    for n in (16, 128):
-        r = get('linux', a, param=n)
-        c.append('%.4g' % (float(r['ms']) / n) if r else '-')
-    p('| %s | %s |' % (a, ' | '.join(c)))
+if any(r['test'] in ('acd', 'prob', 'linux') for r in R):
+    p('\n## Alloc-Cycle-Dealloc, Probability, Linux scalability (ms)\n')
+    p('| allocator | ACD 16 B x10 | ACD 16 B x100 | ACD 4 KiB x10 | Probability 16 B | Linux n=16 (ms / n) | Linux n=128 (ms / n) |')
+    p('|---|---|---|---|---|---|---|')
+    for a in allocs:
+        c = []
+        for (t, s, prm) in (('acd', 16, 10), ('acd', 16, 100), ('acd', 4096, 10), ('prob', 16, 10)):
+            r = get(t, a, size=s, param=prm)
+            c.append(('%.4g' % float(r['ms']) + (' [%s failed]' % r['failed'] if int(r['failed']) else '')) if r else '-')
+        for n in (16, 128):
+            r = get('linux', a, param=n)
+            c.append('%.4g' % (float(r['ms']) / n) if r else '-')
+        p('| %s | %s |' % (a, ' | '.join(c)))
 print('\n'.join(out))
