@@ -243,16 +243,20 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
 }
 
 
+/* The positions [from, cap) of page p's segment that the segments of state
+ * v still hold untouched (from = cap: none). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_from(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
+    uint64_t cap = wh__seg_cap(h, c), r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+    uint64_t run = (uint64_t)(p >> h->seg_shift[c]) + 1u;
+    if (run == r0 && s < cap0) return s;
+    if (run == r1) return s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
+    return cap;
+}
 /* Slots of page p, class c, that the segments of state v still hold
  * untouched: neither handed out nor free (the walk counts them free). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
-    uint64_t cap = wh__seg_cap(h, c), spp = wh__slab_spp(c);
-    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
-    uint32_t shift = h->seg_shift[c];
-    uint64_t run = (uint64_t)(p >> shift) + 1u, lo = (uint64_t)(p & ((1u << shift) - 1u)) * spp;
-    uint64_t from = cap;                             /* untouched positions [from, cap) of p's segment */
-    if (run == r0 && s < cap0) from = s;
-    else if (run == r1) from = s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
+    uint64_t spp = wh__slab_spp(c), lo = (uint64_t)(p & ((1u << h->seg_shift[c]) - 1u)) * spp;
+    uint64_t from = wh__seg_from(h, c, p, v);
     if (from >= lo + spp) return 0;
     return lo + spp - (from > lo ? from : lo);
 }
@@ -485,6 +489,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     if (c >= WH_SLAB_CLASSES) return false;
     uint32_t size = wh__slab_size(c), slot = (uint32_t)in_page / size;
     if (slot * size != in_page || slot >= wh__slab_spp(c)) return false;
+    /* a slot a segment has not handed out yet has its bit clear like a live
+     * one: only the state tells it apart (a free of it is foreign) */
+    uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
+    if ((uint64_t)(page & ((1u << h->seg_shift[c]) - 1u)) * wh__slab_spp(c) + slot >= wh__seg_from(h, c, page, v))
+        return false;
     uint64_t b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
     uint64_t bit = 1ull << (b & 63u);
     wh_bitmap bm = wh__slab_bitmap(h, c);
@@ -493,7 +502,6 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
         return true;
     }
     wh__heap_track(h, -(int64_t)size);
-    uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
     if (left == 0) wh__slab_reclaim(h, c, page);
     else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u && left == wh__seg_untouched(h, c, page, v))
