@@ -3,10 +3,12 @@
  * the slabs themselves follow Halloc as summarised in
  * register-efficient-gpu-allocators.txt section 4.5.
  *
- * The arena is a grid of 64 KiB pages.  Class c serves 16 << c bytes
- * (16 B .. 64 KiB).  One bitmap `pages` says which pages are free; one bitmap
- * per class, over every slot the arena could hold in that class (page * spp +
- * slot), says which slots are free *in pages active for that class*.  So an
+ * The arena is a grid of 64 KiB pages.  Class c serves wh__slab_size(c) bytes
+ * (heap_core.h: 52 classes from 16 B to 64 KiB, multiples of 16; heaps under
+ * 16 MiB use only the 13 powers of two).  One bitmap `pages` says which pages
+ * are free; one bitmap per class, over every slot the arena could hold in
+ * that class (page << lbpp + slot, lbpp = log2 of spp rounded up), says which
+ * slots are free *in pages active for that class*.  So an
  * allocation is a bitmap claim -- one atomic for a whole warp group -- and a
  * free is one atomic or.  A free that finds its bit already set is a double
  * free, detected at no cost.
@@ -390,12 +392,12 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
 WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
                                                unsigned want, uint64_t *got) {
-    /* Activators per class, scaled to the heap (one per 64 pages): a burst of
-     * all classes then takes at most a fifth of the pages, so a heap of a
-     * few dozen pages is not drained by it, while a large heap lets every warp
-     * of a fresh burst activate its own page (a fixed small gate serialised
-     * the 1M-thread burst: 0.5 ms -> 3.5 ms). */
-    uint32_t gate = h->npages / 64u;
+    /* Activators per class, scaled to the heap (one per 64 pages, per 256
+     * with the 52 classes): a burst of all classes then takes at most a fifth
+     * of the pages, so a heap of a few dozen pages is not drained by it, while
+     * a large heap lets every warp of a fresh burst activate its own page (a
+     * fixed small gate serialised the 1M-thread burst: 0.5 ms -> 3.5 ms). */
+    uint32_t gate = h->npages / (h->slab_fine ? 256u : 64u);
     if (gate < 1u) gate = 1u;
     uint32_t w = wh_bitmap_claim(bm, seed, want, got);
     for (uint32_t tries = 0; w == WH_BITMAP_NONE && tries < WH_SLAB_TAKE_TRIES; ++tries) {
