@@ -246,8 +246,8 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
     alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
-    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
-    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_DEFAULT};
+    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_VMM};
+    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_VMM};
     alloc_if wa = {"warpheap-arenas", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_ARENAS};
     alloc_if wat = {"warpheap-arenas-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true,
                     WH_POOL_GROW_ARENAS};
@@ -278,7 +278,7 @@ int main(int argc, char **argv) {
 
     /* random_allocations */
     fprintf(md, "\n## RMM random_allocations (ns per operation, cold = first pass / warm = median of identical later passes; peak reserved / peak live over all)\n\n"
-                "warpheap grows one address range with the driver's virtual-memory calls (the default on CUDA); "
+                "warpheap grows one address range with the driver's virtual-memory calls (config.growth = WH_POOL_GROW_VMM); "
                 "warpheap-arenas grows by cudaMalloc arenas.\n\n"
                 "| N | max | cudaMalloc | cudaMallocAsync cold / warm | warpheap cold / warm | speed-up vs async cold / warm | warpheap-arenas cold / warm | async reserved/live | warpheap reserved/live | arenas reserved/live |\n"
                 "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");

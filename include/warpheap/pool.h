@@ -57,8 +57,8 @@ typedef struct wh_pool_config {
      * event recorded on a busy stream is not complete.  NULL: never busy. */
     bool (*stream_busy)(wh_stream stream, void *user);
     void *stream_busy_user;
-    wh_pool_growth growth;     /* default: VMM on CUDA where the driver has it (else
-                                  arenas), arenas on the CPU backend             */
+    wh_pool_growth growth;     /* default: ARENAS (VMM is opt-in: its current
+                                  policy is not yet measured on a GPU)          */
     size_t vmm_range;          /* VMM: address range; 0 = 2x max_bytes, else 2x the
                                   device's memory (CPU backend: 4 GiB)            */
     size_t vmm_granule;        /* VMM, CPU backend only: mapping granule, a power of
