@@ -118,14 +118,14 @@ static __device__ uint32_t kd_pclass(uint32_t n) {
 
 static __device__ uint32_t *kd_list_alloc(const kd_args *a, uint32_t n, uint32_t mask) {
     size_t bytes = (size_t)kd_list_bytes(n);
-    long long t0 = a->profile ? clock64() : 0;
+    long long t0 = kd_clock(a);
     uint32_t *p;
     if (a->use_cuda) p = n ? (uint32_t *)malloc(bytes) : NULL;
     else p = (uint32_t *)wh_malloc_warp(&a->heap, bytes, mask);   /* every lane of mask calls */
     if (a->profile && n) {
         uint32_t k = kd_pclass(n);
         (void)wh_atomic_fetch_add(&a->c->alloc_n[k], 1ull, WH_RELAXED);
-        (void)wh_atomic_fetch_add(&a->c->alloc_cyc[k], (uint64_t)(clock64() - t0), WH_RELAXED);
+        (void)wh_atomic_fetch_add(&a->c->alloc_cyc[k], (uint64_t)(kd_clock(a) - t0), WH_RELAXED);
     }
     return p;
 }
@@ -133,13 +133,13 @@ static __device__ uint32_t *kd_list_alloc(const kd_args *a, uint32_t n, uint32_t
 /* p: a list of n references. */
 static __device__ void kd_list_free(const kd_args *a, uint32_t *p, uint32_t n, uint32_t mask) {
     if (!p) return;
-    long long t0 = a->profile ? clock64() : 0;
+    long long t0 = kd_clock(a);
     if (a->use_cuda) free(p);
     else wh_free_warp(&a->heap, p, mask);
     if (a->profile) {
         uint32_t k = kd_pclass(n);
         (void)wh_atomic_fetch_add(&a->c->free_n[k], 1ull, WH_RELAXED);
-        (void)wh_atomic_fetch_add(&a->c->free_cyc[k], (uint64_t)(clock64() - t0), WH_RELAXED);
+        (void)wh_atomic_fetch_add(&a->c->free_cyc[k], (uint64_t)(kd_clock(a) - t0), WH_RELAXED);
     }
 }
 
@@ -405,6 +405,14 @@ static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr
 
 /* ---- freeing the parents' lists (whole warp) ---------------------------------- */
 
+/* cfg.profile: one warp-level free call of `lists` lists that began at t0. */
+static __device__ void kd_count_free(const kd_args *a, kd_local *acc, uint32_t lane, uint32_t lists, long long t0) {
+    if (lane != 0) return;
+    acc->prof[KD_FREE_CALLS] += 1u;
+    acc->prof[KD_FREED_LISTS] += lists;
+    acc->prof[KD_CYC_FREE] += (uint64_t)(kd_clock(a) - t0);
+}
+
 /* Every lane holding a deferred list frees it in one warp-wide call: the
  * frees' round trips overlap instead of following each other. */
 static __device__ void kd_flush(const kd_args *a, kd_pending *q, uint32_t lane, kd_local *acc) {
@@ -413,11 +421,7 @@ static __device__ void kd_flush(const kd_args *a, kd_pending *q, uint32_t lane, 
     uint32_t mask = __ballot_sync(KD_FULL, q->list != NULL);
     if (q->list) kd_list_free(a, q->list, q->count, mask);
     __syncwarp(KD_FULL);
-    if (lane == 0) {
-        acc->prof[KD_FREE_CALLS] += 1u;
-        acc->prof[KD_FREED_LISTS] += q->n;
-        acc->prof[KD_CYC_FREE] += (uint64_t)(kd_clock(a) - t0);
-    }
+    kd_count_free(a, acc, lane, q->n, t0);
     q->list = NULL;
     q->n = 0;
     q->bytes = 0;
@@ -435,11 +439,7 @@ static __device__ void kd_retire(const kd_args *a, kd_pending *q, uint32_t *refs
         long long t0 = kd_clock(a);
         if (lane == 0) kd_list_free(a, refs, count, 1u);
         __syncwarp(KD_FULL);
-        if (lane == 0) {
-            acc->prof[KD_FREE_CALLS] += 1u;
-            acc->prof[KD_FREED_LISTS] += 1u;
-            acc->prof[KD_CYC_FREE] += (uint64_t)(kd_clock(a) - t0);
-        }
+        kd_count_free(a, acc, lane, 1u, t0);
         return;
     }
     if (q->bytes + b > a->pend_bytes) kd_flush(a, q, lane, acc);

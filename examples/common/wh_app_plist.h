@@ -18,6 +18,13 @@ typedef struct app_plist {
 /* Items of list l in a kernel: l.items[i] for i < APP_PLIST_N(l). */
 #define APP_PLIST_N(l) ((l).cnt[0])
 
+/* A device malloc that counts its failures in *fails (the variants' one
+ * failure counter); NULL when the heap is exhausted. */
+static __device__ void *app_dev_malloc(size_t n, unsigned long long *fails) {
+    void *p = malloc(n);
+    if (!p) atomicAdd(fails, 1ull);
+    return p;
+}
 static __device__ void app_plist_add(app_plist *l, void *p, unsigned long long *fails) {
     uint32_t k = atomicAdd(&l->cnt[2], 1u);
     if (k < l->cap) l->fresh[k] = p; else atomicAdd(fails, 1ull);

@@ -15,8 +15,8 @@ typedef struct gm_ctx {
 } gm_ctx;
 
 static __device__ gm_agent *gm_new(app_plist *l, uint32_t cell, unsigned long long *fails) {
-    gm_agent *a = (gm_agent *)malloc(sizeof(gm_agent));
-    if (!a) { atomicAdd(fails, 1ull); return NULL; }
+    gm_agent *a = (gm_agent *)app_dev_malloc(sizeof(gm_agent), fails);
+    if (!a) return NULL;
     a->cell = cell; a->action = 0; a->dead = 0;
     app_plist_add(l, a, fails);
     return a;

@@ -32,9 +32,10 @@ typedef struct sm_ctx {
 static __global__ void sm_new_nodes(sm_ctx m, uint64_t n) {
     SM_I();
     if (i >= n) return;
-    sm_node *o = (sm_node *)malloc(sizeof(sm_node));
+    sm_node *o = (sm_node *)app_dev_malloc(sizeof(sm_node), m.fails);
     m.by_id[i] = o;
-    if (!o) { atomicAdd(m.fails, 1ull); return; }
+    m.alive[i] = o != NULL;
+    if (!o) return;
     o->dead = 0;
     o->kind = st_kind(&m.c, i);
     o->reach = o->kind == K_NODE ? 0u : ST_FAR;
@@ -43,7 +44,6 @@ static __global__ void sm_new_nodes(sm_ctx m, uint64_t n) {
     o->vx = o->vy = 0.0f;
     o->pull = m.c.pull;
     for (uint32_t k = 0; k < SLOTS; ++k) o->s[k] = NULL;
-    m.alive[i] = 1;
     if (o->kind == K_NODE) app_plist_add(&m.nodes, o, m.fails);
     if (o->kind == K_PULL) app_plist_add(&m.pulls, o, m.fails);
 }
@@ -54,8 +54,8 @@ static __global__ void sm_new_springs(sm_ctx m, uint64_t n) {
     for (uint32_t d = 0; d < 2; ++d) {
         uint32_t j = i * 2u + d, a, b;
         if (!st_spring_ends(&m.c, j, &a, &b) || !m.by_id[b]) continue;
-        sm_spring *sp = (sm_spring *)malloc(sizeof(sm_spring));
-        if (!sp) { atomicAdd(m.fails, 1ull); continue; }
+        sm_spring *sp = (sm_spring *)app_dev_malloc(sizeof(sm_spring), m.fails);
+        if (!sp) continue;
         sp->dead = 0; sp->slot1 = d; sp->slot2 = d + 2u; sp->id = j;
         sp->p1 = m.by_id[a]; sp->p2 = m.by_id[b];
         sp->rest = 1.0f;

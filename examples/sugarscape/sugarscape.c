@@ -502,8 +502,8 @@ typedef struct sm_ctx {
 } sm_ctx;
 #define SM_I() uint32_t i = blockIdx.x * blockDim.x + threadIdx.x
 static __device__ sm_agent *sm_new(sm_ctx *m, ss_traits t, uint32_t cell) {
-    sm_agent *a = (sm_agent *)malloc(sizeof(sm_agent));
-    if (!a) { atomicAdd(m->fails, 1ull); return NULL; }
+    sm_agent *a = (sm_agent *)app_dev_malloc(sizeof(sm_agent), m->fails);
+    if (!a) return NULL;
     a->kind = t.kind; a->cell = cell; a->age = t.age; a->max_age = t.max_age; a->metab = t.metab;
     a->target = SS_NONE; a->children = 0; a->dead = 0; a->sugar = t.sugar;
     app_plist_add(&m->agents, a, m->fails);
@@ -512,9 +512,9 @@ static __device__ sm_agent *sm_new(sm_ctx *m, ss_traits t, uint32_t cell) {
 static __global__ void sm_new_cells(sm_ctx m, uint64_t n) {
     SM_I();
     if (i >= n) return;
-    sm_cell *c = (sm_cell *)malloc(sizeof(sm_cell));
+    sm_cell *c = (sm_cell *)app_dev_malloc(sizeof(sm_cell), m.fails);
     m.cell[i] = c;
-    if (!c) { atomicAdd(m.fails, 1ull); return; }
+    if (!c) return;
     c->cap = c->sugar = ss_capacity(&m.c, i);
     c->request = 0;
     c->granted = SS_NONE;

@@ -354,9 +354,9 @@ typedef struct tm_ctx {
 static __global__ void tm_new_cells(tm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m.c.ncells) return;
-    tm_cell *x = (tm_cell *)malloc(sizeof(tm_cell));
+    tm_cell *x = (tm_cell *)app_dev_malloc(sizeof(tm_cell), m.fails);
     m.cell[i] = x;
-    if (!x) { atomicAdd(m.fails, 1ull); return; }
+    if (!x) return;
     x->car = NULL;
     x->next0 = m.c.next0[i]; x->next1 = m.c.next1[i]; x->light = m.c.light[i]; x->isect = m.c.isect[i];
 }
@@ -385,8 +385,8 @@ static __global__ void tm_spawn(tm_ctx m) {
     if (i >= m.c.ncells) return;
     tm_cell *x = m.cell[i];
     if (!x->isect || x->car || !tr_spawns(m.c.iter, i, m.c.spawn)) return;
-    tm_car *k = (tm_car *)malloc(sizeof(tm_car));
-    if (!k) { atomicAdd(m.fails, 1ull); return; }
+    tm_car *k = (tm_car *)app_dev_malloc(sizeof(tm_car), m.fails);
+    if (!k) return;
     k->cid = (uint64_t)m.c.iter * m.c.ncells + i + 1u;
     k->cell = k->dest = i; k->v = 0; k->dead = 0; k->trip = tr_trip(k->cid);
     x->car = k;

@@ -18,8 +18,8 @@ typedef struct wt_mctx {
 } wt_mctx;
 
 static __device__ wt_agent *wm_new(app_plist *l, uint32_t kind, uint32_t cell, uint32_t energy, unsigned long long *fails) {
-    wt_agent *a = (wt_agent *)malloc(sizeof(wt_agent));
-    if (!a) { atomicAdd(fails, 1ull); return NULL; }
+    wt_agent *a = (wt_agent *)app_dev_malloc(sizeof(wt_agent), fails);
+    if (!a) return NULL;
     a->kind = kind; a->cell = cell; a->target = WT_NONE; a->egg = 0; a->energy = energy; a->dead = 0;
     app_plist_add(l, a, fails);
     return a;
