@@ -90,17 +90,16 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
         wh__vmm_release(p, 0);                            /* every free piece, then once more */
         return wh__vmm_grow_find(p, size, align, slot);
     }
-    size += align > p->cfg.alignment ? align - p->cfg.alignment : 0;   /* a new arena fits it aligned */
-    /* idle whole arenas are all smaller than size: give them back first */
-    if (p->core->arena_bytes - p->core->used_bytes >= size) wh__trim_arenas(p, 0);
-    uint64_t want = size - (align > p->cfg.alignment ? align - p->cfg.alignment : 0);
-    if (wh__grow(p, size) == WH_OK && (b = wh__find(p, want, align, slot)) != WH_BLOCK_NONE) return b;
+    uint64_t grow = size + wh__align_pad(p, align);      /* a new arena fits it aligned */
+    /* idle whole arenas are all smaller than grow: give them back first */
+    if (p->core->arena_bytes - p->core->used_bytes >= grow) wh__trim_arenas(p, 0);
+    if (wh__grow(p, grow) == WH_OK && (b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     wh__tag_flush(p);                                     /* exhaustion: trim, retry */
     wh__pending_poll(p, true);
     wh__reclaim(p, true);
-    if ((b = wh__find(p, want, align, slot)) != WH_BLOCK_NONE) return b;
+    if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     wh__trim_arenas(p, 0);
-    if (wh__grow(p, size) == WH_OK) b = wh__find(p, want, align, slot);
+    if (wh__grow(p, grow) == WH_OK) b = wh__find(p, size, align, slot);
     return b;
 }
 

@@ -112,6 +112,12 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
 void wh__vmm_release(wh_pool *p, uint64_t target);
 wh_status wh__vmm_check(wh_pool *p);
 
+/* Extra bytes a block needs so that an address in it is a multiple of align
+ * (blocks are already multiples of config.alignment). */
+static inline uint64_t wh__align_pad(const wh_pool *p, uint64_t align) {
+    return align > p->cfg.alignment ? align - p->cfg.alignment : 0;
+}
+
 /* Bytes backed by the driver: arenas, or the range less its holes. */
 static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }
 

@@ -171,9 +171,9 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
             st = wh__fail(WH_ERR_CUDA, "pool: cuMemSetAccess: CUresult %d", (int)r);
     }
 #endif
-    if (st != WH_OK)
-        for (uint32_t k = g0, n; k < g; k += n) {
-            n = v->plen[k];
+    if (st != WH_OK)                                /* give back the pieces [g0, g) mapped here */
+        for (uint32_t k = g0, len; k < g; k += len) {
+            len = v->plen[k];
             wh__unmap_piece(p, k);
         }
     return st;
@@ -297,7 +297,7 @@ static bool wh__do_fill(wh_pool *p, wh__fill f, uint32_t slot) {
 /* Grow for a request of size at alignment align on slot, then allocate it.
  * NONE if the budget or the cap (config.max_bytes) or the device says no. */
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
-    uint64_t need = size + (align > p->cfg.alignment ? align - p->cfg.alignment : 0);
+    uint64_t need = size + wh__align_pad(p, align);
     uint64_t cap = p->cfg.max_bytes, G = p->vmm.gran;
     for (int attempt = 0; attempt < 2; ++attempt) {
         wh__fill f = wh__choose(p, need, slot);
@@ -326,8 +326,7 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
             f.bytes += extra / G * G;
         }
         if (!wh__do_fill(p, f, slot)) return WH_BLOCK_NONE;
-        return align > p->cfg.alignment ? wh_blocks_alloc_aligned(p->core, size, align, slot)
-                                        : wh_blocks_alloc(p->core, size, slot);
+        return wh_blocks_alloc_aligned(p->core, size, align, slot);   /* align <= granule: plain alloc */
     }
     return WH_BLOCK_NONE;
 }
