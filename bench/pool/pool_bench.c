@@ -87,7 +87,7 @@ static void wh_free_(alloc_if *a, void *p, cudaStream_t s) {
 }
 static void wh_reset(alloc_if *a) {
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
-    if (a->pool) wh_pool_destroy(a->pool);
+    if (a->pool && wh_pool_destroy(a->pool) != WH_OK) { fprintf(stderr, "wh_pool_destroy: %s\n", wh_last_error()); exit(1); }
     wh_pool_config c = {.backend = WH_POOL_CUDA, .growth = a->growth};
     if (wh_pool_create(&a->pool, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
 }
@@ -200,7 +200,7 @@ static double four_streams(alloc_if *a, int ops_per_thread) {
     double t0 = now();
     for (unsigned t = 0; t < 4; ++t) {
         jobs[t] = (job){a, ops_per_thread, t};
-        pthread_create(&th[t], NULL, streams_thread, &jobs[t]);
+        if (pthread_create(&th[t], NULL, streams_thread, &jobs[t])) { fprintf(stderr, "pthread_create failed\n"); exit(1); }
     }
     for (int t = 0; t < 4; ++t) pthread_join(th[t], NULL);
     return (now() - t0) * 1e9 / (4.0 * ops_per_thread);

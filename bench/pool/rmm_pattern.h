@@ -10,6 +10,7 @@
 
 #include "warpheap/warpheap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct { void *p; size_t n; } rmm_blk;
@@ -20,6 +21,7 @@ static inline uint64_t rmm_random_allocations(uint64_t n, uint64_t max, void *(*
                                               void (*release)(void *ctx, void *p), void *ctx, uint64_t *peak_live) {
     const uint64_t cap = 16ull << 30;
     rmm_blk *live = malloc(sizeof(rmm_blk) * n);
+    if (!live) { fprintf(stderr, "rmm_random_allocations: no host memory for %llu blocks\n", (unsigned long long)n); exit(1); }
     uint64_t nlive = 0, allocs = 0, bytes = 0, ops = 0;
     *peak_live = 0;
     for (uint64_t i = 0; i < 2 * n; ++i, ++ops) {
