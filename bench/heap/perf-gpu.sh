@@ -8,15 +8,12 @@ set -u
 BUILD=${BUILD:-build-perf}
 OUT=${OUT:-out}
 KINDS=${KINDS:-bump,default,cuda-malloc}
+. "$(dirname "$0")/gpu-common.sh"
 mkdir -p "$OUT"
-commit=$(cat "$BUILD/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
-# GPU, driver, memory; CUDA; date; commit (for the results README)
-( nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -1
-  date -u +%Y-%m-%dT%H:%M:%SZ; echo "commit $commit" ) > "$OUT/info.txt" 2>&1
-t0=$(date +%s)
-timeout 75 "$BUILD/bin/test_heap_gpu" > "$OUT/test_heap_gpu.log" 2>&1
-echo "rc=$? wall=$(( $(date +%s) - t0 )) s" >> "$OUT/test_heap_gpu.log"
+commit=$(wh_heap_commit)
+wh_heap_info 1
+wh_heap_timed 75 "$OUT/test_heap_gpu.log" "$BUILD/bin/test_heap_gpu"
 timeout 105 "$BUILD/bin/wh_heap_bench" --tests=regs,one,fill90,util --kinds="$KINDS" --out="$OUT" --commit="$commit" \
   > "$OUT/heap_bench.log" 2>&1
 echo "rc=$?" >> "$OUT/heap_bench.log"
-python3 "$(dirname "$0")/report.py" "$OUT/heap_bench.csv" >> "$OUT/heap_bench.md" 2>/dev/null || true
+wh_heap_report
