@@ -6,14 +6,11 @@
 # Environment: BUILD (build dir, default build), OUT (default out/arena),
 # WH_COMMIT (else git), FRAMES, REPS, SIZES.
 set -eu
-cd "$(dirname "$0")/../.."
-build=${BUILD:-build}
-out=${OUT:-out/arena}
-mkdir -p "$out"
+. "$(dirname "$0")/common.sh"
 export WH_COMMIT=${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 export WH_GPU_DRIVER=${WH_GPU_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1 || echo unknown)}
-bin=$build/bin/marching_cubes
-[ -x "$bin" ] || { echo "no $bin (CUDA build needed)"; exit 1; }
+need_mc_bin
+bin=$mc_bin
 rm -f "$out/marching_cubes.csv"
 { echo "# Marching cubes: worst case vs host sync + cudaMallocAsync vs stream arena"
   echo

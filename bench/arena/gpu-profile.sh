@@ -7,13 +7,9 @@
 # profile.log, profile.md.  About 30 s.
 # Environment: BUILD (build dir, default build), OUT (default out/arena), SIZES.
 set -u
-cd "$(dirname "$0")/../.."
-build=${BUILD:-build}
-out=${OUT:-out/arena}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=$build/bin/marching_cubes
-[ -x "$bin" ] || { echo "no $bin (CUDA build needed)"; exit 1; }
+. "$(dirname "$0")/common.sh"
+need_mc_bin
+bin=$mc_bin
 rm -f "$out/profile.md"
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader

@@ -5,11 +5,7 @@
 # results into $OUT (gpu_run.log, marching_cubes.{csv,md,png}).
 # Environment: BUILD (build dir, default build), OUT (default out/arena).
 set -u
-cd "$(dirname "$0")/../.."
-build=${BUILD:-build}
-out=${OUT:-out/arena}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$(dirname "$0")/common.sh"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 step() { echo "== $*"; "$@"; echo "rc=$?"; }
 {
