@@ -114,6 +114,27 @@ static __device__ bool my_cell(int j, int m, int *lx, int *ly, int *lz) {
 
 static __device__ uint32_t brick_id(void) { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 
+/* This thread's cells' cases into cs (0 outside the grid of m cells a side);
+ * returns their triangles. */
+static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, int m, uint32_t *cs) {
+    uint32_t mine = 0;
+    for (int j = 0; j < CPT; ++j) {
+        int lx, ly, lz;
+        cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
+        mine += tab->ntri[cs[j]];
+    }
+    return mine;
+}
+
+/* A plain mesh buffer as a span of one unbounded extent. */
+static __device__ wh_arena_span buffer_span(float *out) {
+    wh_arena_span sp;
+    sp.part[0].ptr = (uint64_t)(uintptr_t)out;
+    sp.part[1].ptr = 0;
+    sp.count0 = sp.count = UINT64_MAX;
+    return sp;
+}
+
 /* Where the frame's triangle total goes once the last block has it. */
 struct tail_args {
     uint32_t *frame;          /* device: the frame being made; += 1 here      */
@@ -259,9 +280,7 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
     if (brick_tris[bid] == 0) return;
     wh_arena_span sp;
     if (out) {
-        sp.part[0].ptr = (uint64_t)(uintptr_t)out;
-        sp.part[1].ptr = 0;
-        sp.count0 = sp.count = UINT64_MAX;
+        sp = buffer_span(out);
     } else {
         sp = *span;
         if (!sp.part[0].ptr) return;
@@ -269,13 +288,7 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
     load_tables(&tab);                                              /* load_brick syncs */
     load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0);   /* count moved the frame on */
-    uint32_t cs[CPT], mine = 0;
-    for (int j = 0; j < CPT; ++j) {
-        int lx, ly, lz;
-        cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
-        mine += tab.ntri[cs[j]];
-    }
-    uint32_t off;
+    uint32_t cs[CPT], mine = brick_cases(&tab, sf, m, cs), off;
     block_scan(tmp).ExclusiveSum(mine, off);
     emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)brick_off[bid] + off);
 }
@@ -308,12 +321,7 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
     load_tables(&tab);                                 /* load_brick syncs */
     load_brick(sf, ball, n, frame, balls, x0, y0, z0);
-    uint32_t cs[CPT], mine = 0, off, total;
-    for (int j = 0; j < CPT; ++j) {
-        int lx, ly, lz;
-        cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
-        mine += tab.ntri[cs[j]];
-    }
+    uint32_t cs[CPT], mine = brick_cases(&tab, sf, m, cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
     if (threadIdx.x == 0) {
@@ -344,9 +352,7 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     if (!open || total == 0) return;                   /* block-uniform */
     wh_arena_span sp;
     if (out) {
-        sp.part[0].ptr = (uint64_t)(uintptr_t)out;
-        sp.part[1].ptr = 0;
-        sp.count0 = sp.count = UINT64_MAX;
+        sp = buffer_span(out);
     } else {                                           /* written by the last block: from L2 */
         const uint64_t *w = (const uint64_t *)t.span;
         uint64_t *d = (uint64_t *)&sp;
@@ -369,12 +375,13 @@ struct ctx {
     cudaStream_t s;
 };
 
-static void count(ctx &c, const tail_args &t) {
+static cudaError_t launch_count(ctx &c, const tail_args &t) {
     if (t.span)
         count_kernel<true><<<c.grid, THREADS, t.smem_bytes, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
     else count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
-    WH_LAUNCH_OR_DIE();
+    return cudaGetLastError();
 }
+static void count(ctx &c, const tail_args &t) { WH_CUDA_OR_DIE(launch_count(c, t)); }
 static tail_args tail(ctx &c) {
     tail_args t = {};
     t.frame = c.frame;
@@ -408,6 +415,14 @@ static void generate(ctx &c, float *out, const wh_arena_span *span, bool pdl = g
     WH_CUDA_OR_DIE(launch_generate(c, out, span, pdl));
 }
 
+/* A warpheap call: on failure report wh_last_error() and exit. */
+static void ok_or_die(wh_status st, const char *prefix = "") {
+    if (st != WH_OK) {
+        fprintf(stderr, "%s%s\n", prefix, wh_last_error());
+        exit(1);
+    }
+}
+
 static void reset_frames(ctx &c) { WH_CUDA_OR_DIE(cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s)); }
 
 /* (a) */
@@ -423,20 +438,31 @@ static void frame_arena_cmd(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
     tail_args t = tail(c);
     t.count_out = &c.tri_count[k];
     count(c, t);
-    if (wh_arena_replace_span_async(a, &c.tri_count[k], TRI_BYTES, &spans[k], c.s) != WH_OK) {
-        fprintf(stderr, "arena: %s\n", wh_last_error());       /* enqueueing failed */
-        exit(1);
-    }
+    ok_or_die(wh_arena_replace_span_async(a, &c.tri_count[k], TRI_BYTES, &spans[k], c.s), "arena: ");
     generate(c, NULL, &spans[k]);
+}
+
+/* Dynamic smem to stage the arena's metadata in a kernel's last block: all
+ * of it if it is at most max bytes, else 0 (the replace runs in place). */
+static size_t staged_smem(wh_arena *a, size_t max) {
+    return wh_arena_meta_bytes(a) <= max ? wh_arena_meta_bytes(a) : 0;
+}
+/* count_kernel: up to 48 KiB (its static smem, ~6 KiB, comes on top of it). */
+static size_t count_arena_smem(wh_arena *a) { return staged_smem(a, 48 * 1024); }
+
+/* The tail of frame f for (c) in a kernel: the last block replaces the mesh
+ * in spans[f % K], with smem_bytes of staging. */
+static tail_args arena_tail(ctx &c, int f, wh_arena *a, wh_arena_span *spans, size_t smem_bytes) {
+    tail_args t = tail(c);
+    t.arena = wh_arena_device(a);
+    t.span = &spans[f % c.k];
+    t.smem_bytes = smem_bytes;
+    return t;
 }
 
 /* (c), in the kernel: the counting kernel's last block does the replace. */
 static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
-    tail_args t = tail(c);
-    t.arena = wh_arena_device(a);
-    t.span = &spans[f % c.k];
-    t.smem_bytes = wh_arena_meta_bytes(a) <= 48 * 1024 ? wh_arena_meta_bytes(a) : 0;   /* else: in place */
-    count(c, t);
+    count(c, arena_tail(c, f, a, spans, count_arena_smem(a)));
     generate(c, NULL, &spans[f % c.k]);
 }
 
@@ -466,15 +492,9 @@ static void frame_fused_worst(ctx &c, int f, float **bufs) {
 
 /* (c), fused: the last block replaces the mesh before it opens the barrier
  * (metadata staged in smem when it is small: the kernel's own smem is ~12 KiB). */
-static size_t fused_arena_smem(wh_arena *a) {
-    return wh_arena_meta_bytes(a) <= 16 * 1024 ? wh_arena_meta_bytes(a) : 0;   /* else: in place */
-}
+static size_t fused_arena_smem(wh_arena *a) { return staged_smem(a, 16 * 1024); }
 static void frame_fused_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
-    tail_args t = tail(c);
-    t.arena = wh_arena_device(a);
-    t.span = &spans[f % c.k];
-    t.smem_bytes = fused_arena_smem(a);
-    WH_CUDA_OR_DIE(launch_fused<true>(c, t, NULL));
+    WH_CUDA_OR_DIE(launch_fused<true>(c, arena_tail(c, f, a, spans, fused_arena_smem(a)), NULL));
 }
 
 /* Whether every brick of the grid is resident at once for this instance. */
@@ -497,20 +517,18 @@ static uint32_t fused_stuck(ctx &c) {
     return n;
 }
 
-/* Whether the grid fits (fused_fits) and a cooperative launch runs plainly
- * and captured in a graph (one (a) frame into buf). */
-static void fused_probe(ctx &c, float *buf) {
-    const char *off = getenv("MC_NO_FUSED");
-    if (off && *off) { printf("fused kernel: off (MC_NO_FUSED)\n"); return; }
-    if (!fused_fits(c, false, 0)) return;
+/* A probe's trial: one frame enqueued by launch from frame 0 and synced,
+ * then one captured in a graph, replayed and synced.  The first error
+ * (cleared from the runtime), or cudaSuccess. */
+static cudaError_t try_frame(ctx &c, const std::function<cudaError_t()> &launch) {
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
     cudaError_t e = cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s);
-    if (e == cudaSuccess) e = launch_fused<false>(c, tail(c), buf);
+    if (e == cudaSuccess) e = launch();
     if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
     if (e == cudaSuccess) e = cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed);
     if (e == cudaSuccess) {
-        cudaError_t e1 = launch_fused<false>(c, tail(c), buf);
+        cudaError_t e1 = launch();
         e = cudaStreamEndCapture(c.s, &graph);
         if (e == cudaSuccess) e = e1;
     }
@@ -519,8 +537,18 @@ static void fused_probe(ctx &c, float *buf) {
     if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
     if (exec) (void)cudaGraphExecDestroy(exec);
     if (graph) (void)cudaGraphDestroy(graph);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e;
+}
+
+/* Whether the grid fits (fused_fits) and a cooperative launch runs plainly
+ * and captured in a graph (one (a) frame into buf). */
+static void fused_probe(ctx &c, float *buf) {
+    const char *off = getenv("MC_NO_FUSED");
+    if (off && *off) { printf("fused kernel: off (MC_NO_FUSED)\n"); return; }
+    if (!fused_fits(c, false, 0)) return;
+    cudaError_t e = try_frame(c, [&] { return launch_fused<false>(c, tail(c), buf); });
     if (e != cudaSuccess) {
-        (void)cudaGetLastError();
         printf("fused kernel: off (%s)\n", cudaGetErrorString(e));
         return;
     }
@@ -576,32 +604,11 @@ static void pdl_probe(ctx &c, float *buf) {
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     const char *off = getenv("MC_NO_PDL");
     if (major < 9 || (off && *off)) { printf("PDL: off (%s)\n", major < 9 ? "before sm_90" : "MC_NO_PDL"); return; }
-    tail_args t = {};
-    t.frame = c.frame;
-    t.history = c.history;
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
-    cudaError_t e = cudaMemsetAsync(c.frame, 0, sizeof(uint32_t), c.s);
-    if (e == cudaSuccess) {
-        count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
-        e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) e = launch_generate(c, buf, NULL, true);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
-    if (e == cudaSuccess) e = cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed);
-    if (e == cudaSuccess) {
-        count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
-        cudaError_t e1 = cudaGetLastError(), e2 = launch_generate(c, buf, NULL, true);
-        e = cudaStreamEndCapture(c.s, &graph);
-        if (e == cudaSuccess) e = e1 != cudaSuccess ? e1 : e2;
-    }
-    if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
-    if (e == cudaSuccess) e = cudaGraphLaunch(exec, c.s);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(c.s);
-    if (exec) (void)cudaGraphExecDestroy(exec);
-    if (graph) (void)cudaGraphDestroy(graph);
+    cudaError_t e = try_frame(c, [&] {
+        cudaError_t e1 = launch_count(c, tail(c));
+        return e1 != cudaSuccess ? e1 : launch_generate(c, buf, NULL, true);
+    });
     g_pdl = e == cudaSuccess;
-    if (!g_pdl) (void)cudaGetLastError();
     printf("PDL: %s%s\n", g_pdl ? "on" : "off: ", g_pdl ? "" : cudaGetErrorString(e));
 }
 
@@ -802,9 +809,9 @@ typedef std::function<void(wh_arena *)> arena_pass;
 /* The arena's counters once the stream is done (a flush first: with
  * WH_ARENA_MIRROR_ON_FAILURE the mirror is otherwise as of the last failure). */
 static void fresh_stats(ctx &c, wh_arena *arena, wh_arena_stats *st) {
-    if (wh_arena_flush_async(arena, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    ok_or_die(wh_arena_flush_async(arena, c.s));
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-    if (wh_arena_stats_get(arena, st) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    ok_or_die(wh_arena_stats_get(arena, st));
 }
 
 /* Size an arena of this policy from a warm-up pass in a generous one: the
@@ -825,7 +832,7 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_a
         double h = a.headroom + 0.02 * attempt;
         if (attempt >= 0) cfg.bytes = (size_t)(high * h);
         WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
-        if (wh_arena_create(&arena, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+        ok_or_die(wh_arena_create(&arena, &cfg));
         pass(arena);
         fresh_stats(c, arena, &st);
         if (attempt < 0) {
@@ -838,7 +845,7 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_a
             printf("arena (%s): %.2f x the high-water mark drops %llu frames, trying more\n",
                    policy == WH_ARENA_RING ? "ring" : "best fit", h, (unsigned long long)st.failures);
         }
-        wh_arena_destroy(arena);
+        ok_or_die(wh_arena_destroy(arena));
     }
     fprintf(stderr, "arena: no headroom up to 3x worked\n");
     exit(1);
@@ -978,17 +985,14 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         cfg.mirror = mode ? WH_ARENA_MIRROR_ON_FAILURE : WH_ARENA_MIRROR_EVERY;
         cfg.max_blocks = 64;
         wh_arena *ar = NULL;
-        if (wh_arena_create(&ar, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+        ok_or_die(wh_arena_create(&ar, &cfg));
         WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
         const char *m = mode ? "mirror on failure" : "mirror every command";
         char what[160];
         reset_frames(c);
         for (int k = 0; k < c.k; ++k) { tail_args t = tail(c); t.count_out = &c.tri_count[k]; count(c, t); }
         double us = event_us(c, R, [&](int i) {
-            if (wh_arena_replace_span_async(ar, &c.tri_count[i % c.k], TRI_BYTES, &spans[i % c.k], c.s) != WH_OK) {
-                fprintf(stderr, "%s\n", wh_last_error());
-                exit(1);
-            }
+            ok_or_die(wh_arena_replace_span_async(ar, &c.tri_count[i % c.k], TRI_BYTES, &spans[i % c.k], c.s));
         });
         snprintf(what, sizeof what, "replace command alone (1 thread), %s", m);
         profile_row(md, what, us, "");
@@ -997,13 +1001,7 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         snprintf(what, sizeof what, "(c) frame, replace in count's last block, plain, %s", m);
         profile_row(md, what, us, "");
         reset_frames(c);
-        us = event_us(c, R, [&](int f) {
-            tail_args t = tail(c);
-            t.arena = wh_arena_device(ar);
-            t.span = &spans[f % c.k];
-            t.smem_bytes = wh_arena_meta_bytes(ar) <= 48 * 1024 ? wh_arena_meta_bytes(ar) : 0;
-            count(c, t);
-        });
+        us = event_us(c, R, [&](int f) { count(c, arena_tail(c, f, ar, spans, count_arena_smem(ar))); });
         snprintf(what, sizeof what, "count with the replace in its last block alone, %s", m);
         profile_row(md, what, us, "minus 'count alone' = the in-kernel replace");
         us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans); });
@@ -1015,13 +1013,12 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             profile_row(md, what, us, "fused_kernel");
         }
         wh_arena_stats st;
-        if (wh_arena_flush_async(ar, c.s) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
-        WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-        if (wh_arena_stats_get(ar, &st) != WH_OK || st.failures) {
+        fresh_stats(c, ar, &st);
+        if (st.failures) {
             fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures);
             exit(1);
         }
-        wh_arena_destroy(ar);
+        ok_or_die(wh_arena_destroy(ar));
     }
     WH_CUDA_OR_DIE(cudaFree(spans));
     WH_CUDA_OR_DIE(cudaFree(buf));
@@ -1160,13 +1157,10 @@ int main(int argc, char **argv) {
         WH_CUDA_OR_DIE(cudaMemcpy(hs.data(), spans, K * sizeof(wh_arena_span), cudaMemcpyDeviceToHost));
         for (int k = 0; k < K; ++k)
             for (int p = 0; p < 2; ++p)
-                if (hs[k].part[p].ptr && wh_arena_free_async(arena, &spans[k].part[p], c.s) != WH_OK) {
-                    fprintf(stderr, "%s\n", wh_last_error());
-                    return 1;
-                }
+                if (hs[k].part[p].ptr) ok_or_die(wh_arena_free_async(arena, &spans[k].part[p], c.s));
         wh_blocks_report rep;
         if (wh_arena_check(arena, &rep) != WH_OK || rep.used != 0) { fprintf(stderr, "arena walk: %s\n", wh_last_error()); bad = 1; }
-        wh_arena_destroy(arena);
+        ok_or_die(wh_arena_destroy(arena));
     }
 
     bool same = mesh_a == mesh_b;
