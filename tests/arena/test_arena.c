@@ -317,7 +317,7 @@ static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
     for (uint32_t f = 0; f < frames; ++f) {
         size_t n = (size_t)cnt[f];
         wh_arena_span *sp = &ring[f % k];
-        wh_arena_replace_span_async(a, &n, stride, sp, NULL);
+        CHECK(wh_arena_replace_span_async(a, &n, stride, sp, NULL) == WH_OK);
         CHECK(sp->part[0].ptr != 0 && sp->count == n && sp->count0 <= n);
         CHECK((sp->count0 < n) == (sp->part[1].ptr != 0));
         split += sp->part[1].ptr != 0;
@@ -337,7 +337,8 @@ static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
     CHECK(take_status(a) == WH_OK);
     wh_arena_stats st;
     CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.failures == 0);
-    for (uint32_t j = 0; j < k; ++j) wh_arena_free_batch_async(a, ring[j].part, ring[j].part[1].ptr ? 2 : 1, NULL);
+    for (uint32_t j = 0; j < k; ++j)
+        CHECK(wh_arena_free_batch_async(a, ring[j].part, ring[j].part[1].ptr ? 2 : 1, NULL) == WH_OK);
     CHECK(take_status(a) == WH_OK);
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK && rep.used == 0 && rep.free == 1);
@@ -349,7 +350,7 @@ static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
     memset(one, 0, sizeof one);
     for (uint32_t f = 0; f < frames; ++f) {
         size_t n = (size_t)cnt[f];
-        wh_arena_replace_async(a, &n, stride, &one[f % k], NULL);
+        CHECK(wh_arena_replace_async(a, &n, stride, &one[f % k], NULL) == WH_OK);
     }
     CHECK(wh_arena_stats_get(a, &st) == WH_OK);
     expect_walk_ok(a);
@@ -372,13 +373,13 @@ static void test_mirror_on_failure(void) {
     memset(ring, 0, sizeof ring);
     for (uint32_t f = 0; f < 30; ++f) {
         size_t n = 1000 + f * 37u;
-        wh_arena_replace_span_async(a, &n, 36, &ring[f % 3], NULL);
+        CHECK(wh_arena_replace_span_async(a, &n, 36, &ring[f % 3], NULL) == WH_OK);
     }
     wh_arena_stats st;
     CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.commands == 0 && st.allocs == 0);   /* not written yet */
     CHECK(wh_arena_status(a) == WH_OK);
     size_t huge = 1u << 20;                                                     /* does not fit */
-    wh_arena_replace_span_async(a, &huge, 36, &ring[0], NULL);
+    CHECK(wh_arena_replace_span_async(a, &huge, 36, &ring[0], NULL) == WH_OK);   /* enqueued; fails when run */
     CHECK(wh_arena_status(a) == WH_ERR_TOO_LARGE);
     CHECK(wh_arena_stats_get(a, &st) == WH_OK);
     printf("mirror on failure: failures %llu commands %llu allocs %llu frees %llu live %llu\n",
@@ -386,7 +387,7 @@ static void test_mirror_on_failure(void) {
            (unsigned long long)st.frees, (unsigned long long)st.live_blocks);
     CHECK(st.failures == 1 && st.commands == 31 && st.allocs >= 30);
     size_t n = 500;
-    wh_arena_replace_span_async(a, &n, 36, &ring[0], NULL);
+    CHECK(wh_arena_replace_span_async(a, &n, 36, &ring[0], NULL) == WH_OK);
     CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.commands == 31);
     uint64_t allocs_then = st.allocs;
     CHECK(wh_arena_flush_async(a, NULL) == WH_OK);

@@ -342,7 +342,7 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     WH_CUDA_OR_DIE(cudaFree(d_count));
     WH_CUDA_OR_DIE(cudaFree(d_ring));
-    wh_arena_destroy(a);
+    CHECK(wh_arena_destroy(a) == WH_OK);
 }
 
 int main(int argc, char **argv) {
