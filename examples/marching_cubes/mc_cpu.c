@@ -130,7 +130,11 @@ int main(int argc, char **argv) {
     for (int f = 0; f < frames; ++f) {
         size_t tris = (size_t)count_frame(&g, &t, (uint32_t)f, balls);
         wh_arena_span *sp = &ring[f % K];
-        wh_arena_replace_span_async(a, &tris, TRI_FLOATS * sizeof(float), sp, NULL);   /* the command */
+        if (wh_arena_replace_span_async(a, &tris, TRI_FLOATS * sizeof(float), sp, NULL) != WH_OK) {   /* the command */
+            fprintf(stderr, "frame %d: %s\n", f, wh_last_error());
+            bad = 1;
+            break;
+        }
         if (!sp->part[0].ptr) { fprintf(stderr, "frame %d: %s\n", f, wh_strerror(wh_arena_status(a))); bad = 1; break; }
         generate(&g, &t, sp);
         generate(&g, &t, &ref_span);
@@ -150,7 +154,7 @@ int main(int argc, char **argv) {
         }
     wh_arena_stats st;
     wh_blocks_report rep;
-    wh_arena_stats_get(a, &st);
+    if (wh_arena_stats_get(a, &st) != WH_OK) { fprintf(stderr, "stats: %s\n", wh_last_error()); return 1; }
     if (wh_arena_check(a, &rep) != WH_OK || rep.used < (uint32_t)K) { fprintf(stderr, "walk: %s\n", wh_last_error()); bad = 1; }
     if (st.first_status != WH_OK || st.failures) bad = 1;
     printf("mc_cpu: %d^3, %d frames, last %llu triangles; RING arena of %.4f MiB = %.3f x the %.4f MiB needed, peak in "
