@@ -12,11 +12,6 @@
 static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,        WH_HEAP_SLAB,           WH_HEAP_CIRCULAR,
                                      WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR_FUSED, WH_HEAP_CIRCULAR_FUSED_MULTI,
                                      WH_HEAP_BUMP};
-static bool circular(wh_heap_kind k) {
-    return k == WH_HEAP_CIRCULAR || k == WH_HEAP_CIRCULAR_MULTI || k == WH_HEAP_CIRCULAR_FUSED ||
-           k == WH_HEAP_CIRCULAR_FUSED_MULTI;
-}
-static bool multi(wh_heap_kind k) { return k == WH_HEAP_CIRCULAR_MULTI || k == WH_HEAP_CIRCULAR_FUSED_MULTI; }
 /* WRAP: test_wrap and the stress (it reuses live memory by design) */
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
@@ -114,7 +109,7 @@ static void test_exhaustion(wh_heap_kind kind, size_t size) {
         CHECK_EQ_U64(rounds[0], rounds[1]);
     else
         CHECK(rounds[1] >= rounds[0] * 9 / 10);
-    if (size == 64 && !circular(kind)) CHECK_EQ_U64(rounds[0], (1u << 20) / 64);   /* 100% */
+    if (size == 64 && !wh__circ_kind(kind)) CHECK_EQ_U64(rounds[0], (1u << 20) / 64);   /* 100% */
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -197,7 +192,7 @@ int main(void) {
         test_exhaustion(kinds[k], 64);
         test_exhaustion(kinds[k], 1000);
         /* SLAB serves up to 64 KiB; MULTI up to a segment (here 64 KiB) */
-        if (kinds[k] != WH_HEAP_SLAB && !multi(kinds[k])) test_exhaustion(kinds[k], 100000);
+        if (kinds[k] != WH_HEAP_SLAB && !wh__circ_multi(kinds[k])) test_exhaustion(kinds[k], 100000);
     }
     test_fragmentation();
     test_fused_gone();
