@@ -254,13 +254,20 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_from(const wh_heap *h, uint32_t c, uin
     if (run == r1) return s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
     return cap;
 }
+/* Position of page p's first slot in its segment (class c). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_page_lo(const wh_heap *h, uint32_t c, uint32_t p) {
+    return (uint64_t)(p & ((1u << h->seg_shift[c]) - 1u)) * wh__slab_spp(c);
+}
+/* Of the positions [lo, lo + spp) of one page, those at or past `from`
+ * (wh__seg_from): untouched. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched_at(uint64_t lo, uint64_t spp, uint64_t from) {
+    if (from >= lo + spp) return 0;
+    return lo + spp - (from > lo ? from : lo);
+}
 /* Slots of page p, class c, that the segments of state v still hold
  * untouched: neither handed out nor free (the walk counts them free). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
-    uint64_t spp = wh__slab_spp(c), lo = (uint64_t)(p & ((1u << h->seg_shift[c]) - 1u)) * spp;
-    uint64_t from = wh__seg_from(h, c, p, v);
-    if (from >= lo + spp) return 0;
-    return lo + spp - (from > lo ? from : lo);
+    return wh__seg_untouched_at(wh__seg_page_lo(h, c, p), wh__slab_spp(c), wh__seg_from(h, c, p, v));
 }
 
 /* Take back what class c's segments hold untouched (the rest of the current
@@ -281,16 +288,25 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c
     if (r1) wh__seg_publish(h, c, r1 - 1u, 0, cap);
 }
 
+/* Class c's flag (seg_prep): one holder at a time prepares or takes back its
+ * segments.  A load first, so that a held flag costs no CAS. */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_lock(const wh_heap *h, uint32_t c) {
+    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
+    return !wh_atomic_load(flag, WH_RELAXED) && wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED);
+}
+WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c) {
+    wh_atomic_store(&h->ctl->seg_prep[c], 0u, WH_RELEASE);
+}
+
 /* Lazy reclaim, made eager again when a class goes idle: a free left page p
  * of the current segment with no live slot, only untouched ones: take the
  * segments back, if no one else holds the class's flag. */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
-    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
     uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
     if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return;      /* nothing untouched */
-    if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return;
+    if (!wh__seg_lock(h, c)) return;
     wh__seg_take_back(h, c, p);
-    wh_atomic_store(flag, 0u, WH_RELEASE);
+    wh__seg_unlock(h, c);
 }
 
 /* Prepare and install the next segment of class c if none is there and no
@@ -298,8 +314,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, u
  * preparing, -1: no aligned run of free pages, even after taking back what
  * the other classes' segments held. */
 WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint64_t seed) {
-    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
-    if (wh_atomic_load(flag, WH_RELAXED) || !wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED)) return 0;
+    if (!wh__seg_lock(h, c)) return 0;
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
     uint32_t shift = h->seg_shift[c];
     int result = 1;
@@ -336,7 +351,7 @@ WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, u
             }
         }
     }
-    wh_atomic_store(flag, 0u, WH_RELEASE);
+    wh__seg_unlock(h, c);
     return result;
 }
 
@@ -494,8 +509,8 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     /* a slot a segment has not handed out yet has its bit clear like a live
      * one: only the state tells it apart (a free of it is foreign) */
     uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
-    if ((uint64_t)(page & ((1u << h->seg_shift[c]) - 1u)) * wh__slab_spp(c) + slot >= wh__seg_from(h, c, page, v))
-        return false;
+    uint64_t lo = wh__seg_page_lo(h, c, page), from = wh__seg_from(h, c, page, v);
+    if (lo + slot >= from) return false;
     uint64_t b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
     uint64_t bit = 1ull << (b & 63u);
     wh_bitmap bm = wh__slab_bitmap(h, c);
@@ -506,7 +521,8 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     wh__heap_track(h, -(int64_t)size);
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
     if (left == 0) wh__slab_reclaim(h, c, page);
-    else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u && left == wh__seg_untouched(h, c, page, v))
+    else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u &&
+             left == wh__seg_untouched_at(lo, wh__slab_spp(c), from))
         wh__seg_retire(h, c, page);
     return true;
 }
