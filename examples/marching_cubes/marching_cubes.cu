@@ -144,7 +144,13 @@ struct tail_args {
     wh_arena_ref arena;       /* with span != NULL: replace the mesh in *span */
     wh_arena_span *span;
     uint64_t smem_bytes;      /* dynamic smem for wh_arena_replace_span_block */
+                              /* or wh_arena_ring_commit_block                 */
+    bool split;               /* reserve here, commit later (arena_reserve.h) */
+    const wh_arena_span *next;/* split: the slot the next frame replaces      */
 };
+
+/* The metadata image staged by the arena's block functions. */
+extern __shared__ uint64_t arena_smem[];
 
 /* Programmatic dependent launch (sm_90): count lets generate's blocks be
  * scheduled once every count block has posted its total, so they wait
@@ -167,8 +173,11 @@ typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
 /* The last block's tail (every thread of it): scan the brick totals into
  * brick offsets, hand the frame's total on (history, the frame counter, the
- * count word), and with ARENA replace the mesh in *t.span by the whole block
- * (metadata staged in dynamic smem).  Returns the frame's total. */
+ * count word), and with ARENA replace the mesh in *t.span: with t.split only
+ * reserve it (one thread: the span from the plan the last commit made; the
+ * block core is brought up to date by a commit after the address is out),
+ * else the whole replace by the block (metadata staged in dynamic smem).
+ * Returns the frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
                                       uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
@@ -194,8 +203,9 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         *t.frame = frame + 1u;
         if (t.count_out) *(volatile size_t *)t.count_out = running;
     }
-    if (ARENA) {                                       /* the whole block: metadata staged in smem */
-        extern __shared__ uint64_t arena_smem[];
+    if (ARENA && t.split) {                            /* one thread, a few loads: the critical path */
+        if (threadIdx.x == 0) (void)wh_arena_ring_reserve_thread(t.arena, running, TRI_BYTES, t.span, t.next);
+    } else if (ARENA) {                                /* the whole block: metadata staged in smem */
         (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
     }
     return running;
@@ -265,18 +275,30 @@ static __device__ void emit(const mc_gtables *tab, const float *sf, int n, int x
     }
 }
 
+/* The commit of a reservation count's tail made (tail_args.split). */
+struct commit_args {
+    wh_arena_ref arena;
+    const wh_arena_span *span;  /* NULL: nothing to commit */
+    uint64_t smem_bytes;        /* dynamic smem to stage the metadata in */
+};
+
 /* Generate, bricks with triangles only.  out: the mesh buffer; or NULL and
  * span: the arena's (a null span: the allocation failed, the frame is
- * dropped, nothing is written).  The early returns are block-uniform. */
+ * dropped, nothing is written).  The early returns are block-uniform.
+ * COMMIT: brick 0's block first commits the arena reservation in cm (off
+ * the critical path: the span is already out; the other blocks emit). */
+template <bool COMMIT>
 static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int balls, const uint32_t *frame_ptr,
                                                                   const uint32_t *brick_tris, const uint32_t *brick_off,
-                                                                  float *out, const wh_arena_span *span) {
+                                                                  float *out, const wh_arena_span *span,
+                                                                  commit_args cm) {
     __shared__ float sf[NPTS];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
     pdl_wait();                                        /* before reading what count wrote */
     uint32_t bid = brick_id();
+    if (COMMIT && bid == 0) (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
     if (brick_tris[bid] == 0) return;
     wh_arena_span sp;
     if (out) {
@@ -340,6 +362,8 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
             __threadfence();
             atomicExch(epoch, e + 1u);
         }
+        if (ARENA && t.split)                          /* the core catches up while the others emit */
+            (void)wh_arena_ring_commit_block(t.arena, t.span, arena_smem, t.smem_bytes);
     } else {
         if (threadIdx.x == 0) {
             unsigned k = 0;                            /* short sleeps: the wait is a few us */
@@ -393,9 +417,15 @@ static tail_args tail(ctx &c) {
  * variants that never sync -- in (b) a host round trip separates the two. */
 static bool g_pdl = false;
 
-static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span, bool pdl) {
+static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span, bool pdl,
+                                   const commit_args &cm = commit_args()) {
+    size_t smem = cm.span ? cm.smem_bytes : 0;
     if (!pdl) {
-        generate_kernel<<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off, out, span);
+        if (cm.span)
+            generate_kernel<true><<<c.grid, THREADS, smem, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off,
+                                                                  out, span, cm);
+        else generate_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off,
+                                                                 out, span, cm);
         return cudaGetLastError();
     }
     cudaLaunchConfig_t cfg = {};
@@ -404,15 +434,19 @@ static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.gridDim = c.grid;
     cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = 0;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = c.s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, generate_kernel, c.n, c.balls, (const uint32_t *)c.frame,
-                              (const uint32_t *)c.brick_tris, (const uint32_t *)c.brick_off, out, span);
+    if (cm.span)
+        return cudaLaunchKernelEx(&cfg, generate_kernel<true>, c.n, c.balls, (const uint32_t *)c.frame,
+                                  (const uint32_t *)c.brick_tris, (const uint32_t *)c.brick_off, out, span, cm);
+    return cudaLaunchKernelEx(&cfg, generate_kernel<false>, c.n, c.balls, (const uint32_t *)c.frame,
+                              (const uint32_t *)c.brick_tris, (const uint32_t *)c.brick_off, out, span, cm);
 }
-static void generate(ctx &c, float *out, const wh_arena_span *span, bool pdl = g_pdl) {
-    WH_CUDA_OR_DIE(launch_generate(c, out, span, pdl));
+static void generate(ctx &c, float *out, const wh_arena_span *span, bool pdl = g_pdl,
+                     const commit_args &cm = commit_args()) {
+    WH_CUDA_OR_DIE(launch_generate(c, out, span, pdl, cm));
 }
 
 /* A warpheap call: on failure report wh_last_error() and exit. */
@@ -451,19 +485,36 @@ static size_t staged_smem(wh_arena *a, size_t max) {
 static size_t count_arena_smem(wh_arena *a) { return staged_smem(a, 48 * 1024); }
 
 /* The tail of frame f for (c) in a kernel: the last block replaces the mesh
- * in spans[f % K], with smem_bytes of staging. */
-static tail_args arena_tail(ctx &c, int f, wh_arena *a, wh_arena_span *spans, size_t smem_bytes) {
+ * in spans[f % K], with smem_bytes of staging; split: only reserves it (the
+ * commit plans for spans[(f + 1) % K], the next frame's slot). */
+static tail_args arena_tail(ctx &c, int f, wh_arena *a, wh_arena_span *spans, size_t smem_bytes, bool split) {
     tail_args t = tail(c);
     t.arena = wh_arena_device(a);
     t.span = &spans[f % c.k];
     t.smem_bytes = smem_bytes;
+    t.split = split;
+    t.next = &spans[(f + 1) % c.k];
     return t;
 }
 
-/* (c), in the kernel: the counting kernel's last block does the replace. */
-static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
-    count(c, arena_tail(c, f, a, spans, count_arena_smem(a)));
-    generate(c, NULL, &spans[f % c.k]);
+/* generate_kernel: up to 48 KiB of staging for the commit (its static smem is ~10 KiB). */
+static size_t generate_arena_smem(wh_arena *a) { return staged_smem(a, 48 * 1024); }
+
+/* (c), in the kernel: the counting kernel's last block reserves the mesh
+ * (the address at once), generate's first block commits it; with
+ * !split (the profile's 'before') the last block does the whole replace. */
+static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool split = true) {
+    if (!split) {
+        count(c, arena_tail(c, f, a, spans, count_arena_smem(a), false));
+        generate(c, NULL, &spans[f % c.k]);
+        return;
+    }
+    count(c, arena_tail(c, f, a, spans, 0, true));
+    commit_args cm;
+    cm.arena = wh_arena_device(a);
+    cm.span = &spans[f % c.k];
+    cm.smem_bytes = generate_arena_smem(a);
+    generate(c, NULL, &spans[f % c.k], g_pdl, cm);
 }
 
 /* One cooperative kernel per frame (fused_kernel) where every brick fits on
@@ -493,8 +544,8 @@ static void frame_fused_worst(ctx &c, int f, float **bufs) {
 /* (c), fused: the last block replaces the mesh before it opens the barrier
  * (metadata staged in smem when it is small: the kernel's own smem is ~12 KiB). */
 static size_t fused_arena_smem(wh_arena *a) { return staged_smem(a, 16 * 1024); }
-static void frame_fused_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
-    WH_CUDA_OR_DIE(launch_fused<true>(c, arena_tail(c, f, a, spans, fused_arena_smem(a)), NULL));
+static void frame_fused_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool split = true) {
+    WH_CUDA_OR_DIE(launch_fused<true>(c, arena_tail(c, f, a, spans, fused_arena_smem(a), split), NULL));
 }
 
 /* Whether every brick of the grid is resident at once for this instance. */
@@ -806,6 +857,14 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
 
 typedef std::function<void(wh_arena *)> arena_pass;
 
+/* RING reservations the plan served (arena_reserve.h), from the device state. */
+static uint64_t arena_planned(ctx &c, wh_arena *arena) {
+    uint64_t n = 0;
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    WH_CUDA_OR_DIE(cudaMemcpy(&n, &wh_arena_device(arena).s->planned, sizeof n, cudaMemcpyDeviceToHost));
+    return n;
+}
+
 /* The arena's counters once the stream is done (a flush first: with
  * WH_ARENA_MIRROR_ON_FAILURE the mirror is otherwise as of the last failure). */
 static void fresh_stats(ctx &c, wh_arena *arena, wh_arena_stats *st) {
@@ -996,22 +1055,37 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         });
         snprintf(what, sizeof what, "replace command alone (1 thread), %s", m);
         profile_row(md, what, us, "");
+        /* before: the whole replace in count's last block (staged in smem) */
         reset_frames(c);
-        us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans); });
+        us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans, false); });
         snprintf(what, sizeof what, "(c) frame, replace in count's last block, plain, %s", m);
-        profile_row(md, what, us, "");
+        profile_row(md, what, us, "before");
         reset_frames(c);
-        us = event_us(c, R, [&](int f) { count(c, arena_tail(c, f, ar, spans, count_arena_smem(ar))); });
+        us = event_us(c, R, [&](int f) { count(c, arena_tail(c, f, ar, spans, count_arena_smem(ar), false)); });
         snprintf(what, sizeof what, "count with the replace in its last block alone, %s", m);
         profile_row(md, what, us, "minus 'count alone' = the in-kernel replace");
-        us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans); });
+        us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans, false); });
         snprintf(what, sizeof what, "(c) frame in kernel, graph of G frames, %s", m);
-        profile_row(md, what, us, "");
+        profile_row(md, what, us, "before");
         if (fused_arena_fits(c, ar)) {
-            us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans); });
+            us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans, false); });
             snprintf(what, sizeof what, "(c) frame as one cooperative kernel, graph of G frames, %s", m);
-            profile_row(md, what, us, "fused_kernel");
+            profile_row(md, what, us, "before; fused_kernel");
         }
+        /* now: reserve in count's last block (plan), commit after the address is out */
+        reset_frames(c);
+        us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans, true); });
+        snprintf(what, sizeof what, "(c) frame, reserve in count's last block, commit in generate, plain, %s", m);
+        profile_row(md, what, us, "reserve/commit");
+        us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans, true); });
+        snprintf(what, sizeof what, "(c) frame, reserve/commit, graph of G frames, %s", m);
+        profile_row(md, what, us, "reserve/commit");
+        if (fused_arena_fits(c, ar)) {
+            us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans, true); });
+            snprintf(what, sizeof what, "(c) frame as one cooperative kernel, reserve/commit, graph of G frames, %s", m);
+            profile_row(md, what, us, "reserve/commit; fused_kernel");
+        }
+        printf("  (reservations the plan served so far: %llu)\n", (unsigned long long)arena_planned(c, ar));
         wh_arena_stats st;
         fresh_stats(c, ar, &st);
         if (st.failures) {
@@ -1150,9 +1224,10 @@ int main(int argc, char **argv) {
             }
         }
         printf("arena (%s): region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, "
-               "%llu commands\n", v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit", as.region_bytes / 1048576.0, headroom,
-               wh_strerror((wh_status)as.first_status), (unsigned long long)as.failures,
-               (unsigned long long)as.commands);
+               "%llu commands, %llu reservations served by the plan\n", v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit",
+               as.region_bytes / 1048576.0, headroom, wh_strerror((wh_status)as.first_status),
+               (unsigned long long)as.failures, (unsigned long long)as.commands,
+               (unsigned long long)arena_planned(c, arena));
         std::vector<wh_arena_span> hs(K);                      /* free the parts that are there */
         WH_CUDA_OR_DIE(cudaMemcpy(hs.data(), spans, K * sizeof(wh_arena_span), cudaMemcpyDeviceToHost));
         for (int k = 0; k < K; ++k)

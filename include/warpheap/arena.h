@@ -70,6 +70,35 @@ WH_INLINE WH_HOST_DEVICE void *wh_arena_span_at(const wh_arena_span *sp, uint64_
     return (void *)(uintptr_t)(sp->part[1].ptr + (i - sp->count0) * elem_bytes);
 }
 
+/* RING reservations (arena_reserve.h): what the next replace of one slot
+ * will find once that slot's span is freed -- the free blocks in ring order
+ * from the cursor -- made off the critical path by the previous commit. */
+#define WH_ARENA_PLAN_BLOCKS 4
+typedef struct wh_arena_plan_block {
+    uint64_t addr, size;         /* offset in the region, bytes           */
+    uint32_t id, gen;            /* descriptor; the generation a take gives */
+} wh_arena_plan_block;
+
+typedef struct wh_arena_ring_plan {
+    uint32_t valid, nfree;       /* nfree blocks recorded in blk           */
+    uint32_t start, complete;    /* the cursor's block; 1: blk holds every free block */
+    uint64_t version;            /* state's commands when made: stale once another runs */
+    uint64_t slot;               /* the slot whose span it assumes freed   */
+    uint64_t granule;
+    wh_arena_span expect;        /* what that slot held                    */
+    wh_arena_plan_block blk[WH_ARENA_PLAN_BLOCKS];
+} wh_arena_ring_plan;
+
+/* A reservation in flight: published by wh_arena_ring_reserve_thread, the
+ * block core brought up to date by wh_arena_ring_commit_*; the lock is held
+ * from one to the other. */
+typedef struct wh_arena_ring_pending {
+    uint32_t active, fast;       /* fast: published from the plan, core not yet changed */
+    uint64_t slot, next;         /* the replaced slot; the slot to plan for (0: none) */
+    uint64_t count, stride;
+    wh_arena_span old, made;     /* the span it frees, the span it published */
+} wh_arena_ring_pending;
+
 /* Lives in the arena's metadata (device memory on CUDA).  Counters change
  * only under the lock, except first_status and failures (atomics: a lock
  * that could not be taken still reports). */
@@ -89,6 +118,9 @@ typedef struct wh_arena_state {
     uint32_t ring_hint;          /* RING: the last block allocated        */
     uint32_t mirror_mode;        /* wh_arena_mirror                       */
     uint64_t ring_cursor;        /* RING: offset where that block ended   */
+    wh_arena_ring_plan plan;     /* RING: made by the last commit          */
+    wh_arena_ring_pending pending;
+    uint64_t planned;            /* RING: reservations the plan served     */
 } wh_arena_state;
 
 /* A copy of the counters the host can read at any time (host-mapped memory,
@@ -496,13 +528,14 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_replace_span_thread(wh_arena_ref a, 
     return wh__arena_cmd_replace_span(a.s, count, stride, slot);
 }
 
-#ifdef __CUDACC__   /* CUDA sources: both nvcc passes see the declarations */
 /* Bytes of the metadata image (state, generations, block core): what
  * wh_arena_replace_span_block stages.  Fixed at creation, read unlocked. */
-WH_INLINE WH_DEVICE uint64_t wh__arena_image_bytes(const wh_arena_state *s) {
+WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_image_bytes(const wh_arena_state *s) {
     const wh_blocks *c = (const wh_blocks *)((const char *)s + s->core_off);
     return s->core_off + c->total_bytes;
 }
+
+#ifdef __CUDACC__   /* CUDA sources: both nvcc passes see the declarations */
 
 /* The same replace by a whole thread block (every thread calls it, converged,
  * with the same arguments), for a kernel whose last block allocates: a
@@ -647,6 +680,8 @@ WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_warp(wh_arena_ref a, uint64_t 
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle *slot) {
     return wh_arena_free_mask(a, wh_active_mask(), slot);
 }
+
+#include "warpheap/arena_reserve.h"
 
 WH_EXTERN_C_END
 

@@ -361,6 +361,91 @@ static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
     free(cnt);
 }
 
+/* The status of a command on a, cleared only if set (a clear is a command:
+ * it would make a reservation plan stale). */
+static wh_status status_if_any(wh_arena *a) {
+    wh_status st = wh_arena_status(a);
+    if (st != WH_OK) CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
+    return st;
+}
+
+/* RING reservations (arena_reserve.h): the same FIFO ring of K spans run by
+ * wh_arena_replace_span_async in one arena and by reserve + commit in a
+ * twin.  Every frame: the same status, the same span (offsets, descriptor,
+ * generation, counts), the same generations and block core byte for byte;
+ * the planned (fast) path taken whenever the plan is current.  The region
+ * is tight enough that some replaces split and some fail (the slow path);
+ * a zero count now and then, and a flush (a command between two reserves:
+ * the plan goes stale) now and then. */
+/* Frame f's count: drift plus noise, now and then a jump, every 50th zero. */
+static uint64_t reserve_count(uint64_t seed, uint32_t f) {
+    uint64_t r = wh_hash64(seed * 7919u + f);
+    if (f % 50 == 49) return 0;
+    return 20000 + 300u * (f % 200 < 100 ? f % 200 : 200 - f % 200) + r % 3000 + ((r >> 20) % 13 == 0 ? 15000 : 0);
+}
+
+static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
+    enum { MAXK = 8 };
+    const uint64_t stride = 36;
+    uint64_t most = 0;                                   /* the most bytes K live spans need, as in test_ring_spans */
+    for (uint32_t f = 0; f < frames; ++f) {
+        uint64_t live = 0;
+        for (uint32_t j = 0; j < k && j <= f; ++j) live += (reserve_count(seed, f - j) * stride + 32u + 255u) / 256u * 256u;
+        if (live > most) most = live;
+    }
+    wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE};
+    wh_arena *ref = NULL, *a = NULL;
+    CHECK(wh_arena_create(&ref, &cfg) == WH_OK && wh_arena_create(&a, &cfg) == WH_OK);
+    if (!ref || !a) return;
+    wh_arena_state *rs = wh_arena_device(ref).s, *s = wh_arena_device(a).s;
+    size_t meta = wh_arena_meta_bytes(a);
+    uint64_t *scratch = (uint64_t *)malloc(meta);
+    wh_arena_span r_ring[MAXK], ring[MAXK];
+    memset(r_ring, 0, sizeof r_ring);
+    memset(ring, 0, sizeof ring);
+    uint64_t fast = 0, split = 0, failed = 0, stale = 0, rbase = (uintptr_t)wh_arena_base(ref),
+             base = (uintptr_t)wh_arena_base(a);
+    for (uint32_t f = 0; f < frames; ++f) {
+        size_t n = (size_t)reserve_count(seed, f);
+        if (f % 97 == 96) {                                  /* a command between: the plan is stale */
+            CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
+            stale++;
+        }
+        CHECK(wh_arena_replace_span_async(ref, &n, stride, &r_ring[f % k], NULL) == WH_OK);
+        wh_status want = status_if_any(ref);
+        wh_status got = wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
+        fast += s->pending.fast;
+        CHECK(wh_arena_ring_commit_thread(wh_arena_device(a), &ring[f % k], scratch, meta) == WH_OK);
+        CHECK(!s->pending.active && wh_arena_ring_commit_thread(wh_arena_device(a), &ring[f % k], NULL, 0) == WH_OK);
+        CHECK(got == want && status_if_any(a) == want);
+        failed += want != WH_OK;
+        const wh_arena_span *x = &r_ring[f % k], *y = &ring[f % k];
+        split += y->part[1].ptr != 0;
+        for (int p = 0; p < 2; ++p) {
+            CHECK((x->part[p].ptr ? x->part[p].ptr - rbase : 0) == (y->part[p].ptr ? y->part[p].ptr - base : 0));
+            CHECK(x->part[p].block == y->part[p].block && x->part[p].gen == y->part[p].gen);
+        }
+        CHECK(x->count0 == y->count0 && x->count == y->count);
+        CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, meta - s->gen_off) == 0);
+        if (f % 16 == 0) expect_walk_ok(a);
+    }
+    wh_arena_stats x, y;
+    CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
+    CHECK(wh_arena_stats_get(ref, &x) == WH_OK && wh_arena_stats_get(a, &y) == WH_OK);
+    CHECK(x.allocs == y.allocs && x.frees == y.frees && x.failures == y.failures && x.commands == y.commands);
+    CHECK(x.used_bytes == y.used_bytes && x.peak_used == y.peak_used && x.live_blocks == y.live_blocks);
+    printf("ring reserve, K=%u: %u frames, %llu by the plan, %llu split, %llu failed, %llu stale plans\n", k, frames,
+           (unsigned long long)fast, (unsigned long long)split, (unsigned long long)failed, (unsigned long long)stale);
+    /* the plan serves every frame that did not follow a failure or a stale plan */
+    CHECK(fast + 2u * failed + stale + 1u >= frames && s->planned == fast);
+    CHECK((k == 1 || split > 0) && failed > frames / 50u);   /* zero counts and some out of memory */
+    expect_walk_ok(a);
+    free(scratch);
+    wh_arena_destroy(ref);
+    wh_arena_destroy(a);
+}
+
 /* WH_ARENA_MIRROR_ON_FAILURE: successful commands leave the mirror as it
  * was, a failure shows at once (status and counters), flush brings it up to
  * date, clear still clears; the state itself is always current (walk). */
@@ -433,6 +518,7 @@ int main(int argc, char **argv) {
     test_random_commands(WH_BLOCKS_MAXHEAP, WH_ARENA_BEST_FIT, commands, 2);
     test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_RING, commands, 3);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
+    for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
     test_mirror_on_failure();
     test_replace();
     test_warp_api();

@@ -345,6 +345,120 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     CHECK(wh_arena_destroy(a) == WH_OK);
 }
 
+/* RING reservations on the GPU (arena_reserve.h): one thread reserves,
+ * then a block commits (staged in smem), in one kernel (as the fused
+ * marching-cubes frame) or in two (count's tail, then generate), or a block
+ * without smem commits in place (no plan: the next reserve goes the slow
+ * way).  A twin arena runs the same replaces as commands; after every 50
+ * rounds both rings hold the same spans (offsets, descriptors,
+ * generations) and both images the same generations and block core, byte
+ * for byte.  Counts: some zero, some too large, a tight region (failures:
+ * the slow path, the same status). */
+static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
+                                             const wh_arena_span *next, uint64_t smem_bytes, bool commit) {
+    extern __shared__ uint64_t smem[];
+    if (threadIdx.x == 0) (void)wh_arena_ring_reserve_thread(a, *count, 36, slot, next);
+    __threadfence();
+    __syncthreads();
+    if (commit) (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+}
+static __global__ void commit_kernel(wh_arena_ref a, const wh_arena_span *slot, uint64_t smem_bytes) {
+    extern __shared__ uint64_t smem[];
+    (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+}
+static __global__ void ring_counts(size_t *counts, uint32_t n, uint64_t seed, uint64_t max_count) {
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+        uint64_t r = wh_hash64(seed + i);
+        counts[i] = i % 41 == 40 ? 0 : i % 97 == 96 ? 4 * max_count : 1 + r % max_count;
+    }
+}
+
+static std::vector<uint8_t> image_tail(wh_arena *a) {
+    wh_arena_state s;
+    WH_CUDA_OR_DIE(cudaMemcpy(&s, wh_arena_device(a).s, sizeof s, cudaMemcpyDeviceToHost));
+    std::vector<uint8_t> h(wh_arena_meta_bytes(a) - s.gen_off);
+    WH_CUDA_OR_DIE(cudaMemcpy(h.data(), (char *)wh_arena_device(a).s + s.gen_off, h.size(), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
+    enum { K = 3 };
+    const uint64_t seed = 99, max_count = 60000;
+    wh_arena_config cfg = {};
+    cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4);            /* 1.5 x the mean live bytes: some out of memory */
+    cfg.max_blocks = 64;
+    cfg.backend = WH_ARENA_CUDA;
+    cfg.policy = WH_ARENA_RING;
+    cfg.mirror = mirror;
+    wh_arena *ref = NULL, *a = NULL;
+    if (wh_arena_create(&ref, &cfg) != WH_OK || wh_arena_create(&a, &cfg) != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        exit(1);
+    }
+    size_t *d_count = dalloc<size_t>(rounds);
+    wh_arena_span *d_ref = dalloc<wh_arena_span>(K), *d_ring = dalloc<wh_arena_span>(K);
+    cudaStream_t s;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    ring_counts<<<1, 256, 0, s>>>(d_count, rounds, seed, max_count);
+    WH_LAUNCH_OR_DIE();
+    size_t smem = wh_arena_meta_bytes(a);
+    uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
+    double t_cmd = 0, t_res = 0;
+    for (uint32_t f = 0; f < rounds;) {
+        uint32_t e = f + 50 < rounds ? f + 50 : rounds, f0 = f;
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+        double t0 = wh_now_seconds();
+        for (uint32_t i = f0; i < e; ++i)
+            CHECK(wh_arena_replace_span_async(ref, d_count + i, 36, &d_ref[i % K], s) == WH_OK);
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+        double t1 = wh_now_seconds();
+        t_cmd += t1 - t0;
+        int kind = (f0 / 50) % 4;                    /* one kernel; two kernels; in place now and then; one kernel */
+        for (; f < e; ++f) {
+            wh_arena_span *slot = &d_ring[f % K], *next = &d_ring[(f + 1) % K];
+            bool two = kind == 1 || (kind == 2 && f % 7 == 0);
+            reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two);
+            WH_LAUNCH_OR_DIE();
+            if (two) {
+                uint64_t sb = kind == 2 ? 0 : smem;   /* 0: in place */
+                commit_kernel<<<1, 256, sb, s>>>(wh_arena_device(a), slot, sb);
+                WH_LAUNCH_OR_DIE();
+            }
+        }
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+        t_res += wh_now_seconds() - t1;
+        std::vector<wh_arena_span> x = fetch(d_ref, K), y = fetch(d_ring, K);
+        for (int j = 0; j < K; ++j) {
+            for (int p = 0; p < 2; ++p) {
+                CHECK((x[j].part[p].ptr ? x[j].part[p].ptr - rbase : 0) == (y[j].part[p].ptr ? y[j].part[p].ptr - base : 0));
+                CHECK(x[j].part[p].block == y[j].part[p].block && x[j].part[p].gen == y[j].part[p].gen);
+            }
+            CHECK(x[j].count0 == y[j].count0 && x[j].count == y[j].count);
+        }
+        CHECK(image_tail(ref) == image_tail(a));
+        CHECK(wh_arena_status(ref) == wh_arena_status(a));
+    }
+    wh_arena_stats x, y;
+    CHECK(wh_arena_flush_async(ref, s) == WH_OK && wh_arena_flush_async(a, s) == WH_OK);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    CHECK(wh_arena_stats_get(ref, &x) == WH_OK && wh_arena_stats_get(a, &y) == WH_OK);
+    CHECK(x.allocs == y.allocs && x.frees == y.frees && x.failures == y.failures && x.commands == y.commands);
+    CHECK(x.used_bytes == y.used_bytes && x.peak_used == y.peak_used && x.failures > 0);
+    wh_arena_state st;
+    WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
+    CHECK(st.planned > rounds / 2 && !st.pending.active && st.lock == 0);
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(a, &rep) == WH_OK);
+    printf("gpu ring reserve, mirror %s: %u replaces, %llu failed, %llu by the plan; %.2f us per replace command, "
+           "%.2f per reserve + commit\n", mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds,
+           (unsigned long long)y.failures, (unsigned long long)st.planned, t_cmd * 1e6 / rounds, t_res * 1e6 / rounds);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    WH_CUDA_OR_DIE(cudaFree(d_count));
+    WH_CUDA_OR_DIE(cudaFree(d_ref));
+    WH_CUDA_OR_DIE(cudaFree(d_ring));
+    CHECK(wh_arena_destroy(ref) == WH_OK && wh_arena_destroy(a) == WH_OK);
+}
+
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) { printf("no GPU: skipped\n"); return WH_TEST_SKIP; }
     bool small = wh_arg_flag(argc, argv, "--small");
@@ -354,5 +468,7 @@ int main(int argc, char **argv) {
     if (!small) time_commands(20000);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_EVERY);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_ON_FAILURE);
+    test_ring_reserve(small ? 200 : 2000, WH_ARENA_MIRROR_EVERY);
+    test_ring_reserve(small ? 200 : 2000, WH_ARENA_MIRROR_ON_FAILURE);
     return wh_test_finish("test_arena_gpu");
 }

@@ -1,0 +1,284 @@
+/* Stream arena, RING policy: a replace split in two so that the block core
+ * stays off the critical path of a frame (issue 3, marching cubes (c)).
+ *
+ * A replace (free the slot's span, allocate count elements into it) run by
+ * one thread is a chain of ~40 dependent loads through the descriptors and
+ * the free index; staged in a block's smem it still costs ~6 us between a
+ * kernel's count and the kernels that wait for the address
+ * (bench/results/session-409c075-h100/part2/arena/profile.md).  Yet in a
+ * FIFO ring the answer is known before the count: the new span starts at
+ * the cursor, in the free block there once the oldest span is freed.  So:
+ *
+ *   reserve (one thread, once the count is known): take the lock; if the
+ *     plan the previous commit left is still current (no command since, the
+ *     same slot holding the same span) compute the span from the plan's few
+ *     words -- the same span wh__arena_do_alloc_span would give -- write it
+ *     to the slot and return: a handful of independent loads and a little
+ *     arithmetic.  Otherwise run the whole replace there (the slow path).
+ *     The lock stays held.
+ *   commit (a block or one thread, any time later, before the next arena
+ *     command): run the real replace on the block core (staged in smem),
+ *     check it gives the published span (WH_ERR_CORRUPT if not), account,
+ *     write the mirror; then, on the staged copy, free the span of the slot
+ *     the next reserve will replace and record the free blocks from the
+ *     cursor in ring order: the next plan.  Release the lock.
+ *
+ * Everything the slot holds between reserve and commit is final; only the
+ * bookkeeping lags.  Same semantics as wh_arena_replace_span_async: the slot
+ * written, a null span and a status on failure (failures always take the
+ * slow path, so the status is the core's own).  Included by arena.h. */
+#ifndef WARPHEAP_ARENA_RESERVE_H
+#define WARPHEAP_ARENA_RESERVE_H
+
+#include <string.h>   /* memset */
+
+/* A span read word by word from memory another block or kernel wrote. */
+WH_INLINE WH_HOST_DEVICE wh_arena_span wh__span_load(const wh_arena_span *p) {
+    wh_arena_span sp;
+    const volatile uint64_t *w = (const volatile uint64_t *)p;
+    uint64_t *d = (uint64_t *)&sp;
+    for (unsigned i = 0; i < sizeof sp / 8u; ++i) d[i] = w[i];
+    return sp;
+}
+
+WH_INLINE WH_HOST_DEVICE bool wh__span_same(const wh_arena_span *a, const wh_arena_span *b) {
+    for (int p = 0; p < 2; ++p)
+        if (a->part[p].ptr != b->part[p].ptr || a->part[p].block != b->part[p].block || a->part[p].gen != b->part[p].gen)
+            return false;
+    return a->count0 == b->count0 && a->count == b->count;
+}
+
+/* The handle a take of planned block b gives (as wh__arena_handle). */
+WH_INLINE WH_HOST_DEVICE wh_handle wh__plan_handle(uint64_t base, const wh_arena_plan_block *b, uint64_t stride) {
+    wh_handle h;
+    h.ptr = base + b->addr + (stride - b->addr % stride) % stride;
+    h.block = b->id;
+    h.gen = b->gen;
+    return h;
+}
+
+WH_INLINE WH_HOST_DEVICE uint64_t wh__plan_round(uint64_t granule, uint64_t size) {
+    uint64_t g = granule - 1u;
+    return size > UINT64_MAX - g ? 0 : (size + g) & ~g;
+}
+
+/* The span wh__arena_do_alloc_span gives on the planned state (next fit
+ * from the cursor's block, a second extent in the next free block that
+ * holds the rest), or false where the plan cannot tell: a request that
+ * fails, or an answer past the recorded free blocks.  Mirrors its tests. */
+WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64_t base, uint64_t bytes, uint64_t count,
+                                           uint64_t stride, wh_arena_span *out) {
+    if (count == 0 || stride == 0 || count > bytes / stride || pl->granule == 0) return false;
+    uint32_t n = pl->nfree < WH_ARENA_PLAN_BLOCKS ? pl->nfree : WH_ARENA_PLAN_BLOCKS;
+    uint64_t pad = stride - wh__arena_gcd(stride, pl->granule);
+    const wh_arena_plan_block *first = n && pl->blk[0].id == pl->start ? &pl->blk[0] : NULL;   /* cursor's, free */
+    uint64_t room = first ? first->size : 0;
+    uint64_t n0 = room > pad ? (room - pad) / stride : 0;
+    out->part[1] = wh_handle_null();
+    if (n0 != 0 && n0 < count && wh__plan_round(pl->granule, count * stride + pad) > room) {
+        uint64_t need1 = wh__plan_round(pl->granule, (count - n0) * stride + pad);
+        const wh_arena_plan_block *b1 = NULL;
+        for (uint32_t i = 1; need1 && i < n && !b1; ++i)          /* after the cursor's block, in ring order */
+            if (pl->blk[i].size >= need1) b1 = &pl->blk[i];
+        if (!b1 && !pl->complete) return false;
+        if (b1) {
+            out->part[0] = wh__plan_handle(base, first, stride);
+            out->part[1] = wh__plan_handle(base, b1, stride);
+            out->count0 = n0;
+            out->count = count;
+            return true;
+        }
+    }
+    uint64_t need = count * stride + pad;
+    if (need > bytes || need < pad) return false;
+    uint64_t size = wh__plan_round(pl->granule, need);
+    for (uint32_t i = 0; size && i < n; ++i) {
+        if (pl->blk[i].size < size) continue;
+        out->part[0] = wh__plan_handle(base, &pl->blk[i], stride);
+        out->count0 = out->count = count;
+        return true;
+    }
+    return false;                               /* out of memory, or further on: the core says */
+}
+
+/* Reserve: publish the replace of *slot by count elements into *slot (the
+ * plan's answer, else the whole replace), lock taken and kept for the
+ * commit.  next: the slot the replace after this one will free (its plan is
+ * made by the commit); NULL: none.  One thread; not several lanes of one
+ * warp (LOCK RULE).  The caller's fence (or the kernel's end) publishes the
+ * slot.  Returns the status: WH_OK, or the slow path's failure. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, uint64_t count, uint64_t stride,
+                                                               wh_arena_span *slot, const wh_arena_span *next) {
+    wh_arena_state *s = a.s;
+    if (!wh__arena_lock(s)) {
+        wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+        return WH_ERR_RETRY_LIMIT;
+    }
+    wh_arena_ring_plan pl = s->plan;             /* all loads first: independent, in flight together */
+    wh_arena_span old = *slot;
+    uint64_t commands = s->commands, base = s->base, bytes = s->bytes, planned = s->planned;
+    uint32_t policy = s->policy;
+    wh_arena_ring_pending *p = &s->pending;
+    p->active = 1u;
+    p->slot = (uint64_t)(uintptr_t)slot;
+    p->next = (uint64_t)(uintptr_t)next;
+    p->count = count;
+    p->stride = stride;
+    wh_arena_span made;
+    if (pl.valid && pl.version == commands && pl.slot == (uint64_t)(uintptr_t)slot && policy == WH_ARENA_RING &&
+        wh__span_same(&old, &pl.expect) && wh__plan_span(&pl, base, bytes, count, stride, &made)) {
+        *slot = made;
+        p->old = old;
+        p->made = made;
+        p->fast = 1u;
+        s->planned = planned + 1u;
+        return WH_OK;
+    }
+    p->fast = 0u;                                /* the slow path: the core now, commit plans only */
+    wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
+    wh__arena_note(s, st);
+    wh__arena_publish(s, st);
+    return st;
+}
+
+/* Commit's first half (lock held; s the state or a staged copy of it): the
+ * real replace, which must give the published span. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_locked(wh_arena_state *s) {
+    wh_arena_ring_pending *p = &s->pending;
+    wh_arena_span sp = p->old;
+    wh_status st = wh__arena_replace_span_locked(s, p->count, p->stride, &sp);
+    if (st == WH_OK && !wh__span_same(&sp, &p->made)) st = WH_ERR_CORRUPT;
+    return st;
+}
+
+/* Commit's second half: the plan for the next replace of *next, made on s
+ * -- a scratch copy of the image, which it changes (frees next's span). */
+WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s, const wh_arena_span *next) {
+    wh_arena_ring_plan pl;
+    memset(&pl, 0, sizeof pl);
+    if (!next || s->policy != WH_ARENA_RING) return pl;
+    pl.expect = wh__span_load(next);
+    pl.slot = (uint64_t)(uintptr_t)next;
+    pl.version = s->commands;
+    for (int k = 0; k < 2; ++k)
+        if (pl.expect.part[k].ptr && wh__arena_do_free(s, pl.expect.part[k]) != WH_OK) return pl;   /* not valid */
+    wh_blocks *c = wh__arena_core(s);
+    const wh_block *d = wh_blocks_desc(c);
+    const uint32_t *gen = wh__arena_gen(s);
+    uint32_t b = wh__ring_start(s), x = b;
+    pl.start = b;
+    pl.granule = c->granule;
+    for (uint32_t k = 0; k < c->capacity && x != WH_BLOCK_NONE; ++k) {
+        if (d[x].state == WH_BLOCK_FREE) {
+            if (pl.nfree == WH_ARENA_PLAN_BLOCKS) break;           /* more free blocks than recorded */
+            wh_arena_plan_block *e = &pl.blk[pl.nfree++];
+            e->addr = d[x].addr;
+            e->size = d[x].size;
+            e->id = x;
+            e->gen = gen[x] + 1u;
+        }
+        x = wh__ring_succ(s, d, x);
+        if (x == b) { pl.complete = 1u; break; }
+    }
+    pl.valid = 1u;
+    return pl;
+}
+
+/* Whether a reservation for slot is in flight (lock held by it). */
+WH_INLINE WH_HOST_DEVICE bool wh__ring_pending_for(wh_arena_state *s, const wh_arena_span *slot) {
+    return wh_atomic_load(&s->pending.active, WH_ACQUIRE) != 0u && s->pending.slot == (uint64_t)(uintptr_t)slot;
+}
+
+/* Commit by one thread, in place (CPU backend; a block without smem): the
+ * reservation of slot, if one is in flight; the next plan on scratch (a
+ * copy of the image: scratch_bytes >= wh_arena_meta_bytes, 8-aligned),
+ * none without.  Releases the lock.  Returns the commit's status. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, const wh_arena_span *slot,
+                                                              void *scratch, uint64_t scratch_bytes) {
+    wh_arena_state *s = a.s;
+    if (!wh__ring_pending_for(s, slot)) return WH_OK;
+    wh_status st = WH_OK;
+    if (s->pending.fast) {
+        st = wh__ring_commit_locked(s);
+        wh__arena_note(s, st);
+        wh__arena_publish(s, st);
+    }
+    s->pending.active = 0u;
+    s->plan.valid = 0u;
+    uint64_t bytes = wh__arena_image_bytes(s);
+    if (st == WH_OK && scratch && scratch_bytes >= bytes && !((uintptr_t)scratch & 7u) && !(bytes & 7u)) {
+        const uint64_t *src = (const uint64_t *)s;
+        uint64_t *dst = (uint64_t *)scratch;
+        for (uint64_t i = 0; i < bytes / 8u; ++i) dst[i] = src[i];
+        s->plan = wh__ring_plan_make((wh_arena_state *)scratch, (const wh_arena_span *)(uintptr_t)s->pending.next);
+    }
+    wh__arena_unlock(s);
+    return st;
+}
+
+#ifdef __CUDACC__
+/* Commit by a whole block (every thread, converged, same arguments): the
+ * image staged in smem (smem_bytes, 8-aligned, >= wh_arena_meta_bytes;
+ * else thread 0 commits in place and makes no plan), thread 0 runs the
+ * replace on the copy, one thread of warp 1 writes the mirror, the block
+ * writes back the words that changed (never the lock word nor failures:
+ * atomics outside the lock), thread 0 makes the next plan on the copy.
+ * Returns the status to every thread. */
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                       uint64_t smem_bytes) {
+    __shared__ uint32_t wh__commit_go, wh__commit_status;
+    wh_arena_state *s = a.s;
+    uint64_t bytes = wh__arena_image_bytes(s), words = bytes / 8u;
+    __syncthreads();                                    /* the flags: free to write */
+    if (bytes > smem_bytes || (bytes & 7u) || ((uintptr_t)smem & 7u) || blockDim.x < 64 ||
+        words > (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x) {
+        if (threadIdx.x == 0) wh__commit_status = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
+        __syncthreads();
+        return (wh_status)wh__commit_status;
+    }
+    if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
+    __syncthreads();
+    if (!wh__commit_go) return WH_OK;
+    uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH_ARENA_STAGE_WORDS];
+    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+        if (i < words) img[i] = orig[j] = __ldcg(&real[i]);          /* from L2: written elsewhere */
+    }
+    __syncthreads();
+    wh_arena_state *copy = (wh_arena_state *)smem;
+    bool fast = copy->pending.fast != 0u;
+    if (threadIdx.x == 0) {
+        wh_status st = WH_OK;
+        if (fast) {
+            st = wh__ring_commit_locked(copy);
+            wh__arena_note(copy, st);
+            wh__arena_account(copy, st);
+        }
+        copy->pending.active = 0u;
+        copy->plan.valid = 0u;
+        wh__commit_status = (uint32_t)st;
+    }
+    __syncthreads();
+    wh_status st = (wh_status)wh__commit_status;
+    if (threadIdx.x == 32 && fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
+    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
+    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+        if (i < words && i != skip0 && i != skip1 && img[i] != orig[j]) real[i] = img[i];
+    }
+    __threadfence();                                    /* the image before the plan and the unlock */
+    __syncthreads();                                    /* and the mirror done with the copy */
+    if (threadIdx.x == 0) {
+        if (st == WH_OK) {
+            wh_arena_ring_plan pl = wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next);
+            s->plan = pl;
+        }
+        __threadfence();
+        wh__arena_note(s, st);
+        wh__arena_unlock(s);
+    }
+    return st;
+}
+#endif
+
+#endif /* WARPHEAP_ARENA_RESERVE_H */
