@@ -246,8 +246,9 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
     alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
-    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_VMM};
-    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_VMM};
+    /* warpheap: the default growth (the range, VMM, unless the driver lacks it) */
+    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
+    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_DEFAULT};
     alloc_if wa = {"warpheap-arenas", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_ARENAS};
     alloc_if wat = {"warpheap-arenas-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true,
                     WH_POOL_GROW_ARENAS};
@@ -259,6 +260,9 @@ int main(int argc, char **argv) {
     wh_reset(&wa);
     wh_reset(&wat);
     alloc_if *all[6] = {&cm, &ca, &wp, &wt, &wa, &wat};
+    wh_pool_stats s0;                                /* a fresh range counts as one arena, arenas as none */
+    wh_pool_get_stats(wp.pool, &s0);
+    fprintf(md, "Default growth on this machine: %s.\n\n", s0.arenas == 1 ? "VMM (one address range)" : "cudaMalloc arenas");
 
     /* latency by size */
     size_t sizes[] = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
@@ -278,8 +282,8 @@ int main(int argc, char **argv) {
 
     /* random_allocations */
     fprintf(md, "\n## RMM random_allocations (ns per operation, cold = first pass / warm = median of identical later passes; peak reserved / peak live over all)\n\n"
-                "warpheap grows one address range with the driver's virtual-memory calls (config.growth = WH_POOL_GROW_VMM); "
-                "warpheap-arenas grows by cudaMalloc arenas.\n\n"
+                "warpheap: the default growth, one address range grown with the driver's virtual-memory calls (VMM); "
+                "warpheap-arenas: cudaMalloc arenas (config.growth = WH_POOL_GROW_ARENAS).\n\n"
                 "| N | max | cudaMalloc | cudaMallocAsync cold / warm | warpheap cold / warm | speed-up vs async cold / warm | warpheap-arenas cold / warm | async reserved/live | warpheap reserved/live | arenas reserved/live |\n"
                 "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     uint64_t ns_[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};

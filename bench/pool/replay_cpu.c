@@ -1,9 +1,12 @@
 /* RMM's random_allocations (the pattern of pool_bench.c, same sizes and
- * seeds) replayed on the CPU backend, for each way of growing: peak reserved
- * / peak live and the driver calls the GPU would make (arenas: cudaMalloc /
- * cudaFree; VMM: pieces mapped / unmapped, at the H100's 2 MiB granule),
- * in a cold and an identical warm pass; and Futhark's loop (2000 iterations).  Placement does not depend on the
- * backend, so the ratios are the GPU's; times are not measured here.
+ * seeds, same passes: a cold one, then 5 / 3 / 1 warm ones for N = 1e3 /
+ * 1e4 / 1e5) replayed on the CPU backend, for the default growth (the range,
+ * VMM) and for arenas: peak reserved / peak live over all passes and the
+ * driver calls the GPU would make (arenas: cudaMalloc / cudaFree; VMM:
+ * pieces mapped / unmapped, at the H100's 2 MiB granule) in the cold pass
+ * and in the last warm one; and Futhark's loop (2000 iterations).
+ * Placement does not depend on the backend, so the ratios are the GPU's;
+ * times are not measured here.
  * Usage: wh_pool_replay [--md]   (CSV on stdout, or a markdown table) */
 #include "warpheap/pool.h"
 
@@ -25,38 +28,44 @@ static void replay_free(void *pool, void *p) {
 int main(int argc, char **argv) {
     bool md = argc > 1 && !strcmp(argv[1], "--md");
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
-    if (md) printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | warm |\n"
+    if (md) printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | last warm pass |\n"
                    "| --- | ---: | ---: | ---: | ---: | ---: |\n");
     else printf("growth,N,max_mib,reserved_over_live,cold_allocs,cold_frees,warm_allocs,warm_frees\n");
     for (int g = 0; g < 2; ++g)
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j) {
-                wh_pool_config c = {.backend = WH_POOL_CPU, .growth = g ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS,
+                wh_pool_config c = {.backend = WH_POOL_CPU, .growth = g ? WH_POOL_GROW_ARENAS : WH_POOL_GROW_DEFAULT,
                                     .vmm_range = 64ull << 30, .vmm_granule = 2u << 20};
                 wh_pool *p;
                 if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
-                uint64_t pl = 0;
-                wh_pool_stats a, b;
-                rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
+                uint64_t pl = 0, peak = 0;
+                int reps = i == 0 ? 5 : i == 1 ? 3 : 1;      /* as pool_bench.c */
+                wh_pool_stats a, w0, b;
+                rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &peak);
                 wh_pool_get_stats(p, &a);
-                rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
-                wh_pool_get_stats(p, &b);
+                b = a;
+                for (int pass = 0; pass < reps; ++pass) {
+                    w0 = b;                                  /* calls of the last pass: b - w0 */
+                    rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
+                    wh_pool_get_stats(p, &b);
+                    peak = pl > peak ? pl : peak;
+                }
                 if (wh_pool_check(p) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
-                const char *name = g ? "vmm" : "arenas";
-                double r = (double)b.reserved_peak / (double)pl;
-                unsigned long long ca = a.arena_allocs, cf = a.arena_frees, wa = b.arena_allocs - a.arena_allocs,
-                                   wf = b.arena_frees - a.arena_frees;
+                const char *name = g ? "arenas" : "default (vmm)";
+                double r = (double)b.reserved_peak / (double)peak;
+                unsigned long long ca = a.arena_allocs, cf = a.arena_frees, wa = b.arena_allocs - w0.arena_allocs,
+                                   wf = b.arena_frees - w0.arena_frees;
                 if (md) printf("| %s | %llu | %llu MiB | %.3f | %llu / %llu | %llu / %llu |\n", name,
                                (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf);
-                else printf("%s,%llu,%llu,%.4f,%llu,%llu,%llu,%llu\n", name, (unsigned long long)ns[i],
-                            (unsigned long long)maxs[j], r, ca, cf, wa, wf);
+                else printf("%s,%llu,%llu,%.4f,%llu,%llu,%llu,%llu\n", g ? "arenas" : "default-vmm",
+                            (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf);
                 wh_pool_destroy(p);
             }
     /* Futhark's loop, untagged and tagged by site */
     static const char sites[6] = {0};
     for (int g = 0; g < 2; ++g)
         for (int tagged = 0; tagged < 2; ++tagged) {
-            wh_pool_config c = {.backend = WH_POOL_CPU, .growth = g ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS,
+            wh_pool_config c = {.backend = WH_POOL_CPU, .growth = g ? WH_POOL_GROW_ARENAS : WH_POOL_GROW_DEFAULT,
                                 .vmm_granule = 2u << 20};
             wh_pool *p;
             if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
@@ -75,11 +84,11 @@ int main(int argc, char **argv) {
             }
             wh_pool_stats st;
             wh_pool_get_stats(p, &st);
-            const char *name = g ? "vmm" : "arenas";
+            const char *name = g ? "arenas" : "default (vmm)";
             double r = (double)st.reserved_peak / (double)peak;
             if (md) printf("| %s%s | futhark loop | 2000 it. | %.3f | %llu / %llu | |\n", name, tagged ? ", tagged" : "", r,
                            (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
-            else printf("%s%s,futhark,0,%.4f,%llu,%llu,0,0\n", name, tagged ? "-tagged" : "", r,
+            else printf("%s%s,futhark,0,%.4f,%llu,%llu,0,0\n", g ? "arenas" : "default-vmm", tagged ? "-tagged" : "", r,
                         (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
             wh_pool_destroy(p);
         }

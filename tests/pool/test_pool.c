@@ -16,9 +16,12 @@ static bool stream_busy(wh_stream s, void *user) {
 }
 #define S(k) ((wh_stream)(uintptr_t)(k))
 
+/* Arenas, named: these checks count arenas and their sizes (the default
+ * range is tested in test_pool_vmm.c and test_pool_default.c). */
 static wh_pool *make(size_t max_bytes, size_t arena, wh_blocks_kind kind) {
     wh_pool_config c = {.backend = WH_POOL_CPU, .max_bytes = max_bytes, .small_arena = arena,
-                        .medium_arena = arena, .index = kind, .stream_busy = stream_busy};
+                        .medium_arena = arena, .index = kind, .stream_busy = stream_busy,
+                        .growth = WH_POOL_GROW_ARENAS};
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     return p;
@@ -260,7 +263,7 @@ static void size_classes(void) {
 /* Few descriptors: blocks stop splitting, then no arena can be added; the
  * failure names the descriptors and the pool recovers when blocks are freed. */
 static void few_descriptors(void) {
-    wh_pool_config c = {.backend = WH_POOL_CPU, .max_blocks = 4, .small_arena = 4096};
+    wh_pool_config c = {.backend = WH_POOL_CPU, .max_blocks = 4, .small_arena = 4096, .growth = WH_POOL_GROW_ARENAS};
     wh_pool *p;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     void *x[8];

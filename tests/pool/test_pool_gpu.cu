@@ -187,8 +187,31 @@ static void threads(void) {
     wh_pool_destroy(shared);
 }
 
+/* The default growth on a GPU whose driver has the virtual-memory calls is
+ * the range: one arena at create, nothing backed, a block that holds data. */
+static void default_growth(void) {
+    wh_pool *p = NULL;
+    CHECK(wh_pool_create(&p, NULL) == WH_OK);
+    wh_pool_stats s;
+    wh_pool_get_stats(p, &s);
+    printf("default growth: %s\n", s.arenas == 1 ? "vmm" : "arenas");
+    CHECK(s.arenas == 1 && s.reserved == 0);
+    void *x = wh_pool_alloc(p, 3u << 20, 0);
+    CHECK(x != NULL);
+    if (x) {
+        CHECK(cudaMemset(x, 0x5a, 3u << 20) == cudaSuccess);
+        unsigned char h = 0;
+        CHECK(cudaMemcpy(&h, (char *)x + (3u << 20) - 1, 1, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CHECK(h == 0x5a);
+        CHECK(wh_pool_free(p, x, 0) == WH_OK);
+    }
+    CHECK(wh_pool_check(p) == WH_OK);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) return WH_TEST_SKIP;
+    default_growth();
     for (int g = 0; g < 2; ++g) {
         growth = g ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS;
         printf("growth: %s\n", g ? "vmm" : "arenas");
