@@ -77,6 +77,7 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
     }
     wh_blocks_set_absorb(p->core, WH__READY);      /* a stream may take READY neighbours */
     p->nslots = 1;                                   /* slot 0: READY */
+    p->hot = WH_BLOCK_NONE;
     /* Default: the range (VMM).  On the H100 it is fast enough (6.5x..33x
      * cudaMallocAsync warm on random_allocations) at a fraction of the
      * arenas' footprint: peak reserved / peak live 1.04-1.14
@@ -196,7 +197,9 @@ static wh_status wh__check_locked(wh_pool *p) {
     }
     for (uint64_t i = 0; i <= p->map_mask; ++i) mapped += p->map_keys[i] != 0;
     for (uint32_t i = 0; i < p->narenas; ++i) arena_sum += p->arenas[i].size;
-    uint32_t tagged = 0;
+    uint32_t tagged = p->hot != WH_BLOCK_NONE;
+    if (tagged && p->info[p->hot].state != WH__TAGGED)
+        return wh__fail(WH_ERR_CORRUPT, "pool: the hot block %u is not kept", p->hot);
     for (uint32_t i = 0; i < WH__TAGS; ++i)
         if (p->tags[i].tag && p->tags[i].block != WH_BLOCK_NONE) {
             tagged++;

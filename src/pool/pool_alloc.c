@@ -136,14 +136,16 @@ static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *ta
 /* Untagged requests up to 64 KiB act as if tagged by their power-of-two size
  * class: a block freed on a stream comes straight back to the next request
  * of its class on that stream, skipping split and merge.  Larger blocks go
- * back to the core at once: held blocks cannot merge, and on RMM's
- * random_allocations with sizes up to 1 MiB a 1 MiB limit raised peak
- * reserved / peak live from 1.08 to 1.15 (CPU backend). */
+ * back to the core by the next allocation (the hot block, pool_tags.c):
+ * held blocks cannot merge, and on RMM's random_allocations with sizes up
+ * to 1 MiB, classes up to 1 MiB raised peak reserved / peak live from 1.08
+ * to 1.15 (CPU backend). */
 #define WH__IMPLICIT_MAX (1u << 16)
 static const char wh__class_tags[64];
+static const char wh__large_tag[1];     /* untagged, above WH__IMPLICIT_MAX */
 
 static const void *wh__implicit_tag(uint64_t size) {
-    return size <= WH__IMPLICIT_MAX ? &wh__class_tags[wh_log2_64(size)] : NULL;
+    return size <= WH__IMPLICIT_MAX ? (const void *)&wh__class_tags[wh_log2_64(size)] : (const void *)wh__large_tag;
 }
 
 static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, const void *tag, wh_stream s,
@@ -158,7 +160,9 @@ static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, cons
     if (align <= p->cfg.alignment) align = 0;
     else if (size > UINT64_MAX / 4 - align) return wh__fail(WH_ERR_TOO_LARGE, "pool: %zu B at %" PRIu64, bytes, align);
     if (!tag && !align) tag = wh__implicit_tag(size);
-    uint32_t b = tag && !align ? wh__tag_take(p, tag, size, slot) : WH_BLOCK_NONE;   /* kept blocks: any address */
+    uint32_t b = WH_BLOCK_NONE;                     /* kept blocks: any address, so none when aligned */
+    if (p->hot != WH_BLOCK_NONE) b = wh__hot_take(p, tag == wh__large_tag ? size : 0, slot);
+    if (b == WH_BLOCK_NONE && tag && tag != wh__large_tag && !align) b = wh__tag_take(p, tag, size, slot);
     if (b != WH_BLOCK_NONE) p->st.tag_hits++;
     if (b == WH_BLOCK_NONE) b = wh__find(p, size, align, slot);
     if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, align, slot);
@@ -243,6 +247,8 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     p->st.requested -= in->requested;
     if (uses) {
         if (p->npending >= WH__PENDING_POLL) wh__pending_poll(p, false);
+    } else if (in->tag == wh__large_tag) {
+        wh__hot_keep(p, b);
     } else if (!in->tag || !wh__tag_keep(p, b)) {
         wh__release(p, b);
     }

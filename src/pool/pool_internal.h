@@ -91,6 +91,7 @@ struct wh_pool {
     uint32_t nspare_ev, spare_ev_cap;
     uint32_t ntags;
     wh__tag_entry tags[WH__TAGS];
+    uint32_t hot;                    /* pool_tags.c: the hot block, or NONE         */
     bool use_vmm;
     wh__vmm vmm;
     wh_pool_stats st;
@@ -135,7 +136,11 @@ void wh__reclaim(wh_pool *p, bool wait);
 /* pool_tags.c */
 uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot);
 bool wh__tag_keep(wh_pool *p, uint32_t b);
-void wh__tag_flush(wh_pool *p);
+void wh__tag_flush(wh_pool *p);                    /* the hot block too */
+/* The hot block (p->hot != NONE): taken for an untagged request of size on
+ * slot that it fits (size 0: none), else given back; kept on free. */
+uint32_t wh__hot_take(wh_pool *p, uint64_t size, uint32_t slot);
+void wh__hot_keep(wh_pool *p, uint32_t b);
 
 /* pool_alloc.c / pool.c */
 void wh__release(wh_pool *p, uint32_t b);          /* USED block back to the core */

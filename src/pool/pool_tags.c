@@ -13,6 +13,17 @@
  * static) instead of a linear scan; the kept block must belong to the
  * requesting stream; memory pressure flushes the table back to the core, and
  * so does (with VMM growth) a request that outgrew its tag's block.
+ *
+ * The hot block: an untagged block above 64 KiB, the last one freed, kept
+ * until the next allocation, which takes it if it is on the same stream,
+ * untagged and what the core would give (at most 1/64 larger); any other
+ * allocation gives it back first, and so does the next such free.  So
+ * placement is what it would be without it, but a pool cycling one size
+ * skips split and merge (CPU backend: a 1 MiB .. 256 MiB pair ~44 -> ~22 ns).
+ * A looser fit, or the tag table's way of keeping it until a request of
+ * another size, cost footprint: a held block is not merged, a larger one
+ * counts its excess as in use (random_allocations up to 64 MiB 1.144 ->
+ * 1.160, Futhark's loop untagged 1.096 -> 1.827).
  */
 #include "pool_internal.h"
 
@@ -77,7 +88,25 @@ bool wh__tag_keep(wh_pool *p, uint32_t b) {
     return true;
 }
 
+uint32_t wh__hot_take(wh_pool *p, uint64_t size, uint32_t slot) {
+    uint32_t b = p->hot;
+    uint64_t have = wh_blocks_desc(p->core)[b].size;
+    p->hot = WH_BLOCK_NONE;
+    p->st.tag_cached--;
+    if (size && p->info[b].free_slot == slot && have == size) return b;
+    wh__release(p, b);
+    return WH_BLOCK_NONE;
+}
+
+void wh__hot_keep(wh_pool *p, uint32_t b) {
+    if (p->hot != WH_BLOCK_NONE) wh__hot_take(p, 0, 0);     /* size 0: goes back */
+    p->hot = b;
+    p->info[b].state = WH__TAGGED;
+    p->st.tag_cached++;
+}
+
 void wh__tag_flush(wh_pool *p) {
+    if (p->hot != WH_BLOCK_NONE) wh__hot_take(p, 0, 0);
     for (uint32_t i = 0; i < WH__TAGS; ++i)
         if (p->tags[i].tag && p->tags[i].block != WH_BLOCK_NONE) wh__tag_drop(p, &p->tags[i]);
 }

@@ -241,7 +241,9 @@ static void tags(void) {
     wh_pool_destroy(p);
 }
 
-/* Untagged blocks up to 64 KiB are kept by size class, larger ones are not. */
+/* Untagged blocks up to 64 KiB are kept by size class; of larger ones only
+ * the last one freed (the hot block), until the next allocation, which
+ * takes it at its exact size on its stream and otherwise gives it back. */
 static void size_classes(void) {
     wh_pool *p = make(0, 0, WH_BLOCKS_TLSF);
     wh_pool_stats s;
@@ -251,11 +253,36 @@ static void size_classes(void) {
     wh_pool_get_stats(p, &s);
     CHECK(s.tag_hits == 1 && s.tag_cached == 0);
     wh_pool_free(p, a, S(0));
-    CHECK(wh_pool_alloc(p, 800, S(1)) != a);                     /* not for another stream */
-    void *big = wh_pool_alloc(p, 2u << 20, S(0));
+    void *b = wh_pool_alloc(p, 800, S(1));
+    CHECK(b != a);                                               /* not for another stream */
+    const size_t mb2 = 2u << 20, other_n = mb2 - 4096;
+    void *big = wh_pool_alloc(p, mb2, S(0));
     wh_pool_free(p, big, S(0));
     wh_pool_get_stats(p, &s);
-    CHECK_EQ_U64(s.tag_cached, 1);                               /* only a */
+    uint64_t hits = s.tag_hits;
+    CHECK_EQ_U64(s.tag_cached, 2);                               /* a and the hot block */
+    check_ok(p);
+    CHECK(wh_pool_alloc(p, mb2, S(0)) == big);                   /* exact size, same stream */
+    wh_pool_get_stats(p, &s);
+    CHECK(s.tag_hits == hits + 1 && s.tag_cached == 1);
+    wh_pool_free(p, big, S(0));
+    char *other = wh_pool_alloc(p, other_n, S(0));               /* another size: big goes back first */
+    wh_pool_get_stats(p, &s);
+    CHECK(other != NULL && s.tag_hits == hits + 1 && s.tag_cached == 1);   /* only a */
+    check_ok(p);
+    wh_pool_free(p, other, S(0));
+    busy[0] = true;                                              /* other's stream still has work */
+    char *x = wh_pool_alloc(p, other_n, S(1));                   /* same size, another stream */
+    CHECK(x != NULL && (x + other_n <= other || x >= other + other_n));
+    busy[0] = false;
+    wh_pool_get_stats(p, &s);
+    CHECK(s.tag_hits == hits + 1 && s.tag_cached == 1);          /* other went back to S(0)'s blocks */
+    wh_pool_free(p, x, S(1));
+    wh_pool_free(p, b, S(1));
+    CHECK(wh_pool_trim(p, 0) == WH_OK);                          /* trim gives kept blocks back too */
+    wh_pool_get_stats(p, &s);
+    CHECK_EQ_U64(s.tag_cached, 0);
+    CHECK_EQ_U64(s.reserved, 0);
     check_ok(p);
     wh_pool_destroy(p);
 }
