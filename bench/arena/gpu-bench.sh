@@ -21,8 +21,9 @@ rm -f "$out/marching_cubes.csv"
   echo "the first enqueue to the final stream sync, median of the runs. 'graph of G frames': G"
   echo "frames captured as one CUDA graph and replayed; (b) can capture only its counting kernel"
   echo "(the host sync splits every frame). '(c) arena in kernel' and 'in one kernel': the mesh reserved"
-  echo "in count's last block from the plan the previous commit made; the block core committed by an extra"
-  echo "block of the next frame's kernel while its bricks count (include/warpheap/arena_reserve.h)."; } > "$out/marching_cubes.md"
+  echo "in count's last block from the plan the previous commit made, the block core committed after the"
+  echo "address is out (generate's first block; in one kernel, the last block after the grid barrier):"
+  echo "include/warpheap/arena_reserve.h."; } > "$out/marching_cubes.md"
 rc=0
 for n in ${SIZES:-32 64 96 128 160 192}; do
   timeout 120 "$bin" --n="$n" --k=3 --frames="${FRAMES:-300}" --reps="${REPS:-5}" \

@@ -104,40 +104,23 @@ static __device__ uint32_t brick_case(const float *sf, int lx, int ly, int lz) {
     return m;
 }
 
-/* Blocks are numbered linearly, bricks x fastest.  A kernel with an arena
- * commit block (tail_args.prev) runs it as block 0, scheduled first, and
- * the bricks as blocks 1..nb. */
-struct brick {
-    int x0, y0, z0;                            /* its first cell */
-    uint32_t id;                               /* 0 .. nb-1 */
-};
-static __device__ uint32_t bricks_along(int n, int b) { return (uint32_t)((n - 1 + b - 1) / b); }
-static __device__ uint32_t brick_count(int n) { return bricks_along(n, BX) * bricks_along(n, BY) * bricks_along(n, BZ); }
-static __device__ brick my_brick(int n, uint32_t first) {
-    uint32_t gx = bricks_along(n, BX), gy = bricks_along(n, BY), b = blockIdx.x - first;
-    brick r;
-    r.id = b;
-    r.x0 = (int)(b % gx) * BX;
-    r.y0 = (int)(b / gx % gy) * BY;
-    r.z0 = (int)(b / (gx * gy)) * BZ;
-    return r;
-}
-
 /* This thread's cell j in the brick (local coordinates); false outside the grid. */
-static __device__ bool my_cell(const brick &br, int j, int m, int *lx, int *ly, int *lz) {
+static __device__ bool my_cell(int j, int m, int *lx, int *ly, int *lz) {
     *lx = threadIdx.x % BX;
     *ly = threadIdx.x / BX % BY;
     *lz = threadIdx.x / (BX * BY) * CPT + j;
-    return br.x0 + *lx < m && br.y0 + *ly < m && br.z0 + *lz < m;
+    return (int)blockIdx.x * BX + *lx < m && (int)blockIdx.y * BY + *ly < m && (int)blockIdx.z * BZ + *lz < m;
 }
+
+static __device__ uint32_t brick_id(void) { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 
 /* This thread's cells' cases into cs (0 outside the grid of m cells a side);
  * returns their triangles. */
-static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, const brick &br, int m, uint32_t *cs) {
+static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, int m, uint32_t *cs) {
     uint32_t mine = 0;
     for (int j = 0; j < CPT; ++j) {
         int lx, ly, lz;
-        cs[j] = my_cell(br, j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
+        cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
         mine += tab->ntri[cs[j]];
     }
     return mine;
@@ -164,8 +147,6 @@ struct tail_args {
                               /* or wh_arena_ring_commit_block                 */
     bool split;               /* reserve here, commit later (arena_reserve.h) */
     const wh_arena_span *next;/* split: the slot the next frame replaces      */
-    const wh_arena_span *prev;/* split: the previous frame's slot, committed  */
-                              /* by the commit block (block 0)                */
 };
 
 /* The metadata image staged by the arena's block functions. */
@@ -234,11 +215,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
  * (threadfence + a counter, as CUDA's threadFenceReduction) scans them into
  * brick_off and runs the tail, so no scan or allocation kernel follows.
  * ARENA: compiled with the arena's replace (c, in kernel); (a) and (b) run
- * the instance without it, so its code costs them no registers.  With
- * t.prev, block 0 commits the previous frame's reservation while the bricks
- * count, then arrives like a brick: whoever arrives last (and reserves)
- * comes after the commit, which is off the critical path unless it takes
- * longer than counting a brick. */
+ * the instance without it, so its code costs them no registers. */
 template <bool ARENA>
 static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls, uint32_t *brick_tris,
                                                                uint32_t *brick_off, uint32_t *done, tail_args t) {
@@ -248,24 +225,20 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     __shared__ uint8_t ntri[256];
     __shared__ bool last;
     int m = n - 1;
-    uint32_t frame = *t.frame, first = ARENA && t.prev ? 1u : 0u, nb = brick_count(n), total = 0;
-    brick br = my_brick(n, first);
-    if (first && blockIdx.x == 0) {                    /* the commit block (block-uniform) */
-        (void)wh_arena_ring_commit_block(t.arena, t.prev, arena_smem, t.smem_bytes);
-    } else {
-        load_ntri(ntri);                               /* load_brick syncs */
-        load_brick(sf, ball, n, frame, balls, br.x0, br.y0, br.z0);
-        uint32_t tris = 0;
-        for (int j = 0; j < CPT; ++j) {
-            int lx, ly, lz;
-            if (my_cell(br, j, m, &lx, &ly, &lz)) tris += ntri[brick_case(sf, lx, ly, lz)];
-        }
-        total = block_reduce(tmp.r).Sum(tris);
-        if (threadIdx.x == 0) brick_tris[br.id] = total;
+    uint32_t frame = *t.frame;
+    load_ntri(ntri);                                   /* load_brick syncs */
+    load_brick(sf, ball, n, frame, balls, blockIdx.x * BX, blockIdx.y * BY, blockIdx.z * BZ);
+    uint32_t tris = 0;
+    for (int j = 0; j < CPT; ++j) {
+        int lx, ly, lz;
+        if (my_cell(j, m, &lx, &ly, &lz)) tris += ntri[brick_case(sf, lx, ly, lz)];
     }
+    uint32_t total = block_reduce(tmp.r).Sum(tris);
+    uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
     if (threadIdx.x == 0) {
-        __threadfence();                               /* the total (the commit) before the count */
-        last = atomicAdd(done, 1u) == nb + first - 1u;
+        brick_tris[brick_id()] = total;
+        __threadfence();                               /* the total before the count */
+        last = atomicAdd(done, 1u) == nb - 1u;
     }
     __syncthreads();
     pdl_launch_dependents();
@@ -285,14 +258,13 @@ static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int 
                        (paz + s * (float)(bz - az)) * inv);
 }
 
-/* This thread's triangles (cells cs of brick br), from triangle index tri
- * on, into the span. */
-static __device__ void emit(const mc_gtables *tab, const float *sf, int n, const brick &br, const uint32_t *cs,
+/* This thread's triangles (cells cs of the brick at x0, y0, z0), from
+ * triangle index tri on, into the span. */
+static __device__ void emit(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, const uint32_t *cs,
                             const wh_arena_span *sp, uint64_t tri) {
-    int x0 = br.x0, y0 = br.y0, z0 = br.z0;
     for (int j = 0; j < CPT; ++j) {
         int lx, ly, lz;
-        my_cell(br, j, n - 1, &lx, &ly, &lz);
+        my_cell(j, n - 1, &lx, &ly, &lz);
         for (int k = 0; k < tab->ntri[cs[j]]; ++k, ++tri) {
             float *dst = (float *)wh_arena_span_at(sp, tri, TRI_BYTES);
             for (int v = 0; v < 3; ++v) {
@@ -303,19 +275,31 @@ static __device__ void emit(const mc_gtables *tab, const float *sf, int n, const
     }
 }
 
+/* The commit of a reservation count's tail made (tail_args.split). */
+struct commit_args {
+    wh_arena_ref arena;
+    const wh_arena_span *span;  /* NULL: nothing to commit */
+    uint64_t smem_bytes;        /* dynamic smem to stage the metadata in */
+};
+
 /* Generate, bricks with triangles only.  out: the mesh buffer; or NULL and
  * span: the arena's (a null span: the allocation failed, the frame is
- * dropped, nothing is written).  The early returns are block-uniform. */
+ * dropped, nothing is written).  The early returns are block-uniform.
+ * COMMIT: brick 0's block first commits the arena reservation in cm (off
+ * the critical path: the span is already out; the other blocks emit). */
+template <bool COMMIT>
 static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int balls, const uint32_t *frame_ptr,
                                                                   const uint32_t *brick_tris, const uint32_t *brick_off,
-                                                                  float *out, const wh_arena_span *span) {
+                                                                  float *out, const wh_arena_span *span,
+                                                                  commit_args cm) {
     __shared__ float sf[NPTS];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
     pdl_wait();                                        /* before reading what count wrote */
-    brick br = my_brick(n, 0);
-    if (brick_tris[br.id] == 0) return;
+    uint32_t bid = brick_id();
+    if (COMMIT && bid == 0) (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
+    if (brick_tris[bid] == 0) return;
     wh_arena_span sp;
     if (out) {
         sp = buffer_span(out);
@@ -323,12 +307,12 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
         sp = *span;
         if (!sp.part[0].ptr) return;
     }
-    int m = n - 1;
-    load_tables(&tab);                                                    /* load_brick syncs */
-    load_brick(sf, ball, n, *frame_ptr - 1u, balls, br.x0, br.y0, br.z0);   /* count moved the frame on */
-    uint32_t cs[CPT], mine = brick_cases(&tab, sf, br, m, cs), off;
+    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
+    load_tables(&tab);                                              /* load_brick syncs */
+    load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0);   /* count moved the frame on */
+    uint32_t cs[CPT], mine = brick_cases(&tab, sf, m, cs), off;
     block_scan(tmp).ExclusiveSum(mine, off);
-    emit(&tab, sf, n, br, cs, &sp, (uint64_t)brick_off[br.id] + off);
+    emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)brick_off[bid] + off);
 }
 
 /* Count, allocate and generate in ONE kernel, for grids whose bricks are
@@ -355,25 +339,18 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
     __shared__ bool last, open;
-    int m = n - 1;
+    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
     uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
-    uint32_t first = ARENA && t.prev ? 1u : 0u, nb = brick_count(n), e = 0;
-    bool committer = first && blockIdx.x == 0;         /* commits the previous frame's reservation (block-uniform) */
-    brick br = my_brick(n, first);
-    uint32_t cs[CPT], off = 0, total = 0;
-    if (committer) {
-        (void)wh_arena_ring_commit_block(t.arena, t.prev, arena_smem, t.smem_bytes);
-    } else {
-        load_tables(&tab);                             /* load_brick syncs */
-        load_brick(sf, ball, n, frame, balls, br.x0, br.y0, br.z0);
-        uint32_t mine = brick_cases(&tab, sf, br, m, cs);
-        block_scan(tmp).ExclusiveSum(mine, off, total);
-    }
+    load_tables(&tab);                                 /* load_brick syncs */
+    load_brick(sf, ball, n, frame, balls, x0, y0, z0);
+    uint32_t cs[CPT], mine = brick_cases(&tab, sf, m, cs), off, total;
+    block_scan(tmp).ExclusiveSum(mine, off, total);
+    uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
     if (threadIdx.x == 0) {
         e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
-        if (!committer) brick_tris[br.id] = total;
-        __threadfence();                               /* the total (the commit) before the count */
-        last = atomicAdd(done, 1u) == nb + first - 1u;
+        brick_tris[bid] = total;
+        __threadfence();                               /* the total before the count */
+        last = atomicAdd(done, 1u) == nb - 1u;
         open = true;
     }
     __syncthreads();
@@ -385,8 +362,8 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
             __threadfence();
             atomicExch(epoch, e + 1u);
         }
-    } else if (committer) {
-        return;                                        /* nothing to write: no wait */
+        if (ARENA && t.split)                          /* the core catches up while the others emit */
+            (void)wh_arena_ring_commit_block(t.arena, t.span, arena_smem, t.smem_bytes);
     } else {
         if (threadIdx.x == 0) {
             unsigned k = 0;                            /* short sleeps: the wait is a few us */
@@ -396,7 +373,7 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
         }
         __syncthreads();
     }
-    if (committer || !open || total == 0) return;      /* block-uniform */
+    if (!open || total == 0) return;                   /* block-uniform */
     wh_arena_span sp;
     if (out) {
         sp = buffer_span(out);
@@ -406,7 +383,7 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
         for (int i = 0; i < (int)(sizeof sp / 8); ++i) d[i] = __ldcg(&w[i]);
         if (!sp.part[0].ptr) return;                   /* the allocation failed: frame dropped */
     }
-    emit(&tab, sf, n, br, cs, &sp, (uint64_t)__ldcg(&brick_off[br.id]) + off);
+    emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)__ldcg(&brick_off[bid]) + off);
 }
 
 /* ---- one frame ---------------------------------------------------------------------- */
@@ -422,15 +399,10 @@ struct ctx {
     cudaStream_t s;
 };
 
-/* The frame's blocks: one per brick, and the commit block first where
- * t.prev asks for one. */
-static dim3 frame_grid(const ctx &c, const tail_args &t) { return dim3(c.nbricks + (t.prev ? 1u : 0u)); }
-
 static cudaError_t launch_count(ctx &c, const tail_args &t) {
-    dim3 g = frame_grid(c, t);
     if (t.span)
-        count_kernel<true><<<g, THREADS, t.smem_bytes, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
-    else count_kernel<false><<<g, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
+        count_kernel<true><<<c.grid, THREADS, t.smem_bytes, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
+    else count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
     return cudaGetLastError();
 }
 static void count(ctx &c, const tail_args &t) { WH_CUDA_OR_DIE(launch_count(c, t)); }
@@ -445,9 +417,15 @@ static tail_args tail(ctx &c) {
  * variants that never sync -- in (b) a host round trip separates the two. */
 static bool g_pdl = false;
 
-static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span, bool pdl) {
+static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span, bool pdl,
+                                   const commit_args &cm = commit_args()) {
+    size_t smem = cm.span ? cm.smem_bytes : 0;
     if (!pdl) {
-        generate_kernel<<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off, out, span);
+        if (cm.span)
+            generate_kernel<true><<<c.grid, THREADS, smem, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off,
+                                                                  out, span, cm);
+        else generate_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off,
+                                                                 out, span, cm);
         return cudaGetLastError();
     }
     cudaLaunchConfig_t cfg = {};
@@ -456,15 +434,19 @@ static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.gridDim = c.grid;
     cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = 0;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = c.s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, generate_kernel, c.n, c.balls, (const uint32_t *)c.frame,
-                              (const uint32_t *)c.brick_tris, (const uint32_t *)c.brick_off, out, span);
+    if (cm.span)
+        return cudaLaunchKernelEx(&cfg, generate_kernel<true>, c.n, c.balls, (const uint32_t *)c.frame,
+                                  (const uint32_t *)c.brick_tris, (const uint32_t *)c.brick_off, out, span, cm);
+    return cudaLaunchKernelEx(&cfg, generate_kernel<false>, c.n, c.balls, (const uint32_t *)c.frame,
+                              (const uint32_t *)c.brick_tris, (const uint32_t *)c.brick_off, out, span, cm);
 }
-static void generate(ctx &c, float *out, const wh_arena_span *span, bool pdl = g_pdl) {
-    WH_CUDA_OR_DIE(launch_generate(c, out, span, pdl));
+static void generate(ctx &c, float *out, const wh_arena_span *span, bool pdl = g_pdl,
+                     const commit_args &cm = commit_args()) {
+    WH_CUDA_OR_DIE(launch_generate(c, out, span, pdl, cm));
 }
 
 /* A warpheap call: on failure report wh_last_error() and exit. */
@@ -503,10 +485,8 @@ static size_t staged_smem(wh_arena *a, size_t max) {
 static size_t count_arena_smem(wh_arena *a) { return staged_smem(a, 48 * 1024); }
 
 /* The tail of frame f for (c) in a kernel: the last block replaces the mesh
- * in spans[f % K], with smem_bytes of staging.  split: it only reserves it
- * (the address at once); the next frame's commit block (its block 0)
- * commits it, concurrently with that frame's counting, and plans for the
- * slot after.  Every pass of split frames ends with arena_settle. */
+ * in spans[f % K], with smem_bytes of staging; split: only reserves it (the
+ * commit plans for spans[(f + 1) % K], the next frame's slot). */
 static tail_args arena_tail(ctx &c, int f, wh_arena *a, wh_arena_span *spans, size_t smem_bytes, bool split) {
     tail_args t = tail(c);
     t.arena = wh_arena_device(a);
@@ -514,27 +494,27 @@ static tail_args arena_tail(ctx &c, int f, wh_arena *a, wh_arena_span *spans, si
     t.smem_bytes = smem_bytes;
     t.split = split;
     t.next = &spans[(f + 1) % c.k];
-    t.prev = split ? &spans[(f + c.k - 1) % c.k] : NULL;
     return t;
 }
 
-/* (c), in the kernel: the counting kernel's last block reserves the mesh
- * (split; the profile's 'before': the whole replace there), generate
- * writes it. */
-static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool split = true) {
-    count(c, arena_tail(c, f, a, spans, count_arena_smem(a), split));
-    generate(c, NULL, &spans[f % c.k]);
-}
+/* generate_kernel: up to 48 KiB of staging for the commit (its static smem is ~10 KiB). */
+static size_t generate_arena_smem(wh_arena *a) { return staged_smem(a, 48 * 1024); }
 
-/* Commits whatever reservation a pass of split frames left (its last
- * frame's): the arena lock is held until then, so before any command. */
-static __global__ void settle_kernel(wh_arena_ref a, const wh_arena_span *spans, int k, uint64_t smem_bytes) {
-    for (int i = 0; i < k; ++i) (void)wh_arena_ring_commit_block(a, &spans[i], arena_smem, smem_bytes);
-}
-static void arena_settle(ctx &c, wh_arena *a, const wh_arena_span *spans) {
-    size_t smem = count_arena_smem(a);
-    settle_kernel<<<1, THREADS, smem, c.s>>>(wh_arena_device(a), spans, c.k, smem);
-    WH_LAUNCH_OR_DIE();
+/* (c), in the kernel: the counting kernel's last block reserves the mesh
+ * (the address at once), generate's first block commits it; with
+ * !split (the profile's 'before') the last block does the whole replace. */
+static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool split = true) {
+    if (!split) {
+        count(c, arena_tail(c, f, a, spans, count_arena_smem(a), false));
+        generate(c, NULL, &spans[f % c.k]);
+        return;
+    }
+    count(c, arena_tail(c, f, a, spans, 0, true));
+    commit_args cm;
+    cm.arena = wh_arena_device(a);
+    cm.span = &spans[f % c.k];
+    cm.smem_bytes = generate_arena_smem(a);
+    generate(c, NULL, &spans[f % c.k], g_pdl, cm);
 }
 
 /* One cooperative kernel per frame (fused_kernel) where every brick fits on
@@ -546,7 +526,7 @@ template <bool ARENA> static cudaError_t launch_fused(ctx &c, const tail_args &t
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeCooperative;       /* refused, not hung, if the grid does not fit */
     at[0].val.cooperative = 1;
-    cfg.gridDim = frame_grid(c, t);
+    cfg.gridDim = c.grid;
     cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = ARENA ? t.smem_bytes : 0;
     cfg.stream = c.s;
@@ -575,7 +555,7 @@ static bool fused_fits(const ctx &c, bool arena, size_t smem) {
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     if (arena) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true>, THREADS, smem));
     else WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<false>, THREADS, smem));
-    bool fits = (uint64_t)per_sm * (uint64_t)sms >= c.nbricks + (arena ? 1u : 0u);   /* (c): the commit block */
+    bool fits = (uint64_t)per_sm * (uint64_t)sms >= c.nbricks;
     if (!fits) printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n", arena ? " (c)" : "", c.nbricks, per_sm, sms);
     return fits;
 }
@@ -860,8 +840,8 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     c.n = a.n; c.k = a.k; c.balls = a.balls;
     uint32_t m = (uint32_t)(a.n - 1);
     c.cells = m * m * m;
-    c.nbricks = ((m + BX - 1) / BX) * ((m + BY - 1) / BY) * ((m + BZ - 1) / BZ);
-    c.grid = dim3(c.nbricks);                 /* bricks numbered linearly (my_brick) */
+    c.grid = dim3((m + BX - 1) / BX, (m + BY - 1) / BY, (m + BZ - 1) / BZ);
+    c.nbricks = c.grid.x * c.grid.y * c.grid.z;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
     WH_CUDA_OR_DIE(cudaMalloc(&c.brick_tris, c.nbricks * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.brick_off, c.nbricks * sizeof(uint32_t)));
@@ -885,11 +865,9 @@ static uint64_t arena_planned(ctx &c, wh_arena *arena) {
     return n;
 }
 
-/* The arena's counters once the stream is done (the last reservation
- * committed, then a flush: with WH_ARENA_MIRROR_ON_FAILURE the mirror is
- * otherwise as of the last failure). */
-static void fresh_stats(ctx &c, wh_arena *arena, const wh_arena_span *spans, wh_arena_stats *st) {
-    arena_settle(c, arena, spans);
+/* The arena's counters once the stream is done (a flush first: with
+ * WH_ARENA_MIRROR_ON_FAILURE the mirror is otherwise as of the last failure). */
+static void fresh_stats(ctx &c, wh_arena *arena, wh_arena_stats *st) {
     ok_or_die(wh_arena_flush_async(arena, c.s));
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
     ok_or_die(wh_arena_stats_get(arena, st));
@@ -915,7 +893,7 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_a
         WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
         ok_or_die(wh_arena_create(&arena, &cfg));
         pass(arena);
-        fresh_stats(c, arena, spans, &st);
+        fresh_stats(c, arena, &st);
         if (attempt < 0) {
             if (st.failures) { fprintf(stderr, "arena: the warm-up failed (%llu)\n", (unsigned long long)st.failures); exit(1); }
             high = (double)st.peak_used;
@@ -1094,31 +1072,22 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             snprintf(what, sizeof what, "(c) frame as one cooperative kernel, graph of G frames, %s", m);
             profile_row(md, what, us, "before; fused_kernel");
         }
-        /* now: reserve in count's last block from the plan; the next frame's
-         * block 0 commits while the bricks count (each row settled after) */
+        /* now: reserve in count's last block (plan), commit after the address is out */
         reset_frames(c);
         us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans, true); });
-        arena_settle(c, ar, spans);
-        snprintf(what, sizeof what, "(c) frame, reserve in count's last block, commit in the next count, plain, %s", m);
+        snprintf(what, sizeof what, "(c) frame, reserve in count's last block, commit in generate, plain, %s", m);
         profile_row(md, what, us, "reserve/commit");
-        reset_frames(c);
-        us = event_us(c, R, [&](int f) { count(c, arena_tail(c, f, ar, spans, count_arena_smem(ar), true)); });
-        arena_settle(c, ar, spans);
-        snprintf(what, sizeof what, "count with the commit block and the reserve alone, %s", m);
-        profile_row(md, what, us, "minus 'count alone' = the arena's cost in count");
         us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans, true); });
-        arena_settle(c, ar, spans);
         snprintf(what, sizeof what, "(c) frame, reserve/commit, graph of G frames, %s", m);
         profile_row(md, what, us, "reserve/commit");
         if (fused_arena_fits(c, ar)) {
             us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans, true); });
-            arena_settle(c, ar, spans);
             snprintf(what, sizeof what, "(c) frame as one cooperative kernel, reserve/commit, graph of G frames, %s", m);
             profile_row(md, what, us, "reserve/commit; fused_kernel");
         }
         printf("  (reservations the plan served so far: %llu)\n", (unsigned long long)arena_planned(c, ar));
         wh_arena_stats st;
-        fresh_stats(c, ar, spans, &st);
+        fresh_stats(c, ar, &st);
         if (st.failures) {
             fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures);
             exit(1);
@@ -1228,10 +1197,10 @@ int main(int argc, char **argv) {
         wh_arena_stats as;
         uint64_t failed = 0;
         auto measure = [&](int row, const char *name, const std::function<void()> &run) {
-            fresh_stats(c, arena, spans, &as);
+            fresh_stats(c, arena, &as);
             failed = as.failures;
             sec = median_seconds(c, a.reps, run);
-            fresh_stats(c, arena, spans, &as);
+            fresh_stats(c, arena, &as);
             r[row] = {name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures - failed,
                       headroom};
             if (row < NR0) mesh_c[row - 4] = fetch_span(&spans[last % K]);

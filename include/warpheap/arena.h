@@ -76,7 +76,6 @@ WH_INLINE WH_HOST_DEVICE void *wh_arena_span_at(const wh_arena_span *sp, uint64_
 #define WH_ARENA_PLAN_BLOCKS 4
 typedef struct wh_arena_plan_block {
     uint64_t addr, size;         /* offset in the region, bytes           */
-    uint64_t ptr;                /* element 0's address for the plan's stride */
     uint32_t id, gen;            /* descriptor; the generation a take gives */
 } wh_arena_plan_block;
 
@@ -86,8 +85,6 @@ typedef struct wh_arena_ring_plan {
     uint64_t version;            /* state's commands when made: stale once another runs */
     uint64_t slot;               /* the slot whose span it assumes freed   */
     uint64_t granule;
-    uint64_t stride, pad, max_count; /* for the last reservation's stride: no */
-                                 /* division on the critical path          */
     wh_arena_span expect;        /* what that slot held                    */
     wh_arena_plan_block blk[WH_ARENA_PLAN_BLOCKS];
 } wh_arena_ring_plan;

@@ -48,20 +48,13 @@ WH_INLINE WH_HOST_DEVICE bool wh__span_same(const wh_arena_span *a, const wh_are
     return a->count0 == b->count0 && a->count == b->count;
 }
 
-/* The handle a take of planned block b gives (as wh__arena_handle; its
- * address computed when the plan was made). */
-WH_INLINE WH_HOST_DEVICE wh_handle wh__plan_handle(const wh_arena_plan_block *b) {
+/* The handle a take of planned block b gives (as wh__arena_handle). */
+WH_INLINE WH_HOST_DEVICE wh_handle wh__plan_handle(uint64_t base, const wh_arena_plan_block *b, uint64_t stride) {
     wh_handle h;
-    h.ptr = b->ptr;
+    h.ptr = base + b->addr + (stride - b->addr % stride) % stride;
     h.block = b->id;
     h.gen = b->gen;
     return h;
-}
-
-/* a / b, in 32 bits where both fit (a 64-bit division is a long subroutine
- * of dependent instructions on a GPU). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__div64(uint64_t a, uint64_t b) {
-    return (a | b) >> 32 ? a / b : (uint64_t)((uint32_t)a / (uint32_t)b);
 }
 
 WH_INLINE WH_HOST_DEVICE uint64_t wh__plan_round(uint64_t granule, uint64_t size) {
@@ -71,28 +64,26 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__plan_round(uint64_t granule, uint64_t size
 
 /* The span wh__arena_do_alloc_span gives on the planned state (next fit
  * from the cursor's block, a second extent in the next free block that
- * holds the rest), or false where the plan cannot tell: another stride than
- * the plan's, a request that fails, an answer past the recorded free
- * blocks.  Mirrors its tests; divides only where a span must wrap. */
-WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64_t bytes, uint64_t count,
+ * holds the rest), or false where the plan cannot tell: a request that
+ * fails, or an answer past the recorded free blocks.  Mirrors its tests. */
+WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64_t base, uint64_t bytes, uint64_t count,
                                            uint64_t stride, wh_arena_span *out) {
-    if (count == 0 || stride == 0 || stride != pl->stride || count > pl->max_count || pl->granule == 0) return false;
+    if (count == 0 || stride == 0 || count > bytes / stride || pl->granule == 0) return false;
     uint32_t n = pl->nfree < WH_ARENA_PLAN_BLOCKS ? pl->nfree : WH_ARENA_PLAN_BLOCKS;
-    uint64_t pad = pl->pad;
+    uint64_t pad = stride - wh__arena_gcd(stride, pl->granule);
     const wh_arena_plan_block *first = n && pl->blk[0].id == pl->start ? &pl->blk[0] : NULL;   /* cursor's, free */
     uint64_t room = first ? first->size : 0;
+    uint64_t n0 = room > pad ? (room - pad) / stride : 0;
     out->part[1] = wh_handle_null();
-    uint64_t n0 = 0;                             /* elements that fit at the cursor, where all do not */
-    if (room > pad && wh__plan_round(pl->granule, count * stride + pad) > room) n0 = wh__div64(room - pad, stride);
-    if (n0 != 0 && n0 < count) {
+    if (n0 != 0 && n0 < count && wh__plan_round(pl->granule, count * stride + pad) > room) {
         uint64_t need1 = wh__plan_round(pl->granule, (count - n0) * stride + pad);
         const wh_arena_plan_block *b1 = NULL;
         for (uint32_t i = 1; need1 && i < n && !b1; ++i)          /* after the cursor's block, in ring order */
             if (pl->blk[i].size >= need1) b1 = &pl->blk[i];
         if (!b1 && !pl->complete) return false;
         if (b1) {
-            out->part[0] = wh__plan_handle(first);
-            out->part[1] = wh__plan_handle(b1);
+            out->part[0] = wh__plan_handle(base, first, stride);
+            out->part[1] = wh__plan_handle(base, b1, stride);
             out->count0 = n0;
             out->count = count;
             return true;
@@ -103,7 +94,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64
     uint64_t size = wh__plan_round(pl->granule, need);
     for (uint32_t i = 0; size && i < n; ++i) {
         if (pl->blk[i].size < size) continue;
-        out->part[0] = wh__plan_handle(&pl->blk[i]);
+        out->part[0] = wh__plan_handle(base, &pl->blk[i], stride);
         out->count0 = out->count = count;
         return true;
     }
@@ -125,7 +116,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
     }
     wh_arena_ring_plan pl = s->plan;             /* all loads first: independent, in flight together */
     wh_arena_span old = *slot;
-    uint64_t commands = s->commands, bytes = s->bytes, planned = s->planned;
+    uint64_t commands = s->commands, base = s->base, bytes = s->bytes, planned = s->planned;
     uint32_t policy = s->policy;
     wh_arena_ring_pending *p = &s->pending;
     p->active = 1u;
@@ -135,7 +126,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
     p->stride = stride;
     wh_arena_span made;
     if (pl.valid && pl.version == commands && pl.slot == (uint64_t)(uintptr_t)slot && policy == WH_ARENA_RING &&
-        wh__span_same(&old, &pl.expect) && wh__plan_span(&pl, bytes, count, stride, &made)) {
+        wh__span_same(&old, &pl.expect) && wh__plan_span(&pl, base, bytes, count, stride, &made)) {
         *slot = made;
         p->old = old;
         p->made = made;
@@ -160,17 +151,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_locked(wh_arena_state *s) {
     return st;
 }
 
-/* Commit's second half: the plan for the next replace of *next by elements
- * of stride bytes, made on s -- a scratch copy of the image, which it
- * changes (frees next's span). */
-WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s, const wh_arena_span *next,
-                                                             uint64_t stride) {
+/* Commit's second half: the plan for the next replace of *next, made on s
+ * -- a scratch copy of the image, which it changes (frees next's span). */
+WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s, const wh_arena_span *next) {
     wh_arena_ring_plan pl;
     memset(&pl, 0, sizeof pl);
-    if (!next || s->policy != WH_ARENA_RING || stride == 0) return pl;
-    pl.stride = stride;
-    pl.pad = wh__arena_pad_max(s, stride);
-    pl.max_count = s->bytes / stride;
+    if (!next || s->policy != WH_ARENA_RING) return pl;
     pl.expect = wh__span_load(next);
     pl.slot = (uint64_t)(uintptr_t)next;
     pl.version = s->commands;
@@ -188,7 +174,6 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
             wh_arena_plan_block *e = &pl.blk[pl.nfree++];
             e->addr = d[x].addr;
             e->size = d[x].size;
-            e->ptr = s->base + e->addr + (stride - e->addr % stride) % stride;   /* as wh__arena_handle */
             e->id = x;
             e->gen = gen[x] + 1u;
         }
@@ -225,8 +210,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, c
         const uint64_t *src = (const uint64_t *)s;
         uint64_t *dst = (uint64_t *)scratch;
         for (uint64_t i = 0; i < bytes / 8u; ++i) dst[i] = src[i];
-        s->plan = wh__ring_plan_make((wh_arena_state *)scratch, (const wh_arena_span *)(uintptr_t)s->pending.next,
-                                     s->pending.stride);
+        s->plan = wh__ring_plan_make((wh_arena_state *)scratch, (const wh_arena_span *)(uintptr_t)s->pending.next);
     }
     wh__arena_unlock(s);
     return st;
@@ -286,8 +270,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
     __syncthreads();                                    /* and the mirror done with the copy */
     if (threadIdx.x == 0) {
         if (st == WH_OK) {
-            wh_arena_ring_plan pl = wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next,
-                                                       copy->pending.stride);
+            wh_arena_ring_plan pl = wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next);
             s->plan = pl;
         }
         __threadfence();

@@ -376,9 +376,9 @@ static wh_status status_if_any(wh_arena *a) {
  * the planned (fast) path taken whenever the plan is current.  The region
  * is tight enough that some replaces split and some fail (the slow path);
  * a zero count now and then, a flush (a command between two reserves: the
- * plan goes stale) now and then, now and then another stride (the plan is
- * for one stride: the slow path, and the one after), and for a while small
- * blocks with holes between them (more free blocks than a plan records). */
+ * plan goes stale) now and then, now and then another stride, and for a
+ * while small blocks with holes between them (more free blocks than a plan
+ * records: the reserve must see where its answer may lie past them). */
 /* Frame f's count: drift plus noise, now and then a jump, every 50th zero. */
 static uint64_t reserve_count(uint64_t seed, uint32_t f) {
     uint64_t r = wh_hash64(seed * 7919u + f);
