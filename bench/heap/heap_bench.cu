@@ -151,6 +151,24 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
            ms > 0 ? (double)allocs / (ms * 1e-3) : 0.0, fails);
 }
 
+/* --seg-shift=N (ablation): bump segments of up to 2^N pages per class,
+ * instead of heap_layout.c's choice (at most 1/1024 of the heap and 2^17
+ * slots); kept at or under 2^19 slots so that the state word's position
+ * field (22 bits) keeps its headroom.  The heap struct is a value: the
+ * kernels and the walk see the override. */
+static int seg_shift_max = -1;
+static void override_seg_shift(int n) {
+    if (cur.kind != WH_HEAP_DEFAULT && cur.kind != WH_HEAP_SLAB) return;
+    if (!cur.slab_fine) return;
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
+        uint32_t shift = 0;
+        while ((int)shift < n && ((uint64_t)wh__slab_spp(c) << (shift + 1u)) <= (1u << 19) &&
+               (2ull << shift) <= cur.npages)
+            shift++;
+        cur.seg_shift[c] = (uint8_t)shift;
+    }
+}
+
 static void use_allocator(const allocator *a, uint64_t bytes) {
     if (cur_a && cur_a->kind >= 0) WH_CUDA_OR_DIE(wh_heap_destroy(&cur) == WH_OK ? cudaSuccess : cudaErrorUnknown);
     memset(&cur, 0, sizeof cur);
@@ -162,6 +180,7 @@ static void use_allocator(const allocator *a, uint64_t bytes) {
         fprintf(stderr, "heap_bench: %s: %s\n", a->name, wh_last_error());
         exit(1);
     }
+    if (seg_shift_max >= 0) override_seg_shift(seg_shift_max);
 }
 static void reset_heap(void) {
     if (cur_a->kind >= 0 && wh_heap_reset(&cur) != WH_OK) {
@@ -261,6 +280,24 @@ static void walk_row(const char *test, uint64_t size, const char *after) {
            (ull)u.free_bytes, (ull)u.overhead_bytes, (ull)u.heap_bytes);
 }
 
+/* WH_HEAP_PROFILE builds (wh_heap_bench_prof): the slab paths' event counters
+ * of the round just timed, one line on stdout. */
+static void print_prof(const char *test, uint64_t size) {
+#ifdef WH_HEAP_PROFILE
+    static const char *names[WH_PROF_COUNT] = {"seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none",
+                                               "prep_cycles", "orphans", "freed_claims", "activations", "take_calls"};
+    ull v[16];
+    if (cur_a->kind != WH_HEAP_DEFAULT && cur_a->kind != WH_HEAP_SLAB) return;
+    WH_CUDA_OR_DIE(cudaMemcpy(v, cur.ctl->prof, sizeof v, cudaMemcpyDeviceToHost));
+    printf("prof    %-15s %s size %llu:", cur_a->name, test, (ull)size);
+    for (int i = 0; i < WH_PROF_COUNT; ++i) printf(" %s %llu", names[i], v[i]);
+    printf("\n");
+#else
+    (void)test;
+    (void)size;
+#endif
+}
+
 /* count threads allocate n objects each (timed); then free (timed separately). */
 static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t count, bool keep, double *free_ms) {
     void **ptrs = NULL;
@@ -272,6 +309,7 @@ static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t cou
         cur_a->many<<<blocks, 256>>>(cur, size, n, count, ptrs, d_fails);
         WH_LAUNCH_OR_DIE();
         t[r] = toc();
+        if (r == reps() - 1) print_prof(test, size);
         f[r] = 0;
         bool walk = keep && (cur_a->kind == WH_HEAP_DEFAULT || cur_a->kind == WH_HEAP_SLAB) && r == reps() - 1 && !strcmp(test, "one");
         if (walk) walk_row(test, size, "alloc");
@@ -345,6 +383,7 @@ int main(int argc, char **argv) {
     bool quick = arg(argc, argv, "--quick", NULL) != NULL;
     only_tests = arg(argc, argv, "--tests", NULL);
     only_kinds = arg(argc, argv, "--kinds", NULL);
+    seg_shift_max = atoi(arg(argc, argv, "--seg-shift", "-1"));
     uint64_t heap = 8ull << 30;
     cudaDeviceProp prop;
     int dev = 0, driver = 0, runtime = 0;

@@ -52,19 +52,28 @@
  * time (seg_prep), so a warp that runs past the end goes on in the next
  * segment without waiting.  Moving next to current ("rotation": r0 = r1, r1 = 0,
  * s -= capacity) is one atomic add, done exactly once: by the add that
- * reaches the capacity (s < cap <= s + want) if it saw r1 set, else by the
- * preparer whose install saw the capacity reached.  Positions claimed while no next segment was
- * there ("orphans": nobody got those slots) are published free by the
- * preparer that installs it.  A warp loads the state first and adds only
- * when a slot is there, so orphans stay rare and s stays far below 2^22
- * (capacity <= 2^17, heap_layout.c).  When no aligned run of free pages is
+ * reaches the capacity (s < cap <= s + want) if it saw r1 set.  A preparer
+ * that finds the current one used up installs its segment as the current
+ * one, fresh, by CAS (wh__seg_install_fresh); only if that CAS keeps failing
+ * does it install as next and rotate itself, and then the positions claimed
+ * while no next segment was there ("orphans": nobody got those slots) are
+ * published free.  A warp loads the state first and adds only when a slot
+ * is there, so s stays far below 2^22 (capacity <= 2^19, heap_layout.c; the
+ * adds in flight at once are at most one per resident warp of at most 32
+ * slots, about 2^18 on an H100).  When no aligned run of free pages is
  * left, or the state stays empty for WH_SEG_POLLS looks, the request takes
  * the bitmap path.  Lazy reclaim: a segment's untouched slots stay with its
  * class; they are taken back when the class goes idle (a free leaves the
  * current page with no live slot: wh__seg_retire) and when the page pool
  * runs dry (the preparer of another class takes them).
  */
-#define WH_SEG_POLLS 32u
+#define WH_SEG_POLLS 1024u
+/* Classes of fewer slots per page (over 512 B) take the bitmap path: one
+ * thread sets up every page of a segment, about 240 cycles a page on the
+ * H100, which pays off only for many slots per page (4 KiB objects at 1M
+ * threads: 8.9 ms by segments of 1024 pages, 2.7 ms by parallel page
+ * activations). */
+#define WH_SEG_MIN_SPP 128u
 #define WH_SEG_S_BITS 22u
 #define WH_SEG_R_SHIFT1 22u
 #define WH_SEG_R_SHIFT0 43u
@@ -211,6 +220,17 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
     }
 }
 
+/* The and-nots that take a run's words: relaxed and followed by one fence on
+ * the GPU, where each acq_rel atomic waits for the one before; acq_rel on the
+ * CPU, where ThreadSanitizer does not model a stand-alone fence. */
+#if WH_ON_GPU
+#  define WH__RUN_MO WH_RELAXED
+#  define WH__RUN_FENCE() wh_fence()
+#else
+#  define WH__RUN_MO WH_ACQ_REL
+#  define WH__RUN_FENCE() ((void)0)
+#endif
+
 /* An aligned run of 1 << shift free pages taken from the page bitmap: inside
  * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
  * words, each found all free (a word found otherwise: put back what was
@@ -231,15 +251,30 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
         m &= starts;
         if (!m || w + nw > wh_bitmap_level_words(&h->pages, 0)) continue;
         uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
-        uint64_t take = unit << i, prev = 0;
-        uint32_t k = 0;
-        for (; k < nw; ++k) {
-            prev = wh_bitmap_and_not_word(&h->pages, w + k, take) & take;
-            if (prev != take) break;
+        uint64_t take = unit << i;
+        /* Take every word first and check afterwards: the and-nots do not
+         * wait for each other (one after the other, a 16-word run cost 16
+         * round trips).  Lost a race on any word: put back what was taken. */
+        uint64_t got = ~0ull;
+        for (uint32_t k = 0; k < nw; k += 16u) {
+            uint64_t prev[16];
+            uint32_t n = nw - k < 16u ? nw - k : 16u;
+            for (uint32_t j = 0; j < n; ++j)
+                prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
+            WH__RUN_FENCE();
+            for (uint32_t j = 0; j < n; ++j) {
+                got &= prev[j] | ~take;
+                /* a word we emptied: the levels above learn it (as and_not_word does) */
+                if (prev[j] != 0 && (prev[j] & ~take) == 0) (void)wh__bitmap_propagate(&h->pages, 0, w + k + j);
+            }
+            if ((got & take) != take) {
+                for (uint32_t j = 0; j < n; ++j)
+                    if (prev[j] & take) (void)wh_bitmap_or_word(&h->pages, w + k + j, prev[j] & take);
+                for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
+                break;
+            }
         }
-        if (k == nw) return (w * 64u + i) >> shift;
-        if (prev) (void)wh_bitmap_or_word(&h->pages, w + k, prev);    /* lost a race: put back */
-        for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
+        if ((got & take) == take) return (w * 64u + i) >> shift;
     }
     return WH_BITMAP_NONE;
 }
@@ -309,12 +344,33 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, u
     wh__seg_unlock(h, c);
 }
 
+/* The current segment is used up (or there is none): install segment r1 - 1
+ * as the current one with nothing handed out, by CAS.  Only adds that saw a
+ * slot change the state meanwhile, and they stop once it is used up, so the
+ * CAS soon holds.  Installing it as the next one instead would make the
+ * positions that those late adds claimed past the end "orphans": published
+ * into the class bitmap, they sent every later request of the class to the
+ * bitmap path (measured on the H100: 48K orphans, 1.6M bitmap claims in one
+ * fill of 256-B objects).  False: the current one has slots, or the CAS kept
+ * failing (bounded): the caller installs it as the next one. */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, uint64_t cap) {
+    uint64_t v = wh_atomic_load(st, WH_RELAXED);
+    for (uint32_t tries = 0; tries < 64u; ++tries) {
+        uint64_t cap0 = wh__seg_r0(v) ? cap : 0;
+        if (wh__seg_s(v) < cap0) return false;
+        if (wh_atomic_cas(st, &v, r1 << WH_SEG_R_SHIFT0, WH_ACQ_REL, WH_RELAXED)) return true;
+    }
+    return false;
+}
+
 /* Prepare and install the next segment of class c if none is there and no
  * one else is at it.  1: installed (or there already), 0: someone else is
  * preparing, -1: no aligned run of free pages, even after taking back what
  * the other classes' segments held. */
 WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint64_t seed) {
     if (!wh__seg_lock(h, c)) return 0;
+    long long t0 = WH__PROF_CLOCK();
+    (void)t0;
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
     uint32_t shift = h->seg_shift[c];
     int result = 1;
@@ -330,27 +386,37 @@ WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, u
         }
         if (run == WH_BITMAP_NONE) {
             result = -1;
+            WH__PROF(h, WH_PROF_PREP_NONE, 1);
         } else {
-            /* relaxed: the install below (acq_rel) publishes them */
+            /* relaxed, and not waited for: the install below (acq_rel)
+             * publishes them.  One thread writes every page of the segment,
+             * so these must issue back to back (an add that returned its
+             * result took ~250 cycles a page on the H100) */
             for (uint32_t j = 0; j < npg; ++j) {
                 uint32_t p = (run << shift) + j;
                 /* add, not store: see wh__slab_activate */
-                (void)wh_atomic_fetch_add(&h->page_used[p], spp, WH_RELAXED);
+                wh_atomic_add_relaxed(&h->page_used[p], spp);
                 wh_atomic_store(&h->page_info[p], c + 1u, WH_RELAXED);
             }
             uint64_t r1 = (uint64_t)run + 1u;
-            uint64_t old = wh_atomic_fetch_add(st, r1 << WH_SEG_R_SHIFT1, WH_ACQ_REL);
-            uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
-            if (s >= cap0) {
-                /* the current one ran out (or there is none) before we came:
-                 * nobody rotated, and positions [0, s - cap0) of ours were
-                 * claimed by adds that found no next segment: orphans */
-                (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
-                uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
-                if (orphans) wh__seg_publish(h, c, run, 0, orphans);
+            if (!wh__seg_install_fresh(st, r1, cap)) {
+                uint64_t old = wh_atomic_fetch_add(st, r1 << WH_SEG_R_SHIFT1, WH_ACQ_REL);
+                uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
+                if (s >= cap0) {
+                    /* the current one ran out (or there is none) before we
+                     * came: nobody rotated, and positions [0, s - cap0) of
+                     * ours were claimed by adds that found no next segment:
+                     * orphans */
+                    (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+                    uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
+                    if (orphans) wh__seg_publish(h, c, run, 0, orphans);
+                    WH__PROF(h, WH_PROF_ORPHANS, orphans);
+                }
             }
         }
     }
+    WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
+    WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
     wh__seg_unlock(h, c);
     return result;
 }
@@ -365,21 +431,31 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
                                               uint64_t *b1, uint32_t *x2) {
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
     *x2 = 0;
-    if (!h->slab_fine) return 0;
+    if (!h->slab_fine || wh__slab_spp(c) < WH_SEG_MIN_SPP) return 0;
+    WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     for (uint32_t n = 0; n < WH_SEG_POLLS; ++n) {
         uint64_t v = wh_atomic_load(st, WH_RELAXED);
         uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         if (!(s < cap0 || (r1 && s - cap0 < cap))) {            /* nothing to hand out */
+            WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
             int prep = r1 ? 0 : wh__seg_prepare(h, c, seed);
-            if (prep < 0) return 0;
+            if (prep < 0) {
+                WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
+                return 0;
+            }
             if (prep == 0) {
                 /* an empty pool will not fill by waiting: the bitmap path */
-                if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) return 0;
+                if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
+                    WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
+                    return 0;
+                }
                 wh_backoff(n < 4u ? n : 4u);
             }
             continue;
         }
-        v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQ_REL);
+        /* acquire: the pages' set-up by the preparer whose install (release)
+         * this add reads from; a taker publishes nothing of its own */
+        v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE);
         r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         uint64_t n1 = 0, n2 = 0;
         if (s < cap0) {
@@ -400,6 +476,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             return (unsigned)(n1 + n2);
         }
     }
+    WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
     return 0;
 }
 
@@ -414,12 +491,14 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_b
      * fixed small gate serialised the 1M-thread burst: 0.5 ms -> 3.5 ms). */
     uint32_t gate = h->npages / (h->slab_fine ? 256u : 64u);
     if (gate < 1u) gate = 1u;
+    WH__PROF(h, WH_PROF_TAKE_CALLS, 1);
     uint32_t w = wh_bitmap_claim(bm, seed, want, got);
     for (uint32_t tries = 0; w == WH_BITMAP_NONE && tries < WH_SLAB_TAKE_TRIES; ++tries) {
         uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
         if (busy < gate || tries >= WH_SLAB_GATE_TRIES) {
             w = wh__slab_activate(h, bm, c, seed, want, got);
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
+            if (w != WH_BITMAP_NONE) WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
             if (w != WH_BITMAP_NONE) return w;      /* its slots are counted there */
             /* no free page: slots may still be published by other activators
              * or freed by other threads -- look again, boundedly */
@@ -449,7 +528,10 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_
     *x2 = 0;
     if (wh_atomic_load(wh_bitmap_word(bm, bm->levels - 1u, 0), WH_RELAXED)) {
         w = wh_bitmap_claim(bm, seed, want, &got);
-        if (w != WH_BITMAP_NONE) wh__slab_used_add(h, c, w, got);
+        if (w != WH_BITMAP_NONE) {
+            wh__slab_used_add(h, c, w, got);
+            WH__PROF(h, WH_PROF_FREED_CLAIMS, 1);
+        }
     }
     if (w == WH_BITMAP_NONE) {
         unsigned n = wh__seg_take(h, c, seed, want, b1, x2);

@@ -81,6 +81,11 @@
 #  define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
      __nv_atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail), WH__SCOPE)
 #  define wh_fence()                     __nv_atomic_thread_fence(WH_SEQ_CST, WH__SCOPE)
+/* Relaxed add whose result nobody reads: `red`, which the thread does not wait
+ * for, so a loop of them issues back to back (an `atom` waits for its answer). */
+WH_INLINE __device__ void wh_atomic_add_relaxed(uint32_t *p, uint32_t v) {
+    asm volatile("red.relaxed.gpu.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
 #else
 #  define wh_atomic_load(p, mo)          __atomic_load_n((p), (mo))
 #  define wh_atomic_store(p, v, mo)      __atomic_store_n((p), (v), (mo))
@@ -97,6 +102,7 @@
     * ordered read-modify-writes instead and keeps wh_fence() for the few places
     * that must order plain data (e.g. before publishing a block). */
 #  define wh_fence()                     __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#  define wh_atomic_add_relaxed(p, v)    ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
 /* GCC has no __atomic_fetch_max before 13: a CAS loop, lock-free like the GPU's. */
 #  define wh__cpu_fetch_max(p, v, mo) __extension__({                          \
      __typeof__(*(p)) wh__old = __atomic_load_n((p), __ATOMIC_RELAXED);          \

@@ -80,15 +80,20 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         if ((uint64_t)h->npages << wh__slab_lbpp(0) > WH_BITMAP_MAX_BITS)
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
-        /* Bump segments (heap_slab.h): 2^17 slots (enough to hand out while
-         * the next one is prepared), at most 1/512 of the heap and 1024
-         * pages.  Small heaps get small ones: what a class holds untouched
-         * is taken back only once the pool runs dry. */
+        /* Bump segments (heap_slab.h): up to 2^19 slots, 1/128 of the heap
+         * and 1024 pages.  One thread per class prepares the next segment
+         * while the current one is handed out; a whole GPU takes 2^17
+         * slots in a few microseconds, about one preparation, so smaller
+         * segments (they were at most 2^17 slots and 1/1024 of the heap)
+         * left warps waiting and sent them to the bitmap path (measured with
+         * wh_heap_bench_prof: 4 KiB at 1M threads went to the bitmap path
+         * on all but one preparation).  Small heaps get small ones: what a
+         * class holds untouched is taken back only once the pool runs dry. */
         h->slab_fine = h->npages >= 256u;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0;
-            while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 17) &&
-                   (512ull << (shift + 1u)) <= h->npages)
+            while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 19) &&
+                   (64ull << (shift + 1u)) <= h->npages)
                 shift++;
             h->seg_shift[c] = (uint8_t)shift;
         }
