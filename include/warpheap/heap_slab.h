@@ -67,13 +67,17 @@
  * current page with no live slot: wh__seg_retire) and when the page pool
  * runs dry (the preparer of another class takes them).
  */
-#define WH_SEG_POLLS 1024u
+#ifndef WH_SEG_POLLS
+#  define WH_SEG_POLLS 1024u
+#endif
 /* Classes of fewer slots per page (over 512 B) take the bitmap path: one
  * thread sets up every page of a segment, about 240 cycles a page on the
  * H100, which pays off only for many slots per page (4 KiB objects at 1M
  * threads: 8.9 ms by segments of 1024 pages, 2.7 ms by parallel page
  * activations). */
-#define WH_SEG_MIN_SPP 128u
+#ifndef WH_SEG_MIN_SPP
+#  define WH_SEG_MIN_SPP 128u
+#endif
 #define WH_SEG_S_BITS 22u
 #define WH_SEG_R_SHIFT1 22u
 #define WH_SEG_R_SHIFT0 43u
