@@ -39,9 +39,11 @@ typedef enum wh_pool_growth {
     WH_POOL_GROW_VMM = 2,      /* one reserved address range; physical memory mapped
                                   (cuMemCreate/cuMemMap) where blocks need it and
                                   unmapped under large free blocks, so that reserved
-                                  bytes stay within ~1/10 of the peak in use.  Such
-                                  memory has no cudaIpcGetMemHandle: use ARENAS to
-                                  share blocks between processes                 */
+                                  bytes stay within ~1/10 of the peak in use (a
+                                  soft budget: an allocation does not wait for
+                                  other streams' work to keep it).  Such memory
+                                  has no cudaIpcGetMemHandle: use ARENAS to share
+                                  blocks between processes                       */
 } wh_pool_growth;
 
 typedef struct wh_pool_config {
@@ -57,8 +59,8 @@ typedef struct wh_pool_config {
      * event recorded on a busy stream is not complete.  NULL: never busy. */
     bool (*stream_busy)(wh_stream stream, void *user);
     void *stream_busy_user;
-    wh_pool_growth growth;     /* default: ARENAS (VMM is opt-in: its current
-                                  policy is not yet measured on a GPU)          */
+    wh_pool_growth growth;     /* default: VMM where the driver can reserve a
+                                  range, else ARENAS (wh_pool_create)             */
     size_t vmm_range;          /* VMM: address range; 0 = 2x max_bytes, else 2x the
                                   device's memory (CPU backend: 4 GiB)            */
     size_t vmm_granule;        /* VMM, CPU backend only: mapping granule, a power of
@@ -73,8 +75,10 @@ typedef struct wh_pool_stats {
     uint64_t largest_free;               /* largest free block, any stream         */
     uint64_t allocs, frees, failures;    /* calls that succeeded / failed          */
     uint64_t tag_hits;                   /* allocations served by a kept block: of
-                                            their tag, or (untagged, <= 64 KiB) of
-                                            their power-of-two size class          */
+                                            their tag, (untagged, <= 64 KiB) of
+                                            their power-of-two size class, or
+                                            (untagged, larger) the hot block: the
+                                            last one freed, at its exact size     */
     uint64_t arenas, arena_allocs, arena_frees;
     uint64_t pending;                    /* freed blocks waiting for other streams */
     uint64_t tag_cached;                 /* blocks held for their tag              */

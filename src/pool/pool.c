@@ -152,7 +152,7 @@ wh_status wh_pool_trim(wh_pool *p, size_t keep_bytes) {
     wh__reclaim(p, true);
     if (p->use_vmm) {
         uint64_t target = p->st.in_use + keep_bytes;
-        wh__vmm_release(p, target < p->st.in_use ? UINT64_MAX : target);
+        wh__vmm_release(p, target < p->st.in_use ? UINT64_MAX : target, true);
         p->st.reserved = wh__reserved(p);
     }
     wh__trim_arenas(p, keep_bytes);

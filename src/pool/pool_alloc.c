@@ -87,7 +87,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
         wh__pending_poll(p, true);
         wh__reclaim(p, true);
         if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
-        wh__vmm_release(p, 0);                            /* every free piece, then once more */
+        wh__vmm_release(p, 0, true);                      /* every free piece, then once more */
         return wh__vmm_grow_find(p, size, align, slot);
     }
     uint64_t grow = size + wh__align_pad(p, align);      /* a new arena fits it aligned */

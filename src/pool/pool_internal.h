@@ -110,7 +110,7 @@ void wh__events_destroy(wh_pool *p);
 wh_status wh__vmm_create(wh_pool *p);
 void wh__vmm_destroy(wh_pool *p);
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
-void wh__vmm_release(wh_pool *p, uint64_t target);
+void wh__vmm_release(wh_pool *p, uint64_t target, bool wait);
 wh_status wh__vmm_check(wh_pool *p);
 
 /* Extra bytes a block needs so that an address in it is a multiple of align

@@ -215,11 +215,16 @@ static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e) {
 }
 
 /* Unmap whole pieces under free READY blocks until reserved <= target (all
- * it can when target is 0).  Waits for the streams first. */
-void wh__vmm_release(wh_pool *p, uint64_t target) {
+ * it can when target is 0).  wait: first wait for the streams' work queued
+ * before their frees, so that those blocks become READY too; without it only
+ * the blocks whose work is already done count (the footprint budget is soft:
+ * holding a host thread for a stream's kernels to keep reserved within it
+ * is not worth it -- test_pool_gpu saw a growth wait 0.1 s for another
+ * stream's kernel). */
+void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
     wh__vmm *v = &p->vmm;
-    wh__pending_poll(p, true);
-    wh__reclaim(p, true);
+    wh__pending_poll(p, wait);
+    wh__reclaim(p, wait);
     v->walk_frees = p->st.frees;
     const wh_block *d = wh_blocks_desc(p->core);
     uint32_t b = v->head;
@@ -325,7 +330,9 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
                         reserved + f.bytes > wh__hard_budget(budget);
         if (attempt == 0 && over && may_walk) {
             uint64_t want = f.hole == WH_BLOCK_NONE ? 0 : budget - (f.bytes < budget ? f.bytes : budget);
-            wh__vmm_release(p, want);
+            /* wait for the streams only where growing is impossible otherwise */
+            bool must = f.hole == WH_BLOCK_NONE || (cap && reserved + f.bytes > cap);
+            wh__vmm_release(p, want, must);
             continue;
         }
         if (f.hole == WH_BLOCK_NONE || (cap && reserved + f.bytes > cap)) return WH_BLOCK_NONE;
