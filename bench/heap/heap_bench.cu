@@ -152,7 +152,7 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
 }
 
 /* --seg-shift=N (ablation): bump segments of up to 2^N pages per class,
- * instead of heap_layout.c's choice (at most 1/1024 of the heap and 2^17
+ * instead of heap_layout.c's choice (at most 1/128 of the heap, under 2^20
  * slots); kept at or under 2^19 slots so that the state word's position
  * field (22 bits) keeps its headroom.  The heap struct is a value: the
  * kernels and the walk see the override. */

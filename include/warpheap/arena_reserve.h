@@ -119,7 +119,6 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
     uint64_t commands = s->commands, base = s->base, bytes = s->bytes, planned = s->planned;
     uint32_t policy = s->policy;
     wh_arena_ring_pending *p = &s->pending;
-    p->active = 1u;
     p->slot = (uint64_t)(uintptr_t)slot;
     p->next = (uint64_t)(uintptr_t)next;
     p->count = count;
@@ -132,9 +131,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
         p->made = made;
         p->fast = 1u;
         s->planned = planned + 1u;
+        /* last: wh__ring_pending_for reads active (acquire) before the rest */
+        wh_atomic_store(&p->active, 1u, WH_RELEASE);
         return WH_OK;
     }
     p->fast = 0u;                                /* the slow path: the core now, commit plans only */
+    wh_atomic_store(&p->active, 1u, WH_RELEASE);
     wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
     wh__arena_note(s, st);
     wh__arena_publish(s, st);

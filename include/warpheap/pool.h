@@ -38,10 +38,11 @@ typedef enum wh_pool_growth {
     WH_POOL_GROW_ARENAS = 1,   /* separate cudaMalloc arenas, kept until trimmed    */
     WH_POOL_GROW_VMM = 2,      /* one reserved address range; physical memory mapped
                                   (cuMemCreate/cuMemMap) where blocks need it and
-                                  unmapped under large free blocks, so that reserved
-                                  bytes stay within ~1/10 of the peak in use (a
-                                  soft budget: an allocation does not wait for
-                                  other streams' work to keep it).  Such memory
+                                  unmapped under large free blocks, aiming at
+                                  reserved bytes within 1/10 of the peak in use
+                                  and walking regardless past 1/4 (a soft
+                                  budget: an allocation does not wait for other
+                                  streams' work to keep it).  Such memory
                                   has no cudaIpcGetMemHandle: use ARENAS to share
                                   blocks between processes                       */
 } wh_pool_growth;

@@ -16,7 +16,7 @@
  *
  * The hot block: an untagged block above 64 KiB, the last one freed, kept
  * until the next allocation, which takes it if it is on the same stream,
- * untagged and what the core would give (at most 1/64 larger); any other
+ * untagged and of exactly the size the core would give; any other
  * allocation gives it back first, and so does the next such free.  So
  * placement is what it would be without it, but a pool cycling one size
  * skips split and merge (CPU backend: a 1 MiB .. 256 MiB pair ~44 -> ~22 ns).

