@@ -88,8 +88,12 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
      * default falls back to arenas; asked for explicitly, VMM fails instead. */
     if (c.growth == WH_POOL_GROW_VMM || c.growth == WH_POOL_GROW_DEFAULT) {
         wh_status vs = wh__vmm_create(p);
-        if (vs == WH_OK && !(p->arenas = malloc(sizeof *p->arenas)))
-            vs = wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory");
+        if (vs == WH_OK && !(p->arenas = malloc(sizeof *p->arenas))) {
+            /* the range is set up and the host is out of memory: not a reason
+             * to fall back to arenas (the range's blocks are in the core) */
+            wh__pool_free_tables(p);                 /* the range too */
+            return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory");
+        }
         if (vs == WH_OK) {                           /* the range as one arena: for wh__bad_pointer, the check */
             p->arenas[0] = (wh__arena){NULL, p->vmm.size, p->vmm.head};
             p->narenas = p->arenas_cap = 1;
