@@ -960,6 +960,29 @@ static void profile_row(FILE *md, const char *what, double us, const char *note)
     if (md) fprintf(md, "| %s | %.2f | %s |\n", what, us, note);
 }
 
+/* The (c) in-kernel frame of the profile: plain launches, a graph of G
+ * frames and, where it fits, one cooperative kernel; with the whole replace
+ * in count's last block ("before") or reserve/commit. */
+static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_span *spans, bool reserve,
+                                 const char *m, FILE *md) {
+    const char *note = reserve ? "reserve/commit" : "before";
+    char what[160], fused_note[64];
+    reset_frames(c);
+    double us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans, reserve); });
+    snprintf(what, sizeof what, "(c) frame, %s, plain, %s",
+             reserve ? "reserve in count's last block, commit in generate" : "replace in count's last block", m);
+    profile_row(md, what, us, note);
+    us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans, reserve); });
+    snprintf(what, sizeof what, "%s, graph of G frames, %s", reserve ? "(c) frame, reserve/commit" : "(c) frame in kernel", m);
+    profile_row(md, what, us, note);
+    if (!fused_arena_fits(c, ar)) return;
+    us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans, reserve); });
+    snprintf(what, sizeof what, "(c) frame as one cooperative kernel%s, graph of G frames, %s",
+             reserve ? ", reserve/commit" : "", m);
+    snprintf(fused_note, sizeof fused_note, "%s; fused_kernel", note);
+    profile_row(md, what, us, fused_note);
+}
+
 static void profile(ctx &c, const args &a, uint64_t worst) {
     const int R = a.frames, G = graph_frames(a);
     FILE *md = NULL;
@@ -1056,35 +1079,13 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         snprintf(what, sizeof what, "replace command alone (1 thread), %s", m);
         profile_row(md, what, us, "");
         /* before: the whole replace in count's last block (staged in smem) */
-        reset_frames(c);
-        us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans, false); });
-        snprintf(what, sizeof what, "(c) frame, replace in count's last block, plain, %s", m);
-        profile_row(md, what, us, "before");
+        profile_arena_frames(c, R, G, ar, spans, false, m, md);
         reset_frames(c);
         us = event_us(c, R, [&](int f) { count(c, arena_tail(c, f, ar, spans, count_arena_smem(ar), false)); });
         snprintf(what, sizeof what, "count with the replace in its last block alone, %s", m);
         profile_row(md, what, us, "minus 'count alone' = the in-kernel replace");
-        us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans, false); });
-        snprintf(what, sizeof what, "(c) frame in kernel, graph of G frames, %s", m);
-        profile_row(md, what, us, "before");
-        if (fused_arena_fits(c, ar)) {
-            us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans, false); });
-            snprintf(what, sizeof what, "(c) frame as one cooperative kernel, graph of G frames, %s", m);
-            profile_row(md, what, us, "before; fused_kernel");
-        }
         /* now: reserve in count's last block (plan), commit after the address is out */
-        reset_frames(c);
-        us = event_us(c, R, [&](int f) { frame_arena_kernel(c, f, ar, spans, true); });
-        snprintf(what, sizeof what, "(c) frame, reserve in count's last block, commit in generate, plain, %s", m);
-        profile_row(md, what, us, "reserve/commit");
-        us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans, true); });
-        snprintf(what, sizeof what, "(c) frame, reserve/commit, graph of G frames, %s", m);
-        profile_row(md, what, us, "reserve/commit");
-        if (fused_arena_fits(c, ar)) {
-            us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans, true); });
-            snprintf(what, sizeof what, "(c) frame as one cooperative kernel, reserve/commit, graph of G frames, %s", m);
-            profile_row(md, what, us, "reserve/commit; fused_kernel");
-        }
+        profile_arena_frames(c, R, G, ar, spans, true, m, md);
         printf("  (reservations the plan served so far: %llu)\n", (unsigned long long)arena_planned(c, ar));
         wh_arena_stats st;
         fresh_stats(c, ar, &st);

@@ -54,6 +54,21 @@ typedef enum wh_heap_kind {
 #define WH_PAGE_RUN_HEAD   0x80000000u   /* | number of pages                  */
 #define WH_PAGE_RUN_TAIL   0x40000000u
 
+/* wh_heap_ctl.prof indices (WH_HEAP_PROFILE builds) */
+enum {
+    WH_PROF_SEG_CALLS,     /* leader calls of the bump-segment path          */
+    WH_PROF_SEG_EMPTY,     /* its looks that found nothing to hand out       */
+    WH_PROF_SEG_FALLBACK,  /* calls that gave up: bitmap path                */
+    WH_PROF_PREP_LOCKED,   /* segment preparations that held the class flag  */
+    WH_PROF_PREP_NONE,     /* ... that found no aligned run of free pages    */
+    WH_PROF_PREP_CYCLES,   /* clock cycles inside those preparations         */
+    WH_PROF_ORPHANS,       /* positions published as orphans                 */
+    WH_PROF_FREED_CLAIMS,  /* claims of freed slots (class bitmap)           */
+    WH_PROF_ACTIVATIONS,   /* pages activated on the bitmap path             */
+    WH_PROF_TAKE_CALLS,    /* bitmap-path calls (wh__slab_take)              */
+    WH_PROF_COUNT
+};
+
 /* Counters in device (or host) memory.  The cursor sits on its own 128-byte
  * line: it is the hot word of BUMP and CIRCULAR. */
 typedef struct wh_heap_ctl {
@@ -72,23 +87,9 @@ typedef struct wh_heap_ctl {
     uint64_t seg[WH_SLAB_CLASSES * WH_CURSOR_STRIDE];
     /* event counters of the slab paths, counted only in code built with
      * WH_HEAP_PROFILE (bench/heap: wh_heap_bench_prof); indices WH_PROF_* */
-    uint64_t prof[16];
+    uint64_t prof[WH_PROF_COUNT];
 } wh_heap_ctl;
 
-/* wh_heap_ctl.prof indices (WH_HEAP_PROFILE builds) */
-enum {
-    WH_PROF_SEG_CALLS,     /* leader calls of the bump-segment path          */
-    WH_PROF_SEG_EMPTY,     /* its looks that found nothing to hand out       */
-    WH_PROF_SEG_FALLBACK,  /* calls that gave up: bitmap path                */
-    WH_PROF_PREP_LOCKED,   /* segment preparations that held the class flag  */
-    WH_PROF_PREP_NONE,     /* ... that found no aligned run of free pages    */
-    WH_PROF_PREP_CYCLES,   /* clock cycles inside those preparations         */
-    WH_PROF_ORPHANS,       /* positions published as orphans                 */
-    WH_PROF_FREED_CLAIMS,  /* claims of freed slots (class bitmap)           */
-    WH_PROF_ACTIVATIONS,   /* pages activated on the bitmap path             */
-    WH_PROF_TAKE_CALLS,    /* bitmap-path calls (wh__slab_take)              */
-    WH_PROF_COUNT
-};
 #ifdef WH_HEAP_PROFILE
 #  define WH__PROF(h, i, n) ((void)wh_atomic_fetch_add(&(h)->ctl->prof[i], (uint64_t)(n), WH_RELAXED))
 #else

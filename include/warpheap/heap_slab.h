@@ -27,8 +27,8 @@
  * Activation gate: when a burst of warps finds a class empty at once, letting
  * each activate a page takes one page per warp for a few slots each and runs
  * the page pool dry with plenty of room left (seen by the k-d tree builder).
- * So at most npages/64 (npages/256 with the 52 classes) leaders per class (at least one) activate at a time; the
- * others back off and look for the slots those publish, and after
+ * So at most npages/64 (npages/256 with the 52 classes) leaders per class
+ * (at least one) activate at a time; the others back off and look for the slots those publish, and after
  * WH_SLAB_GATE_TRIES looks activate anyway: a bounded wait, never a wait on
  * one thread.  A request that finds no free page looks for published or
  * freed slots up to WH_SLAB_TAKE_TRIES times before it fails.
@@ -506,8 +506,10 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_b
         if (busy < gate || tries >= WH_SLAB_GATE_TRIES) {
             w = wh__slab_activate(h, bm, c, seed, want, got);
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
-            if (w != WH_BITMAP_NONE) WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
-            if (w != WH_BITMAP_NONE) return w;      /* its slots are counted there */
+            if (w != WH_BITMAP_NONE) {              /* its slots are counted there */
+                WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
+                return w;
+            }
             /* no free page: slots may still be published by other activators
              * or freed by other threads -- look again, boundedly */
         } else {

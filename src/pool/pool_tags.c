@@ -98,15 +98,20 @@ uint32_t wh__hot_take(wh_pool *p, uint64_t size, uint32_t slot) {
     return WH_BLOCK_NONE;
 }
 
+/* The hot block, if any, back to the core. */
+static void wh__hot_drop(wh_pool *p) {
+    if (p->hot != WH_BLOCK_NONE) (void)wh__hot_take(p, 0, 0);   /* size 0: goes back */
+}
+
 void wh__hot_keep(wh_pool *p, uint32_t b) {
-    if (p->hot != WH_BLOCK_NONE) wh__hot_take(p, 0, 0);     /* size 0: goes back */
+    wh__hot_drop(p);
     p->hot = b;
     p->info[b].state = WH__TAGGED;
     p->st.tag_cached++;
 }
 
 void wh__tag_flush(wh_pool *p) {
-    if (p->hot != WH_BLOCK_NONE) wh__hot_take(p, 0, 0);
+    wh__hot_drop(p);
     for (uint32_t i = 0; i < WH__TAGS; ++i)
         if (p->tags[i].tag && p->tags[i].block != WH_BLOCK_NONE) wh__tag_drop(p, &p->tags[i]);
 }

@@ -11,4 +11,16 @@ static inline void check_ok(wh_pool *p) {
     CHECK(st == WH_OK);
 }
 
+/* A pool of config c (created, checked) and its stats (checked). */
+static inline wh_pool *pool_make(wh_pool_config c) {
+    wh_pool *p = NULL;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    return p;
+}
+static inline wh_pool_stats pool_stats(wh_pool *p) {
+    wh_pool_stats s;
+    CHECK(wh_pool_get_stats(p, &s) == WH_OK);
+    return s;
+}
+
 #endif

@@ -19,29 +19,20 @@
 #define MIB (1ull << 20)
 
 static wh_pool *make_default(size_t range) {
-    wh_pool_config c = {.backend = WH_POOL_CPU, .vmm_granule = 2 * MIB, .vmm_range = range};
-    wh_pool *p = NULL;
-    CHECK(wh_pool_create(&p, &c) == WH_OK);
-    return p;
-}
-
-static wh_pool_stats stats(wh_pool *p) {
-    wh_pool_stats s;
-    CHECK(wh_pool_get_stats(p, &s) == WH_OK);
-    return s;
+    return pool_make((wh_pool_config){.backend = WH_POOL_CPU, .vmm_granule = 2 * MIB, .vmm_range = range});
 }
 
 /* The range is the only arena and nothing is backed until asked for; a
  * request is backed to the granule, not to an arena step. */
 static void default_is_range(void) {
     wh_pool *p = make_default(0);
-    wh_pool_stats s = stats(p);
+    wh_pool_stats s = pool_stats(p);
     CHECK_EQ_U64(s.arenas, 1);
     CHECK_EQ_U64(s.reserved, 0);
     void *a = wh_pool_alloc(p, 3 * MIB, S(1));       /* arenas: a 20 MiB medium arena */
     CHECK(a != NULL);
     memset(a, 7, 3 * MIB);
-    s = stats(p);
+    s = pool_stats(p);
     CHECK(s.reserved >= 4 * MIB && s.reserved < 8 * MIB);
     check_ok(p);
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
@@ -66,7 +57,7 @@ static void futhark_loop(void) {
         peak = live > peak ? live : peak;
         for (int k = 0; k < 6; ++k) CHECK(wh_pool_free(p, buf[k], S(1)) == WH_OK);
     }
-    double r = (double)stats(p).reserved_peak / (double)peak;
+    double r = (double)pool_stats(p).reserved_peak / (double)peak;
     printf("Futhark loop, default growth: peak reserved / peak live = %.3f\n", r);
     CHECK(r <= 1.10);
     check_ok(p);
@@ -97,7 +88,7 @@ static void random_allocations(void) {
                 peak = pl > peak ? pl : peak;
             }
             check_ok(p);
-            wh_pool_stats s = stats(p);
+            wh_pool_stats s = pool_stats(p);
             double r = (double)s.reserved_peak / (double)peak;
             printf("random_allocations N=%llu max=%llu MiB, default growth: peak reserved / peak live = %.3f\n",
                    (unsigned long long)ns[i], (unsigned long long)maxs[j], r);
@@ -125,10 +116,10 @@ static void fallback_to_arenas(void) {
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK && p != NULL);
     if (!p) return;
-    CHECK_EQ_U64(stats(p).arenas, 0);                  /* no range */
+    CHECK_EQ_U64(pool_stats(p).arenas, 0);                  /* no range */
     void *a = wh_pool_alloc(p, 1000, S(1));
     CHECK(a != NULL);
-    CHECK_EQ_U64(stats(p).arenas, 1);                  /* its first arena */
+    CHECK_EQ_U64(pool_stats(p).arenas, 1);                  /* its first arena */
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
     check_ok(p);
     CHECK(wh_pool_destroy(p) == WH_OK);
@@ -149,9 +140,8 @@ static bool busy_one(wh_stream s, void *u) {
     return s == S(1);
 }
 static void growth_does_not_wait(void) {
-    wh_pool_config c = {.backend = WH_POOL_CPU, .vmm_granule = 2 * MIB, .max_streams = 2, .stream_busy = busy_one};
-    wh_pool *p = NULL;
-    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU, .vmm_granule = 2 * MIB, .max_streams = 2,
+                                            .stream_busy = busy_one});
     void *a = wh_pool_alloc(p, 8 * MIB, S(1));
     CHECK(a != NULL);
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);                /* stream 1 stays busy */

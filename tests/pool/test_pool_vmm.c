@@ -15,25 +15,16 @@
 #define GRAN (64u << 10)                  /* the CPU backend's granule */
 
 static wh_pool *make(size_t max_bytes) {
-    wh_pool_config c = {.backend = WH_POOL_CPU, .max_bytes = max_bytes, .growth = WH_POOL_GROW_VMM};
-    wh_pool *p = NULL;
-    CHECK(wh_pool_create(&p, &c) == WH_OK);
-    return p;
-}
-
-static wh_pool_stats stats(wh_pool *p) {
-    wh_pool_stats s;
-    CHECK(wh_pool_get_stats(p, &s) == WH_OK);
-    return s;
+    return pool_make((wh_pool_config){.backend = WH_POOL_CPU, .max_bytes = max_bytes, .growth = WH_POOL_GROW_VMM});
 }
 
 /* Growth fits the request; trim unmaps; a refilled hole is writable. */
 static void fit_trim_refill(void) {
     wh_pool *p = make(0);
-    CHECK(stats(p).reserved == 0);
+    CHECK(pool_stats(p).reserved == 0);
     char *a = wh_pool_alloc(p, 3 * GRAN + 1, S(1));
     CHECK(a != NULL);
-    CHECK(stats(p).reserved == 4 * GRAN);            /* rounded to the granule, no more */
+    CHECK(pool_stats(p).reserved == 4 * GRAN);            /* rounded to the granule, no more */
     memset(a, 1, 3 * GRAN + 1);
     char *b[8];
     for (int i = 0; i < 8; ++i) {
@@ -42,12 +33,12 @@ static void fit_trim_refill(void) {
         memset(b[i], 2 + i, 2 * GRAN);
         check_ok(p);
     }
-    wh_pool_stats s = stats(p);
+    wh_pool_stats s = pool_stats(p);
     CHECK(s.reserved >= s.in_use && s.reserved <= s.in_use + s.in_use / 12 + 2 * GRAN);
     for (int i = 1; i < 7; ++i) CHECK(wh_pool_free(p, b[i], S(1)) == WH_OK);
     check_ok(p);
     CHECK(wh_pool_trim(p, 0) == WH_OK);              /* the freed middle goes back ... */
-    s = stats(p);
+    s = pool_stats(p);
     CHECK(s.reserved <= s.in_use + 4 * GRAN);        /* ... but for the two pieces (one growth,
                                                         2 granules each) across its ends */
     CHECK(s.reserved <= s.reserved_peak - 10 * GRAN);
@@ -61,13 +52,13 @@ static void fit_trim_refill(void) {
         memset(b[i], 2 + i, 2 * GRAN);
     }
     check_ok(p);
-    s = stats(p);
+    s = pool_stats(p);
     CHECK(s.reserved <= s.in_use + s.in_use / 12 + 2 * GRAN);
     for (int i = 0; i < 8; ++i) CHECK(wh_pool_free(p, b[i], S(2)) == WH_OK);
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
     CHECK(wh_pool_free(p, a, S(1)) == WH_ERR_DOUBLE_FREE);
     CHECK(wh_pool_trim(p, 0) == WH_OK);
-    s = stats(p);
+    s = pool_stats(p);
     CHECK_EQ_U64(s.reserved, 0);
     check_ok(p);
     CHECK(wh_pool_destroy(p) == WH_OK);
@@ -90,7 +81,7 @@ static void cap(void) {
     void *big = wh_pool_alloc(p, 2 * GRAN, S(1));    /* no two free neighbours: unmap, map */
     CHECK(big != NULL);
     memset(big, 7, 2 * GRAN);
-    CHECK(stats(p).reserved <= 16 * GRAN);
+    CHECK(pool_stats(p).reserved <= 16 * GRAN);
     check_ok(p);
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
@@ -117,14 +108,14 @@ static void random_run(void) {
         }
         if (i % 997 == 0) check_ok(p);
     }
-    wh_pool_stats s = stats(p);
+    wh_pool_stats s = pool_stats(p);
     double ratio = (double)s.reserved_peak / (double)s.in_use_peak;
     printf("random_allocations (CPU, VMM): peak reserved / peak in use = %.3f, %llu pieces mapped, %llu unmapped\n",
            ratio, (unsigned long long)s.arena_allocs, (unsigned long long)s.arena_frees);
     CHECK(ratio < 1.15);
     while (nlive) CHECK(wh_pool_free(p, live[--nlive], S(1)) == WH_OK);
     CHECK(wh_pool_trim(p, 0) == WH_OK);
-    CHECK_EQ_U64(stats(p).reserved, 0);
+    CHECK_EQ_U64(pool_stats(p).reserved, 0);
     check_ok(p);
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
