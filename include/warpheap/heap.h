@@ -52,10 +52,10 @@ typedef struct wh_heap_usage {
 /* ---- device (and CPU-backend) API ---------------------------------------- */
 
 /* Grouping key: slab class, bump size, or a key of its own (no coalescing). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint64_t n) {
+WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint32_t kind, uint64_t n) {
     uint64_t solo = (1ull << 62) | wh_lane_id();
     if (n == 0 || n > h->bytes) return solo;
-    switch (h->kind) {
+    switch (kind) {
     case WH_HEAP_BUMP:
     case WH_HEAP_WRAP: return wh__round16(n);
     case WH_HEAP_SLAB:
@@ -69,20 +69,20 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint64_t n) {
 WH_INLINE WH_HOST_DEVICE void *wh__default_run_malloc(const wh_heap *h, uint64_t n) {
     void *p = wh__run_malloc(h, n);
     if (!p && h->slab_fine) {
-        for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) wh__seg_retire(h, c, h->npages);
+        wh__rare_retire_all(WH__RARE(h));
         p = wh__run_malloc(h, n);
     }
     return p;
 }
 
-WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t n, uint32_t group) {
-    switch (h->kind) {
+WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint32_t kind, uint64_t n, uint32_t group) {
+    switch (kind) {
     case WH_HEAP_BUMP: return wh__bump_malloc(h, wh__round16(n), group);
     case WH_HEAP_WRAP: return wh__wrap_malloc(h, wh__round16(n), group);
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
         if (n <= WH_SLAB_MAX) return wh__slab_malloc(h, wh__slab_class_of(h, n), group);
-        return h->kind == WH_HEAP_DEFAULT ? wh__default_run_malloc(h, n) : (void *)0;
+        return kind == WH_HEAP_DEFAULT ? wh__default_run_malloc(h, n) : (void *)0;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);
     case WH_HEAP_CIRCULAR_FUSED:
@@ -93,26 +93,35 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint64_t 
 
 /* Bytes counted in use for a request of n (WH_HEAP_TRACK): the slot size for
  * slab slots (their requests are not recorded), the request otherwise. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint64_t n) {
-    if ((h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) && n <= WH_SLAB_MAX)
+WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint32_t kind, uint64_t n) {
+    if ((kind == WH_HEAP_SLAB || kind == WH_HEAP_DEFAULT) && n <= WH_SLAB_MAX)
         return wh__slab_size(wh__slab_class_of(h, n));
     return n;
 }
 
-/* mask: lanes that call together (each with its own size). */
-WH_INLINE WH_HOST_DEVICE void *wh_malloc_warp(const wh_heap *h, size_t bytes, uint32_t mask) {
+/* kind: h->kind.  Written as a constant (wh_malloc_as), it lets the compiler
+ * drop the other kinds' code from the kernel: fewer registers.  mask: lanes
+ * that call together (each with its own size). */
+WH_INLINE WH_HOST_DEVICE void *wh__malloc_kind(const wh_heap *h, uint32_t kind, size_t bytes, uint32_t mask) {
     uint64_t n = (uint64_t)bytes;
-    uint32_t group = wh_match_any64(mask, wh__heap_key(h, n));
+    uint32_t group = wh_match_any64(mask, wh__heap_key(h, kind, n));
     if (n == 0) return (void *)0;
-    void *p = n > h->bytes ? (void *)0 : wh__heap_malloc_group(h, n, group);
+    void *p = n > h->bytes ? (void *)0 : wh__heap_malloc_group(h, kind, n, group);
     if (!p) wh__heap_count(&h->ctl->failed);
-    else if (h->flags & WH_HEAP_TRACK) wh__heap_track(h, (int64_t)wh__heap_counted(h, n));
+    else if (h->flags & WH_HEAP_TRACK) wh__heap_track(h, (int64_t)wh__heap_counted(h, kind, n));
     return p;
 }
 
-WH_INLINE WH_HOST_DEVICE void *wh_malloc(const wh_heap *h, size_t bytes) {
-    return wh_malloc_warp(h, bytes, wh_active_mask());
+WH_INLINE WH_HOST_DEVICE void *wh_malloc_warp(const wh_heap *h, size_t bytes, uint32_t mask) {
+    return wh__malloc_kind(h, h->kind, bytes, mask);
 }
+
+WH_INLINE WH_HOST_DEVICE void *wh_malloc(const wh_heap *h, size_t bytes) {
+    return wh__malloc_kind(h, h->kind, bytes, wh_active_mask());
+}
+
+/* wh_malloc for a heap created with `kind`, a constant (see wh__malloc_kind). */
+#define wh_malloc_as(h, kind, bytes) wh__malloc_kind((h), (kind), (bytes), wh_active_mask())
 
 /* Slab slots and page runs: which one p is, from its page's info. */
 WH_INLINE WH_HOST_DEVICE void wh__paged_free(const wh_heap *h, void *p) {
@@ -133,10 +142,9 @@ WH_INLINE WH_HOST_DEVICE void wh__paged_free(const wh_heap *h, void *p) {
         wh__heap_count(&h->ctl->foreign_frees);
 }
 
-WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t mask) {
-    (void)mask;               /* frees are per lane today: one atomic each */
+WH_INLINE WH_HOST_DEVICE void wh__free_kind(const wh_heap *h, uint32_t kind, void *p) {
     if (!p) return;
-    switch (h->kind) {
+    switch (kind) {
     case WH_HEAP_BUMP: wh__bump_free(h, p); break;
     case WH_HEAP_WRAP: wh__wrap_free(h, p); break;
     case WH_HEAP_SLAB:
@@ -149,7 +157,16 @@ WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t m
     }
 }
 
-WH_INLINE WH_HOST_DEVICE void wh_free(const wh_heap *h, void *p) { wh_free_warp(h, p, wh_active_mask()); }
+/* frees are per lane today (one atomic each): mask is for symmetry */
+WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t mask) {
+    (void)mask;
+    wh__free_kind(h, h->kind, p);
+}
+
+WH_INLINE WH_HOST_DEVICE void wh_free(const wh_heap *h, void *p) { wh__free_kind(h, h->kind, p); }
+
+/* wh_free for a heap created with `kind`, a constant. */
+#define wh_free_as(h, kind, p) wh__free_kind((h), (kind), (p))
 
 /* ---- host API (src/heap) -------------------------------------------------- */
 WH_EXTERN_C_BEGIN

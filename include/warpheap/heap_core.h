@@ -61,7 +61,7 @@ enum {
     WH_PROF_SEG_FALLBACK,  /* calls that gave up: bitmap path                */
     WH_PROF_PREP_LOCKED,   /* segment preparations that held the class flag  */
     WH_PROF_PREP_NONE,     /* ... that found no aligned run of free pages    */
-    WH_PROF_PREP_CYCLES,   /* clock cycles inside those preparations         */
+    WH_PROF_PREP_CYCLES,   /* leaders' clock cycles setting up, installing   */
     WH_PROF_ORPHANS,       /* positions published as orphans                 */
     WH_PROF_FREED_CLAIMS,  /* claims of freed slots (class bitmap)           */
     WH_PROF_ACTIVATIONS,   /* pages activated on the bitmap path             */
@@ -127,10 +127,21 @@ typedef struct wh_heap {
     uint32_t segments;       /* sub-heaps, one cursor each (1, or #SM for MULTI) */
     uint32_t seg_units;      /* units of a segment (the last one takes the rest) */
     uint64_t *cursors;       /* segments cursors, 128 bytes apart                */
+    /* this descriptor's copy in the metadata block, for the rare paths
+     * (WH__RARE) */
+    const struct wh_heap *dev;
     /* ownership (host side only) */
     void *arena_alloc, *meta_alloc;
     size_t meta_bytes;
 } wh_heap;
+
+/* The descriptor handed to the rare paths, which the GPU calls instead of
+ * inlining (heap_slab.h): the copy in the heap's metadata.  Passing the
+ * address of the kernel's own copy would make the compiler keep that copy --
+ * several hundred bytes -- in local memory in every thread that allocates or
+ * frees (a 688-byte stack frame per thread at 2eb8331), even in threads that
+ * never take a rare path. */
+#define WH__RARE(h) ((h)->dev)
 
 /* ---- small helpers ------------------------------------------------------- */
 

@@ -48,8 +48,9 @@
  * count all their slots as used from the start (page_used += spp), so a page
  * with slots still to hand out is never reclaimed; the walk counts those
  * untouched slots free (wh__seg_untouched).  The next segment is prepared
- * as soon as the current one is installed, by one thread per class at a
- * time (seg_prep), so a warp that runs past the end goes on in the next
+ * as soon as the current one is installed, by one group of lanes per class
+ * at a time (seg_prep: its leader claims the pages, the group sets them up,
+ * the leader installs), so a warp that runs past the end goes on in the next
  * segment without waiting.  Moving next to current ("rotation": r0 = r1, r1 = 0,
  * s -= capacity) is one atomic add, done exactly once: by the add that
  * reaches the capacity (s < cap <= s + want) if it saw r1 set.  A preparer
@@ -93,12 +94,17 @@
 /* Rare paths (page activation and reclaim, segment preparation, publishing,
  * taking back) are called, not inlined, on the GPU: forced inlining put all
  * of them into every allocation and free site (heap_bench took minutes in
- * ptxas, and the fast path's registers grew). */
+ * ptxas, and the fast path's registers grew).  Only the entries from the
+ * fast paths are calls (WH__SLAB_COLD, the wh__rare_* wrappers); inside them
+ * the rest is inlined (WH__SLAB_RARE), because ptxas adds up the registers
+ * of a chain of calls: the caller's live values sit above the callee's (at
+ * 2eb8331 a chain of five calls made a 1-allocation kernel 130 registers). */
 #if WH_ON_GPU || defined(__CUDACC__)
 #  define WH__SLAB_COLD static inline __noinline__
 #else
 #  define WH__SLAB_COLD WH_INLINE
 #endif
+#define WH__SLAB_RARE WH_INLINE
 
 /* Add the live slots of claimed bits `got` of word w, class c, to their
  * pages. */
@@ -133,7 +139,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(uint32_t c, uint32_t p, uin
 
 /* Take a free page for class c, keep the first `want` slots (returned in *got,
  * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
-WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
                                                    unsigned want, uint64_t *got) {
     uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
     *got = 0;
@@ -158,7 +164,7 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
 }
 
 /* The page's last slot was freed: try to take the page back (see header). */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
+WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
     uint32_t k = 0;
@@ -200,12 +206,13 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uin
  * count is exactly its slots (CAS: nothing else in flight on it); otherwise,
  * and for part of a page, the slot bits are set and taken off the page's
  * count, as a free does. */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t run, uint64_t q0, uint64_t n) {
-    uint64_t end = q0 + n, spp = wh__slab_spp(c);
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t run, uint64_t q0, uint64_t n) {
+    /* positions of a segment: under 2^20 (heap_layout.c), 32-bit arithmetic */
+    uint32_t end = (uint32_t)(q0 + n), spp = wh__slab_spp(c);
     uint32_t l = wh__slab_lbpp(c);
     wh_bitmap bm = wh__slab_bitmap(h, c);
-    for (uint64_t q = q0; q < end;) {
-        uint64_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
+    for (uint32_t q = (uint32_t)q0; q < end;) {
+        uint32_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
         uint32_t p = (uint32_t)((run << h->seg_shift[c]) + j), whole = (uint32_t)spp;
         if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
             wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
@@ -239,7 +246,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
  * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
  * words, each found all free (a word found otherwise: put back what was
  * taken, try elsewhere).  Its index, or WH_BITMAP_NONE. */
-WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
     uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
     uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit;   /* bits at multiples of npg */
     for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
@@ -315,7 +322,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c
  * one is used up and a next one is there).  One CAS: it fails when the class
  * hands out meanwhile, and then it is busy anyway.  p < npages: only if page
  * p (of the current segment) has no live slot left (a class gone idle). */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t p) {
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t p) {
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
     uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
     if (!r0 || s >= cap) return;
@@ -340,7 +347,7 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c) {
 /* Lazy reclaim, made eager again when a class goes idle: a free left page p
  * of the current segment with no live slot, only untouched ones: take the
  * segments back, if no one else holds the class's flag. */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
     uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
     if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return;      /* nothing untouched */
     if (!wh__seg_lock(h, c)) return;
@@ -371,87 +378,122 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, u
     return false;
 }
 
-/* Prepare and install the next segment of class c if none is there and no
- * one else is at it.  1: installed (or there already), 0: someone else is
- * preparing, -1: no aligned run of free pages, even after taking back what
- * the other classes' segments held. */
-WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_prepare(const wh_heap *h, uint32_t c, uint64_t seed) {
+/* Every class but `except` gives back what its segments hold untouched. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t except) {
+    WH_PRAGMA_UNROLL1
+    for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o)
+        if (o != except) wh__seg_retire(h, o, h->npages);
+}
+
+/* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) { wh__slab_reclaim(h, c, p); }
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire(const wh_heap *h, uint32_t c, uint32_t p) { wh__seg_retire(h, c, p); }
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH_SLAB_CLASSES); }
+
+/* Preparing the next segment of class c, in three steps, so that the whole
+ * group of the leader that finds it missing sets up its pages:
+ *   wh__seg_begin  (leader): class c's flag and an aligned run of free pages;
+ *   wh__seg_setup  (every lane of the group): the pages' counts and class;
+ *   wh__seg_finish (leader, after the group's barrier): install, flag back.
+ * begin returns 1 with *run set: the flag is ours, set the run up and finish
+ * it; 1 with *run = WH_BITMAP_NONE: a next segment is there already; 0:
+ * someone else holds the flag; -1: no aligned run of free pages, even after
+ * taking back what the other classes' segments held. */
+WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint64_t seed, uint32_t *run) {
+    *run = WH_BITMAP_NONE;
     if (!wh__seg_lock(h, c)) return 0;
-    long long t0 = WH__PROF_CLOCK();
-    (void)t0;
-    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
-    uint32_t shift = h->seg_shift[c];
-    int result = 1;
+    WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
     /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
-    if (wh__seg_r1(wh_atomic_load(st, WH_ACQUIRE)) == 0) {
-        uint32_t run = wh__seg_claim_run(h, shift, seed), npg = 1u << shift, spp = wh__slab_spp(c);
-        if (run == WH_BITMAP_NONE) {
-            /* the pool ran dry: what the other classes hold untouched is
-             * worth more to this request than to them */
-            for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o)
-                if (o != c) wh__seg_retire(h, o, h->npages);
-            run = wh__seg_claim_run(h, shift, wh_hash64(seed));
-        }
-        if (run == WH_BITMAP_NONE) {
-            result = -1;
-            WH__PROF(h, WH_PROF_PREP_NONE, 1);
-        } else {
-            /* relaxed, and not waited for: the install below (acq_rel)
-             * publishes them.  One thread writes every page of the segment,
-             * so these must issue back to back (an add that returned its
-             * result took ~250 cycles a page on the H100) */
-            for (uint32_t j = 0; j < npg; ++j) {
-                uint32_t p = (run << shift) + j;
-                /* add, not store: see wh__slab_activate */
-                wh_atomic_add_relaxed(&h->page_used[p], spp);
-                wh_atomic_store(&h->page_info[p], c + 1u, WH_RELAXED);
-            }
-            uint64_t r1 = (uint64_t)run + 1u;
-            if (!wh__seg_install_fresh(st, r1, cap)) {
-                uint64_t old = wh_atomic_fetch_add(st, r1 << WH_SEG_R_SHIFT1, WH_ACQ_REL);
-                uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
-                if (s >= cap0) {
-                    /* the current one ran out (or there is none) before we
-                     * came: nobody rotated, and positions [0, s - cap0) of
-                     * ours were claimed by adds that found no next segment:
-                     * orphans */
-                    (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
-                    uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
-                    if (orphans) wh__seg_publish(h, c, run, 0, orphans);
-                    WH__PROF(h, WH_PROF_ORPHANS, orphans);
-                }
-            }
+    if (wh__seg_r1(wh_atomic_load(wh__seg_state(h, c), WH_ACQUIRE)) != 0) {
+        wh__seg_unlock(h, c);
+        return 1;
+    }
+    uint32_t got = wh__seg_claim_run(h, h->seg_shift[c], seed);
+    if (got == WH_BITMAP_NONE) {
+        /* the pool ran dry: what the other classes hold untouched is worth
+         * more to this request than to them */
+        wh__seg_retire_all(h, c);
+        got = wh__seg_claim_run(h, h->seg_shift[c], wh_hash64(seed));
+    }
+    if (got == WH_BITMAP_NONE) {
+        WH__PROF(h, WH_PROF_PREP_NONE, 1);
+        wh__seg_unlock(h, c);
+        return -1;
+    }
+    *run = got;
+    return 1;
+}
+
+/* Lane `rank` of `lanes` sets up its share of the pages of segment `run`:
+ * consecutive lanes write consecutive pages, so a warp's writes coalesce (one
+ * thread alone took ~240 cycles a page on the H100, 130 us for the 1024 pages
+ * of a 256 B segment).  Relaxed and not waited for (`red`): the install in
+ * wh__seg_finish publishes them.  An add, not a store: see wh__slab_activate. */
+WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t run, uint32_t rank,
+                                           uint32_t lanes) {
+    uint32_t shift = h->seg_shift[c], spp = wh__slab_spp(c);
+    WH_PRAGMA_UNROLL1
+    for (uint32_t j = rank; j < 1u << shift; j += lanes) {
+        uint32_t p = (run << shift) + j;
+        wh_atomic_add_relaxed(&h->page_used[p], spp);
+        wh_atomic_store(&h->page_info[p], c + 1u, WH_RELAXED);
+    }
+}
+
+/* Install segment `run` of class c, set up by the group (whose barrier
+ * ordered its writes before this), as the current one if that is used up,
+ * else as the next one; give the flag back. */
+WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t run) {
+    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), r1 = (uint64_t)run + 1u;
+    /* the other lanes' set-up goes out with our install (cumulative) */
+    wh_fence();
+    if (!wh__seg_install_fresh(st, r1, cap)) {
+        uint64_t old = wh_atomic_fetch_add(st, r1 << WH_SEG_R_SHIFT1, WH_ACQ_REL);
+        uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
+        if (s >= cap0) {
+            /* the current one ran out (or there is none) before we came:
+             * nobody rotated, and positions [0, s - cap0) of ours were
+             * claimed by adds that found no next segment: orphans */
+            (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+            uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
+            if (orphans) wh__seg_publish(h, c, run, 0, orphans);
+            WH__PROF(h, WH_PROF_ORPHANS, orphans);
         }
     }
-    WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
-    WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
     wh__seg_unlock(h, c);
-    return result;
+}
+
+/* Does class c hand out bump segments (else: the bitmap path)? */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) {
+    return h->slab_fine && wh__slab_spp(c) >= WH_SEG_MIN_SPP;
 }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions
  * q .. q+n1-1 of segment run, *b1 = run << 32 | q, and, for the add that
  * crosses into the next segment, positions 0 .. n2-1 of segment r2 - 1,
  * *x2 = n2 << 24 | r2 (bit 31 set: positions, not bits).  Returns n1 + n2
- * (0: take the bitmap path).  The next segment is prepared as soon as the
- * current one is installed, so that it is ready when the current runs out. */
+ * (0: take the bitmap path, unless *prep is set).  The next segment is
+ * prepared as soon as the current one is installed, so that it is ready when
+ * the current runs out: *prep (WH_BITMAP_NONE on entry) receives a run whose
+ * pages the caller's group sets up and the leader installs (wh__seg_begin).
+ * v: the class's state word as the caller loaded it. */
 WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
-                                              uint64_t *b1, uint32_t *x2) {
+                                              uint64_t v, uint64_t *b1, uint32_t *x2, uint32_t *prep) {
     uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
     *x2 = 0;
-    if (!h->slab_fine || wh__slab_spp(c) < WH_SEG_MIN_SPP) return 0;
+    if (!wh__seg_on(h, c)) return 0;
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
-    for (uint32_t n = 0; n < WH_SEG_POLLS; ++n) {
-        uint64_t v = wh_atomic_load(st, WH_RELAXED);
+    for (uint32_t n = 0; n < WH_SEG_POLLS; ++n, v = wh_atomic_load(st, WH_RELAXED)) {
         uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         if (!(s < cap0 || (r1 && s - cap0 < cap))) {            /* nothing to hand out */
             WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
-            int prep = r1 ? 0 : wh__seg_prepare(h, c, seed);
-            if (prep < 0) {
+            int began = r1 ? 0 : wh__seg_begin(WH__RARE(h), c, seed, prep);
+            if (began < 0) {
                 WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
                 return 0;
             }
-            if (prep == 0) {
+            if (*prep != WH_BITMAP_NONE) return 0;     /* set it up, then look again */
+            if (began == 0) {
                 /* an empty pool will not fill by waiting: the bitmap path */
                 if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
                     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
@@ -478,11 +520,9 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
             *b1 = (r1 - 1u) << 32 | (s - cap0);
         }
-        if (!r1 && !wh_atomic_load(&h->ctl->seg_prep[c], WH_RELAXED)) (void)wh__seg_prepare(h, c, seed);
-        if (n1 + n2) {
-            *x2 |= 1u << 31;
-            return (unsigned)(n1 + n2);
-        }
+        if (!r1 && !wh_atomic_load(&h->ctl->seg_prep[c], WH_RELAXED)) (void)wh__seg_begin(WH__RARE(h), c, seed, prep);
+        if (n1 + n2) *x2 |= 1u << 31;
+        if (n1 + n2 || *prep != WH_BITMAP_NONE) return (unsigned)(n1 + n2);
     }
     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
     return 0;
@@ -490,8 +530,10 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
-WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
-                                               unsigned want, uint64_t *got) {
+WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+                                                    uint64_t *got) {
+    wh_bitmap bmv = wh__slab_bitmap(h, c);
+    const wh_bitmap *bm = &bmv;
     /* Activators per class, scaled to the heap (one per 64 pages, per 256
      * with the 52 classes): a burst of all classes then takes at most a fifth
      * of the pages, so a heap of a few dozen pages is not drained by it, while
@@ -530,13 +572,16 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, const wh_b
  * (one load), then the bump segments, then the bitmap path with page
  * activation.  Nothing set: no slot and no page. */
 WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
-                                          uint64_t *b1, uint64_t *m1, uint32_t *x2) {
+                                          uint64_t *b1, uint64_t *m1, uint32_t *x2, uint32_t *prep) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
     uint64_t got = 0;
     uint32_t w = WH_BITMAP_NONE;
     *x2 = 0;
-    if (wh_atomic_load(wh_bitmap_word(bm, bm->levels - 1u, 0), WH_RELAXED)) {
+    /* both loads issued before either is waited for: one round trip */
+    uint64_t top = wh_atomic_load(wh_bitmap_word(bm, bm->levels - 1u, 0), WH_RELAXED);
+    uint64_t v = wh__seg_on(h, c) ? wh_atomic_load(wh__seg_state(h, c), WH_RELAXED) : 0;
+    if (top) {
         w = wh_bitmap_claim(bm, seed, want, &got);
         if (w != WH_BITMAP_NONE) {
             wh__slab_used_add(h, c, w, got);
@@ -544,13 +589,13 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_
         }
     }
     if (w == WH_BITMAP_NONE) {
-        unsigned n = wh__seg_take(h, c, seed, want, b1, x2);
-        if (n) {
+        unsigned n = wh__seg_take(h, c, seed, want, v, b1, x2, prep);
+        if (n || *prep != WH_BITMAP_NONE) {
             unsigned n1 = n - (*x2 >> 24 & 127u);
             *m1 = n1 >= 64u ? ~0ull : (1ull << n1) - 1u;
             return;
         }
-        w = wh__slab_take(h, bm, c, seed, want, &got);
+        w = wh__slab_take(WH__RARE(h), c, seed, want, &got);
     }
     *b1 = (uint64_t)w * 64u;
     *m1 = w == WH_BITMAP_NONE ? 0 : got;
@@ -564,13 +609,24 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     void *mine = (void *)0;
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
         uint64_t b1 = 0, m1 = 0;
-        uint32_t x2 = 0;
-        if (is_leader) wh__slab_get(h, c, seed, count - done, &b1, &m1, &x2);
+        uint32_t x2 = 0, prep = WH_BITMAP_NONE;
+        if (is_leader) wh__slab_get(h, c, seed, count - done, &b1, &m1, &x2, &prep);
         b1 = wh_shfl64(group, b1, leader);
         m1 = wh_shfl64(group, m1, leader);
         x2 = wh_shfl32(group, x2, leader);
+        prep = wh_shfl32(group, prep, leader);
         unsigned n1 = (unsigned)wh_popc64(m1), took = n1 + (x2 >> 24 & 127u);
-        if (took == 0) break;                           /* no slot and no page */
+        if (took == 0 && prep == WH_BITMAP_NONE) break;  /* no slot and no page */
+        if (prep != WH_BITMAP_NONE) {                   /* the next segment: all of us */
+            long long t0 = WH__PROF_CLOCK();
+            (void)t0;
+            wh__seg_setup(h, c, prep, rank, count);
+            wh_syncwarp(group);
+            if (is_leader) {
+                wh__seg_finish(WH__RARE(h), c, prep);
+                WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
+            }
+        }
         if (rank >= done && rank < done + took) {
             unsigned r = rank - done;
             uint64_t page, slot;
@@ -612,10 +668,10 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     }
     wh__heap_track(h, -(int64_t)size);
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
-    if (left == 0) wh__slab_reclaim(h, c, page);
+    if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
     else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u &&
              left == wh__seg_untouched_at(lo, wh__slab_spp(c), from))
-        wh__seg_retire(h, c, page);
+        wh__rare_retire(WH__RARE(h), c, page);
     return true;
 }
 

@@ -38,6 +38,7 @@ static __global__ void cursor_init_kernel(wh_heap h) {
 
 extern "C" wh_status wh__heap_init_device(wh_heap *h) {
     WH_CUDA_TRY(cudaMemset(h->meta_alloc, 0, h->meta_bytes));
+    WH_CUDA_TRY(cudaMemcpy((void *)h->dev, h, sizeof *h, cudaMemcpyHostToDevice));
     if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) {
         wh_bitmap bm;
         wh_status st = wh_bitmap_init_device(&bm, h->pages.words, h->npages, true, 0);

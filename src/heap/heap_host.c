@@ -11,6 +11,7 @@ static bool on_host(const wh_heap *h) { return !WH_HAVE_CUDA || (h->flags & WH_H
 /* Empty heap: metadata zero, all pages free, the circular pre-split. */
 static void init_host(wh_heap *h) {
     memset(h->meta_alloc, 0, h->meta_bytes);
+    memcpy((void *)h->dev, h, sizeof *h);
     if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT)
         (void)wh_bitmap_init_host(&h->pages, h->pages.words, h->npages, true);
     for (uint32_t k = 0; k < h->segments; ++k) h->cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h->seg_units;

@@ -18,9 +18,10 @@ _Static_assert(offsetof(wh_circ_header, next) == 4 && sizeof(wh_circ_header) == 
 #define META_ALIGN 256u
 static size_t align_up(size_t n, size_t a) { return (n + a - 1u) / a * a; }
 
-/* Metadata block: ctl | page_info | page_used | page_req | pages | slots[c]. */
+/* Metadata block: ctl | desc | cursors | page_info | page_used | page_req |
+ * pages | slots[c]. */
 typedef struct meta_layout {
-    size_t cursors, info, used, req, pages, slots[WH_SLAB_CLASSES], total;
+    size_t desc, cursors, info, used, req, pages, slots[WH_SLAB_CLASSES], total;
 } meta_layout;
 
 static meta_layout layout_of(const wh_heap *h) {
@@ -28,6 +29,8 @@ static meta_layout layout_of(const wh_heap *h) {
     memset(&m, 0, sizeof m);
     size_t off = align_up(sizeof(wh_heap_ctl), META_ALIGN);
     bool paged = h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT;
+    m.desc = off;
+    off = align_up(off + sizeof(wh_heap), META_ALIGN);
     m.cursors = off;
     off = align_up(off + (size_t)h->segments * WH_CURSOR_STRIDE * 8u, META_ALIGN);
     if (paged) {
@@ -132,6 +135,7 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     h->base = (uint8_t *)arena;
     h->ctl = (wh_heap_ctl *)meta;
     h->cursors = (uint64_t *)(mb + m.cursors);
+    h->dev = (const wh_heap *)(mb + m.desc);
     if (h->kind != WH_HEAP_SLAB && h->kind != WH_HEAP_DEFAULT) return;
     h->page_info = (uint32_t *)(mb + m.info);
     h->page_used = (uint32_t *)(mb + m.used);
