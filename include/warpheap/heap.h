@@ -11,7 +11,8 @@
  * Device functions are header-only (no -rdc).  wh_malloc coalesces same-size
  * (same-class) requests of the lanes present at its entry: one leader, one
  * atomic.  wh_malloc_warp / wh_free_warp take the participating mask from the
- * caller (all its lanes must call together).  Every pointer is 16-byte
+ * caller (all its lanes must call together); wh_malloc_as / wh_free_as the
+ * heap's kind as a constant (only that kind's code in the kernel).  Every pointer is 16-byte
  * aligned; NULL means exhausted (counted in the stats) and the heap stays
  * usable; wh_free(NULL) does nothing; double and foreign frees are detected
  * where the kind can see them and counted.
