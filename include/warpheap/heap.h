@@ -69,7 +69,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint32_t kind, 
  * back the pages their bump segments hold untouched, and one more try. */
 WH_INLINE WH_HOST_DEVICE void *wh__default_run_malloc(const wh_heap *h, uint64_t n) {
     void *p = wh__run_malloc(h, n);
-    if (!p && h->slab_fine) {
+    if (!p && h->slab_segs) {
         wh__rare_retire_all(WH__RARE(h));
         p = wh__run_malloc(h, n);
     }

@@ -109,7 +109,8 @@ typedef struct wh_heap {
     /* slab and default */
     uint32_t npages;
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
-    uint32_t slab_fine;      /* all 52 classes and bump segments (16 MiB and up) */
+    uint32_t slab_fine;      /* all 52 classes (16 MiB and up)                   */
+    uint32_t slab_segs;      /* bump segments (WH_SEG_MIN_PAGES pages and up)    */
     uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;      /* requested bytes of a page run                    */

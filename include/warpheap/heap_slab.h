@@ -79,6 +79,13 @@
 #ifndef WH_SEG_MIN_SPP
 #  define WH_SEG_MIN_SPP 128u
 #endif
+/* Heaps of fewer pages hand out no bump segments (heap_layout.c).  From 16
+ * pages (1 MiB) up they do: the k-d tree's 20K-triangle builds (16 and 244
+ * pages) spent 100-330K cycles an allocation of 48-128 B on the bitmap path,
+ * where a segment takes one add. */
+#ifndef WH_SEG_MIN_PAGES
+#  define WH_SEG_MIN_PAGES 16u
+#endif
 #define WH_SEG_S_BITS 22u
 #define WH_SEG_R_SHIFT1 22u
 #define WH_SEG_R_SHIFT0 43u
@@ -465,7 +472,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
 
 /* Does class c hand out bump segments (else: the bitmap path)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) {
-    return h->slab_fine && wh__slab_spp(c) >= WH_SEG_MIN_SPP;
+    return h->slab_segs && wh__slab_spp(c) >= WH_SEG_MIN_SPP;
 }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions
@@ -552,8 +559,11 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
                 WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
                 return w;
             }
-            /* no free page: slots may still be published by other activators
-             * or freed by other threads -- look again, boundedly */
+            /* no free page: the first time, the classes' segments give back
+             * what they hold untouched (a small heap runs dry with most of
+             * it there); then slots may still be published by other
+             * activators or freed by other threads -- look again, boundedly */
+            if (tries == 0 && h->slab_segs) wh__seg_retire_all(h, WH_SLAB_CLASSES);
         } else {
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
         }

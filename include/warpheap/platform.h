@@ -26,8 +26,13 @@
 #  define WH_INLINE        static __forceinline__
 #  define WH_GLOBAL        __global__
    /* a loop of a rare path kept rolled: fewer registers, which the whole
-    * kernel pays for (one count for all the code a kernel can call) */
-#  define WH_PRAGMA_UNROLL1 _Pragma("unroll 1")
+    * kernel pays for (one count for all the code a kernel can call); the
+    * device pass only (the host compiler knows no such pragma) */
+#  if defined(__CUDA_ARCH__)
+#    define WH_PRAGMA_UNROLL1 _Pragma("unroll 1")
+#  else
+#    define WH_PRAGMA_UNROLL1
+#  endif
 #else
 #  define WH_DEVICE
 #  define WH_HOST_DEVICE

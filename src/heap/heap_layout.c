@@ -91,9 +91,12 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * segments (they were at most 2^17 slots and 1/1024 of the heap)
          * left warps waiting and sent them to the bitmap path (measured with
          * wh_heap_bench_prof: 4 KiB at 1M threads went to the bitmap path
-         * on all but one preparation).  Small heaps get small ones: what a
-         * class holds untouched is taken back only once the pool runs dry. */
+         * on all but one preparation).  Small heaps get small ones (one or
+         * two pages below 256): what a class holds untouched is taken back
+         * only once the pool runs dry.  Below WH_SEG_MIN_PAGES pages, none:
+         * the classes' segments would hold most of the heap. */
         h->slab_fine = h->npages >= 256u;
+        h->slab_segs = h->npages >= WH_SEG_MIN_PAGES;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0;
             while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 19) &&
