@@ -516,8 +516,17 @@ static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task
     if (lane == 0) (void)wh_atomic_fetch_sub(&a->c->inflight, 1ull, WH_RELEASE);
 }
 
+/* Resident blocks per SM the builder is compiled for.  Without a minimum,
+ * ptxas chose 80 registers at 1021765 and 32 at a3413b5 for the same builder
+ * (the allocator's rare paths are calls, and its choice followed their
+ * size), spilling 1.7-3.5 KB a thread: every kind's build ran up to 2x
+ * slower.  2 blocks: no spill (232 registers). */
+#ifndef KD_MIN_BLOCKS
+#  define KD_MIN_BLOCKS 2
+#endif
+
 /* __grid_constant__: &a points at the parameter itself, no per-thread copy. */
-static __global__ void __launch_bounds__(KD_BLOCK) kd_build_kernel(const __grid_constant__ kd_args a) {
+static __global__ void __launch_bounds__(KD_BLOCK, KD_MIN_BLOCKS) kd_build_kernel(const __grid_constant__ kd_args a) {
     __shared__ uint32_t s_bins[KD_WARPS][6u * KD_BINS];
     uint32_t lane = threadIdx.x & 31u, *bins = s_bins[threadIdx.x >> 5];
     kd_local acc;
