@@ -80,7 +80,7 @@
 #  define WH_SEG_MIN_SPP 128u
 #endif
 /* Heaps of fewer pages hand out no bump segments (heap_layout.c).  From 16
- * pages (1 MiB) up they do: the k-d tree's 20K-triangle builds (16 and 244
+ * pages (1 MiB) up they do: the k-d tree's 20K-triangle builds (24 and 244
  * pages) spent 100-330K cycles an allocation of 48-128 B on the bitmap path,
  * where a segment takes one add. */
 #ifndef WH_SEG_MIN_PAGES
