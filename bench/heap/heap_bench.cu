@@ -166,7 +166,10 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
  * instead of heap_layout.c's choice (at most 1/128 of the heap, under 2^20
  * slots); kept at or under 2^19 slots so that the state word's position
  * field (22 bits) keeps its headroom.  The heap struct is a value: the
- * kernels and the walk see the override. */
+ * kernels and the walk see the override, and the reset after it writes it
+ * into the copy in the heap's metadata, which the rare paths read
+ * (WH__RARE; without that reset, at a3413b5, the rare paths prepared
+ * segments of the old size: overlapping slots, "utilisation" 4.25). */
 static int seg_shift_max = -1;
 static void override_seg_shift(int n) {
     if (cur.kind != WH_HEAP_DEFAULT && cur.kind != WH_HEAP_SLAB) return;
@@ -180,6 +183,7 @@ static void override_seg_shift(int n) {
     }
 }
 
+static void reset_heap(void);
 static void use_allocator(const allocator *a, uint64_t bytes) {
     if (cur_a && cur_a->kind >= 0) WH_CUDA_OR_DIE(wh_heap_destroy(&cur) == WH_OK ? cudaSuccess : cudaErrorUnknown);
     memset(&cur, 0, sizeof cur);
@@ -191,7 +195,10 @@ static void use_allocator(const allocator *a, uint64_t bytes) {
         fprintf(stderr, "heap_bench: %s: %s\n", a->name, wh_last_error());
         exit(1);
     }
-    if (seg_shift_max >= 0) override_seg_shift(seg_shift_max);
+    if (seg_shift_max >= 0) {
+        override_seg_shift(seg_shift_max);
+        reset_heap();     /* writes the override into the heap's metadata copy */
+    }
 }
 static void reset_heap(void) {
     if (cur_a->kind >= 0 && wh_heap_reset(&cur) != WH_OK) {
