@@ -129,7 +129,8 @@ typedef struct wh_heap {
     uint32_t seg_units;      /* units of a segment (the last one takes the rest) */
     uint64_t *cursors;       /* segments cursors, 128 bytes apart                */
     /* this descriptor's copy in the metadata block, for the rare paths
-     * (WH__RARE) */
+     * (WH__RARE), written by create and reset: a handle's fields are not
+     * to be changed in between */
     const struct wh_heap *dev;
     /* ownership (host side only) */
     void *arena_alloc, *meta_alloc;
