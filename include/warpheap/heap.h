@@ -12,10 +12,10 @@
  * (same-class) requests of the lanes present at its entry: one leader, one
  * atomic.  wh_malloc_warp / wh_free_warp take the participating mask from the
  * caller (all its lanes must call together); wh_malloc_as / wh_free_as the
- * heap's kind as a constant (only that kind's code in the kernel).  Every pointer is 16-byte
- * aligned; NULL means exhausted (counted in the stats) and the heap stays
- * usable; wh_free(NULL) does nothing; double and foreign frees are detected
- * where the kind can see them and counted.
+ * heap's kind as a constant (only that kind's code in the kernel).  Every
+ * pointer is 16-byte aligned; NULL means exhausted (counted in the stats) and
+ * the heap stays usable; wh_free(NULL) does nothing; double and foreign frees
+ * are detected where the kind can see them and counted.
  */
 #ifndef WARPHEAP_HEAP_H
 #define WARPHEAP_HEAP_H
@@ -118,7 +118,7 @@ WH_INLINE WH_HOST_DEVICE void *wh_malloc_warp(const wh_heap *h, size_t bytes, ui
 }
 
 WH_INLINE WH_HOST_DEVICE void *wh_malloc(const wh_heap *h, size_t bytes) {
-    return wh__malloc_kind(h, h->kind, bytes, wh_active_mask());
+    return wh_malloc_warp(h, bytes, wh_active_mask());
 }
 
 /* wh_malloc for a heap created with `kind`, a constant (see wh__malloc_kind). */
@@ -164,7 +164,7 @@ WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t m
     wh__free_kind(h, h->kind, p);
 }
 
-WH_INLINE WH_HOST_DEVICE void wh_free(const wh_heap *h, void *p) { wh__free_kind(h, h->kind, p); }
+WH_INLINE WH_HOST_DEVICE void wh_free(const wh_heap *h, void *p) { wh_free_warp(h, p, wh_active_mask()); }
 
 /* wh_free for a heap created with `kind`, a constant. */
 #define wh_free_as(h, kind, p) wh__free_kind((h), (kind), (p))

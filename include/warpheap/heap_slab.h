@@ -578,9 +578,10 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
 
 /* Leader: up to `want` slots of class c: slot bits *b1 + the set bits of *m1
  * (x2 bit 31 clear), or segment positions (see wh__seg_take) as n1 = the
- * set bits of *m1 from *b1 and *x2 >> 24 & 127 from segment *x2 & 0xffffff.  Freed slots first, when the class's bitmap has any
- * (one load), then the bump segments, then the bitmap path with page
- * activation.  Nothing set: no slot and no page. */
+ * set bits of *m1 from *b1 and *x2 >> 24 & 127 from segment *x2 & 0xffffff.
+ * Freed slots first, when the class's bitmap has any (one load), then the
+ * bump segments, then the bitmap path with page activation.  Nothing set:
+ * no slot and no page, unless *prep names a segment for the group to set up. */
 WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                           uint64_t *b1, uint64_t *m1, uint32_t *x2, uint32_t *prep) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);

@@ -138,6 +138,8 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     h->base = (uint8_t *)arena;
     h->ctl = (wh_heap_ctl *)meta;
     h->cursors = (uint64_t *)(mb + m.cursors);
+    /* a host copy of a device heap, rebased for the walk, points at the
+     * copied descriptor (device pointers inside): the walk takes no rare path */
     h->dev = (const wh_heap *)(mb + m.desc);
     if (h->kind != WH_HEAP_SLAB && h->kind != WH_HEAP_DEFAULT) return;
     h->page_info = (uint32_t *)(mb + m.info);
