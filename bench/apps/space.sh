@@ -35,6 +35,8 @@ probe() {   # app variant size -> exit status
     timeout 20 "$@" --heap-mb="$HEAP" > "$D/space-last.txt" 2>&1 < /dev/null
     rc=$?
     echo "$app $var $s rc=$rc" >> "$LOG"
+    # why a size failed: the heap line and the error, not only the status
+    [ $rc -ne 0 ] && grep -i -E "heap|fail|error|out of|differ" "$D/space-last.txt" | tail -4 | sed 's/^/    /' >> "$LOG"
     return $rc
 }
 search() {  # app variant start parameter-name
