@@ -115,16 +115,26 @@ WH_EXTERN_C_END
       if (st_ != WH_OK) return st_;                                                     \
       Class##__##func##__kernel<<<s->do_threads / 256u, 256u>>>(*s, u, ctx);            \
       WH_LAUNCH_TRY(); }
+/* parallel_new: one warp per chunk of cap objects (wh__soa_new_chunk). */
 #define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                            \
     static __global__ void Class##__##init##__newkernel(const __grid_constant__ wh_soa s, uint64_t n, \
                                                         const __grid_constant__ Ctx ctx) {         \
-        uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                   \
-        if (i >= n) return;                                                             \
-        Class o = WH_SOA_NEW(&s, Class);                                                \
-        if (o.p) init(&s, o, i, &ctx);                                                  \
+        uint64_t cap = s.cap[Class##_TYPE];                                             \
+        uint64_t first = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32u * cap; \
+        if (first >= n) return;                              /* whole warps */          \
+        unsigned cnt = (unsigned)(n - first < cap ? n - first : cap), lane = threadIdx.x % 32u; \
+        uint64_t got = 0;                                                               \
+        uint32_t b = lane == 0 ? wh__soa_new_chunk(&s, Class##_TYPE, cnt, &got) : 0u;   \
+        b = wh_shfl32(0xFFFFFFFFu, b, 0);                                               \
+        got = wh_shfl64(0xFFFFFFFFu, got, 0);                                           \
+        for (unsigned r = lane; r < cnt; r += 32u) {                                    \
+            Class o = Class##_from(wh__soa_chunk_object(&s, Class##_TYPE, b, got, r));  \
+            if (o.p) init(&s, o, first + r, &ctx);                                      \
+        }                                                                               \
     }
 #define WH__SOA_NEW_LAUNCH(Class, init)                                                 \
-    { Class##__##init##__newkernel<<<(unsigned)((n + 255u) / 256u), 256u>>>(*s, n, ctx); \
+    { uint64_t warps_ = (n + s->cap[Class##_TYPE] - 1u) / s->cap[Class##_TYPE];        \
+      Class##__##init##__newkernel<<<(unsigned)((warps_ + 7u) / 8u), 256u>>>(*s, n, ctx); \
       WH_LAUNCH_TRY(); }
 #else
 #define WH__SOA_DO_KERNEL(Class, func, Ctx)
@@ -157,24 +167,32 @@ WH_EXTERN_C_END
     }
 
 /* init(const wh_soa *, Class obj, uint64_t i, const Ctx *) for i in [0, n).
+ * Objects are packed: cap of them to each fresh block (wh__soa_new_chunk).
  * WH_ERR_OUT_OF_MEMORY when some objects could not be allocated (synchronises). */
 #define WH_SOA_PARALLEL_NEW(Class, init, Ctx)                                           \
-    typedef struct Class##__##init##__args { const wh_soa *s; const Ctx *ctx; } Class##__##init##__args; \
+    typedef struct Class##__##init##__args { const wh_soa *s; const Ctx *ctx; uint64_t n; } Class##__##init##__args; \
     static void Class##__##init##__newrange(uint64_t k0, uint64_t k1, const void *a_) { \
         const Class##__##init##__args *a = (const Class##__##init##__args *)a_;        \
-        for (uint64_t i = k0; i < k1; ++i) {                                            \
-            Class o = WH_SOA_NEW(a->s, Class);                                          \
-            if (o.p) init(a->s, o, i, a->ctx);                                          \
+        uint64_t cap = a->s->cap[Class##_TYPE];                                         \
+        for (uint64_t k = k0; k < k1; ++k) {                 /* chunk k */              \
+            unsigned cnt = (unsigned)(a->n - k * cap < cap ? a->n - k * cap : cap);     \
+            uint64_t got = 0;                                                           \
+            uint32_t b = wh__soa_new_chunk(a->s, Class##_TYPE, cnt, &got);              \
+            for (unsigned r = 0; r < cnt; ++r) {                                        \
+                Class o = Class##_from(wh__soa_chunk_object(a->s, Class##_TYPE, b, got, r)); \
+                if (o.p) init(a->s, o, k * cap + r, a->ctx);                            \
+            }                                                                           \
         }                                                                               \
     }                                                                                   \
     WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                \
     static wh_status Class##_parallel_new_##init(const wh_soa *s, uint64_t n, Ctx ctx) { \
         uint64_t failed = wh__soa_failed_allocs(s);                                     \
-        if (n == 0) return WH_OK;                                                       \
+        if (n == 0 || s->cap[Class##_TYPE] == 0) return WH_OK;   /* abstract: nothing */ \
         if (s->on_device) WH__SOA_NEW_LAUNCH(Class, init)                               \
         else {                                                                          \
-            Class##__##init##__args a = {s, &ctx};                                      \
-            wh__soa_for_host(n, s->cpu_threads, Class##__##init##__newrange, &a);       \
+            Class##__##init##__args a = {s, &ctx, n};                                   \
+            uint64_t chunks = (n + s->cap[Class##_TYPE] - 1u) / s->cap[Class##_TYPE];   \
+            wh__soa_for_host(chunks, s->cpu_threads, Class##__##init##__newrange, &a);  \
         }                                                                               \
         if (wh__soa_failed_allocs(s) != failed)                                         \
             return wh__fail(WH_ERR_OUT_OF_MEMORY, "parallel_new(%s, %llu): heap exhausted", \

@@ -94,6 +94,28 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
     return result;
 }
 
+/* parallel_new's packing (a departure from the paper, whose parallel_new is
+ * one `new` per thread).  A full grid of `new`s races for active blocks: a
+ * group that loses its lookups takes a fresh block for its 32 objects, and
+ * the batch ends with many blocks part-filled that nothing fills again when
+ * the objects live for the whole run (sugarscape's 692K cells on the H100:
+ * 56% of the used blocks' slots empty, against 11% on one CPU thread).  So
+ * objects [k cap, k cap + cnt) of a batch take one fresh block together, by
+ * one slow path with want = cnt: the block holds slots 0..cnt-1 (rotation
+ * 0), and a batch of n objects fills n / cap blocks to the last slot.
+ * Returns the block, or WH_BITMAP_NONE when no free block is left; then
+ * wh__soa_chunk_object allocates each object alone, into active blocks. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_new_chunk(const wh_soa *s, uint32_t t, unsigned cnt, uint64_t *got) {
+    return wh__soa_init_block(s, t, cnt, wh__soa_seed(), got);
+}
+
+/* Object r (< cnt) of a chunk that wh__soa_new_chunk placed in block b. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_chunk_object(const wh_soa *s, uint32_t t, uint32_t b, uint64_t got,
+                                                       unsigned r) {
+    if (b == WH_BITMAP_NONE) return wh_soa_alloc(s, t);
+    return wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t], (uint32_t)wh_nth_set_bit64(got, r));
+}
+
 /* Destroy the object p (any type: the type is in the pointer). */
 WH_INLINE WH_HOST_DEVICE void wh_soa_free(const wh_soa *s, uint64_t p) {
     if (!p) return;

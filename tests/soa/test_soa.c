@@ -2,7 +2,8 @@
  * statuses, block capacities follow the rule of 3.2, object pointers round-trip
  * at 50-bit addresses, subclass objects share the superclass's field arrays,
  * exhaustion gives null pointers and leaves the heap usable, device_do
- * enumerates exactly the live objects, parallel_new creates n objects. */
+ * enumerates exactly the live objects, parallel_new creates n objects packed
+ * cap to a block (and falls back to single allocations when blocks run out). */
 #include "warpheap/soa.h"
 #include "wh_test.h"
 
@@ -181,11 +182,50 @@ static void test_image(void) {
     wh_soa_destroy(&s);
 }
 
+/* parallel_new packs: n objects into a fresh heap fill ceil(n / cap) blocks,
+ * every object once, on several host threads.  When the free blocks run out
+ * the rest go one by one into the active blocks, and the heap stays whole. */
+static void test_parallel_new_packed(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
+    wh_soa_config cfg = {8u << 20, t, 2, false, 4};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    uint64_t cap = s.cap[Pt_TYPE], n = 100 * cap + cap / 3;
+    init_ctx ic = {1.0f};
+    CHECK(Pt_parallel_new_pt_init(&s, n, ic) == WH_OK);
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK_EQ_U64(st.used_blocks[Pt_TYPE], (n + cap - 1) / cap);
+    CHECK_EQ_U64(st.objects[Pt_TYPE], n);
+    char *seen = calloc(n, 1);
+    wh_soa_iter it;
+    wh_soa_iter_begin(&it, &s, Pt_TYPE);
+    uint64_t p, bad = 0;
+    while ((p = wh_soa_iter_next(&it, &s)) != 0) {
+        float x = WH_GET(Pt, Pt_from(p), x);
+        uint64_t i = (uint64_t)x;
+        if ((float)i != x || i >= n || seen[i]++) ++bad;
+    }
+    CHECK_EQ_U64(bad, 0);
+    /* a partly filled block from before: the next batch fills fresh blocks
+     * first, then (none left) the free slots one by one */
+    uint64_t room = (st.blocks - st.used_blocks[Pt_TYPE]) * cap;
+    CHECK(Pt_parallel_new_pt_init(&s, room + cap, ic) == WH_ERR_OUT_OF_MEMORY);
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK_EQ_U64(st.free_blocks, 0);
+    CHECK_EQ_U64(st.objects[Pt_TYPE], st.blocks * cap);   /* every slot used, the last block's too */
+    uint64_t bad_blocks = 0;
+    CHECK(wh_soa_check(&s, &bad_blocks) == WH_OK && bad_blocks == 0);
+    free(seen);
+    wh_soa_destroy(&s);
+}
+
 int main(void) {
     test_image();
     test_config();
     test_pointer();
     test_layout_and_subclass();
     test_exhaustion_and_iter();
+    test_parallel_new_packed();
     return wh_test_finish("test_soa");
 }

@@ -160,6 +160,10 @@ static void test_parallel_new(uint32_t n) {
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     stamp_ctx c = {NULL};
     CHECK(SC_parallel_new_stamp_init(&s, n, c) == WH_OK);
+    wh_soa_stats st;                  /* packed: cap objects to a block */
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK_EQ_U64(st.used_blocks[SC_TYPE], (n + s.cap[SC_TYPE] - 1) / s.cap[SC_TYPE]);
+    CHECK_EQ_U64(st.objects[SC_TYPE], n);
     unsigned long long *d_count, count = 0;
     WH_CUDA_OR_DIE(cudaMalloc(&d_count, 8));
     WH_CUDA_OR_DIE(cudaMemset(d_count, 0, 8));
