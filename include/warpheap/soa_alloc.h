@@ -36,6 +36,37 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_seed(void) {
 #endif
 }
 
+/* A bound on the slow paths of one type at once (not in the paper).  When a
+ * burst of allocations meets a type with no active block -- sugarscape's
+ * agents placed by a parallel_do over the cells -- every group runs through
+ * its lookups at the same moment, finds nothing, and opens a fresh block for
+ * its few objects: on the H100 half the slots of the used blocks were empty
+ * after that set-up, and blocks stay until their last object dies.  So at
+ * most WH_SOA_OPEN_MAX slow paths of a type run at once; a group over the
+ * bound pauses and looks again, and finds the blocks the others opened.  In
+ * the second half of its rounds a group ignores the bound, so the bound
+ * never turns into a failed allocation. */
+WH_INLINE WH_HOST_DEVICE bool wh__soa_open_begin(const wh_soa *s, uint32_t t, unsigned round) {
+#if WH_SOA_OPEN_MAX
+    uint32_t *open = wh__soa_opening(s, t);
+    if (wh_atomic_fetch_add(open, 1u, WH_RELAXED) < WH_SOA_OPEN_MAX || round >= WH_SOA_ALLOC_ROUNDS / 2u)
+        return true;
+    (void)wh_atomic_fetch_sub(open, 1u, WH_RELAXED);
+    wh_backoff(round / 8u);
+    return false;
+#else
+    (void)s, (void)t, (void)round;
+    return true;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE void wh__soa_open_end(const wh_soa *s, uint32_t t) {
+#if WH_SOA_OPEN_MAX
+    (void)wh_atomic_fetch_sub(wh__soa_opening(s, t), 1u, WH_RELAXED);
+#else
+    (void)s, (void)t;
+#endif
+}
+
 /* One round of the leader: reserve for `want` lanes.  *b and *got describe
  * the reservation; returns false when the slow path found no free block. */
 WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, unsigned want, unsigned round,
@@ -51,7 +82,9 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, u
         if (*b != WH_BITMAP_NONE && *b < s->nblocks) *got = wh__soa_reserve(s, *b, t, want, seed);
         return true;
     }
+    if (!wh__soa_open_begin(s, t, round)) return true;     /* over the bound: look again */
     *b = wh__soa_init_block(s, t, want, seed, got);
+    wh__soa_open_end(s, t);
     return *b != WH_BITMAP_NONE;
 }
 

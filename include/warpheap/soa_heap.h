@@ -29,6 +29,8 @@ enum {
     WH_SOA_CTR_SLOW_PATH,           /* blocks initialised                           */
     WH_SOA_CTR_COUNT
 };
+/* Bytes before block 0: the counters, then wh__soa_opening's words. */
+#define WH_SOA_HEADER_AREA 256u
 
 typedef struct wh_soa {
     uint8_t *blocks;                 /* block 0, 64-byte aligned                 */
@@ -132,6 +134,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_usable(uint32_t cap) {
 WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_of(const wh_soa *s, uint64_t p) {
     return (uint32_t)((size_t)(wh_soa_ptr_block(p) - s->blocks) / s->block_bytes);
 }
+/* Slow paths of type t running now (wh__soa_open_begin): 32-bit words in the
+ * counters' 256-byte area, from its byte 64 on (16 types: bytes 64-127). */
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_opening(const wh_soa *s, uint32_t t) {
+    return (uint32_t *)(s->counters + 8) + t;
+}
+
 WH_INLINE WH_HOST_DEVICE void wh__soa_count(const wh_soa *s, unsigned ctr) {
     (void)wh_atomic_fetch_add(&s->counters[ctr], 1ull, WH_RELAXED);
 }

@@ -47,7 +47,7 @@ static __global__ void init_blocks_kernel(wh_soa s) {
 }
 
 extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
-    WH_CUDA_TRY(cudaMemset(soa->counters, 0, WH_SOA_CTR_COUNT * sizeof(uint64_t)));
+    WH_CUDA_TRY(cudaMemset(soa->counters, 0, WH_SOA_HEADER_AREA));
     init_blocks_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa);
     WH_LAUNCH_TRY();
     wh_bitmap bm;

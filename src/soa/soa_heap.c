@@ -16,7 +16,7 @@ typedef struct layout {
 static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
     layout l;
     l.counters = 0;
-    l.blocks = 256;                                           /* counters, aligned */
+    l.blocks = WH_SOA_HEADER_AREA;                            /* counters, aligned */
     l.bitmaps = l.blocks + (size_t)n * block_bytes;
     l.bitmap_bytes = round_up(wh_bitmap_bytes(n), 64);
     l.do_blocks = l.bitmaps + (1u + 2u * ntypes) * l.bitmap_bytes;
@@ -75,7 +75,7 @@ static void place(wh_soa *s, uint8_t *mem, const layout *l) {
 }
 
 static void init_host(wh_soa *s) {
-    memset(s->counters, 0, WH_SOA_CTR_COUNT * sizeof(uint64_t));
+    memset(s->counters, 0, WH_SOA_HEADER_AREA);       /* counters and wh__soa_opening */
     for (uint32_t b = 0; b < s->nblocks; ++b) {
         *wh__soa_alloc_word(s, b) = ~0ull;                    /* free: no slot can be reserved */
         *wh__soa_iter_word(s, b) = 0;
@@ -250,6 +250,7 @@ wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations) {
     for (uint32_t t = 0; t < s.ntypes; ++t)
         bad += wh_bitmap_check_host(&s.alloc_blocks[t]) + wh_bitmap_check_host(&s.active_blocks[t]);
     for (uint32_t b = 0; b < s.nblocks; ++b) bad += check_block(&s, b);
+    for (uint32_t t = 0; t < s.ntypes; ++t) bad += *wh__soa_opening(&s, t) != 0;   /* at quiescence none open */
     *violations = bad;
     free(owned);
     return WH_OK;

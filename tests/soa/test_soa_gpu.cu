@@ -192,10 +192,53 @@ static void test_parallel_new(uint32_t n) {
     CHECK(wh_soa_destroy(&s) == WH_OK);
 }
 
+/* A burst of allocations into types with no active block (as a parallel_do
+ * that places agents on a quarter of the cells): one thread in four makes an
+ * SA or an SC.  Groups that run out of lookups at the same moment used to
+ * open a block each for their few objects (half the used blocks' slots empty
+ * on the H100); with the slow paths bounded (WH_SOA_OPEN_MAX) the objects
+ * must fill their blocks to within a quarter, and the heap stays consistent. */
+static __global__ void burst_kernel(wh_soa s, uint32_t n, unsigned long long *fails) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint64_t r = wh_hash64(0xB0257ull + i);
+    if (r % 4u) return;
+    uint64_t p = wh_soa_alloc(&s, (r >> 8) & 1u ? SC_TYPE : SA_TYPE);
+    if (!p) atomicAdd(fails, 1ull);
+}
+static void test_burst(uint32_t n) {
+    wh_soa s;
+    wh_soa_config cfg = {256u << 20, soa_stress_types, 3, true, 4};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    unsigned long long *d_fails, fails = 0;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_fails, 8));
+    WH_CUDA_OR_DIE(cudaMemset(d_fails, 0, 8));
+    burst_kernel<<<(n + 255u) / 256u, 256u>>>(s, n, d_fails);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaMemcpy(&fails, d_fails, 8, cudaMemcpyDeviceToHost));
+    CHECK_EQ_U64(fails, 0);
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    const uint32_t types[2] = {SA_TYPE, SC_TYPE};
+    for (int k = 0; k < 2; ++k) {
+        uint32_t t = types[k];
+        uint64_t need = (st.objects[t] + s.cap[t] - 1) / s.cap[t];
+        printf("soa burst gpu: type %u, %llu objects in %llu blocks (%llu would hold them)\n", t,
+               (unsigned long long)st.objects[t], (unsigned long long)st.used_blocks[t], (unsigned long long)need);
+        CHECK(st.objects[t] > n / 16u);
+        CHECK(st.used_blocks[t] * 4u <= need * 5u + 4u * 64u);
+    }
+    uint64_t bad = 0;
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    WH_CUDA_OR_DIE(cudaFree(d_fails));
+    CHECK(wh_soa_destroy(&s) == WH_OK);
+}
+
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) { printf("test_soa_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
     bool small = wh_arg_flag(argc, argv, "--small");
     test_parallel_new(small ? 5000u : 1000000u);
+    test_burst(small ? 20000u : 2000000u);
     uint32_t threads = small ? 2048u : 132u * 2048u;
     uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", small ? 40 : 400);
     stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false);   /* roomy */
