@@ -42,6 +42,6 @@ else
   step arena 150 env BUILD="$B" OUT="$R/arena" bench/arena/gpu-bench.sh
   step soa-malloc 150 env BUILD="$B" OUT="$R" MALLOC_SECS=8 bench/soa/gpu-bench.sh malloc
   step apps 100 env BUILD="$B" OUT="$R" SECS=3 bench/apps/gpu-bench.sh
-  step space 110 env BUILD="$B" OUT="$R" HEAP=64 STEPS=3 bench/apps/space.sh
+  step space 330 env BUILD="$B" OUT="$R" HEAP=64 STEPS=4 bench/apps/space.sh
 fi
 tar -czf "$OUT/session-$PART.tgz" -C "$R" . && cp "$R/steps.txt" "$OUT/steps-$PART.txt"

@@ -2,7 +2,8 @@
 # Allocator ablations on wa-tor (DynaSOAr 6.3, Fig. 12c and Fig. 13): the
 # default wh_wator and the switched builds of examples/wator/CMakeLists.txt
 # (include/warpheap/soa_config.h: request coalescing off, bitmap rotation off,
-# 0/1/4/16 active-block lookups before the slow path), each at the paper size
+# slow paths not bounded per type (WH_SOA_OPEN_MAX=0), 0/1/4/16 active-block
+# lookups before the slow path), each at the paper size
 # (the defaults, 2048x2560, 500 iterations) with --mode=warpheap.
 #
 #   BUILD=build OUT=/tmp/out bench/soa/ablation.sh
@@ -17,7 +18,7 @@
 # Each run is under `timeout 60`, and the whole script under a budget of
 # ABL_BUDGET seconds (default 230): a variant that hangs (rotation off can be
 # an order of magnitude slower) costs at most that, not the device session.
-# About 7 x (1-3 s) on an H100 when nothing hangs.
+# About 8 x (1-3 s) on an H100 when nothing hangs.
 set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-out}
@@ -33,7 +34,7 @@ echo "variant,ms_per_iteration,frag_mean_300_499,frag_max,failed_allocs,rc" > "$
 START=$(date +%s)
 ENV=""
 SIZE=""
-for v in default nocoalesce norotate lookups0 lookups1 lookups4 lookups16; do
+for v in default nocoalesce norotate openmax0 lookups0 lookups1 lookups4 lookups16; do
     exe="$B/wh_wator"; [ "$v" = default ] || exe="$B/wh_wator_$v"
     frag="$OUT/ablation_frag_$v.csv"
     left=$((BUDGET - ($(date +%s) - START)))

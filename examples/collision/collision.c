@@ -30,9 +30,10 @@
 
 #include <math.h>
 
+/* id before cand: no padding in front of the 8-byte field, 44 bytes an object */
 #define BODY_FIELDS(F)                                                                             \
     F(float, px) F(float, py) F(float, vx) F(float, vy) F(float, fx) F(float, fy) F(float, mass)      \
-    F(uint64_t, cand) F(uint32_t, id) F(uint32_t, win)
+    F(uint32_t, id) F(uint64_t, cand) F(uint32_t, win)
 WH_SOA_CLASS(Body, 0, BODY_FIELDS)
 
 #define CO_G 2.0e-5f

@@ -63,12 +63,18 @@ WH_EXTERN_C_END
     WH__SOA_FN Name Name##_from(uint64_t p) { Name o; o.p = p; return o; }              \
     WH__SOA_FN bool Name##_is_null(Name o) { return o.p == 0; }
 
+/* Name##__layout gives each field its offset; Name##__end the bytes an
+ * object takes in the SOA arrays: the end of its last field, without the
+ * struct's tail padding (a trailing char sits right after the last field).
+ * Only the arrays need alignment, not each object (DynaSOAr 6.2). */
 #define WH_SOA_CLASS(Name, ID, FIELDS)                                                 \
     typedef struct Name##__layout { FIELDS(WH__SOA_DECL) } Name##__layout;              \
+    typedef struct Name##__end { FIELDS(WH__SOA_DECL) char end; } Name##__end;          \
     WH__SOA_HANDLE(Name, ID, -1)
 
 #define WH_SOA_SUBCLASS(Name, ID, Parent, FIELDS)                                      \
     typedef struct Name##__layout { Parent##__layout base; FIELDS(WH__SOA_DECL) } Name##__layout; \
+    typedef struct Name##__end { Parent##__layout base; FIELDS(WH__SOA_DECL) char end; } Name##__end; \
     WH__SOA_HANDLE(Name, ID, Parent##_TYPE)                                             \
     WH__SOA_FN Parent Name##_super(Name o) { return Parent##_from(o.p); }
 
@@ -76,8 +82,9 @@ WH_EXTERN_C_END
 #define WH_SOA_NO_FIELDS(F)
 
 /* Descriptors for wh_soa_config.types, in type id order. */
-#define WH_SOA_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, (uint32_t)sizeof(Name##__layout), (int32_t)Name##__PARENT, 0u }
-#define WH_SOA_ABSTRACT_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, (uint32_t)sizeof(Name##__layout), (int32_t)Name##__PARENT, 1u }
+#define WH_SOA_SIZE(Name) ((uint32_t)offsetof(Name##__end, end))
+#define WH_SOA_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, WH_SOA_SIZE(Name), (int32_t)Name##__PARENT, 0u }
+#define WH_SOA_ABSTRACT_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, WH_SOA_SIZE(Name), (int32_t)Name##__PARENT, 1u }
 
 /* Pointer to / lvalue of a field of obj (of class Class or a subclass). */
 #define WH_FIELD(Class, obj, field)                                                    \

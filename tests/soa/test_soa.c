@@ -15,6 +15,9 @@ WH_SOA_SUBCLASS(Qt, 1, Pt, Q_FIELDS)
 WH_SOA_CLASS(Ab, 2, ABS_FIELDS)
 #define BIG_FIELDS(F) F(uint8_t, blob[5000])
 WH_SOA_CLASS(Big, 3, BIG_FIELDS)
+#define TP_FIELDS(F) F(uint64_t, key) F(uint32_t, val)
+WH_SOA_CLASS(Tp, 4, TP_FIELDS)
+WH_SOA_CLASS(Tq, 0, TP_FIELDS)      /* the same, alone in a heap: id 0 */
 
 typedef struct init_ctx { float scale; } init_ctx;
 WH_INLINE WH_HOST_DEVICE void pt_init(const wh_soa *s, Pt p, uint64_t i, const init_ctx *c) {
@@ -71,7 +74,11 @@ static void test_layout_and_subclass(void) {
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     /* smallest concrete: Pt (8 B); data = max(64*8, 5000) -> 5056; Pt 64, Qt (40 B) 126->64, Big 1 */
     CHECK_EQ_U64(s.cap[Pt_TYPE], 64);
-    CHECK_EQ_U64(s.cap[Qt_TYPE], 5056 / sizeof(Qt__layout) > 64 ? 64 : 5056 / sizeof(Qt__layout));
+    CHECK_EQ_U64(s.cap[Qt_TYPE], 5056 / WH_SOA_SIZE(Qt) > 64 ? 64 : 5056 / WH_SOA_SIZE(Qt));
+    CHECK_EQ_U64(WH_SOA_SIZE(Pt), 8);
+    CHECK_EQ_U64(WH_SOA_SIZE(Qt), 40);
+    CHECK_EQ_U64(WH_SOA_SIZE(Tp), 12);                        /* not sizeof's 16: no tail padding */
+    CHECK_EQ_U64(sizeof(Tp__layout), 16);
     CHECK_EQ_U64(s.cap[Ab_TYPE], 0);
     CHECK_EQ_U64(s.cap[Big_TYPE], 1);
     CHECK_EQ_U64(s.subtypes[Pt_TYPE], 3);
@@ -220,6 +227,38 @@ static void test_parallel_new_packed(void) {
     wh_soa_destroy(&s);
 }
 
+/* Objects without tail padding (Tp: 12 bytes, sizeof 16): the last field's
+ * array ends exactly at the end of the block's data.  Fill several adjacent
+ * blocks, write every field, and read back: an array past the block would
+ * overwrite the next block's header or objects. */
+static void test_packed_arrays(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Tq)};
+    wh_soa_config cfg = {1u << 20, t, 1, false, 2};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    CHECK_EQ_U64(s.cap[Tq_TYPE], 64);
+    CHECK_EQ_U64(s.block_bytes, WH_SOA_HEADER_BYTES + 64u * 12u);   /* data = 64 x 12, not 64 x 16 */
+    uint64_t n = (uint64_t)s.nblocks * s.cap[Tq_TYPE];
+    uint64_t *ps = malloc(n * sizeof *ps), got = 0;
+    for (; got < n; ++got) {
+        Tq o = WH_SOA_NEW(&s, Tq);
+        if (Tq_is_null(o)) break;
+        ps[got] = o.p;
+        WH_GET(Tq, o, key) = 0x1000000000000000ull + got;
+        WH_GET(Tq, o, val) = ~(uint32_t)got;
+    }
+    CHECK_EQ_U64(got, n);                                    /* every block full */
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < got; ++i) {
+        Tq o = Tq_from(ps[i]);
+        bad += WH_GET(Tq, o, key) != 0x1000000000000000ull + i || WH_GET(Tq, o, val) != ~(uint32_t)i;
+    }
+    CHECK_EQ_U64(bad, 0);
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    free(ps);
+    wh_soa_destroy(&s);
+}
+
 int main(void) {
     test_image();
     test_config();
@@ -227,5 +266,6 @@ int main(void) {
     test_layout_and_subclass();
     test_exhaustion_and_iter();
     test_parallel_new_packed();
+    test_packed_arrays();
     return wh_test_finish("test_soa");
 }

@@ -206,7 +206,12 @@ static __global__ void burst_kernel(wh_soa s, uint32_t n, unsigned long long *fa
     uint64_t p = wh_soa_alloc(&s, (r >> 8) & 1u ? SC_TYPE : SA_TYPE);
     if (!p) atomicAdd(fails, 1ull);
 }
-static void test_burst(uint32_t n) {
+/* packed: check the fill.  The bound is a matter of timing (a group pauses
+ * while others open blocks), so --small, the sanitizers' size, only reports
+ * it: under racecheck and synccheck, which stretch every instruction, the
+ * groups use up their rounds and open anyway (about 2x the blocks needed,
+ * bench/results/session-s4-h100/call3-4f565a4), as the bound allows. */
+static void test_burst(uint32_t n, bool packed) {
     wh_soa s;
     wh_soa_config cfg = {256u << 20, soa_stress_types, 3, true, 4};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
@@ -226,7 +231,7 @@ static void test_burst(uint32_t n) {
         printf("soa burst gpu: type %u, %llu objects in %llu blocks (%llu would hold them)\n", t,
                (unsigned long long)st.objects[t], (unsigned long long)st.used_blocks[t], (unsigned long long)need);
         CHECK(st.objects[t] > n / 16u);
-        CHECK(st.used_blocks[t] * 4u <= need * 5u + 4u * 64u);
+        if (packed) CHECK(st.used_blocks[t] * 4u <= need * 5u + 4u * 64u);
     }
     uint64_t bad = 0;
     CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
@@ -238,7 +243,7 @@ int main(int argc, char **argv) {
     if (!wh_cuda_available()) { printf("test_soa_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
     bool small = wh_arg_flag(argc, argv, "--small");
     test_parallel_new(small ? 5000u : 1000000u);
-    test_burst(small ? 20000u : 2000000u);
+    test_burst(small ? 20000u : 2000000u, !small);
     uint32_t threads = small ? 2048u : 132u * 2048u;
     uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", small ? 40 : 400);
     stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false);   /* roomy */
