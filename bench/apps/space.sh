@@ -9,7 +9,9 @@
 # the --check runs (sugarscape, traffic, collision, structure) must match the static
 # baseline, barnes-hut (--fit) must lose no body and no allocation.
 # Search: double the size from a start until a run fails, then bisect
-# $STEPS times.  Writes $OUT/apps/space.csv and $OUT/apps/space.md.
+# $STEPS times.  The variants search at the same time (one process each: only
+# whether a size fits counts, not its time).  Writes $OUT/apps/space.csv and
+# $OUT/apps/space.md.
 #   BUILD=build-apps OUT=/tmp/out bench/apps/space.sh
 set -u
 BUILD=${BUILD:-build}
@@ -20,10 +22,8 @@ D="$OUT/apps"
 mkdir -p "$D"
 B="$BUILD/bin"
 CSV="$D/space.csv"
-echo "app,variant,heap_mib,size_parameter,largest_size,first_failing_size" > "$CSV"
 LOG="$D/space-log.txt"
-: > "$LOG"
-probe() {   # app variant size -> exit status
+probe() {   # app variant size -> exit status (uses $CSV, $LOG, $LAST of its variant)
     app=$1; var=$2; s=$3
     case $app in
         collision)  set -- "$B/wh_collision" --n="$s" --iters=0 --check --mode="$var" ;;
@@ -32,11 +32,11 @@ probe() {   # app variant size -> exit status
         barneshut)  set -- "$B/wh_barneshut" --n="$s" --iters=3 --fit --mode="$var" ;;
         structure)  set -- "$B/wh_structure" --w="$s" --h="$s" --steps=3 --iters=5 --check --mode="$var" ;;
     esac
-    timeout 20 "$@" --heap-mb="$HEAP" > "$D/space-last.txt" 2>&1 < /dev/null
+    timeout 20 "$@" --heap-mb="$HEAP" > "$LAST" 2>&1 < /dev/null
     rc=$?
     echo "$app $var $s rc=$rc" >> "$LOG"
     # why a size failed: the heap line and the error, not only the status
-    [ $rc -ne 0 ] && grep -i -E "heap|fail|error|out of|differ" "$D/space-last.txt" | tail -4 | sed 's/^/    /' >> "$LOG"
+    [ $rc -ne 0 ] && grep -i -E "heap|fail|error|out of|differ" "$LAST" | tail -4 | sed 's/^/    /' >> "$LOG"
     return $rc
 }
 search() {  # app variant start parameter-name
@@ -52,7 +52,9 @@ search() {  # app variant start parameter-name
     done
     echo "$app,$var,$HEAP,$4,$lo,$hi" >> "$CSV"
 }
-for v in ${VARIANTS:-warpheap malloc}; do
+search_all() {  # variant: every app, into $CSV.$variant, $LOG.$variant
+    v=$1; CSV="$D/space.csv.$v"; LOG="$D/space-log.txt.$v"; LAST="$D/space-last.txt.$v"
+    : > "$CSV"; : > "$LOG"
     for a in ${APPS:-sugarscape traffic barneshut collision structure}; do
         case $a in
             sugarscape) search sugarscape "$v" ${START_SUGARSCAPE:-256} "grid side" ;;
@@ -62,19 +64,33 @@ for v in ${VARIANTS:-warpheap malloc}; do
             structure)  search structure "$v" ${START_STRUCTURE:-64} "grid side" ;;
         esac
     done
+}
+for v in ${VARIANTS:-warpheap malloc}; do search_all "$v" & done
+wait
+echo "app,variant,heap_mib,size_parameter,largest_size,first_failing_size" > "$CSV"
+: > "$LOG"
+for v in ${VARIANTS:-warpheap malloc}; do
+    cat "$D/space.csv.$v" >> "$CSV"; cat "$D/space-log.txt.$v" >> "$LOG"
+    rm -f "$D/space.csv.$v" "$D/space-log.txt.$v" "$D/space-last.txt.$v"
 done
 {
     echo "# Space efficiency: largest problem in a budget of $HEAP MiB"
     echo
-    echo "| app | size parameter | warpheap | device malloc | ratio |"
-    echo "| --- | --- | --- | --- | --- |"
+    echo "| app | size parameter | warpheap | device malloc | ratio | ratio's bounds |"
+    echo "| --- | --- | --- | --- | --- | --- |"
     for a in sugarscape traffic barneshut collision structure; do
         w=$(grep "^$a,warpheap," "$CSV" | cut -d, -f5); m=$(grep "^$a,malloc," "$CSV" | cut -d, -f5)
+        wf=$(grep "^$a,warpheap," "$CSV" | cut -d, -f6); mf=$(grep "^$a,malloc," "$CSV" | cut -d, -f6)
         p=$(grep "^$a,warpheap," "$CSV" | cut -d, -f4)
-        r=$(awk -v w="$w" -v m="$m" -v a="$a" 'BEGIN { if (m > 0) { if (a == "sugarscape" || a == "structure") printf "%.2f (cells)", (w*w)/(m*m); else printf "%.2f", w/m } else print "-" }')
+        # grids: the ratio of cells (side squared); bounds: largest that ran against first that failed
+        r=$(awk -v w="$w" -v m="$m" -v wf="$wf" -v mf="$mf" -v a="$a" 'BEGIN {
+            if (!(m > 0) || !(w > 0)) { print "- | -"; exit }
+            e = (a == "sugarscape" || a == "structure") ? 2 : 1
+            printf "%.2f%s | %.2f - %.2f", (w/m)^e, e == 2 ? " (cells)" : "", (w/mf)^e, (wf/m)^e }')
         echo "| $a | $p | $w | $m | $r |"
     done
     echo
-    echo "Sizes are bisected to within 1/2^$STEPS of the first failing size (space.csv has both bounds)."
+    echo "Sizes are bisected to within 1/2^$STEPS of the first failing size (space.csv has both bounds);"
+    echo "the ratio's bounds pair the largest size that ran of one variant with the first that failed of the other."
 } > "$D/space.md"
 cat "$D/space.md"

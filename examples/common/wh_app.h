@@ -117,6 +117,27 @@ static inline void app_free(void *p, int on_device) {
     free(p);
 }
 
+/* Host memory that kernels read over the bus (pinned and mapped; plain host
+ * memory on the CPU backend).  For set-up data a variant reads only once,
+ * such as a network's topology copied into its objects: kept off the device,
+ * it takes nothing from a --heap-mb budget. */
+static inline void *app_alloc_mapped(size_t n, int on_device) {
+#if defined(__CUDACC__)
+    if (on_device) {
+        void *p = NULL;
+        WH_CUDA_OR_DIE(cudaHostAlloc(&p, n, cudaHostAllocMapped));
+        return p;
+    }
+#endif
+    return app_alloc(n, on_device);
+}
+static inline void app_free_mapped(void *p, int on_device) {
+#if defined(__CUDACC__)
+    if (on_device) { WH_CUDA_OR_DIE(cudaFreeHost(p)); return; }
+#endif
+    app_free(p, on_device);
+}
+
 /* Check a wh_status in a program. */
 #define APP_TRY(call) do {                                                        \
         wh_status st_ = (call);                                                   \
