@@ -46,10 +46,21 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_seed(void) {
  * bound pauses and looks again, and finds the blocks the others opened.  In
  * the second half of its rounds a group ignores the bound, so the bound
  * never turns into a failed allocation. */
-WH_INLINE WH_HOST_DEVICE bool wh__soa_open_begin(const wh_soa *s, uint32_t t, unsigned round) {
+#ifndef WH_SOA_OPEN_RULE
+#define WH_SOA_OPEN_RULE 0
+#endif
+WH_INLINE WH_HOST_DEVICE bool wh__soa_open_begin(const wh_soa *s, uint32_t t, unsigned want, unsigned round) {
 #if WH_SOA_OPEN_MAX
     uint32_t *open = wh__soa_opening(s, t);
     bool must = round >= WH_SOA_ALLOC_ROUNDS / 2u;
+#if WH_SOA_OPEN_RULE == 1
+    must |= want * 4u >= s->cap[t];
+#elif WH_SOA_OPEN_RULE == 2
+    uint64_t opened = wh_atomic_load(&s->counters[WH_SOA_CTR_SLOW_PATH], WH_RELAXED);
+    uint64_t freed = wh_atomic_load(&s->counters[WH_SOA_CTR_BLOCKS_FREED], WH_RELAXED);
+    must |= (opened - freed) * 4u < s->nblocks;
+#endif
+    (void)want;
     /* Read before adding: in a burst thousands of groups are over the bound,
      * and a read-modify-write each (and its undo) on this one word queues
      * behind the others at L2, slowing the openers too (game-of-life's
@@ -63,7 +74,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_open_begin(const wh_soa *s, uint32_t t, un
     wh_backoff(round / 8u);
     return false;
 #else
-    (void)s, (void)t, (void)round;
+    (void)s, (void)t, (void)want, (void)round;
     return true;
 #endif
 }
@@ -90,7 +101,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, u
         if (*b != WH_BITMAP_NONE && *b < s->nblocks) *got = wh__soa_reserve(s, *b, t, want, seed);
         return true;
     }
-    if (!wh__soa_open_begin(s, t, round)) return true;     /* over the bound: look again */
+    if (!wh__soa_open_begin(s, t, want, round)) return true;     /* over the bound: look again */
     *b = wh__soa_init_block(s, t, want, seed, got);
     wh__soa_open_end(s, t);
     return *b != WH_BITMAP_NONE;

@@ -80,6 +80,7 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b) {
             wh__soa_sync_active(s, b, t);      /* full now: leaves active[t] */
             (void)wh_bitmap_try_clear(&s->alloc_blocks[t], b);
             (void)wh_bitmap_try_set(&s->free_blocks, b);
+            wh__soa_count(s, WH_SOA_CTR_BLOCKS_FREED);
             return;
         }
         uint64_t before = wh_atomic_fetch_and(aw, ~flipped, WH_ACQ_REL);   /* rollback */

@@ -27,6 +27,7 @@ enum {
     WH_SOA_CTR_RETRY_LIMIT,         /* a bounded retry loop gave up                 */
     WH_SOA_CTR_BAD_FREE,            /* free of a slot that was not allocated        */
     WH_SOA_CTR_SLOW_PATH,           /* blocks initialised                           */
+    WH_SOA_CTR_BLOCKS_FREED,        /* blocks given back (emptied and deleted)      */
     WH_SOA_CTR_COUNT
 };
 /* Bytes before block 0: the counters, then wh__soa_opening's words. */
