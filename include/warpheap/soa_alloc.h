@@ -43,39 +43,41 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_seed(void) {
  * its few objects: on the H100 half the slots of the used blocks were empty
  * after that set-up, and blocks stay until their last object dies.  So at
  * most WH_SOA_OPEN_MAX slow paths of a type run at once; a group over the
- * bound pauses and looks again, and finds the blocks the others opened.  In
- * the second half of its rounds a group ignores the bound, so the bound
- * never turns into a failed allocation. */
-#ifndef WH_SOA_OPEN_RULE
-#define WH_SOA_OPEN_RULE 0
-#endif
-WH_INLINE WH_HOST_DEVICE bool wh__soa_open_begin(const wh_soa *s, uint32_t t, unsigned want, unsigned round) {
+ * bound pauses and looks again, and finds the blocks the others opened.
+ *
+ * The bound costs time (game-of-life's 742K new candidates a generation:
+ * 1.7 ms an iteration without it, 7.8 with it, H100), and the space it saves
+ * matters only when the heap runs short.  So it holds only under pressure:
+ * once 1/WH_SOA_OPEN_PRESSURE of the heap's blocks are in use (blocks
+ * opened minus blocks given back, two counters read by groups that reach
+ * the slow path).  In the second half of its rounds a group ignores it, so
+ * the bound never turns into a failed allocation. */
+enum { WH__SOA_WAIT = 0, WH__SOA_OPEN_COUNTED, WH__SOA_OPEN_FREE };
+/* WH__SOA_WAIT: over the bound, look again; WH__SOA_OPEN_COUNTED: open, with
+ * a place in the count (give it back with wh__soa_open_end); WH__SOA_OPEN_FREE:
+ * open, outside the bound (no pressure, or the late rounds). */
+WH_INLINE WH_HOST_DEVICE unsigned wh__soa_open_begin(const wh_soa *s, uint32_t t, unsigned round) {
 #if WH_SOA_OPEN_MAX
-    uint32_t *open = wh__soa_opening(s, t);
-    bool must = round >= WH_SOA_ALLOC_ROUNDS / 2u;
-#if WH_SOA_OPEN_RULE == 1
-    must |= want * 4u >= s->cap[t];
-#elif WH_SOA_OPEN_RULE == 2
-    uint64_t opened = wh_atomic_load(&s->counters[WH_SOA_CTR_SLOW_PATH], WH_RELAXED);
+    /* freed first: read the other way round, a block given back in between
+     * could make freed exceed opened (the difference then wraps to "full",
+     * which is safe, but needlessly so) */
     uint64_t freed = wh_atomic_load(&s->counters[WH_SOA_CTR_BLOCKS_FREED], WH_RELAXED);
-    must |= (opened - freed) * 4u < s->nblocks;
-#endif
-    (void)want;
+    uint64_t opened = wh_atomic_load(&s->counters[WH_SOA_CTR_SLOW_PATH], WH_RELAXED);
+    if ((opened - freed) * WH_SOA_OPEN_PRESSURE < s->nblocks || round >= WH_SOA_ALLOC_ROUNDS / 2u)
+        return WH__SOA_OPEN_FREE;
     /* Read before adding: in a burst thousands of groups are over the bound,
-     * and a read-modify-write each (and its undo) on this one word queues
-     * behind the others at L2, slowing the openers too (game-of-life's
-     * candidates: 10.3 ms an iteration against 1.7 unbounded on the H100). */
-    if (!must && wh_atomic_load(open, WH_RELAXED) >= WH_SOA_OPEN_MAX) {
-        wh_backoff(round / 8u);
-        return false;
+     * and a read-modify-write each (and its undo) on this one word would
+     * queue behind the others at L2 and slow the openers too. */
+    uint32_t *open = wh__soa_opening(s, t);
+    if (wh_atomic_load(open, WH_RELAXED) < WH_SOA_OPEN_MAX) {
+        if (wh_atomic_fetch_add(open, 1u, WH_RELAXED) < WH_SOA_OPEN_MAX) return WH__SOA_OPEN_COUNTED;
+        (void)wh_atomic_fetch_sub(open, 1u, WH_RELAXED);
     }
-    if (wh_atomic_fetch_add(open, 1u, WH_RELAXED) < WH_SOA_OPEN_MAX || must) return true;
-    (void)wh_atomic_fetch_sub(open, 1u, WH_RELAXED);
     wh_backoff(round / 8u);
-    return false;
+    return WH__SOA_WAIT;
 #else
-    (void)s, (void)t, (void)want, (void)round;
-    return true;
+    (void)s, (void)t, (void)round;
+    return WH__SOA_OPEN_FREE;
 #endif
 }
 WH_INLINE WH_HOST_DEVICE void wh__soa_open_end(const wh_soa *s, uint32_t t) {
@@ -101,9 +103,10 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, u
         if (*b != WH_BITMAP_NONE && *b < s->nblocks) *got = wh__soa_reserve(s, *b, t, want, seed);
         return true;
     }
-    if (!wh__soa_open_begin(s, t, want, round)) return true;     /* over the bound: look again */
+    unsigned go = wh__soa_open_begin(s, t, round);
+    if (go == WH__SOA_WAIT) return true;                   /* over the bound: look again */
     *b = wh__soa_init_block(s, t, want, seed, got);
-    wh__soa_open_end(s, t);
+    if (go == WH__SOA_OPEN_COUNTED) wh__soa_open_end(s, t);
     return *b != WH_BITMAP_NONE;
 }
 

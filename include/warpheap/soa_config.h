@@ -48,4 +48,12 @@
 #define WH_SOA_OPEN_MAX 32u
 #endif
 
+/* The bound above holds only once 1/WH_SOA_OPEN_PRESSURE of the heap's
+ * blocks are in use: while the heap is roomy, bursts open blocks freely
+ * (see wh__soa_open_begin).  1: only a full heap is bounded; a large value
+ * (1u << 30): the bound always holds, as in 4f565a4. */
+#ifndef WH_SOA_OPEN_PRESSURE
+#define WH_SOA_OPEN_PRESSURE 4u
+#endif
+
 #endif /* WARPHEAP_SOA_CONFIG_H */

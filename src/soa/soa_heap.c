@@ -249,8 +249,14 @@ wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations) {
     uint64_t bad = wh_bitmap_check_host(&s.free_blocks);
     for (uint32_t t = 0; t < s.ntypes; ++t)
         bad += wh_bitmap_check_host(&s.alloc_blocks[t]) + wh_bitmap_check_host(&s.active_blocks[t]);
-    for (uint32_t b = 0; b < s.nblocks; ++b) bad += check_block(&s, b);
+    uint64_t used = 0;
+    for (uint32_t b = 0; b < s.nblocks; ++b) {
+        bad += check_block(&s, b);
+        used += !wh_bitmap_get(&s.free_blocks, b);
+    }
     for (uint32_t t = 0; t < s.ntypes; ++t) bad += *wh__soa_opening(&s, t) != 0;   /* at quiescence none open */
+    /* the pressure the slow-path bound reads: blocks opened minus given back */
+    bad += used != s.counters[WH_SOA_CTR_SLOW_PATH] - s.counters[WH_SOA_CTR_BLOCKS_FREED];
     *violations = bad;
     free(owned);
     return WH_OK;

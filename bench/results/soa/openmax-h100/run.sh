@@ -28,6 +28,6 @@ for n in $LIST; do
 done
 wait
 for n in $LIST; do echo "== $P $n"; grep -E "^\| (sugarscape|barneshut)" "$R/space$n/apps/space.md"; done > "$R/space-summary.txt"
-grep -E "== open_max|ms/iteration|fragmentation" "$R/speed.log" > "$R/speed-summary.txt"
+grep -E "^== |ms/iteration|fragmentation" "$R/speed.log" > "$R/speed-summary.txt"
 cat "$R/speed-summary.txt" "$R/space-summary.txt"
 tar -czf "$OUT/openmax.tgz" -C "$R" .
