@@ -248,10 +248,11 @@ static void ctx_topology(tr_ctx *c, const net *g, int dev, int once, uint32_t **
     c->next0 = owned[0]; c->next1 = owned[1]; c->light = owned[2]; c->isect = owned[3];
     c->ncells = g->ncells;
 }
-static void ctx_topology_free(uint32_t **owned, int dev, int once) {
+static void ctx_topology_free(tr_ctx *c, uint32_t **owned, int dev, int once) {
     for (int k = 0; k < 4; ++k) {
         if (once) app_free_mapped(owned[k], dev); else app_free(owned[k], dev);
     }
+    c->next0 = c->next1 = c->light = c->isect = NULL;
 }
 
 static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *out, size_t *peak) {
@@ -264,8 +265,7 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     uint64_t n = g->ncells;
     c.cells = (uint64_t *)app_alloc(n * 8, dev);
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
-    ctx_topology_free(topo, dev, 1);                   /* the cells have it now */
-    c.next0 = c.next1 = c.light = c.isect = NULL;
+    ctx_topology_free(&c, topo, dev, 1);               /* the cells have it now */
     *peak = app_heap_used(&soa);
     uint32_t iters = c.iter, every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u;   /* peak-memory samples (each copies the heap) */
     app_sync(dev);
@@ -338,7 +338,7 @@ static double run_static(const net *g, tr_ctx c, int dev, state *out, size_t *pe
         }
     free(o); free(v); free(tp); free(id);
     for (int k = 0; k < 4; ++k) app_free(*arr[k], dev);
-    ctx_topology_free(topo, dev, 0);
+    ctx_topology_free(&c, topo, dev, 0);
     app_free(c.trip, dev);
     app_free(c.cid, dev);
     return t;
@@ -442,8 +442,7 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     unsigned gb = (unsigned)((n + 255) / 256);
     tm_new_cells<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
     app_sync(dev);
-    ctx_topology_free(topo, dev, 1);                   /* the cells have it now */
-    m.c.next0 = m.c.next1 = m.c.light = m.c.isect = NULL;
+    ctx_topology_free(&m.c, topo, dev, 1);             /* the cells have it now */
     if (app_dev_count(m.fails)) {                                  /* no network: nothing more can run */
         printf("  malloc: the cells do not fit the heap\n");
         exit(3);

@@ -58,12 +58,7 @@ enum { WH__SOA_WAIT = 0, WH__SOA_OPEN_COUNTED, WH__SOA_OPEN_FREE };
  * open, outside the bound (no pressure, or the late rounds). */
 WH_INLINE WH_HOST_DEVICE unsigned wh__soa_open_begin(const wh_soa *s, uint32_t t, unsigned round) {
 #if WH_SOA_OPEN_MAX
-    /* freed first: read the other way round, a block given back in between
-     * could make freed exceed opened (the difference then wraps to "full",
-     * which is safe, but needlessly so) */
-    uint64_t freed = wh_atomic_load(&s->counters[WH_SOA_CTR_BLOCKS_FREED], WH_RELAXED);
-    uint64_t opened = wh_atomic_load(&s->counters[WH_SOA_CTR_SLOW_PATH], WH_RELAXED);
-    if ((opened - freed) * WH_SOA_OPEN_PRESSURE < s->nblocks || round >= WH_SOA_ALLOC_ROUNDS / 2u)
+    if (round >= WH_SOA_ALLOC_ROUNDS / 2u || wh__soa_blocks_in_use(s) * WH_SOA_OPEN_PRESSURE < s->nblocks)
         return WH__SOA_OPEN_FREE;
     /* Read before adding: in a burst thousands of groups are over the bound,
      * and a read-modify-write each (and its undo) on this one word would

@@ -144,5 +144,13 @@ WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_opening(const wh_soa *s, uint32_t t) 
 WH_INLINE WH_HOST_DEVICE void wh__soa_count(const wh_soa *s, unsigned ctr) {
     (void)wh_atomic_fetch_add(&s->counters[ctr], 1ull, WH_RELAXED);
 }
+/* Blocks in use: opened (slow paths, parallel_new's chunks) minus given back.
+ * Exact at quiescence (wh_soa_check), an estimate while the heap runs.  Freed
+ * is read first: the other order could see a block given back in between and
+ * wrap the difference to "full". */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_blocks_in_use(const wh_soa *s) {
+    uint64_t freed = wh_atomic_load(&s->counters[WH_SOA_CTR_BLOCKS_FREED], WH_RELAXED);
+    return wh_atomic_load(&s->counters[WH_SOA_CTR_SLOW_PATH], WH_RELAXED) - freed;
+}
 
 #endif /* WARPHEAP_SOA_HEAP_H */

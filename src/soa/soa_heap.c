@@ -256,7 +256,7 @@ wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations) {
     }
     for (uint32_t t = 0; t < s.ntypes; ++t) bad += *wh__soa_opening(&s, t) != 0;   /* at quiescence none open */
     /* the pressure the slow-path bound reads: blocks opened minus given back */
-    bad += used != s.counters[WH_SOA_CTR_SLOW_PATH] - s.counters[WH_SOA_CTR_BLOCKS_FREED];
+    bad += used != wh__soa_blocks_in_use(&s);
     *violations = bad;
     free(owned);
     return WH_OK;
