@@ -12,7 +12,8 @@
  *   util    heap utilisation at the first failed allocation (64 B; mixed)
  *   regs    registers of a kernel with one allocation and one free (Table 1)
  * --tests=one,fill90,util,paper,regs (paper: ad, acd, prob, linux) and
- * --kinds=bump,default,... run only those; --quick: no 100-cycle ACD.
+ * --kinds=bump,default,... run only those; --quick: no 100-cycle ACD;
+ * --ways=N: slab and default heaps with N ways per class (0: by heap size).
  * After the last timed round of `one`, the heap walk checks the live
  * allocations (and none after the free kernel): rows "walk" in the CSV.
  * Times are CUDA events, median of 5 after a warm-up (3 for CUDA's malloc,
@@ -171,6 +172,7 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
  * (WH__RARE; without that reset, at a3413b5, the rare paths prepared
  * segments of the old size: overlapping slots, "utilisation" 4.25). */
 static int seg_shift_max = -1;
+static uint32_t seg_ways = 0;       /* --ways=N: wh_heap_config.segments */
 static void override_seg_shift(int n) {
     if (cur.kind != WH_HEAP_DEFAULT && cur.kind != WH_HEAP_SLAB) return;
     if (!cur.slab_fine) return;
@@ -190,7 +192,8 @@ static void use_allocator(const allocator *a, uint64_t bytes) {
     cur_a = a;
     cur_bytes = bytes;
     if (a->kind < 0) return;
-    wh_heap_config cfg = {bytes, (wh_heap_kind)a->kind, 0, 0};
+    bool slab = a->kind == WH_HEAP_DEFAULT || a->kind == WH_HEAP_SLAB;
+    wh_heap_config cfg = {bytes, (wh_heap_kind)a->kind, 0, slab ? seg_ways : 0u};
     if (wh_heap_create(&cur, &cfg) != WH_OK) {
         fprintf(stderr, "heap_bench: %s: %s\n", a->name, wh_last_error());
         exit(1);
@@ -402,6 +405,7 @@ int main(int argc, char **argv) {
     only_tests = arg(argc, argv, "--tests", NULL);
     only_kinds = arg(argc, argv, "--kinds", NULL);
     seg_shift_max = atoi(arg(argc, argv, "--seg-shift", "-1"));
+    seg_ways = (uint32_t)atoi(arg(argc, argv, "--ways", "0"));
     uint64_t heap = 8ull << 30;
     cudaDeviceProp prop;
     int dev = 0, driver = 0, runtime = 0;
@@ -424,12 +428,13 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/heap_bench.md", out);
     md = fopen(path, "w");
     if (!csv || !md) { fprintf(stderr, "heap_bench: cannot write into %s\n", out); return 1; }
-    fprintf(csv, "# gpu=%s sms=%d driver=%d cuda_runtime=%d date=%s commit=%s heap=%llu\n", prop.name, sms_count,
-            driver, runtime, date, commit, (ull)heap);
+    fprintf(csv, "# gpu=%s sms=%d driver=%d cuda_runtime=%d date=%s commit=%s heap=%llu ways=%u\n", prop.name,
+            sms_count, driver, runtime, date, commit, (ull)heap, seg_ways);
     fprintf(csv, "test,allocator,mode,size,param,threads,allocs,ms,allocs_per_s,failed\n");
     fprintf(md, "# Device heap benchmarks\n\n%s (%d SMs), driver %d, CUDA runtime %d, %s, commit %s.\n"
             "Heaps (and CUDA's malloc heap limit) %llu GiB unless said; blocks = 8 x #SM, 256 threads; "
-            "median of 5 (CUDA malloc: 3).\n\n", prop.name, sms_count, driver, runtime, date, commit, (ull)(heap >> 30));
+            "median of 5 (CUDA malloc: 3); slab ways per class: %s.\n\n", prop.name, sms_count, driver, runtime,
+            date, commit, (ull)(heap >> 30), seg_ways ? arg(argc, argv, "--ways", "0") : "by heap size");
 
     /* registers (Table 1) */
     fprintf(md, "## Registers of a kernel with one allocation and one free\n\n| allocator | registers |\n|---|---|\n");

@@ -49,10 +49,18 @@ typedef enum wh_heap_kind {
  * the heap is (nearly) exhausted or fragmented: the call fails and is counted. */
 #define WH_HEAP_RETRY_LIMIT (1u << 16)
 
-/* page_info values */
+/* Ways of a slab class: independent bump-segment states, each on its own
+ * line, a warp using the one of its SM (heap_slab.h: wh__seg_way). */
+#define WH_SEG_WAYS_MAX 8u
+
+/* page_info values: free, a page run's head or tail, or a slab page of class
+ * c whose bump segment (if any) belongs to way w: w << 8 | (c + 1). */
 #define WH_PAGE_FREE       0u
 #define WH_PAGE_RUN_HEAD   0x80000000u   /* | number of pages                  */
 #define WH_PAGE_RUN_TAIL   0x40000000u
+#define WH_PAGE_SLAB(c, w) ((uint32_t)(w) << 8 | ((uint32_t)(c) + 1u))
+#define WH_PAGE_CLASS(info) (((info) & 0xFFu) - 1u)  /* >= WH_SLAB_CLASSES: none */
+#define WH_PAGE_WAY(info)   ((info) >> 8)
 
 /* wh_heap_ctl.prof indices (WH_HEAP_PROFILE builds) */
 enum {
@@ -80,11 +88,12 @@ typedef struct wh_heap_ctl {
     uint64_t in_use;                       /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
     uint32_t activating[64];               /* slab: page activations in flight */
-    uint32_t seg_prep[64];                 /* slab: a next segment in preparation */
+    /* slab: a next segment in preparation, per class and way */
+    uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     uint64_t pad1[11];                     /* seg starts on a 128-byte line */
-    /* slab bump segments, one state word per class on its own 128-byte line:
-     * the hot word of a fresh class (heap_slab.h) */
-    uint64_t seg[WH_SLAB_CLASSES * WH_CURSOR_STRIDE];
+    /* slab bump segments, one state word per class and way on its own
+     * 128-byte line: the hot words of a fresh class (heap_slab.h) */
+    uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
     /* event counters of the slab paths, counted only in code built with
      * WH_HEAP_PROFILE (bench/heap: wh_heap_bench_prof); indices WH_PROF_* */
     uint64_t prof[WH_PROF_COUNT];
@@ -109,6 +118,7 @@ typedef struct wh_heap {
     /* slab and default */
     uint32_t npages;
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
+    uint32_t seg_ways;       /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
     uint32_t slab_fine;      /* all 52 classes (16 MiB and up)                   */
     uint32_t slab_segs;      /* bump segments (WH_SEG_MIN_PAGES pages and up)    */
     uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */

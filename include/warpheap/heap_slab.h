@@ -63,7 +63,9 @@
  * adds in flight at once are at most one per resident warp of at most 32
  * slots, about 2^18 on an H100).  When no aligned run of free pages is
  * left, or the state stays empty for WH_SEG_POLLS looks, the request takes
- * the bitmap path.  Lazy reclaim: a segment's untouched slots stay with its
+ * the bitmap path.  All of this is per way: large heaps give a class up to
+ * WH_SEG_WAYS_MAX independent states, one per group of SMs (wh__seg_way).
+ * Lazy reclaim: a segment's untouched slots stay with its
  * class; they are taken back when the class goes idle (a free leaves the
  * current page with no live slot: wh__seg_retire) and when the page pool
  * runs dry (the preparer of another class takes them).
@@ -159,7 +161,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
      * freed the page could already see every bit free); a store would lose
      * that decrement's partner and leave the count below the live slots. */
     (void)wh_atomic_fetch_add(&h->page_used[p], (uint32_t)want, WH_RELAXED);
-    wh_atomic_store(&h->page_info[p], c + 1u, WH_RELEASE);
+    wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, 0u), WH_RELEASE);
     uint32_t w0 = wh__slab_page_word(c, p);
     uint64_t pmask = wh__slab_word_mask(c, p, 0);
     unsigned shift = (unsigned)(wh_ffs64(pmask) - 1);
@@ -193,8 +195,26 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c,
 
 /* ---- bump segments (see header) ------------------------------------------ */
 
-WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_state(const wh_heap *h, uint32_t c) {
-    return &h->ctl->seg[(size_t)c * WH_CURSOR_STRIDE];
+/* Ways: a class has h->seg_ways independent segment states (each one as
+ * described in the header), so that the warps of different SMs add to
+ * different words.  One word took every warp's load and add: at 16 B the
+ * class handed out a warp's slots every ~4 cycles where BUMP, one add on
+ * one word, took ~1.3 (wh_heap_bench fill90 on the H100 at 1021765).  A
+ * warp uses its SM's way; its segments' pages say which way they belong to
+ * (WH_PAGE_SLAB), so a free anywhere finds the state of its slot. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_way(const wh_heap *h) {
+#if WH_ON_GPU
+    uint32_t sm;
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    return sm & (h->seg_ways - 1u);
+#else
+    int local;           /* a thread's stack: which way it uses stays put */
+    return (uint32_t)(wh_hash64((uint64_t)(uintptr_t)&local >> 12) & (h->seg_ways - 1u));
+#endif
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_index(uint32_t c, uint32_t way) { return c * WH_SEG_WAYS_MAX + way; }
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_state(const wh_heap *h, uint32_t c, uint32_t way) {
+    return &h->ctl->seg[(size_t)wh__seg_index(c, way) * WH_CURSOR_STRIDE];
 }
 /* Slots of one segment of class c; its slot bits are [run * cap, run * cap + cap). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c) {
@@ -329,8 +349,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c
  * one is used up and a next one is there).  One CAS: it fails when the class
  * hands out meanwhile, and then it is busy anyway.  p < npages: only if page
  * p (of the current segment) has no live slot left (a class gone idle). */
-WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t p) {
-    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t way, uint32_t p) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
     uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
     if (!r0 || s >= cap) return;
     if (p < h->npages && (r0 != (uint64_t)(p >> h->seg_shift[c]) + 1u ||
@@ -341,25 +361,25 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c
     if (r1) wh__seg_publish(h, c, r1 - 1u, 0, cap);
 }
 
-/* Class c's flag (seg_prep): one holder at a time prepares or takes back its
- * segments.  A load first, so that a held flag costs no CAS. */
-WH_INLINE WH_HOST_DEVICE bool wh__seg_lock(const wh_heap *h, uint32_t c) {
-    uint32_t *flag = &h->ctl->seg_prep[c], zero = 0;
+/* The flag of class c's way (seg_prep): one holder at a time prepares or
+ * takes back its segments.  A load first, so that a held flag costs no CAS. */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_lock(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint32_t *flag = &h->ctl->seg_prep[wh__seg_index(c, way)], zero = 0;
     return !wh_atomic_load(flag, WH_RELAXED) && wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED);
 }
-WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c) {
-    wh_atomic_store(&h->ctl->seg_prep[c], 0u, WH_RELEASE);
+WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint32_t way) {
+    wh_atomic_store(&h->ctl->seg_prep[wh__seg_index(c, way)], 0u, WH_RELEASE);
 }
 
 /* Lazy reclaim, made eager again when a class goes idle: a free left page p
  * of the current segment with no live slot, only untouched ones: take the
  * segments back, if no one else holds the class's flag. */
-WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t p) {
-    uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t way, uint32_t p) {
+    uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
     if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return;      /* nothing untouched */
-    if (!wh__seg_lock(h, c)) return;
-    wh__seg_take_back(h, c, p);
-    wh__seg_unlock(h, c);
+    if (!wh__seg_lock(h, c, way)) return;
+    wh__seg_take_back(h, c, way, p);
+    wh__seg_unlock(h, c, way);
 }
 
 /* The current segment is used up (or there is none): install segment r1 - 1
@@ -385,19 +405,26 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, u
     return false;
 }
 
-/* Every class but `except` gives back what its segments hold untouched. */
+/* Every way of every class but `except` (wh__seg_index; WH__SEG_ALL: none)
+ * gives back what its segments hold untouched. */
+#define WH__SEG_ALL (WH_SLAB_CLASSES * WH_SEG_WAYS_MAX)
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t except) {
     WH_PRAGMA_UNROLL1
-    for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o)
-        if (o != except) wh__seg_retire(h, o, h->npages);
+    for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o) {
+        WH_PRAGMA_UNROLL1
+        for (uint32_t way = 0; way < h->seg_ways; ++way)
+            if (wh__seg_index(o, way) != except) wh__seg_retire(h, o, way, h->npages);
+    }
 }
 
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) { wh__slab_reclaim(h, c, p); }
-WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire(const wh_heap *h, uint32_t c, uint32_t p) { wh__seg_retire(h, c, p); }
-WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH_SLAB_CLASSES); }
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire(const wh_heap *h, uint32_t c, uint32_t way, uint32_t p) {
+    wh__seg_retire(h, c, way, p);
+}
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
 
-/* Preparing the next segment of class c, in three steps, so that the whole
+/* Preparing the next segment of class c's way, in three steps, so that the whole
  * group of the leader that finds it missing sets up its pages:
  *   wh__seg_begin  (leader): class c's flag and an aligned run of free pages;
  *   wh__seg_setup  (every lane of the group): the pages' counts and class;
@@ -406,25 +433,26 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__se
  * it; 1 with *run = WH_BITMAP_NONE: a next segment is there already; 0:
  * someone else holds the flag; -1: no aligned run of free pages, even after
  * taking back what the other classes' segments held. */
-WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint64_t seed, uint32_t *run) {
+WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
+                                                 uint32_t *run) {
     *run = WH_BITMAP_NONE;
-    if (!wh__seg_lock(h, c)) return 0;
+    if (!wh__seg_lock(h, c, way)) return 0;
     WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
     /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
-    if (wh__seg_r1(wh_atomic_load(wh__seg_state(h, c), WH_ACQUIRE)) != 0) {
-        wh__seg_unlock(h, c);
+    if (wh__seg_r1(wh_atomic_load(wh__seg_state(h, c, way), WH_ACQUIRE)) != 0) {
+        wh__seg_unlock(h, c, way);
         return 1;
     }
     uint32_t got = wh__seg_claim_run(h, h->seg_shift[c], seed);
     if (got == WH_BITMAP_NONE) {
         /* the pool ran dry: what the other classes hold untouched is worth
          * more to this request than to them */
-        wh__seg_retire_all(h, c);
+        wh__seg_retire_all(h, wh__seg_index(c, way));
         got = wh__seg_claim_run(h, h->seg_shift[c], wh_hash64(seed));
     }
     if (got == WH_BITMAP_NONE) {
         WH__PROF(h, WH_PROF_PREP_NONE, 1);
-        wh__seg_unlock(h, c);
+        wh__seg_unlock(h, c, way);
         return -1;
     }
     *run = got;
@@ -436,22 +464,22 @@ WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
  * thread alone took ~240 cycles a page on the H100, 130 us for the 1024 pages
  * of a 256 B segment).  Relaxed and not waited for (`red`): the install in
  * wh__seg_finish publishes them.  An add, not a store: see wh__slab_activate. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t run, uint32_t rank,
-                                           uint32_t lanes) {
+WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run,
+                                           uint32_t rank, uint32_t lanes) {
     uint32_t shift = h->seg_shift[c], spp = wh__slab_spp(c);
     WH_PRAGMA_UNROLL1
     for (uint32_t j = rank; j < 1u << shift; j += lanes) {
         uint32_t p = (run << shift) + j;
         wh_atomic_add_relaxed(&h->page_used[p], spp);
-        wh_atomic_store(&h->page_info[p], c + 1u, WH_RELAXED);
+        wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, way), WH_RELAXED);
     }
 }
 
 /* Install segment `run` of class c, set up by the group (whose barrier
  * ordered its writes before this), as the current one if that is used up,
  * else as the next one; give the flag back. */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t run) {
-    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c), r1 = (uint64_t)run + 1u;
+WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), r1 = (uint64_t)run + 1u;
     /* the other lanes' set-up goes out with our install (cumulative) */
     wh_fence();
     if (!wh__seg_install_fresh(st, r1, cap)) {
@@ -467,7 +495,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
             WH__PROF(h, WH_PROF_ORPHANS, orphans);
         }
     }
-    wh__seg_unlock(h, c);
+    wh__seg_unlock(h, c, way);
 }
 
 /* Does class c hand out bump segments (else: the bitmap path)? */
@@ -483,10 +511,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) {
  * prepared as soon as the current one is installed, so that it is ready when
  * the current runs out: *prep (WH_BITMAP_NONE on entry) receives a run whose
  * pages the caller's group sets up and the leader installs (wh__seg_begin).
- * v: the class's state word as the caller loaded it. */
-WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
-                                              uint64_t v, uint64_t *b1, uint32_t *x2, uint32_t *prep) {
-    uint64_t *st = wh__seg_state(h, c), cap = wh__seg_cap(h, c);
+ * v: the state word of class c's way as the caller loaded it. */
+WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
+                                              unsigned want, uint64_t v, uint64_t *b1, uint32_t *x2,
+                                              uint32_t *prep) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
     *x2 = 0;
     if (!wh__seg_on(h, c)) return 0;
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
@@ -494,7 +523,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         if (!(s < cap0 || (r1 && s - cap0 < cap))) {            /* nothing to hand out */
             WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
-            int began = r1 ? 0 : wh__seg_begin(WH__RARE(h), c, seed, prep);
+            int began = r1 ? 0 : wh__seg_begin(WH__RARE(h), c, way, seed, prep);
             if (began < 0) {
                 WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
                 return 0;
@@ -527,7 +556,8 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
             *b1 = (r1 - 1u) << 32 | (s - cap0);
         }
-        if (!r1 && !wh_atomic_load(&h->ctl->seg_prep[c], WH_RELAXED)) (void)wh__seg_begin(WH__RARE(h), c, seed, prep);
+        if (!r1 && !wh_atomic_load(&h->ctl->seg_prep[wh__seg_index(c, way)], WH_RELAXED))
+            (void)wh__seg_begin(WH__RARE(h), c, way, seed, prep);
         if (n1 + n2) *x2 |= 1u << 31;
         if (n1 + n2 || *prep != WH_BITMAP_NONE) return (unsigned)(n1 + n2);
     }
@@ -563,7 +593,7 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
              * what they hold untouched (a small heap runs dry with most of
              * it there); then slots may still be published by other
              * activators or freed by other threads -- look again, boundedly */
-            if (tries == 0 && h->slab_segs) wh__seg_retire_all(h, WH_SLAB_CLASSES);
+            if (tries == 0 && h->slab_segs) wh__seg_retire_all(h, WH__SEG_ALL);
         } else {
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
         }
@@ -582,7 +612,7 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
  * Freed slots first, when the class's bitmap has any (one load), then the
  * bump segments, then the bitmap path with page activation.  Nothing set:
  * no slot and no page, unless *prep names a segment for the group to set up. */
-WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed, unsigned want,
                                           uint64_t *b1, uint64_t *m1, uint32_t *x2, uint32_t *prep) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
@@ -591,7 +621,7 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_
     *x2 = 0;
     /* both loads issued before either is waited for: one round trip */
     uint64_t top = wh_atomic_load(wh_bitmap_word(bm, bm->levels - 1u, 0), WH_RELAXED);
-    uint64_t v = wh__seg_on(h, c) ? wh_atomic_load(wh__seg_state(h, c), WH_RELAXED) : 0;
+    uint64_t v = wh__seg_on(h, c) ? wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED) : 0;
     if (top) {
         w = wh_bitmap_claim(bm, seed, want, &got);
         if (w != WH_BITMAP_NONE) {
@@ -600,7 +630,7 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint64_
         }
     }
     if (w == WH_BITMAP_NONE) {
-        unsigned n = wh__seg_take(h, c, seed, want, v, b1, x2, prep);
+        unsigned n = wh__seg_take(h, c, way, seed, want, v, b1, x2, prep);
         if (n || *prep != WH_BITMAP_NONE) {
             unsigned n1 = n - (*x2 >> 24 & 127u);
             *m1 = n1 >= 64u ? ~0ull : (1ull << n1) - 1u;
@@ -617,11 +647,12 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     unsigned leader = wh_leader(group), rank = wh_rank(group), count = (unsigned)wh_popc32(group), done = 0;
     bool is_leader = wh_lane_id() == leader;
     uint64_t seed = wh__heap_seed(c);
+    uint32_t way = wh__seg_way(h);         /* the same in every lane: one SM */
     void *mine = (void *)0;
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
         uint64_t b1 = 0, m1 = 0;
         uint32_t x2 = 0, prep = WH_BITMAP_NONE;
-        if (is_leader) wh__slab_get(h, c, seed, count - done, &b1, &m1, &x2, &prep);
+        if (is_leader) wh__slab_get(h, c, way, seed, count - done, &b1, &m1, &x2, &prep);
         b1 = wh_shfl64(group, b1, leader);
         m1 = wh_shfl64(group, m1, leader);
         x2 = wh_shfl32(group, x2, leader);
@@ -631,10 +662,10 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         if (prep != WH_BITMAP_NONE) {                   /* the next segment: all of us */
             long long t0 = WH__PROF_CLOCK();
             (void)t0;
-            wh__seg_setup(h, c, prep, rank, count);
+            wh__seg_setup(h, c, way, prep, rank, count);
             wh_syncwarp(group);
             if (is_leader) {
-                wh__seg_finish(WH__RARE(h), c, prep);
+                wh__seg_finish(WH__RARE(h), c, way, prep);
                 WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
             }
         }
@@ -661,13 +692,13 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
 
 /* Free a slot; returns false when p is no slab slot (caller decides). */
 WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uint32_t page, uint64_t in_page) {
-    uint32_t c = info - 1u;
-    if (c >= WH_SLAB_CLASSES) return false;
+    uint32_t c = WH_PAGE_CLASS(info), way = WH_PAGE_WAY(info);
+    if (c >= WH_SLAB_CLASSES || way >= h->seg_ways) return false;
     uint32_t size = wh__slab_size(c), slot = (uint32_t)in_page / size;
     if (slot * size != in_page || slot >= wh__slab_spp(c)) return false;
     /* a slot a segment has not handed out yet has its bit clear like a live
      * one: only the state tells it apart (a free of it is foreign) */
-    uint64_t v = wh_atomic_load(wh__seg_state(h, c), WH_RELAXED);
+    uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
     uint64_t lo = wh__seg_page_lo(h, c, page), from = wh__seg_from(h, c, page, v);
     if (lo + slot >= from) return false;
     uint64_t b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
@@ -682,7 +713,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
     else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u &&
              left == wh__seg_untouched_at(lo, wh__slab_spp(c), from))
-        wh__rare_retire(WH__RARE(h), c, page);
+        wh__rare_retire(WH__RARE(h), c, way, page);
     return true;
 }
 

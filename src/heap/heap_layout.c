@@ -11,6 +11,8 @@
 /* The fused kinds read a header's flag and next as one little-endian word
  * (heap_fused.h): the layout they share with CIRCULAR. */
 _Static_assert(offsetof(wh_circ_header, next) == 4 && sizeof(wh_circ_header) == 16, "circular header layout");
+/* each segment state on its own 128-byte line (heap_core.h) */
+_Static_assert(offsetof(wh_heap_ctl, seg) % 128u == 0, "wh_heap_ctl.seg alignment");
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "heap_fused.h assumes a little-endian host (as the GPU is)"
 #endif
@@ -97,6 +99,17 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * the classes' segments would hold most of the heap. */
         h->slab_fine = h->npages >= 256u;
         h->slab_segs = h->npages >= WH_SEG_MIN_PAGES;
+        /* Ways (heap_slab.h): cfg->segments, else one per 4096 pages (256
+         * MiB) up to WH_SEG_WAYS_MAX.  Each way holds segments of its own,
+         * so smaller heaps keep one: what a class holds untouched is taken
+         * back only when the page pool runs dry. */
+        if (cfg->segments & (cfg->segments - 1u) || cfg->segments > WH_SEG_WAYS_MAX)
+            return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: %u ways per slab class, want a power of two up to %u",
+                            cfg->segments, WH_SEG_WAYS_MAX);
+        h->seg_ways = cfg->segments;
+        if (!h->seg_ways)
+            for (h->seg_ways = 1; h->seg_ways < WH_SEG_WAYS_MAX && (4096ull << h->seg_ways) <= h->npages;)
+                h->seg_ways <<= 1;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0;
             while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 19) &&

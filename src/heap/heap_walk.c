@@ -39,7 +39,7 @@ static void end_free_run(walk *w) {
 
 /* A slab page of class c: its free slots from the class bitmap; the rest of
  * the page past its last slot is overhead. */
-static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, uint64_t *class_free) {
+static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, uint32_t way, uint64_t *class_free) {
     uint32_t spp = wh__slab_spp(c), w0 = wh__slab_page_word(c, p);
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint64_t nfree = 0;
@@ -47,7 +47,7 @@ static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, ui
         nfree += (uint64_t)wh_popc64(*wh_bitmap_word(&bm, 0, w0 + k) & wh__slab_word_mask(c, p, k));
     class_free[c] += nfree;
     /* slots a bump segment has yet to hand out: counted by the page, free here */
-    uint64_t size = wh__slab_size(c), untouched = wh__seg_untouched(h, c, p, *wh__seg_state(h, c));
+    uint64_t size = wh__slab_size(c), untouched = wh__seg_untouched(h, c, p, *wh__seg_state(h, c, way));
     uint64_t live = spp - nfree - untouched;
     if (h->page_used[p] != spp - nfree || nfree + untouched > spp) w->s->inconsistencies++;
     for (uint64_t i = 0; i < live; ++i) used_region(w, size, 0, false);
@@ -71,8 +71,8 @@ static void walk_paged(const wh_heap *h, walk *w) {
                 if (h->page_info[p + k] != WH_PAGE_RUN_TAIL || wh_bitmap_get(&h->pages, p + k)) s->inconsistencies++;
             used_region(w, (uint64_t)n * WH_SLAB_PAGE, h->page_req[p], true);
             p += n - 1u;
-        } else if (info - 1u < WH_SLAB_CLASSES) {
-            walk_slab_page(h, w, p, info - 1u, class_free);
+        } else if (WH_PAGE_CLASS(info) < WH_SLAB_CLASSES && WH_PAGE_WAY(info) < h->seg_ways) {
+            walk_slab_page(h, w, p, WH_PAGE_CLASS(info), WH_PAGE_WAY(info), class_free);
         } else {
             s->inconsistencies++;                  /* orphan tail or garbage */
         }

@@ -50,6 +50,19 @@ static void test_create_errors(void) {
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
     cfg.segments = 0; cfg.kind = WH_HEAP_CIRCULAR_FUSED; cfg.bytes = WH_HEAP_MAX_BYTES + 16;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_LARGE);
+    /* slab ways: a power of two up to WH_SEG_WAYS_MAX; 0 = by heap size */
+    cfg.bytes = 1u << 20; cfg.kind = WH_HEAP_DEFAULT; cfg.segments = 3;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    cfg.segments = 2u * WH_SEG_WAYS_MAX;
+    CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    cfg.segments = WH_SEG_WAYS_MAX;
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    CHECK_EQ_U64(h.seg_ways, WH_SEG_WAYS_MAX);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+    cfg.segments = 0;
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    CHECK_EQ_U64(h.seg_ways, 1);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
     CHECK(wh_heap_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_heap_stats(NULL, NULL) == WH_ERR_INVALID_ARGUMENT);
 }

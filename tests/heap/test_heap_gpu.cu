@@ -95,9 +95,13 @@ static int sms(void) {
     return n;
 }
 
+/* Ways per slab class (wh_heap_config.segments) of the slab and default heaps
+ * make() creates: 0 = by heap size (8 at 2 GiB, 1 at 64 MiB). */
+static uint32_t slab_ways = 0;
+
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     wh_heap h;
-    wh_heap_config cfg = {bytes, kind, 0, 0};
+    wh_heap_config cfg = {bytes, kind, 0, kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB ? slab_ways : 0u};
     if (wh_heap_create(&h, &cfg) != WH_OK) {
         fprintf(stderr, "heap create (%s, %llu): %s\n", wh_heap_kind_name(kind), (unsigned long long)bytes, wh_last_error());
         exit(1);
@@ -148,8 +152,9 @@ static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_
         if (small) break;
     }
     double secs = wh_now_seconds() - t0;
-    printf("%-20s %u launches, up to %u threads (full grid %u): %llu allocs %llu frees %llu failed in %.2f s "
-           "(longest launch %.3f s) | corrupt %llu misaligned %llu\n", wh_heap_kind_name(kind), launches, most, full,
+    printf("%-20s %u way(s), %u launches, up to %u threads (full grid %u): %llu allocs %llu frees %llu failed in "
+           "%.2f s (longest launch %.3f s) | corrupt %llu misaligned %llu\n", wh_heap_kind_name(kind),
+           h.seg_ways ? h.seg_ways : 1u, launches, most, full,
            total.allocs, total.frees, total.failed, secs, longest, total.corrupt, total.misaligned);
     if (!small) {
         CHECK(total.allocs >= target);
@@ -180,8 +185,8 @@ static void exhaustion(wh_heap_kind kind, uint64_t bytes, uint32_t size, bool sm
         if (kind == WH_HEAP_BUMP) CHECK(wh_heap_reset(&h) == WH_OK);
     }
     WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
-    printf("%-20s exhaustion with %u-byte blocks: %llu then %llu fit in %llu bytes, corrupt %llu\n",
-           wh_heap_kind_name(kind), size, n[0], n[1], (unsigned long long)bytes, n[2]);
+    printf("%-20s %u way(s), exhaustion with %u-byte blocks: %llu then %llu fit in %llu bytes, corrupt %llu\n",
+           wh_heap_kind_name(kind), h.seg_ways ? h.seg_ways : 1u, size, n[0], n[1], (unsigned long long)bytes, n[2]);
     CHECK_EQ_U64(n[2], 0);
     CHECK(n[0] > 0 && n[0] < (unsigned long long)threads * cap);    /* it did run out */
     CHECK(n[1] >= n[0] * 9 / 10);                                    /* and recovered */
@@ -283,6 +288,12 @@ int main(int argc, char **argv) {
                                   WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR,       WH_HEAP_CIRCULAR_FUSED_MULTI,
                                   WH_HEAP_CIRCULAR_FUSED};
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) exhaustion(kinds[k], 16ull << 20, 4096, small);
+    /* eight ways per class at the sanitizer's sizes too; 64-B blocks take
+     * the bump segments, whose ways run 16 pages dry and give them back */
+    slab_ways = 8;
+    if (small) stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
+    exhaustion(WH_HEAP_DEFAULT, 1ull << 20, 64, small);
+    slab_ways = 0;
     /* the circular kinds last: their cursors serialise (start small) */
     stress(WH_HEAP_CIRCULAR_MULTI, big, multi, target, budget, small, 16);
     stress(WH_HEAP_CIRCULAR, big, mixed, target, budget, small, 64);

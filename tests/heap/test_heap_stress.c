@@ -57,9 +57,34 @@ static void fill_to_exhaustion(wh_heap *h, uint32_t max_size) {
     free(p);
 }
 
-static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape, bool exhaust) {
+/* With several ways, threads use different ones: each thread holds one 16-B
+ * object, whose page says which way's segment it came from. */
+typedef struct hold_job { wh_heap heap; void **p; } hold_job;
+static void hold_worker(unsigned i, void *arg) {
+    hold_job *j = (hold_job *)arg;
+    j->p[i] = wh_malloc(&j->heap, 16);
+}
+static void spread_over_ways(wh_heap *h, unsigned threads) {
+    hold_job j = {*h, (void **)calloc(threads, sizeof(void *))};
+    wh_run_threads(threads, hold_worker, &j);
+    uint32_t seen = 0;
+    for (unsigned t = 0; t < threads; ++t) {
+        CHECK(j.p[t] != NULL);
+        if (!j.p[t]) continue;
+        uint32_t info = h->page_info[((uint8_t *)j.p[t] - h->base) >> WH_SLAB_PAGE_SHIFT];
+        seen |= 1u << WH_PAGE_WAY(info);
+        wh_free(h, j.p[t]);
+    }
+    printf("          ways that served one 16-B object per thread: 0x%x\n", seen);
+    CHECK(wh_popc32(seen) >= 2);
+    free(j.p);
+}
+
+/* ways: of the slab classes' bump segments (wh_heap_config.segments; 0: the
+ * heap's choice, one way below 512 MiB) */
+static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape, bool exhaust, uint32_t ways) {
     job j;
-    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
+    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, ways};
     CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
     j.shape = shape;
     j.counts = (wh_hs_counts *)calloc(threads, sizeof *j.counts);
@@ -73,9 +98,9 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
     }
     wh_heap_usage s;
     CHECK(wh_heap_stats(&j.heap, &s) == WH_OK);
-    printf("%-9s %2u threads %8llu allocs %8llu failed %.2f s | corrupt %llu misaligned %llu | walk: used %llu "
+    printf("%-9s %u way(s) %2u threads %8llu allocs %8llu failed %.2f s | corrupt %llu misaligned %llu | walk: used %llu "
            "free %llu overhead %llu live %llu inconsistent %llu double %llu foreign %llu failed %llu peak %llu ext %.3f\n",
-           wh_heap_kind_name(kind), threads, sum.allocs, sum.failed, dt, sum.corrupt, sum.misaligned,
+           wh_heap_kind_name(kind), ways ? ways : 1u, threads, sum.allocs, sum.failed, dt, sum.corrupt, sum.misaligned,
            (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes, (unsigned long long)s.overhead_bytes,
            (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies,
            (unsigned long long)s.double_frees, (unsigned long long)s.foreign_frees,
@@ -88,6 +113,7 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
     CHECK_EQ_U64(s.foreign_frees, 0);
     CHECK_EQ_U64(s.failed_allocs, sum.failed);
     CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    if (ways > 1u) spread_over_ways(&j.heap, threads);
     if (kind != WH_HEAP_BUMP) {
         CHECK_EQ_U64(s.allocations, 0);
         CHECK_EQ_U64(s.used_bytes, 0);
@@ -169,10 +195,14 @@ int main(int argc, char **argv) {
 #ifndef WH_HS_CIRCULAR
     wh_hs_shape slab = {ops, 48, 512, 60 * 1024};
     wh_hs_shape bump = {ops / 8u, 48, 512, 4096};
-    stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false);
-    stress(WH_HEAP_SLAB, 16ull << 20, threads, slab, false);
-    stress(WH_HEAP_BUMP, 8ull << 20, threads, bump, false);
-    stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true);   /* pages change class often */
+    stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 0);
+    stress(WH_HEAP_SLAB, 16ull << 20, threads, slab, false, 0);
+    stress(WH_HEAP_BUMP, 8ull << 20, threads, bump, false, 0);
+    stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true, 0);   /* pages change class often */
+    /* eight ways per class: threads on different state words; in 16 pages
+     * the ways' segments run the pool dry and are taken back */
+    stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 8);
+    stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny, true, 8);
     burst(threads * 2u);
     wrap(threads, ops);
     return wh_test_finish("test_heap_stress");
@@ -182,14 +212,14 @@ int main(int argc, char **argv) {
      * within what its segments can serve */
     wh_hs_shape multi = {ops, 48, 512, 16 * 1024};
     wh_hs_shape tiny_multi = {ops / 4u, 48, 1024, 2048};
-    stress(WH_HEAP_CIRCULAR, 24ull << 20, threads, mixed, false);
-    stress(WH_HEAP_CIRCULAR_MULTI, 24ull << 20, threads, multi, false);
-    stress(WH_HEAP_CIRCULAR, 256ull << 10, threads, tiny, true);
-    stress(WH_HEAP_CIRCULAR_MULTI, 64ull << 10, threads, tiny_multi, true);
-    stress(WH_HEAP_CIRCULAR_FUSED, 24ull << 20, threads, mixed, false);
-    stress(WH_HEAP_CIRCULAR_FUSED_MULTI, 24ull << 20, threads, multi, false);
-    stress(WH_HEAP_CIRCULAR_FUSED, 256ull << 10, threads, tiny, true);
-    stress(WH_HEAP_CIRCULAR_FUSED_MULTI, 64ull << 10, threads, tiny_multi, true);
+    stress(WH_HEAP_CIRCULAR, 24ull << 20, threads, mixed, false, 0);
+    stress(WH_HEAP_CIRCULAR_MULTI, 24ull << 20, threads, multi, false, 0);
+    stress(WH_HEAP_CIRCULAR, 256ull << 10, threads, tiny, true, 0);
+    stress(WH_HEAP_CIRCULAR_MULTI, 64ull << 10, threads, tiny_multi, true, 0);
+    stress(WH_HEAP_CIRCULAR_FUSED, 24ull << 20, threads, mixed, false, 0);
+    stress(WH_HEAP_CIRCULAR_FUSED_MULTI, 24ull << 20, threads, multi, false, 0);
+    stress(WH_HEAP_CIRCULAR_FUSED, 256ull << 10, threads, tiny, true, 0);
+    stress(WH_HEAP_CIRCULAR_FUSED_MULTI, 64ull << 10, threads, tiny_multi, true, 0);
     return wh_test_finish("test_heap_stress_circular");
 #endif
 }
