@@ -19,7 +19,7 @@ cp "$build/CMakeCache.txt" "$tmp/build-final/"
 cp -r "$build/lib" "$tmp/build-final/"
 for b in test_platform_gpu test_bitmap_gpu test_arena_gpu test_heap_gpu test_kd_gpu test_pool_gpu test_soa_gpu \
          wh_kdtree_bench wh_nbody wh_wator wh_gameoflife wh_soa_bench wh_collision wh_sugarscape wh_traffic \
-         wh_structure wh_barneshut; do
+         wh_structure wh_barneshut wh_heap_bench wh_heap_bench_prof; do
   cp "$build/bin/$b" "$tmp/build-final/bin/"
 done
 strip "$tmp/build-final/bin/"*
