@@ -17,6 +17,7 @@
  * --free-batch=N: parents' lists freed per warp-wide call (default 1: each at
  * once; an ablation).  --profile: count cycles in allocation, free, node and queue wait
  * (printed per row).  --kinds=BUMP,DEFAULT,...: only these allocators.
+ * --ways=N: slab and default heaps with N ways per class (0: by heap size).
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -33,7 +34,7 @@
 static double g_solo_ms = 10000.0;
 /* Retries of a failed list allocation (--retries=N, default 0). */
 static uint32_t g_retries = 0;
-static uint32_t g_free_batch = 0, g_profile = 0;
+static uint32_t g_free_batch = 0, g_profile = 0, g_ways = 0;   /* --ways: wh_heap_config.segments */
 static char g_kinds[128] = "";
 
 typedef struct kd_kind {
@@ -117,6 +118,7 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         memset(&hc, 0, sizeof hc);
         hc.bytes = heap_bytes;
         hc.kind = k->heap;
+        hc.segments = hc.kind == WH_HEAP_DEFAULT || hc.kind == WH_HEAP_SLAB ? g_ways : 0u;
         if (wh_heap_create(&cfg.heap, &hc) != WH_OK) {
             snprintf(row->status, sizeof row->status, "no heap: %s", wh_last_error());
             return;
@@ -425,6 +427,7 @@ int main(int argc, char **argv) {
     g_retries = (uint32_t)atoi(opt_str(argc, argv, "--retries", "0"));
     g_free_batch = (uint32_t)atoi(opt_str(argc, argv, "--free-batch", "0"));
     g_profile = (uint32_t)atoi(opt_str(argc, argv, "--profile", "0"));
+    g_ways = (uint32_t)atoi(opt_str(argc, argv, "--ways", "0"));
     snprintf(g_kinds, sizeof g_kinds, "%s", opt_str(argc, argv, "--kinds", ""));
     snprintf(o.tag, sizeof o.tag, "%s", opt_str(argc, argv, "--tag", "kdtree"));
     char phases[64];
