@@ -22,6 +22,10 @@ for b in test_platform_gpu test_bitmap_gpu test_arena_gpu test_heap_gpu test_kd_
          wh_structure wh_barneshut wh_heap_bench wh_heap_bench_prof; do
   cp "$build/bin/$b" "$tmp/build-final/bin/"
 done
+# heap bench variants built by hand for an experiment (wh_heap_bench_<v>)
+for b in "$build"/bin/wh_heap_bench_*; do
+  [ -f "$b" ] && cp "$b" "$tmp/build-final/bin/"
+done
 strip "$tmp/build-final/bin/"*
 git -C "$root" rev-parse HEAD > "$tmp/build-final/COMMIT"
 mkdir -p "$(dirname "$bundle")"

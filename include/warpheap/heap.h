@@ -34,7 +34,7 @@ typedef struct wh_heap_config {
     uint32_t flags;          /* WH_HEAP_HOST, WH_HEAP_TRACK                      */
     uint32_t segments;       /* CIRCULAR_MULTI: cursors; 0 = #SMs (host: 16).
                               * SLAB, DEFAULT: ways per class (1, 2, 4, 8);
-                              * 0 = one per 256 MiB of heap, up to 8       */
+                              * 0 = 1; 2 from 4 GiB, 4 from 8 GiB         */
 } wh_heap_config;
 
 typedef struct wh_heap_usage {

@@ -99,17 +99,21 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * the classes' segments would hold most of the heap. */
         h->slab_fine = h->npages >= 256u;
         h->slab_segs = h->npages >= WH_SEG_MIN_PAGES;
-        /* Ways (heap_slab.h): cfg->segments, else one per 4096 pages (256
-         * MiB) up to WH_SEG_WAYS_MAX.  Each way holds segments of its own,
-         * so smaller heaps keep one: what a class holds untouched is taken
-         * back only when the page pool runs dry. */
+        /* Ways (heap_slab.h): cfg->segments, else 2 from 4 GiB, 4 from 8
+         * GiB.  Measured on the H100 (bench/results/heap-ways-h100): with 4
+         * ways one size fills 90% of 9.4 GB at 1.68e10 allocations/s (16 B;
+         * 1.38e10 with one) and 1.46e10 (256 B; 5.2e9), where 8 ways fell
+         * to 2.5-3.5e9 at 256 B.  But every way holds segments of its own:
+         * the k-d tree's 2M-triangle builds (1.6 GB heaps, sizes of many
+         * classes) ran 9-23% slower with 4 ways and once failed a page run,
+         * its free pages spread over more partly used segments; so heaps
+         * under 4 GiB keep one way. */
         if (cfg->segments & (cfg->segments - 1u) || cfg->segments > WH_SEG_WAYS_MAX)
             return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: %u ways per slab class, want a power of two up to %u",
                             cfg->segments, WH_SEG_WAYS_MAX);
         h->seg_ways = cfg->segments;
         if (!h->seg_ways)
-            for (h->seg_ways = 1; h->seg_ways < WH_SEG_WAYS_MAX && (4096ull << h->seg_ways) <= h->npages;)
-                h->seg_ways <<= 1;
+            for (h->seg_ways = 1; h->seg_ways < 4u && (32768ull << h->seg_ways) <= h->npages;) h->seg_ways <<= 1;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0;
             while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 19) &&

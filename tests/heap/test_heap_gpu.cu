@@ -96,7 +96,7 @@ static int sms(void) {
 }
 
 /* Ways per slab class (wh_heap_config.segments) of the slab and default heaps
- * make() creates: 0 = by heap size (8 at 2 GiB, 1 at 64 MiB). */
+ * make() creates: 0 = by heap size (one way below 4 GiB). */
 static uint32_t slab_ways = 0;
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
@@ -288,10 +288,10 @@ int main(int argc, char **argv) {
                                   WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR,       WH_HEAP_CIRCULAR_FUSED_MULTI,
                                   WH_HEAP_CIRCULAR_FUSED};
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) exhaustion(kinds[k], 16ull << 20, 4096, small);
-    /* eight ways per class at the sanitizer's sizes too; 64-B blocks take
-     * the bump segments, whose ways run 16 pages dry and give them back */
+    /* eight ways per class (the heaps above have one); 64-B blocks take the
+     * bump segments, whose ways run 16 pages dry and give them back */
     slab_ways = 8;
-    if (small) stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
+    stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
     exhaustion(WH_HEAP_DEFAULT, 1ull << 20, 64, small);
     slab_ways = 0;
     /* the circular kinds last: their cursors serialise (start small) */
