@@ -7,14 +7,7 @@
 #   BUILD=build-final OUT=$OUT bench/results/heap-ways-h100/regs.sh
 set -u
 cd "$(dirname "$0")/../../.."
-B=${BUILD:-build}; OUT=${OUT:-out}; R=$OUT/r; mkdir -p "$R"
-export WH_COMMIT=${WH_COMMIT:-$(cat "$B/COMMIT" 2>/dev/null || echo unknown)}
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; date -u +%FT%TZ; echo "commit $WH_COMMIT"; } > "$R/info.txt" 2>&1
-t0=$(date +%s)
-step() { local name=$1 t=$2; shift 2; local s=$(date +%s)
-  echo "== $name (limit $t s)"
-  timeout "$t" "$@" > "$R/$name.log" 2>&1
-  echo "$name rc=$? $(( $(date +%s) - s )) s (at $(( $(date +%s) - t0 )) s)" | tee -a "$R/steps.txt"; }
+. scripts/device-steps.sh
 for v in "" _mb3 _mb4 ""; do
   d=bench${v:-_mb2}; [ -d "$R/$d" ] && d=${d}-again
   mkdir -p "$R/$d"

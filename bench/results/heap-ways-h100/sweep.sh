@@ -6,14 +6,7 @@
 #   BUILD=build-final OUT=$OUT bench/results/heap-ways-h100/sweep.sh
 set -u
 cd "$(dirname "$0")/../../.."
-B=${BUILD:-build}; OUT=${OUT:-out}; R=$OUT/r; mkdir -p "$R"
-export WH_COMMIT=${WH_COMMIT:-$(cat "$B/COMMIT" 2>/dev/null || echo unknown)}
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; date -u +%FT%TZ; echo "commit $WH_COMMIT"; } > "$R/info.txt" 2>&1
-t0=$(date +%s)
-step() { local name=$1 t=$2; shift 2; local s=$(date +%s)
-  echo "== $name (limit $t s)"
-  timeout "$t" "$@" > "$R/$name.log" 2>&1
-  echo "$name rc=$? $(( $(date +%s) - s )) s (at $(( $(date +%s) - t0 )) s)" | tee -a "$R/steps.txt"; }
+. scripts/device-steps.sh
 for w in 1 2 4 8 1 8; do
   d=ways$w; [ -d "$R/$d" ] && d=${d}-again
   mkdir -p "$R/$d"
