@@ -433,8 +433,8 @@ int main(int argc, char **argv) {
     fprintf(csv, "test,allocator,mode,size,param,threads,allocs,ms,allocs_per_s,failed\n");
     fprintf(md, "# Device heap benchmarks\n\n%s (%d SMs), driver %d, CUDA runtime %d, %s, commit %s.\n"
             "Heaps (and CUDA's malloc heap limit) %llu GiB unless said; blocks = 8 x #SM, 256 threads; "
-            "median of 5 (CUDA malloc: 3); slab ways per class: %s.\n\n", prop.name, sms_count, driver, runtime,
-            date, commit, (ull)(heap >> 30), seg_ways ? arg(argc, argv, "--ways", "0") : "by heap size");
+            "median of 5 (CUDA malloc: 3); slab ways per class: %u (0: by heap size).\n\n", prop.name, sms_count,
+            driver, runtime, date, commit, (ull)(heap >> 30), seg_ways);
 
     /* registers (Table 1) */
     fprintf(md, "## Registers of a kernel with one allocation and one free\n\n| allocator | registers |\n|---|---|\n");

@@ -363,12 +363,15 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c
 
 /* The flag of class c's way (seg_prep): one holder at a time prepares or
  * takes back its segments.  A load first, so that a held flag costs no CAS. */
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_flag(const wh_heap *h, uint32_t c, uint32_t way) {
+    return &h->ctl->seg_prep[wh__seg_index(c, way)];
+}
 WH_INLINE WH_HOST_DEVICE bool wh__seg_lock(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint32_t *flag = &h->ctl->seg_prep[wh__seg_index(c, way)], zero = 0;
+    uint32_t *flag = wh__seg_flag(h, c, way), zero = 0;
     return !wh_atomic_load(flag, WH_RELAXED) && wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED);
 }
 WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint32_t way) {
-    wh_atomic_store(&h->ctl->seg_prep[wh__seg_index(c, way)], 0u, WH_RELEASE);
+    wh_atomic_store(wh__seg_flag(h, c, way), 0u, WH_RELEASE);
 }
 
 /* Lazy reclaim, made eager again when a class goes idle: a free left page p
@@ -556,7 +559,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
             *b1 = (r1 - 1u) << 32 | (s - cap0);
         }
-        if (!r1 && !wh_atomic_load(&h->ctl->seg_prep[wh__seg_index(c, way)], WH_RELAXED))
+        if (!r1 && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED))
             (void)wh__seg_begin(WH__RARE(h), c, way, seed, prep);
         if (n1 + n2) *x2 |= 1u << 31;
         if (n1 + n2 || *prep != WH_BITMAP_NONE) return (unsigned)(n1 + n2);
