@@ -131,6 +131,14 @@ typedef struct wh_heap {
      * by value to every kernel, 2 KB) */
     uint64_t *slot_words;
     uint32_t slot_off[WH_SLAB_CLASSES];
+    /* class c's constants for the fast path (heap_slab.h: wh__slab_get),
+     * so that it makes no bitmap descriptor and divides nothing: its
+     * bitmap's top word (an index into slot_words), the slots of one of its
+     * bump segments (spp << seg_shift[c]), and ceil(2^32 / spp), with
+     * which q / spp = mulhi(q, spp_magic[c]) for every q < 2^20 */
+    uint32_t slot_top[WH_SLAB_CLASSES];
+    uint32_t seg_cap[WH_SLAB_CLASSES];
+    uint32_t spp_magic[WH_SLAB_CLASSES];
     /* circular */
     uint32_t end;            /* 16-byte unit of the sentinel header              */
     uint32_t split_root;     /* eq. 1: R in units (of one segment)               */
@@ -217,6 +225,15 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const wh_heap *h, uint64_t n
     if (h->slab_fine) return c;
     if (c < 8u) return c < 2u ? c : (c < 4u ? 3u : 7u);      /* 16, 32, 64, 128 */
     return c < 48u ? c | 7u : c;                               /* 256 .. 4096, then 8 .. 64 KiB */
+}
+
+/* q / spp for class c's slots per page, by its reciprocal (no division),
+ * for the classes with bump segments (spp >= 128): exact for q < 2^20 (a
+ * segment's positions, heap_layout.c), because with m = ceil(2^32 / spp) =
+ * (2^32 + e) / spp, e < spp <= 4096, q * m / 2^32 exceeds q / spp by
+ * q * e / (spp * 2^32) < 1 / spp (test_heap checks every q). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp_div(const wh_heap *h, uint32_t c, uint32_t q) {
+    return wh_mulhi32(q, h->spp_magic[c]);
 }
 
 /* Class c's slot bitmap (a descriptor made on the fly: no memory access). */

@@ -217,9 +217,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_state(const wh_heap *h, uint32_t c, u
     return &h->ctl->seg[(size_t)wh__seg_index(c, way) * WH_CURSOR_STRIDE];
 }
 /* Slots of one segment of class c; its slot bits are [run * cap, run * cap + cap). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c) {
-    return (uint64_t)wh__slab_spp(c) << h->seg_shift[c];
-}
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c) { return h->seg_cap[c]; }
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_s(uint64_t v) { return v & ((1ull << WH_SEG_S_BITS) - 1u); }
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r1(uint64_t v) { return (v >> WH_SEG_R_SHIFT1) & ((1ull << 21) - 1u); }
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r0(uint64_t v) { return v >> WH_SEG_R_SHIFT0; }
@@ -503,49 +501,52 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
 
 /* Does class c hand out bump segments (else: the bitmap path)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) {
-    return h->slab_segs && wh__slab_spp(c) >= WH_SEG_MIN_SPP;
+    return h->slab_segs && wh__slab_size(c) <= WH_SLAB_PAGE / WH_SEG_MIN_SPP;   /* spp >= MIN_SPP */
 }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions
  * q .. q+n1-1 of segment run, *b1 = run << 32 | q, and, for the add that
  * crosses into the next segment, positions 0 .. n2-1 of segment r2 - 1,
- * *x2 = n2 << 24 | r2 (bit 31 set: positions, not bits).  Returns n1 + n2
- * (0: take the bitmap path, unless *prep is set).  The next segment is
- * prepared as soon as the current one is installed, so that it is ready when
- * the current runs out: *prep (WH_BITMAP_NONE on entry) receives a run whose
- * pages the caller's group sets up and the leader installs (wh__seg_begin).
- * v: the state word of class c's way as the caller loaded it. */
+ * *x2 = n2 << 24 | r2.  Returns n1 + n2 (0: take the bitmap path, unless
+ * *prep is set).  The next segment is prepared as soon as the current one is
+ * installed, so that it is ready when the current runs out: *prep
+ * (WH_BITMAP_NONE on entry) receives a run whose pages the caller's group
+ * sets up and the leader installs (wh__seg_begin).  v: the state word of
+ * class c's way as the caller loaded it, or, if `added`, as an add of `want`
+ * that the caller made returned it (wh__slab_get's fast path). */
 WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
-                                              unsigned want, uint64_t v, uint64_t *b1, uint32_t *x2,
-                                              uint32_t *prep) {
+                                              unsigned want, uint64_t v, bool added, uint64_t *b1,
+                                              uint32_t *x2, uint32_t *prep) {
     uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
     *x2 = 0;
     if (!wh__seg_on(h, c)) return 0;
-    WH__PROF(h, WH_PROF_SEG_CALLS, 1);
-    for (uint32_t n = 0; n < WH_SEG_POLLS; ++n, v = wh_atomic_load(st, WH_RELAXED)) {
+    if (!added) WH__PROF(h, WH_PROF_SEG_CALLS, 1);
+    for (uint32_t n = 0; n < WH_SEG_POLLS; ++n, v = wh_atomic_load(st, WH_RELAXED), added = false) {
         uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
-        if (!(s < cap0 || (r1 && s - cap0 < cap))) {            /* nothing to hand out */
-            WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
-            int began = r1 ? 0 : wh__seg_begin(WH__RARE(h), c, way, seed, prep);
-            if (began < 0) {
-                WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
-                return 0;
-            }
-            if (*prep != WH_BITMAP_NONE) return 0;     /* set it up, then look again */
-            if (began == 0) {
-                /* an empty pool will not fill by waiting: the bitmap path */
-                if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
+        if (!added) {          /* (else the add is made: its outcome below) */
+            if (!(s < cap0 || (r1 && s - cap0 < cap))) {        /* nothing to hand out */
+                WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
+                int began = r1 ? 0 : wh__seg_begin(WH__RARE(h), c, way, seed, prep);
+                if (began < 0) {
                     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
                     return 0;
                 }
-                wh_backoff(n < 4u ? n : 4u);
+                if (*prep != WH_BITMAP_NONE) return 0;     /* set it up, then look again */
+                if (began == 0) {
+                    /* an empty pool will not fill by waiting: the bitmap path */
+                    if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
+                        WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
+                        return 0;
+                    }
+                    wh_backoff(n < 4u ? n : 4u);
+                }
+                continue;
             }
-            continue;
+            /* acquire: the pages' set-up by the preparer whose install
+             * (release) this add reads from; a taker publishes nothing */
+            v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE);
+            r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         }
-        /* acquire: the pages' set-up by the preparer whose install (release)
-         * this add reads from; a taker publishes nothing of its own */
-        v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE);
-        r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         uint64_t n1 = 0, n2 = 0;
         if (s < cap0) {
             n1 = want < cap0 - s ? want : cap0 - s;
@@ -561,7 +562,6 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         }
         if (!r1 && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED))
             (void)wh__seg_begin(WH__RARE(h), c, way, seed, prep);
-        if (n1 + n2) *x2 |= 1u << 31;
         if (n1 + n2 || *prep != WH_BITMAP_NONE) return (unsigned)(n1 + n2);
     }
     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
@@ -570,7 +570,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
-WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                                     uint64_t *got) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
@@ -609,86 +609,151 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
     return w;
 }
 
-/* Leader: up to `want` slots of class c: slot bits *b1 + the set bits of *m1
- * (x2 bit 31 clear), or segment positions (see wh__seg_take) as n1 = the
- * set bits of *m1 from *b1 and *x2 >> 24 & 127 from segment *x2 & 0xffffff.
- * Freed slots first, when the class's bitmap has any (one load), then the
- * bump segments, then the bitmap path with page activation.  Nothing set:
- * no slot and no page, unless *prep names a segment for the group to set up. */
-WH_INLINE WH_HOST_DEVICE void wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed, unsigned want,
-                                          uint64_t *b1, uint64_t *m1, uint32_t *x2, uint32_t *prep) {
-    wh_bitmap bmv = wh__slab_bitmap(h, c);
-    const wh_bitmap *bm = &bmv;
-    uint64_t got = 0;
-    uint32_t w = WH_BITMAP_NONE;
-    *x2 = 0;
-    /* both loads issued before either is waited for: one round trip */
-    uint64_t top = wh_atomic_load(wh_bitmap_word(bm, bm->levels - 1u, 0), WH_RELAXED);
-    uint64_t v = wh__seg_on(h, c) ? wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED) : 0;
-    if (top) {
-        w = wh_bitmap_claim(bm, seed, want, &got);
+/* What a leader got for its group, in one of two forms (info):
+ *   bitmap bits (WH__GOT_SEG clear): the slots of bits x + the set bits of y;
+ *   segment positions (WH__GOT_SEG): n1 = info & 63 slots from address x on,
+ *     the first `left` = info >> 12 & 0x1FFF of them in x's page and the
+ *     rest in the next page, past this one's unused tail of
+ *     (info >> 25 & 31) * 16 bytes; then n2 = info >> 6 & 63 slots from
+ *     address y on (the start of the next segment).
+ * WH__GOT_PREP: prep names a segment for the group to set up.  A lane's
+ * address is then a multiply and an add (wh__got_slot): the leader did the
+ * one division, by a reciprocal. */
+typedef struct wh__slab_got {
+    uint64_t x, y;
+    uint32_t info, prep;
+} wh__slab_got;
+#define WH__GOT_SEG  0x80000000u
+#define WH__GOT_PREP 0x40000000u
+
+WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_none(void) {
+    wh__slab_got g = {0, 0, 0, WH_BITMAP_NONE};
+    return g;
+}
+/* Bitmap form: bits `got` of word w (WH_BITMAP_NONE: none). */
+WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_bits(uint32_t w, uint64_t got) {
+    wh__slab_got g = wh__got_none();
+    if (w != WH_BITMAP_NONE) g.x = (uint64_t)w * 64u, g.y = got;
+    return g;
+}
+/* Segment form: positions q .. q+n1-1 of segment run, then 0 .. n2-1 of
+ * segment run2 (n1 + n2 <= 32 < spp: a page boundary is crossed at most once). */
+WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_seg(const wh_heap *h, uint32_t c, uint32_t run, uint32_t q,
+                                                 uint32_t n1, uint32_t run2, uint32_t n2) {
+    uint32_t shift = h->seg_shift[c], spp = h->seg_cap[c] >> shift, size = wh__slab_size(c);
+    uint32_t j = wh__slab_spp_div(h, c, q), slot = q - j * spp;
+    wh__slab_got g = wh__got_none();
+    g.x = (uint64_t)(uintptr_t)(h->base + (((uint64_t)run << shift) + j) * WH_SLAB_PAGE + (uint64_t)slot * size);
+    if (n2) g.y = (uint64_t)(uintptr_t)(h->base + ((uint64_t)run2 << shift) * WH_SLAB_PAGE);
+    g.info = WH__GOT_SEG | n1 | n2 << 6 | (spp - slot) << 12 | (WH_SLAB_PAGE - spp * size) >> 4 << 25;
+    return g;
+}
+WH_INLINE WH_HOST_DEVICE unsigned wh__got_count(const wh__slab_got *g) {
+    return g->info & WH__GOT_SEG ? (g->info & 63u) + (g->info >> 6 & 63u) : (unsigned)wh_popc64(g->y);
+}
+/* The r-th slot of g (r < wh__got_count). */
+WH_INLINE WH_HOST_DEVICE void *wh__got_slot(const wh_heap *h, uint32_t c, const wh__slab_got *g, unsigned r) {
+    uint64_t size = wh__slab_size(c);
+    if (!(g->info & WH__GOT_SEG)) {
+        uint64_t b = g->x + (uint64_t)wh_nth_set_bit64(g->y, r);
+        uint32_t l = wh__slab_lbpp(c);
+        return h->base + (b >> l) * WH_SLAB_PAGE + (b & ((1ull << l) - 1u)) * size;
+    }
+    unsigned n1 = g->info & 63u;
+    if (r >= n1) return (uint8_t *)(uintptr_t)g->y + (r - n1) * size;
+    uint64_t tail = r >= (g->info >> 12 & 0x1FFFu) ? (uint64_t)(g->info >> 25 & 31u) << 4 : 0u;
+    return (uint8_t *)(uintptr_t)g->x + r * size + tail;
+}
+
+/* Leader, all but the fast path of wh__slab_get (a call on the GPU): freed
+ * slots first when the class's bitmap has any (top != 0), then the bump
+ * segments (v: the way's state as loaded, or as the fast path's add returned
+ * it when `added`), then the bitmap path with page activation.  n: the
+ * group's round, for the seed of the bitmap searches. */
+WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
+                                                          unsigned want, uint64_t top, uint64_t v, bool added) {
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    uint64_t seed = wh__heap_seed((uint64_t)n << 8 | c), got = 0, b1 = 0;
+    uint32_t w = WH_BITMAP_NONE, x2 = 0, prep = WH_BITMAP_NONE;
+    if (top && !added) {
+        w = wh_bitmap_claim(&bm, seed, want, &got);
         if (w != WH_BITMAP_NONE) {
             wh__slab_used_add(h, c, w, got);
             WH__PROF(h, WH_PROF_FREED_CLAIMS, 1);
+            return wh__got_bits(w, got);
         }
     }
-    if (w == WH_BITMAP_NONE) {
-        unsigned n = wh__seg_take(h, c, way, seed, want, v, b1, x2, prep);
-        if (n || *prep != WH_BITMAP_NONE) {
-            unsigned n1 = n - (*x2 >> 24 & 127u);
-            *m1 = n1 >= 64u ? ~0ull : (1ull << n1) - 1u;
-            return;
-        }
-        w = wh__slab_take(WH__RARE(h), c, seed, want, &got);
+    unsigned k = wh__seg_take(h, c, way, seed, want, v, added, &b1, &x2, &prep);
+    if (k || prep != WH_BITMAP_NONE) {
+        unsigned n2 = x2 >> 24 & 127u;
+        wh__slab_got g = k ? wh__got_seg(h, c, (uint32_t)(b1 >> 32), (uint32_t)b1, k - n2, (x2 & 0xFFFFFFu) - 1u, n2)
+                           : wh__got_none();
+        if (prep != WH_BITMAP_NONE) g.prep = prep, g.info |= WH__GOT_PREP;
+        return g;
     }
-    *b1 = (uint64_t)w * 64u;
-    *m1 = w == WH_BITMAP_NONE ? 0 : got;
+    w = wh__slab_take(h, c, seed, want, &got);
+    return wh__got_bits(w, got);
+}
+
+/* Leader: up to `want` slots of class c for its group.  The fast path, taken
+ * by nearly every request of a class that is filling up: no freed slot to
+ * reuse first (the class bitmap's top word is zero) and room for all of them
+ * in the current segment before its end, so one add and no rotation.  Two
+ * loads, an add and the segment form: no bitmap descriptor, no division,
+ * no loop (at 4dc4d5e the general path issued ~865 warp-instructions per
+ * 16-B allocation on the H100, BUMP ~130).  Everything else:
+ * wh__slab_get_rare. */
+WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
+                                                  unsigned want) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = h->seg_cap[c];
+    /* both loads issued before either is waited for: one round trip */
+    uint64_t top = wh_atomic_load(h->slot_words + h->slot_top[c], WH_RELAXED);
+    uint64_t v = wh__seg_on(h, c) ? wh_atomic_load(st, WH_RELAXED) : 0;
+    if (top || !wh__seg_r0(v) || wh__seg_s(v) + want >= cap)
+        return wh__slab_get_rare(WH__RARE(h), c, way, n, want, top, v, false);
+    WH__PROF(h, WH_PROF_SEG_CALLS, 1);
+    /* acquire: as in wh__seg_take */
+    uint64_t old = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE), s = wh__seg_s(old);
+    if (!wh__seg_r0(old) || s + want >= cap)              /* it ran out meanwhile */
+        return wh__slab_get_rare(WH__RARE(h), c, way, n, want, 0, old, true);
+    wh__slab_got g = wh__got_seg(h, c, (uint32_t)wh__seg_r0(old) - 1u, (uint32_t)s, want, 0, 0);
+    /* no next segment yet: prepare it, as wh__seg_take does */
+    if (!wh__seg_r1(old) && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED)) {
+        uint32_t run = WH_BITMAP_NONE;
+        (void)wh__seg_begin(WH__RARE(h), c, way, wh__heap_seed(c), &run);
+        if (run != WH_BITMAP_NONE) g.prep = run, g.info |= WH__GOT_PREP;
+    }
+    return g;
 }
 
 /* Allocate one slot of class c for every lane of group (same class). */
 WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint32_t group) {
     unsigned leader = wh_leader(group), rank = wh_rank(group), count = (unsigned)wh_popc32(group), done = 0;
     bool is_leader = wh_lane_id() == leader;
-    uint64_t seed = wh__heap_seed(c);
     uint32_t way = wh__seg_way(h);         /* the same in every lane: one SM */
     void *mine = (void *)0;
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
-        uint64_t b1 = 0, m1 = 0;
-        uint32_t x2 = 0, prep = WH_BITMAP_NONE;
-        if (is_leader) wh__slab_get(h, c, way, seed, count - done, &b1, &m1, &x2, &prep);
-        b1 = wh_shfl64(group, b1, leader);
-        m1 = wh_shfl64(group, m1, leader);
-        x2 = wh_shfl32(group, x2, leader);
-        prep = wh_shfl32(group, prep, leader);
-        unsigned n1 = (unsigned)wh_popc64(m1), took = n1 + (x2 >> 24 & 127u);
-        if (took == 0 && prep == WH_BITMAP_NONE) break;  /* no slot and no page */
-        if (prep != WH_BITMAP_NONE) {                   /* the next segment: all of us */
+        wh__slab_got g = wh__got_none();
+        if (is_leader) g = wh__slab_get(h, c, way, n, count - done);
+        g.x = wh_shfl64(group, g.x, leader);
+        g.info = wh_shfl32(group, g.info, leader);
+        /* the rest only where the form has it (info is the same in all the group) */
+        if (!(g.info & WH__GOT_SEG) || g.info >> 6 & 63u) g.y = wh_shfl64(group, g.y, leader);
+        unsigned took = wh__got_count(&g);
+        if (took == 0 && !(g.info & WH__GOT_PREP)) break;   /* no slot and no page */
+        if (g.info & WH__GOT_PREP) {                        /* the next segment: all of us */
             long long t0 = WH__PROF_CLOCK();
             (void)t0;
-            wh__seg_setup(h, c, way, prep, rank, count);
+            g.prep = wh_shfl32(group, g.prep, leader);
+            wh__seg_setup(h, c, way, g.prep, rank, count);
             wh_syncwarp(group);
             if (is_leader) {
-                wh__seg_finish(WH__RARE(h), c, way, prep);
+                wh__seg_finish(WH__RARE(h), c, way, g.prep);
                 WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
             }
         }
-        if (rank >= done && rank < done + took) {
-            unsigned r = rank - done;
-            uint64_t page, slot;
-            if (x2 >> 31) {                             /* segment positions */
-                uint32_t run = r < n1 ? (uint32_t)(b1 >> 32) : (x2 & 0xFFFFFFu) - 1u;
-                uint32_t q = r < n1 ? (uint32_t)b1 + r : r - n1, spp = wh__slab_spp(c);
-                page = ((uint64_t)run << h->seg_shift[c]) + q / spp;
-                slot = q % spp;
-            } else {                                    /* bitmap bits */
-                uint64_t b = b1 + (uint64_t)wh_nth_set_bit64(m1, r);
-                page = b >> wh__slab_lbpp(c);
-                slot = b & ((1ull << wh__slab_lbpp(c)) - 1u);
-            }
-            mine = h->base + page * WH_SLAB_PAGE + slot * wh__slab_size(c);
-        }
+        if (rank >= done && rank < done + took) mine = wh__got_slot(h, c, &g, rank - done);
         done += took;
-        seed = wh_hash64(seed + n);
     }
     return mine;
 }

@@ -191,6 +191,16 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_rotl32(uint32_t x, unsigned n) {
     return n ? (x << n) | (x >> (32u - n)) : x;
 #endif
 }
+/* The high 32 bits of the 64-bit product: a division by a constant d is a
+ * mulhi by its reciprocal ceil(2^32 / d), exact for small enough dividends
+ * (heap_core.h: wh__slab_spp_div). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh_mulhi32(uint32_t a, uint32_t b) {
+#if WH_ON_GPU
+    return __umulhi(a, b);
+#else
+    return (uint32_t)(((uint64_t)a * b) >> 32);
+#endif
+}
 /* Index (0-based) of the k-th set bit of x (k counts from 0); 64 if x has fewer.
  * Used to hand each lane its slot out of a leader's coalesced reservation. */
 WH_INLINE WH_HOST_DEVICE int wh_nth_set_bit64(uint64_t x, unsigned k) {

@@ -120,6 +120,9 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
                    (64ull << (shift + 1u)) <= h->npages)
                 shift++;
             h->seg_shift[c] = (uint8_t)shift;
+            uint32_t spp = wh__slab_spp(c);
+            h->seg_cap[c] = spp << shift;
+            h->spp_magic[c] = spp > 1u ? (uint32_t)(((1ull << 32) + spp - 1u) / spp) : 0u;
         }
         break;
     case WH_HEAP_BUMP:
@@ -164,7 +167,11 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     h->page_req = (uint64_t *)(mb + m.req);
     (void)wh_bitmap_layout(&h->pages, mb + m.pages, h->npages);
     h->slot_words = (uint64_t *)(mb + m.slots[0]);
-    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) h->slot_off[c] = (uint32_t)((m.slots[c] - m.slots[0]) / 8u);
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
+        h->slot_off[c] = (uint32_t)((m.slots[c] - m.slots[0]) / 8u);
+        wh_bitmap bm = wh__slab_bitmap(h, c);
+        h->slot_top[c] = (uint32_t)(wh_bitmap_word(&bm, bm.levels - 1u, 0) - h->slot_words);
+    }
 }
 
 size_t wh__heap_pages_offset(const wh_heap *h) { return layout_of(h).pages; }

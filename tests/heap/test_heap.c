@@ -218,7 +218,47 @@ static void test_claim_run(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* The fast path's per-class constants (heap_core.h) and the segment form
+ * of a leader's result (heap_slab.h: wh__got_seg, wh__got_slot): the
+ * reciprocal division is exact for every position below 2^20, and every
+ * slot of a group -- across a page boundary and into the next segment --
+ * is the one that page = (run << shift) + q / spp, slot = q % spp names. */
+static void test_class_constants(uint64_t bytes) {
+    wh_heap h = make(WH_HEAP_DEFAULT, bytes);
+    uint64_t bad = 0, checked = 0;
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
+        uint32_t spp = wh__slab_spp(c), shift = h.seg_shift[c], size = wh__slab_size(c);
+        CHECK_EQ_U64(h.seg_cap[c], (uint64_t)spp << shift);
+        wh_bitmap bm = wh__slab_bitmap(&h, c);
+        CHECK(h.slot_words + h.slot_top[c] == wh_bitmap_word(&bm, bm.levels - 1u, 0));
+        if (spp < WH_SEG_MIN_SPP) continue;
+        for (uint32_t q = 0; q < (1u << 20); ++q) bad += wh__slab_spp_div(&h, c, q) != q / spp;
+        for (uint32_t k = 0; k < 2000u; ++k) {
+            uint64_t x = wh_hash64(c * 7919u + k);
+            uint32_t run = (uint32_t)(x % (h.npages >> shift)), run2 = (uint32_t)((x >> 20) % (h.npages >> shift));
+            uint32_t n1 = 1u + (uint32_t)(x >> 40) % 32u, n2 = (uint32_t)(x >> 50) % (33u - n1);
+            /* near a page's end half of the time, so that the group crosses it */
+            uint32_t q = (uint32_t)((x >> 8) % h.seg_cap[c]);
+            if (k & 1u) q = (q / spp + 1u) * spp - 1u - (uint32_t)(x >> 56) % 32u;
+            if (q + n1 > h.seg_cap[c]) q = h.seg_cap[c] - n1;
+            wh__slab_got g = wh__got_seg(&h, c, run, q, n1, run2, n2);
+            CHECK_EQ_U64(wh__got_count(&g), n1 + n2);
+            for (uint32_t r = 0; r < n1 + n2; ++r) {
+                uint32_t rr = r < n1 ? run : run2, qq = r < n1 ? q + r : r - n1;
+                uint8_t *want = h.base + (((uint64_t)rr << shift) + qq / spp) * WH_SLAB_PAGE + (uint64_t)(qq % spp) * size;
+                bad += (uint8_t *)wh__got_slot(&h, c, &g, r) != want;
+                checked++;
+            }
+        }
+    }
+    CHECK_EQ_U64(bad, 0);
+    CHECK(checked > 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 int main(void) {
+    test_class_constants(1ull << 20);
+    test_class_constants(256ull << 20);
     test_claim_run();
     test_wrap();
     test_create_errors();
