@@ -122,6 +122,56 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uin
     return WH_OK;
 }
 
+/* Which of containers c0 .. c0+n-1 of level l are non-zero (bit (c0 + i) % 64
+ * for container c0 + i).  On the GPU the loads are relaxed after one
+ * sequentially consistent fence, so that they are in flight together; on
+ * the CPU each is seq_cst (ThreadSanitizer does not model stand-alone
+ * fences).  Either way each load is ordered after everything this thread
+ * did before, as a seq_cst load is. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_nonzero(const wh_bitmap *bm, uint32_t l, uint32_t c0, uint32_t n) {
+    uint64_t nz = 0;
+#if WH_ON_GPU
+    wh_fence();
+#  define WH__SPAN_LOAD_MO WH_RELAXED
+#else
+#  define WH__SPAN_LOAD_MO WH_SEQ_CST
+#endif
+    for (uint32_t i = 0; i < n; ++i)
+        nz |= (uint64_t)(wh_atomic_load(wh_bitmap_word(bm, l, c0 + i), WH__SPAN_LOAD_MO) != 0) << ((c0 + i) & 63u);
+#undef WH__SPAN_LOAD_MO
+    return nz;
+}
+
+/* wh__bitmap_propagate for containers c0 .. c0+n-1 of level l at once (all
+ * under one summary word: c0 % 64 + n <= 64), each of which this thread may
+ * have changed between zero and non-zero: each round reads them all, sets the
+ * summary bits of the non-zero ones with one or and clears the others' with
+ * one and-not, and reads them all again -- the header's argument, bit by bit.
+ * One after the other, the 16 page words of a 1024-page bump segment cost
+ * 16 x 3 dependent round trips (heap_slab.h: wh__seg_claim_run). */
+WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm, uint32_t l, uint32_t c0, uint32_t n) {
+    if (l + 1 >= bm->levels || n == 0) return WH_OK;
+    uint64_t *above = wh_bitmap_word(bm, l + 1, c0 >> 6);
+    uint64_t span = (n >= 64u ? ~0ull : (1ull << n) - 1u) << (c0 & 63u);
+    uint64_t nz = wh__bitmap_nonzero(bm, l, c0, n);
+    bool flipped = false;
+    for (uint32_t k = 0;; ++k) {
+        if (k == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
+        if (nz) {
+            uint64_t prev = wh_atomic_fetch_or(above, nz, WH_SEQ_CST);
+            flipped |= prev == 0;                         /* now non-zero */
+        }
+        if (span & ~nz) {
+            uint64_t prev = wh_atomic_fetch_and(above, ~(span & ~nz), WH_SEQ_CST);
+            flipped |= prev != 0 && (prev & ~(span & ~nz)) == 0;
+        }
+        uint64_t again = wh__bitmap_nonzero(bm, l, c0, n);
+        if (again == nz) break;
+        nz = again;
+    }
+    return flipped ? wh__bitmap_propagate(bm, l + 1, c0 >> 6) : WH_OK;
+}
+
 /* ---- word operations (the building blocks; also used for coalesced claims) ---- */
 
 /* Set the bits of mask in level-0 word w; returns the word before. */

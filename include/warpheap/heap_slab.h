@@ -298,11 +298,15 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
             for (uint32_t j = 0; j < n; ++j)
                 prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
             WH__RUN_FENCE();
+            bool emptied = false;
             for (uint32_t j = 0; j < n; ++j) {
                 got &= prev[j] | ~take;
-                /* a word we emptied: the levels above learn it (as and_not_word does) */
-                if (prev[j] != 0 && (prev[j] & ~take) == 0) (void)wh__bitmap_propagate(&h->pages, 0, w + k + j);
+                emptied |= prev[j] != 0 && (prev[j] & ~take) == 0;
             }
+            /* words we emptied: the levels above learn it (as and_not_word
+             * does), for all of them at once (they share a summary word:
+             * the run is aligned and n <= 16) */
+            if (emptied) (void)wh__bitmap_propagate_span(&h->pages, 0, w + k, n);
             if ((got & take) != take) {
                 for (uint32_t j = 0; j < n; ++j)
                     if (prev[j] & take) (void)wh_bitmap_or_word(&h->pages, w + k + j, prev[j] & take);
@@ -570,7 +574,10 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
-WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+/* A call of its own, not inlined into wh__slab_get_rare: the kernel's
+ * registers follow the heaviest call chain, and this split took a 1-alloc
+ * DEFAULT kernel from 134 registers (one block of 256 per SM) to 128 (two). */
+WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                                     uint64_t *got) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
@@ -700,7 +707,7 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, ui
  * reuse first (the class bitmap's top word is zero) and room for all of them
  * in the current segment before its end, so one add and no rotation.  Two
  * loads, an add and the segment form: no bitmap descriptor, no division,
- * no loop (at 4dc4d5e the general path issued ~865 warp-instructions per
+ * no loop (at 7f3aa89 the general path issued ~865 warp-instructions per
  * 16-B allocation on the H100, BUMP ~130).  Everything else:
  * wh__slab_get_rare. */
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,

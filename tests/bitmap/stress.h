@@ -17,8 +17,49 @@
 #include "warpheap/bitmap.h"
 
 typedef struct wh_stress_counts {
-    unsigned long long claims, releases, steals, finds, empty, violations;
+    unsigned long long claims, releases, steals, finds, empty, violations, spans;
 } wh_stress_counts;
+
+/* Spans (wh__bitmap_propagate_span, as wh__seg_claim_run uses it): take
+ * every set bit of an aligned run of up to 16 level-0 words with one and-not
+ * each, or give back all held bits of such a run with one or each, and
+ * re-derive the run's summary bits together. */
+WH_INLINE WH_HOST_DEVICE void wh_stress_span(const wh_bitmap *bm, uint64_t r, uint32_t *owned, uint32_t cap,
+                                             uint32_t *n, wh_stress_counts *c) {
+    uint32_t words = wh_bitmap_level_words(bm, 0), held = *n;
+    uint32_t k = 1u << (uint32_t)((r >> 8) % 5u);                  /* 1 .. 16 words */
+    if (k > words) k = 1;
+    if (r & 1u) {                                                  /* take */
+        if (cap - held < 64u * k) return;
+        uint32_t w0 = (uint32_t)((r >> 16) % words) & ~(k - 1u);
+        if (w0 + k > words) return;
+        for (uint32_t j = 0; j < k; ++j) {
+            uint64_t got = wh_atomic_fetch_and(wh_bitmap_word(bm, 0, w0 + j), 0ull, WH_ACQ_REL);
+            for (; got; got &= got - 1u) owned[held++] = (w0 + j) * 64u + (uint32_t)(wh_ffs64(got) - 1);
+        }
+        (void)wh__bitmap_propagate_span(bm, 0, w0, k);
+    } else {                                                       /* give back */
+        if (!held) return;
+        uint32_t w0 = (owned[(uint32_t)(r >> 16) % held] >> 6) & ~(k - 1u);
+        if (w0 + k > words) k = 1;
+        uint64_t back[16] = {0};
+        for (uint32_t i = 0; i < held;) {
+            uint32_t w = owned[i] >> 6;
+            if (w >= w0 && w < w0 + k) {
+                back[w - w0] |= 1ull << (owned[i] & 63u);
+                owned[i] = owned[--held];
+            } else {
+                ++i;
+            }
+        }
+        for (uint32_t j = 0; j < k; ++j)
+            if (back[j] && (wh_atomic_fetch_or(wh_bitmap_word(bm, 0, w0 + j), back[j], WH_ACQ_REL) & back[j]))
+                c->violations++;                                   /* someone set a bit we held */
+        (void)wh__bitmap_propagate_span(bm, 0, w0, k);
+    }
+    *n = held;
+    c->spans++;
+}
 
 /* One thread's work: ops operations; owned[0..*n) are the bits it holds
  * (capacity cap).  Counts are added to *c. */
@@ -40,6 +81,8 @@ WH_INLINE WH_HOST_DEVICE void wh_stress_thread(const wh_bitmap *bm, uint64_t tid
             if (!wh_bitmap_try_set(bm, owned[k])) c->violations++;
             owned[k] = owned[--held];
             c->releases++;
+        } else if (choice < 88u) {                          /* a span of words */
+            wh_stress_span(bm, r, owned, cap, &held, c);
         } else if (choice < 92u && held < cap) {           /* steal a random bit */
             uint32_t b = (uint32_t)((r >> 32) % bm->nbits);
             if (wh_bitmap_try_clear(bm, b)) { owned[held++] = b; c->steals++; }

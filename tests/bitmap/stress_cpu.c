@@ -61,6 +61,7 @@ int wh_stress_cpu(const wh_stress_config *cfg, wh_stress_result *res) {
         res->counts.claims += c->claims; res->counts.releases += c->releases;
         res->counts.steals += c->steals; res->counts.finds += c->finds;
         res->counts.empty += c->empty;   res->counts.violations += c->violations;
+        res->counts.spans += c->spans;
     }
     wh_stress_verify(&job.bm, job.owned, job.nowned, cfg->threads, cfg->cap, res);
     free(mem); free(job.owned); free(job.nowned); free(job.counts);
@@ -73,11 +74,11 @@ int wh_stress_ok(const wh_stress_result *r) {
 
 void wh_stress_print(const char *backend, const wh_stress_config *cfg, const wh_stress_result *r) {
     printf("%-4s %8u threads %12llu ops %10llu bits  %8.3f s  %9.3g ops/s  "
-           "claims %llu releases %llu steals %llu finds %llu empty %llu | "
+           "claims %llu releases %llu steals %llu finds %llu empty %llu spans %llu | "
            "violations %llu inconsistent %llu owned-twice %llu count %llu/%llu  %s\n",
            backend, r->threads, (unsigned long long)r->ops, (unsigned long long)cfg->nbits, r->seconds,
            r->seconds > 0 ? (double)r->ops / r->seconds : 0.0,
            r->counts.claims, r->counts.releases, r->counts.steals, r->counts.finds, r->counts.empty,
-           r->counts.violations, (unsigned long long)r->inconsistent, (unsigned long long)r->owned_twice,
+           r->counts.spans, r->counts.violations, (unsigned long long)r->inconsistent, (unsigned long long)r->owned_twice,
            (unsigned long long)r->count, (unsigned long long)r->expected, wh_stress_ok(r) ? "OK" : "FAIL");
 }

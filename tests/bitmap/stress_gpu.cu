@@ -12,13 +12,14 @@ static __global__ void stress_kernel(wh_bitmap bm, uint32_t ops, uint32_t *owned
                                      uint32_t cap, uint32_t threads, wh_stress_counts *total) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= threads) return;
-    wh_stress_counts c = {0, 0, 0, 0, 0, 0};
+    wh_stress_counts c = {0, 0, 0, 0, 0, 0, 0};
     uint32_t n = 0;
     wh_stress_thread(&bm, t, ops, owned + (size_t)t * cap, cap, &n, &c);
     nowned[t] = n;
     atomicAdd(&total->claims, c.claims);   atomicAdd(&total->releases, c.releases);
     atomicAdd(&total->steals, c.steals);   atomicAdd(&total->finds, c.finds);
     atomicAdd(&total->empty, c.empty);     atomicAdd(&total->violations, c.violations);
+    atomicAdd(&total->spans, c.spans);
 }
 
 extern "C" int wh_stress_gpu(const wh_stress_config *cfg, wh_stress_result *res) {

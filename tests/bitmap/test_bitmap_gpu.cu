@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
         CHECK(wh_stress_gpu(&cfgs[k], &r) == 0);
         wh_stress_print("gpu", &cfgs[k], &r);
         if (!small) CHECK(r.ops >= 100000000ull);
-        CHECK(r.counts.claims > 0 && r.counts.releases > 0);
+        CHECK(r.counts.claims > 0 && r.counts.releases > 0 && r.counts.spans > 0);
         CHECK_EQ_U64(r.counts.violations, 0);
         CHECK_EQ_U64(r.inconsistent, 0);
         CHECK_EQ_U64(r.owned_twice, 0);

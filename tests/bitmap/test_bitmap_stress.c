@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
         CHECK(wh_stress_cpu(&cfgs[k], &r) == 0);
         wh_stress_print("cpu", &cfgs[k], &r);
         CHECK(r.ops >= 1000000 || wh_arg_flag(argc, argv, "--small"));
-        CHECK(r.counts.claims > 0 && r.counts.releases > 0);
+        CHECK(r.counts.claims > 0 && r.counts.releases > 0 && r.counts.spans > 0);
         CHECK_EQ_U64(r.counts.violations, 0);
         CHECK_EQ_U64(r.inconsistent, 0);
         CHECK_EQ_U64(r.owned_twice, 0);

@@ -3,9 +3,8 @@
 # the class bitmap's top word and of the way's state, one add, the segment
 # form of the result (heap_slab.h: wh__slab_get).  One device call: the goal
 # workloads with this build and with the build of 82807ae (before; same run,
-# alternating), the event counters, every GPU test of the heap and the k-d
-# tree, compute-sanitizer on the heap's small configuration, and the k-d tree
-# table.
+# alternating), the event counters, the heap's GPU test and compute-sanitizer
+# on its small configuration.
 #   BUILD=build-final OUT=$OUT bench/results/heap-fastpath-h100/run.sh
 set -u
 cd "$(dirname "$0")/../../.."
@@ -21,14 +20,11 @@ python3 bench/heap/report.py "$R/heap/heap_bench.csv" >> "$R/heap/heap_bench.md"
 mkdir -p "$R/heap-prof"
 step heap-prof 60 "$B/bin/wh_heap_bench_prof" --tests=one,fill90 --kinds=default --out="$R/heap-prof" --commit="$WH_COMMIT"
 step test_heap_gpu 150 "$B/bin/test_heap_gpu"
-step test_kd_gpu 150 "$B/bin/test_kd_gpu"
 for tool in memcheck racecheck synccheck; do
   step "$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/bin/test_heap_gpu" --small
 done
-step kdtree 100 env BUILD="$B" OUT="$R/kdtree" KD_TIMEOUT=95 KD_BUDGET=85 bench/kdtree/gpu-bench.sh --kinds=BUMP,DEFAULT
 grep -hE "^(one|fill90) +(default|bump)" "$R"/bench-*.log | head -40
 grep -hE "^(one|fill90|util) +(default|bump|slab)" "$R/heap.log" | head -30
 grep -h "prof " "$R/heap-prof.log"
 grep -hE "ERROR SUMMARY|passed|FAILED" "$R"/memcheck.log "$R"/racecheck.log "$R"/synccheck.log "$R"/test_*.log | head -20
-tail -5 "$R/kdtree.log"
 tar -czf "$OUT/session.tgz" -C "$R" . && cp "$R/steps.txt" "$OUT/steps.txt"
