@@ -575,8 +575,11 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
 /* A call of its own, not inlined into wh__slab_get_rare: the kernel's
- * registers follow the heaviest call chain, and this split took a 1-alloc
- * DEFAULT kernel from 134 registers (one block of 256 per SM) to 128 (two). */
+ * registers follow the heaviest call chain (ptxas on a 1-alloc DEFAULT
+ * kernel at e8690b0: 134 registers inlined, 128 as a call).  The span
+ * propagation of wh__seg_claim_run took such kernels to 172-182 again
+ * (heap-fastpath-h100, call 2), for a reason not found: neither inlining
+ * it nor prev[] living across it is the cause. */
 WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                                     uint64_t *got) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
