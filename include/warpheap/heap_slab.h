@@ -503,6 +503,13 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
     wh__seg_unlock(h, c, way);
 }
 
+/* State v has no next segment and nobody is preparing one for class c's
+ * way: the taker that sees it begins preparing it (wh__seg_begin), so that
+ * it is ready when the current one runs out. */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, uint32_t way, uint64_t v) {
+    return !wh__seg_r1(v) && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
+}
+
 /* Does class c hand out bump segments (else: the bitmap path)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) {
     return h->slab_segs && wh__slab_size(c) <= WH_SLAB_PAGE / WH_SEG_MIN_SPP;   /* spp >= MIN_SPP */
@@ -564,8 +571,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
             *b1 = (r1 - 1u) << 32 | (s - cap0);
         }
-        if (!r1 && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED))
-            (void)wh__seg_begin(WH__RARE(h), c, way, seed, prep);
+        if (wh__seg_wants_next(h, c, way, v)) (void)wh__seg_begin(WH__RARE(h), c, way, seed, prep);
         if (n1 + n2 || *prep != WH_BITMAP_NONE) return (unsigned)(n1 + n2);
     }
     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
@@ -573,8 +579,8 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
 }
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
- * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE. */
-/* A call of its own, not inlined into wh__slab_get_rare: the kernel's
+ * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE.
+ * A call of its own, not inlined into wh__slab_get_rare: the kernel's
  * registers follow the heaviest call chain (ptxas on a 1-alloc DEFAULT
  * kernel at e8690b0: 134 registers inlined, 128 as a call).  The span
  * propagation of wh__seg_claim_run took such kernels to 172-182 again
@@ -682,10 +688,10 @@ WH_INLINE WH_HOST_DEVICE void *wh__got_slot(const wh_heap *h, uint32_t c, const 
  * group's round, for the seed of the bitmap searches. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                           unsigned want, uint64_t top, uint64_t v, bool added) {
-    wh_bitmap bm = wh__slab_bitmap(h, c);
     uint64_t seed = wh__heap_seed((uint64_t)n << 8 | c), got = 0, b1 = 0;
     uint32_t w = WH_BITMAP_NONE, x2 = 0, prep = WH_BITMAP_NONE;
     if (top && !added) {
+        wh_bitmap bm = wh__slab_bitmap(h, c);
         w = wh_bitmap_claim(&bm, seed, want, &got);
         if (w != WH_BITMAP_NONE) {
             wh__slab_used_add(h, c, w, got);
@@ -727,8 +733,7 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
     if (!wh__seg_r0(old) || s + want >= cap)              /* it ran out meanwhile */
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, 0, old, true);
     wh__slab_got g = wh__got_seg(h, c, (uint32_t)wh__seg_r0(old) - 1u, (uint32_t)s, want, 0, 0);
-    /* no next segment yet: prepare it, as wh__seg_take does */
-    if (!wh__seg_r1(old) && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED)) {
+    if (wh__seg_wants_next(h, c, way, old)) {
         uint32_t run = WH_BITMAP_NONE;
         (void)wh__seg_begin(WH__RARE(h), c, way, wh__heap_seed(c), &run);
         if (run != WH_BITMAP_NONE) g.prep = run, g.info |= WH__GOT_PREP;

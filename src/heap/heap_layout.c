@@ -115,12 +115,10 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         if (!h->seg_ways)
             for (h->seg_ways = 1; h->seg_ways < 4u && (32768ull << h->seg_ways) <= h->npages;) h->seg_ways <<= 1;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
-            uint32_t shift = 0;
-            while (shift < 10u && ((uint64_t)wh__slab_spp(c) << shift) < (1u << 19) &&
-                   (64ull << (shift + 1u)) <= h->npages)
+            uint32_t shift = 0, spp = wh__slab_spp(c);
+            while (shift < 10u && ((uint64_t)spp << shift) < (1u << 19) && (64ull << (shift + 1u)) <= h->npages)
                 shift++;
             h->seg_shift[c] = (uint8_t)shift;
-            uint32_t spp = wh__slab_spp(c);
             h->seg_cap[c] = spp << shift;
             h->spp_magic[c] = spp > 1u ? (uint32_t)(((1ull << 32) + spp - 1u) / spp) : 0u;
         }
