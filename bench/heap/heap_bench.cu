@@ -8,6 +8,9 @@
  *   linux   Linux scalability: 16384 threads, n 64-B objects each, allocate
  *           kernel then free kernel, time / n
  *   one     one allocation per thread, 1M threads (the issue's goals)
+ *   onewarm the same after a small kernel (4 warps per SM, one object per
+ *           thread, untimed) has started every way's first segment: what
+ *           the cold start of a class costs is one minus the other
  *   fill90  fill 90% of a 9.4 GB heap with one size: allocations / s
  *   util    heap utilisation at the first failed allocation (64 B; mixed)
  *   regs    registers of a kernel with one allocation and one free (Table 1)
@@ -319,13 +322,21 @@ static void print_prof(const char *test, uint64_t size) {
 #endif
 }
 
-/* count threads allocate n objects each (timed); then free (timed separately). */
-static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t count, bool keep, double *free_ms) {
+/* count threads allocate n objects each (timed); then free (timed separately).
+ * warm: first, untimed, 4 warps per SM allocate one object per thread and
+ * keep it (the reset after the round clears them). */
+static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t count, bool keep, double *free_ms,
+                       bool warm) {
     void **ptrs = NULL;
     if (keep || cur_a->kind < 0) WH_CUDA_OR_DIE(cudaMalloc(&ptrs, count * n * sizeof(void *)));
     double t[5], f[5];
     uint32_t blocks = (uint32_t)((count + 255u) / 256u);
     for (int r = 0; r < reps(); ++r) {
+        if (warm) {
+            cur_a->many<<<(uint32_t)sms_count * 4u, 32>>>(cur, size, 1, (uint64_t)sms_count * 128u, NULL, d_fails);
+            WH_LAUNCH_OR_DIE();
+            WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+        }
         tic();
         cur_a->many<<<blocks, 256>>>(cur, size, n, count, ptrs, d_fails);
         WH_LAUNCH_OR_DIE();
@@ -452,10 +463,15 @@ int main(int argc, char **argv) {
         use_allocator(&allocators[a], heap);
         for (unsigned s = 0; s < 3; ++s) {
             double free_ms = 0;
-            bench_many("one", one_sizes[s], 1, 1u << 20, true, &free_ms);
+            bench_many("one", one_sizes[s], 1, 1u << 20, true, &free_ms, false);
             fprintf(csv, "one_free,%s,thread,%llu,1,%u,%u,%.6f,0,0\n", allocators[a].name, (ull)one_sizes[s],
                     1u << 20, 1u << 20, free_ms);
         }
+    }
+    for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* CUDA's heap is not reset */
+        if (!run_test("onewarm") || !run_kind(&allocators[a])) continue;
+        use_allocator(&allocators[a], heap);
+        for (unsigned s = 0; s < 3; ++s) bench_many("onewarm", one_sizes[s], 1, 1u << 20, true, NULL, true);
     }
 
     /* Alloc-Dealloc, Alloc-Cycle-Dealloc, Probability, Linux scalability */
@@ -469,8 +485,8 @@ int main(int argc, char **argv) {
         if (!quick) bench_acd(16, 100);
         bench_acd(4096, 10);
         bench_prob(16);
-        bench_many("linux", 64, 16, 16384, true, NULL);
-        bench_many("linux", 64, 128, 16384, true, NULL);
+        bench_many("linux", 64, 16, 16384, true, NULL, false);
+        bench_many("linux", 64, 128, 16384, true, NULL, false);
     }
 
     /* fill 90% of a 9.4 GB heap with one size */
@@ -481,7 +497,7 @@ int main(int argc, char **argv) {
         use_allocator(&allocators[fill_kinds[k]], big);
         for (unsigned s = 0; s < 3; ++s) {
             uint64_t count = big / 10u * 9u / one_sizes[s];
-            bench_many("fill90", one_sizes[s], 1, count, false, NULL);
+            bench_many("fill90", one_sizes[s], 1, count, false, NULL, false);
         }
     }
 
