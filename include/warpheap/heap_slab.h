@@ -266,6 +266,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
 #  define WH__RUN_MO WH_ACQ_REL
 #  define WH__RUN_FENCE() ((void)0)
 #endif
+#define WH__RUN_CHUNK 4u
 
 /* An aligned run of 1 << shift free pages taken from the page bitmap: inside
  * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
@@ -288,33 +289,38 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
         if (!m || w + nw > wh_bitmap_level_words(&h->pages, 0)) continue;
         uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
         uint64_t take = unit << i;
-        /* Take every word first and check afterwards: the and-nots do not
-         * wait for each other (one after the other, a 16-word run cost 16
-         * round trips).  Lost a race on any word: put back what was taken. */
+        /* Take the words WH__RUN_CHUNK at a time, and check each chunk after
+         * its and-nots: they do not wait for each other (one after the other,
+         * a 16-word run cost 16 round trips), yet the chunk's previous values
+         * stay few (all 16 at once held 32 registers across the allocation
+         * kernel: 207 in heap_bench's, one block of 256 threads per SM).
+         * Lost a race on any word: put back what was taken. */
         uint64_t got = ~0ull;
-        for (uint32_t k = 0; k < nw; k += 16u) {
-            uint64_t prev[16];
-            uint32_t n = nw - k < 16u ? nw - k : 16u;
+        bool emptied = false;
+        for (uint32_t k = 0; k < nw; k += WH__RUN_CHUNK) {
+            uint64_t prev[WH__RUN_CHUNK];
+            uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK;
             for (uint32_t j = 0; j < n; ++j)
                 prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
-            WH__RUN_FENCE();
-            bool emptied = false;
             for (uint32_t j = 0; j < n; ++j) {
                 got &= prev[j] | ~take;
                 emptied |= prev[j] != 0 && (prev[j] & ~take) == 0;
             }
-            /* words we emptied: the levels above learn it (as and_not_word
-             * does), for all of them at once (they share a summary word:
-             * the run is aligned and n <= 16) */
-            if (emptied) (void)wh__bitmap_propagate_span(&h->pages, 0, w + k, n);
             if ((got & take) != take) {
+                /* or_word tells the levels above of each word it refills */
                 for (uint32_t j = 0; j < n; ++j)
                     if (prev[j] & take) (void)wh_bitmap_or_word(&h->pages, w + k + j, prev[j] & take);
                 for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
                 break;
             }
         }
-        if ((got & take) == take) return (w * 64u + i) >> shift;
+        if ((got & take) != take) continue;
+        WH__RUN_FENCE();
+        /* words we emptied: the levels above learn it (as and_not_word does),
+         * for all of them at once (one summary word: the run is aligned and
+         * nw <= 16) */
+        if (emptied) (void)wh__bitmap_propagate_span(&h->pages, 0, w, nw);
+        return (w * 64u + i) >> shift;
     }
     return WH_BITMAP_NONE;
 }
@@ -431,14 +437,15 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__se
 
 /* Preparing the next segment of class c's way, in three steps, so that the whole
  * group of the leader that finds it missing sets up its pages:
- *   wh__seg_begin  (leader): class c's flag and an aligned run of free pages;
+ *   wh__seg_begin  (leader, from wh__slab_begin): class c's flag and an
+ *                  aligned run of free pages;
  *   wh__seg_setup  (every lane of the group): the pages' counts and class;
  *   wh__seg_finish (leader, after the group's barrier): install, flag back.
  * begin returns 1 with *run set: the flag is ours, set the run up and finish
  * it; 1 with *run = WH_BITMAP_NONE: a next segment is there already; 0:
  * someone else holds the flag; -1: no aligned run of free pages, even after
  * taking back what the other classes' segments held. */
-WH__SLAB_COLD WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
+WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
                                                  uint32_t *run) {
     *run = WH_BITMAP_NONE;
     if (!wh__seg_lock(h, c, way)) return 0;
@@ -519,15 +526,16 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) {
  * q .. q+n1-1 of segment run, *b1 = run << 32 | q, and, for the add that
  * crosses into the next segment, positions 0 .. n2-1 of segment r2 - 1,
  * *x2 = n2 << 24 | r2.  Returns n1 + n2 (0: take the bitmap path, unless
- * *prep is set).  The next segment is prepared as soon as the current one is
- * installed, so that it is ready when the current runs out: *prep
- * (WH_BITMAP_NONE on entry) receives a run whose pages the caller's group
- * sets up and the leader installs (wh__seg_begin).  v: the state word of
+ * *begin is set).  The next segment is prepared as soon as the current one
+ * is installed, so that it is ready when the current runs out: *begin says
+ * that nobody prepares it; the leader then does (wh__slab_begin), after
+ * this call has returned -- not from in here, where the caller's values
+ * would sit above the preparation's registers (a 1-allocation kernel 207
+ * registers in heap_bench, one block of 256 per SM).  v: the state word of
  * class c's way as the caller loaded it, or, if `added`, as an add of `want`
  * that the caller made returned it (wh__slab_get's fast path). */
-WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
-                                              unsigned want, uint64_t v, bool added, uint64_t *b1,
-                                              uint32_t *x2, uint32_t *prep) {
+WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, unsigned want,
+                                              uint64_t v, bool added, uint64_t *b1, uint32_t *x2, bool *begin) {
     uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
     *x2 = 0;
     if (!wh__seg_on(h, c)) return 0;
@@ -537,20 +545,16 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         if (!added) {          /* (else the add is made: its outcome below) */
             if (!(s < cap0 || (r1 && s - cap0 < cap))) {        /* nothing to hand out */
                 WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
-                int began = r1 ? 0 : wh__seg_begin(WH__RARE(h), c, way, seed, prep);
-                if (began < 0) {
+                if (wh__seg_wants_next(h, c, way, v)) {
+                    *begin = true;                          /* prepare it, then look again */
+                    return 0;
+                }
+                /* an empty pool will not fill by waiting: the bitmap path */
+                if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
                     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
                     return 0;
                 }
-                if (*prep != WH_BITMAP_NONE) return 0;     /* set it up, then look again */
-                if (began == 0) {
-                    /* an empty pool will not fill by waiting: the bitmap path */
-                    if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
-                        WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
-                        return 0;
-                    }
-                    wh_backoff(n < 4u ? n : 4u);
-                }
+                wh_backoff(n < 4u ? n : 4u);
                 continue;
             }
             /* acquire: the pages' set-up by the preparer whose install
@@ -571,8 +575,8 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
             *b1 = (r1 - 1u) << 32 | (s - cap0);
         }
-        if (wh__seg_wants_next(h, c, way, v)) (void)wh__seg_begin(WH__RARE(h), c, way, seed, prep);
-        if (n1 + n2 || *prep != WH_BITMAP_NONE) return (unsigned)(n1 + n2);
+        *begin = wh__seg_wants_next(h, c, way, v);
+        if (n1 + n2 || *begin) return (unsigned)(n1 + n2);
     }
     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
     return 0;
@@ -632,15 +636,21 @@ WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
  *     rest in the next page, past this one's unused tail of
  *     (info >> 25 & 31) * 16 bytes; then n2 = info >> 6 & 63 slots from
  *     address y on (the start of the next segment).
- * WH__GOT_PREP: prep names a segment for the group to set up.  A lane's
- * address is then a multiply and an add (wh__got_slot): the leader did the
- * one division, by a reciprocal. */
+ * WH__GOT_PREP: prep names a segment for the group to set up.  For the
+ * leader alone, prep == WH__PREP_BEGIN: the next segment wants a preparer
+ * (wh__slab_begin); WH__PREP_BITMAP: no slot, take the bitmap path
+ * (wh__slab_take_got).  WH__GOT_AGAIN (no slot, bitmap form): look again.
+ * A lane's address is a multiply and an add (wh__got_slot): the leader did
+ * the one division, by a reciprocal. */
 typedef struct wh__slab_got {
     uint64_t x, y;
     uint32_t info, prep;
 } wh__slab_got;
 #define WH__GOT_SEG  0x80000000u
 #define WH__GOT_PREP 0x40000000u
+#define WH__GOT_AGAIN 0x20000000u
+#define WH__PREP_BEGIN 0xFFFFFFFEu
+#define WH__PREP_BITMAP 0xFFFFFFFDu
 
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_none(void) {
     wh__slab_got g = {0, 0, 0, WH_BITMAP_NONE};
@@ -684,30 +694,38 @@ WH_INLINE WH_HOST_DEVICE void *wh__got_slot(const wh_heap *h, uint32_t c, const 
 /* Leader, all but the fast path of wh__slab_get (a call on the GPU): freed
  * slots first when the class's bitmap has any (top != 0), then the bump
  * segments (v: the way's state as loaded, or as the fast path's add returned
- * it when `added`), then the bitmap path with page activation.  n: the
- * group's round, for the seed of the bitmap searches. */
+ * it when `added`); failing both, it sends the leader to the bitmap path with
+ * page activation (WH__PREP_BITMAP).  n: the group's round, for the seed of
+ * the bitmap searches. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                           unsigned want, uint64_t top, uint64_t v, bool added) {
-    uint64_t seed = wh__heap_seed((uint64_t)n << 8 | c), got = 0, b1 = 0;
-    uint32_t w = WH_BITMAP_NONE, x2 = 0, prep = WH_BITMAP_NONE;
     if (top && !added) {
+        uint64_t got = 0;
         wh_bitmap bm = wh__slab_bitmap(h, c);
-        w = wh_bitmap_claim(&bm, seed, want, &got);
+        uint32_t w = wh_bitmap_claim(&bm, wh__heap_seed((uint64_t)n << 8 | c), want, &got);
         if (w != WH_BITMAP_NONE) {
             wh__slab_used_add(h, c, w, got);
             WH__PROF(h, WH_PROF_FREED_CLAIMS, 1);
             return wh__got_bits(w, got);
         }
     }
-    unsigned k = wh__seg_take(h, c, way, seed, want, v, added, &b1, &x2, &prep);
-    if (k || prep != WH_BITMAP_NONE) {
-        unsigned n2 = x2 >> 24 & 127u;
-        wh__slab_got g = k ? wh__got_seg(h, c, (uint32_t)(b1 >> 32), (uint32_t)b1, k - n2, (x2 & 0xFFFFFFu) - 1u, n2)
-                           : wh__got_none();
-        if (prep != WH_BITMAP_NONE) g.prep = prep, g.info |= WH__GOT_PREP;
-        return g;
-    }
-    w = wh__slab_take(h, c, seed, want, &got);
+    uint64_t b1 = 0;
+    uint32_t x2 = 0;
+    bool begin = false;
+    unsigned k = wh__seg_take(h, c, way, want, v, added, &b1, &x2, &begin), n2 = x2 >> 24 & 127u;
+    wh__slab_got g = wh__got_none();
+    if (k) g = wh__got_seg(h, c, (uint32_t)(b1 >> 32), (uint32_t)b1, k - n2, (x2 & 0xFFFFFFu) - 1u, n2);
+    if (begin) g.prep = WH__PREP_BEGIN;
+    else if (!k) g.prep = WH__PREP_BITMAP;
+    return g;
+}
+
+/* Leader, when g asks for it (WH__PREP_BITMAP): the bitmap path.  Called
+ * from wh__slab_malloc, not from the other rare paths: nested in them, its
+ * registers came on top of theirs. */
+WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, uint32_t c, uint32_t n, unsigned want) {
+    uint64_t got = 0;
+    uint32_t w = wh__slab_take(h, c, wh__heap_seed((uint64_t)n << 8 | c), want, &got);
     return wh__got_bits(w, got);
 }
 
@@ -733,10 +751,27 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
     if (!wh__seg_r0(old) || s + want >= cap)              /* it ran out meanwhile */
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, 0, old, true);
     wh__slab_got g = wh__got_seg(h, c, (uint32_t)wh__seg_r0(old) - 1u, (uint32_t)s, want, 0, 0);
-    if (wh__seg_wants_next(h, c, way, old)) {
-        uint32_t run = WH_BITMAP_NONE;
-        (void)wh__seg_begin(WH__RARE(h), c, way, wh__heap_seed(c), &run);
-        if (run != WH_BITMAP_NONE) g.prep = run, g.info |= WH__GOT_PREP;
+    if (wh__seg_wants_next(h, c, way, old)) g.prep = WH__PREP_BEGIN;
+    return g;
+}
+
+/* Leader, when g asks for it (WH__PREP_BEGIN): begin preparing the next
+ * segment of class c's way.  A segment to set up: g.prep, WH__GOT_PREP.  If
+ * g holds no slot: the bitmap path when no aligned run of pages is left,
+ * else look again (WH__GOT_AGAIN: another preparer came first, or its
+ * segment is there by now). */
+WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
+                                                       wh__slab_got g) {
+    int began = wh__seg_begin(h, c, way, wh__heap_seed((uint64_t)n << 8 | c), &g.prep);
+    if (g.prep != WH_BITMAP_NONE) {
+        g.info |= WH__GOT_PREP;
+    } else if (wh__got_count(&g) == 0) {
+        if (began >= 0) {
+            g.info |= WH__GOT_AGAIN;
+        } else {
+            WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
+            g.prep = WH__PREP_BITMAP;
+        }
     }
     return g;
 }
@@ -749,13 +784,17 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     void *mine = (void *)0;
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
         wh__slab_got g = wh__got_none();
-        if (is_leader) g = wh__slab_get(h, c, way, n, count - done);
+        if (is_leader) {
+            g = wh__slab_get(h, c, way, n, count - done);
+            if (g.prep == WH__PREP_BEGIN) g = wh__slab_begin(WH__RARE(h), c, way, n, g);
+            if (g.prep == WH__PREP_BITMAP) g = wh__slab_take_got(WH__RARE(h), c, n, count - done);
+        }
         g.x = wh_shfl64(group, g.x, leader);
         g.info = wh_shfl32(group, g.info, leader);
         /* the rest only where the form has it (info is the same in all the group) */
         if (!(g.info & WH__GOT_SEG) || g.info >> 6 & 63u) g.y = wh_shfl64(group, g.y, leader);
         unsigned took = wh__got_count(&g);
-        if (took == 0 && !(g.info & WH__GOT_PREP)) break;   /* no slot and no page */
+        if (took == 0 && !(g.info & (WH__GOT_PREP | WH__GOT_AGAIN))) break;   /* no slot and no page */
         if (g.info & WH__GOT_PREP) {                        /* the next segment: all of us */
             long long t0 = WH__PROF_CLOCK();
             (void)t0;
