@@ -73,6 +73,12 @@
 #ifndef WH_SEG_POLLS
 #  define WH_SEG_POLLS 1024u
 #endif
+/* The longest sleep between two looks, 32 ns << WH_SEG_POLL_SLEEP: at a
+ * cold start every warp of the grid waits for the first segments, and their
+ * looks at the way's state queue up before the preparer's own atomics on it. */
+#ifndef WH_SEG_POLL_SLEEP
+#  define WH_SEG_POLL_SLEEP 4u
+#endif
 /* Classes of fewer slots per page (over 512 B) take the bitmap path: one
  * thread sets up every page of a segment, about 240 cycles a page on the
  * H100, which pays off only for many slots per page (4 KiB objects at 1M
@@ -549,12 +555,14 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
                     *begin = true;                          /* prepare it, then look again */
                     return 0;
                 }
-                /* an empty pool will not fill by waiting: the bitmap path */
-                if (!wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
+                /* an empty pool will not fill by waiting: the bitmap path
+                 * (a look now and then: a line every waiter reads) */
+                if ((n & 7u) == 0 &&
+                    !wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
                     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
                     return 0;
                 }
-                wh_backoff(n < 4u ? n : 4u);
+                wh_backoff(n < WH_SEG_POLL_SLEEP ? n : WH_SEG_POLL_SLEEP);
                 continue;
             }
             /* acquire: the pages' set-up by the preparer whose install
