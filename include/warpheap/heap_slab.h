@@ -281,9 +281,14 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
     uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
     uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit;   /* bits at multiples of npg */
+    uint32_t words = wh_bitmap_level_words(&h->pages, 0);
     for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
         bool empty = false;
-        uint32_t w = wh__bitmap_descend(&h->pages, seed, &empty);
+        /* the first try a guess: where most of the pool is free (a cold
+         * start, when every warp waits for this run) it holds, without the
+         * descent's dependent round trips */
+        uint32_t w = tries == 0 && words >= nw ? (uint32_t)(seed % (words / nw)) * nw
+                                               : wh__bitmap_descend(&h->pages, seed, &empty);
         if (w == WH_BITMAP_NONE) {
             if (empty) return WH_BITMAP_NONE;
             continue;
@@ -302,16 +307,12 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
          * kernel: 207 in heap_bench's, one block of 256 threads per SM).
          * Lost a race on any word: put back what was taken. */
         uint64_t got = ~0ull;
-        bool emptied = false;
         for (uint32_t k = 0; k < nw; k += WH__RUN_CHUNK) {
             uint64_t prev[WH__RUN_CHUNK];
             uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK;
             for (uint32_t j = 0; j < n; ++j)
                 prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
-            for (uint32_t j = 0; j < n; ++j) {
-                got &= prev[j] | ~take;
-                emptied |= prev[j] != 0 && (prev[j] & ~take) == 0;
-            }
+            for (uint32_t j = 0; j < n; ++j) got &= prev[j] | ~take;
             if ((got & take) != take) {
                 /* or_word tells the levels above of each word it refills */
                 for (uint32_t j = 0; j < n; ++j)
@@ -322,10 +323,9 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
         }
         if ((got & take) != take) continue;
         WH__RUN_FENCE();
-        /* words we emptied: the levels above learn it (as and_not_word does),
-         * for all of them at once (one summary word: the run is aligned and
-         * nw <= 16) */
-        if (emptied) (void)wh__bitmap_propagate_span(&h->pages, 0, w, nw);
+        /* the words we emptied: the levels above learn it after the install
+         * (wh__seg_finish), off the waiters' path; until then they only
+         * send a search to words it finds empty */
         return (w * 64u + i) >> shift;
     }
     return WH_BITMAP_NONE;
@@ -514,6 +514,11 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
         }
     }
     wh__seg_unlock(h, c, way);
+    /* the page words the run emptied (wh__seg_claim_run): the levels above
+     * learn it now, for all of them at once (one summary word: the run is
+     * aligned, at most 16 words) */
+    uint32_t shift = h->seg_shift[c], p0 = run << shift;
+    (void)wh__bitmap_propagate_span(&h->pages, 0, p0 >> 6, shift < 6u ? 1u : 1u << (shift - 6u));
 }
 
 /* State v has no next segment and nobody is preparing one for class c's
@@ -598,7 +603,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
  * propagation of wh__seg_claim_run took such kernels to 172-182 again
  * (heap-fastpath-h100, call 2), for a reason not found: neither inlining
  * it nor prev[] living across it is the cause. */
-WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                                     uint64_t *got) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;

@@ -218,6 +218,22 @@ static void test_claim_run(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* The summary levels of the page bitmap learn of the words a segment's run
+ * emptied only when the segment is installed (wh__seg_finish): after the
+ * first allocations of classes whose segments span 2 and 8 words (two
+ * chunks of the run's and-nots), the walk finds the bitmap consistent, and
+ * again once they are freed. */
+static void test_segment_summary(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 2ull << 30);       /* 32768 pages */
+    void *p[3] = {wh_malloc(&h, 16), wh_malloc(&h, 256), wh_malloc(&h, 4096)};
+    CHECK(p[0] && p[1] && p[2]);
+    CHECK(h.seg_shift[wh__slab_class_of(&h, 16)] >= 7u && h.seg_shift[wh__slab_class_of(&h, 256)] == 9u);
+    check_walk(&h, 3);
+    for (int k = 0; k < 3; ++k) wh_free(&h, p[k]);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* The fast path's per-class constants (heap_core.h) and the segment form
  * of a leader's result (heap_slab.h: wh__got_seg, wh__got_slot): the
  * reciprocal division is exact for every position below 2^20, and every
@@ -260,6 +276,7 @@ int main(void) {
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);
     test_claim_run();
+    test_segment_summary();
     test_wrap();
     test_create_errors();
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
