@@ -22,10 +22,7 @@ step heap-prof 60 "$B/bin/wh_heap_bench_prof" --tests=one,fill90 --kinds=default
 S="--clock-control none --section SpeedOfLight --section WarpStateStats --section Occupancy --section LaunchStats --section InstructionStats"
 step ncu-dflt-one16 120 ncu $S -k regex:dflt_many -s 1 -c 1 "$B/bin/wh_heap_bench" --tests=one --kinds=default --out="$R/tmp"
 rm -rf "$R/tmp"
-step test_heap_gpu 150 "$B/bin/test_heap_gpu"
-for tool in memcheck racecheck synccheck; do
-  step "$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 1 "$B/bin/test_heap_gpu" --small
-done
+heap_gpu_checks
 grep -hE "^(one|onewarm|fill90) +(default|bump)" "$R"/bench-*.log | head -60
 grep -hE "^(regs|one|fill90|util) +(default|bump|slab|cuda)" "$R/heap.log" | head -40
 grep -h "prof " "$R/heap-prof.log"
