@@ -8,6 +8,12 @@
 #include <stddef.h>
 #include <string.h>
 
+/* Heaps of this many pages and more use all 52 size classes, smaller ones
+ * the coarse classes (an experiment's knob: -DWH_SLAB_FINE_PAGES=...). */
+#ifndef WH_SLAB_FINE_PAGES
+#  define WH_SLAB_FINE_PAGES 256u
+#endif
+
 /* The fused kinds read a header's flag and next as one little-endian word
  * (heap_fused.h): the layout they share with CIRCULAR. */
 _Static_assert(offsetof(wh_circ_header, next) == 4 && sizeof(wh_circ_header) == 16, "circular header layout");
@@ -97,7 +103,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * two pages below 256): what a class holds untouched is taken back
          * only once the pool runs dry.  Below WH_SEG_MIN_PAGES pages, none:
          * the classes' segments would hold most of the heap. */
-        h->slab_fine = h->npages >= 256u;
+        h->slab_fine = h->npages >= WH_SLAB_FINE_PAGES;
         h->slab_segs = h->npages >= WH_SEG_MIN_PAGES;
         /* Ways (heap_slab.h): cfg->segments, else 2 from 4 GiB, 4 from 8
          * GiB.  Measured on the H100 (bench/results/heap-ways-h100): with 4
