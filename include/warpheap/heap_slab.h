@@ -297,7 +297,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
         uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
         for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k;       /* bit i: pages i .. i+npg-1 free */
         m &= starts;
-        if (!m || w + nw > wh_bitmap_level_words(&h->pages, 0)) continue;
+        if (!m || w + nw > words) continue;
         uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
         uint64_t take = unit << i;
         /* Take the words WH__RUN_CHUNK at a time, and check each chunk after
@@ -597,12 +597,11 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
  * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE.
- * A call of its own, not inlined into wh__slab_get_rare: the kernel's
- * registers follow the heaviest call chain (ptxas on a 1-alloc DEFAULT
- * kernel at e8690b0: 134 registers inlined, 128 as a call).  The span
- * propagation of wh__seg_claim_run took such kernels to 172-182 again
- * (heap-fastpath-h100, call 2), for a reason not found: neither inlining
- * it nor prev[] living across it is the cause. */
+ * Inlined into its one caller, wh__slab_take_got, the call that the leader
+ * makes from wh__slab_malloc: the kernel's registers follow the heaviest
+ * chain of calls, so no rare path calls another (nested in
+ * wh__slab_get_rare with the segment preparation, they took a 1-allocation
+ * kernel to 207 registers; heap-cold-h100). */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                                     uint64_t *got) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
@@ -641,6 +640,9 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
     wh__slab_used_add(h, c, w, *got);
     return w;
 }
+
+/* The seed of a leader's bitmap searches for class c in its group's round n. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_seed(uint32_t c, uint32_t n) { return wh__heap_seed((uint64_t)n << 8 | c); }
 
 /* What a leader got for its group, in one of two forms (info):
  *   bitmap bits (WH__GOT_SEG clear): the slots of bits x + the set bits of y;
@@ -715,7 +717,7 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, ui
     if (top && !added) {
         uint64_t got = 0;
         wh_bitmap bm = wh__slab_bitmap(h, c);
-        uint32_t w = wh_bitmap_claim(&bm, wh__heap_seed((uint64_t)n << 8 | c), want, &got);
+        uint32_t w = wh_bitmap_claim(&bm, wh__slab_seed(c, n), want, &got);
         if (w != WH_BITMAP_NONE) {
             wh__slab_used_add(h, c, w, got);
             WH__PROF(h, WH_PROF_FREED_CLAIMS, 1);
@@ -738,7 +740,7 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, ui
  * registers came on top of theirs. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, uint32_t c, uint32_t n, unsigned want) {
     uint64_t got = 0;
-    uint32_t w = wh__slab_take(h, c, wh__heap_seed((uint64_t)n << 8 | c), want, &got);
+    uint32_t w = wh__slab_take(h, c, wh__slab_seed(c, n), want, &got);
     return wh__got_bits(w, got);
 }
 
@@ -775,7 +777,7 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
  * segment is there by now). */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                        wh__slab_got g) {
-    int began = wh__seg_begin(h, c, way, wh__heap_seed((uint64_t)n << 8 | c), &g.prep);
+    int began = wh__seg_begin(h, c, way, wh__slab_seed(c, n), &g.prep);
     if (g.prep != WH_BITMAP_NONE) {
         g.info |= WH__GOT_PREP;
     } else if (wh__got_count(&g) == 0) {
