@@ -18,7 +18,9 @@
  *   streams4  : 4 host threads, each on its own stream, alloc/free with a
  *               window of 16 live blocks, sizes 256 B .. 1 MiB
  * Reports time per operation (alloc or free), peak reserved, peak live.
- * Usage: wh_pool_bench --out=DIR [--quick]   (writes pool_bench.csv, .md)
+ * Usage: wh_pool_bench --out=DIR [--quick] [--random-max=MIB [--no-baselines]]
+ *   (writes pool_bench.csv, .md; --random-max: only random_allocations with
+ *   that max, --no-baselines: only warpheap's default growth there)
  */
 #include "warpheap/pool.h"
 #include "warpheap/cuda_check.h"
@@ -231,8 +233,11 @@ static void header(void) {
 
 int main(int argc, char **argv) {
     const char *out = arg(argc, argv, "--out");
-    bool quick = false;
+    bool quick = false, no_base = false;
     for (int i = 1; i < argc; ++i) quick |= !strcmp(argv[i], "--quick");
+    for (int i = 1; i < argc; ++i) no_base |= !strcmp(argv[i], "--no-baselines");
+    const char *only = arg(argc, argv, "--random-max");
+    uint64_t only_max = only ? strtoull(only, NULL, 10) : 0;
     if (!out || !wh_cuda_available()) { fprintf(stderr, "usage: wh_pool_bench --out=DIR (needs a GPU)\n"); return 1; }
     char path[4096];
     snprintf(path, sizeof path, "%s/pool_bench.csv", out);
@@ -265,6 +270,7 @@ int main(int argc, char **argv) {
     fprintf(md, "Default growth on this machine: %s.\n\n", s0.arenas == 1 ? "VMM (one address range)" : "cudaMalloc arenas");
 
     /* latency by size */
+    if (only_max) goto random;
     size_t sizes[] = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
     fprintf(md, "## alloc+free pair, same stream (median of batch means, us)\n\n| size | cudaMalloc | cudaMallocAsync | warpheap | warpheap-tagged | warpheap-arenas | warpheap-arenas-tagged |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < 6; ++i) {
@@ -280,6 +286,7 @@ int main(int argc, char **argv) {
         fprintf(md, "\n");
     }
 
+random:
     /* random_allocations */
     fprintf(md, "\n## RMM random_allocations (ns per operation, cold = first pass / warm = median of identical later passes; peak reserved / peak live over all)\n\n"
                 "warpheap: the default growth, one address range grown with the driver's virtual-memory calls (VMM); "
@@ -287,15 +294,17 @@ int main(int argc, char **argv) {
                 "| N | max | cudaMalloc | cudaMallocAsync cold / warm | warpheap cold / warm | speed-up vs async cold / warm | warpheap-arenas cold / warm | async reserved/live | warpheap reserved/live | arenas reserved/live |\n"
                 "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     uint64_t ns_[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
+    char drv[9][160];
+    int nd = 0;
     alloc_if *ra[4] = {&cm, &ca, &wp, &wa};
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
             uint64_t n = ns_[i], mx = maxs[j] << 20;
-            if (quick && n > 10000) continue;
+            if ((quick && n > 10000) || (only_max && maxs[j] != only_max)) continue;
             double r[4][2] = {{0}};
             uint64_t pr[4] = {0}, pl = 0, ops = 0;
             for (int k = 0; k < 4; ++k) {
-                if (k == 0 && n > 1000) continue;   /* cudaMalloc: ~0.1-1 ms a call */
+                if ((k == 0 && n > 1000) || (no_base && k != 2)) continue;   /* cudaMalloc: ~0.1-1 ms a call */
                 ra[k]->reset(ra[k]);
                 /* warm: median of `reps` identical passes after the cold one (a
                  * pass of N = 1000 lasts ~1 ms: one pass is noise) */
@@ -306,12 +315,24 @@ int main(int argc, char **argv) {
                 qsort(w, (size_t)reps, sizeof *w, cmp_double);
                 r[k][1] = reps ? w[reps / 2] : 0;
                 pr[k] = ra[k]->peak_reserved(ra[k]);
+                if (ra[k]->pool && nd < 9) {               /* where warpheap's time went */
+                    wh_pool_stats st;
+                    wh_pool_get_stats(ra[k]->pool, &st);
+                    double all_ops = (double)ops * (reps + 1);
+                    snprintf(drv[nd++], sizeof drv[0], "| %llu | %llu MiB | %.2f | %.3f | %.3f | %.3f |\n",
+                             (unsigned long long)n, (unsigned long long)maxs[j], st.driver_ns / 1e3 / all_ops,
+                             st.arena_allocs / all_ops, st.arena_frees / all_ops, st.moves / all_ops);
+                }
                 for (int pass = 0; pass < (reps ? 2 : 1); ++pass) {
                     char param[64];
                     snprintf(param, sizeof param, "N=%llu max=%lluMiB %s", (unsigned long long)n,
                              (unsigned long long)maxs[j], pass ? "warm" : "cold");
                     row("random_allocations", ra[k]->name, param, ops, r[k][pass], pr[k], pl);
                 }
+                printf("random_allocations N=%llu max=%llu MiB %s: %.0f / %.0f ns per op, reserved/live %.3f\n",
+                       (unsigned long long)n, (unsigned long long)maxs[j], ra[k]->name, r[k][0], r[k][1],
+                       pr[k] ? (double)pr[k] / (double)pl : 0.0);
+                fflush(stdout);
                 ra[k]->reset(ra[k]);                /* give the memory back before the next one */
             }
             char cmcol[32] = "-";
@@ -321,6 +342,11 @@ int main(int argc, char **argv) {
                     r[1][0] / r[2][0], r[1][1] / r[2][1], r[3][0], r[3][1], (double)pr[1] / (double)pl,
                     (double)pr[2] / (double)pl, (double)pr[3] / (double)pl);
         }
+
+    fprintf(md, "\nwarpheap's driver calls (default growth, all passes): time in them and pieces per operation\n\n"
+                "| N | max | driver us/op | pieces created/op | released/op | moved/op |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (int i = 0; i < nd; ++i) fputs(drv[i], md);
+    if (only_max) goto done;
 
     /* Futhark's loop */
     fprintf(md, "\n## Futhark loop: 6 allocations + memset + 6 frees per iteration (ns per operation)\n\n| allocator | ns/op | peak reserved / peak live |\n| --- | ---: | ---: |\n");
@@ -343,6 +369,7 @@ int main(int argc, char **argv) {
         row("four_streams", fs[k]->name, "4 threads", 0, ns, fs[k]->peak_reserved(fs[k]), 0);
         fprintf(md, "| %s | %.0f |\n", fs[k]->name, ns);
     }
+done:
     for (int k = 2; k < 6; ++k) wh_pool_destroy(all[k]->pool);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     fclose(csv);

@@ -25,12 +25,26 @@ static void replay_free(void *pool, void *p) {
     if (wh_pool_free(pool, p, (wh_stream)(uintptr_t)1) != WH_OK) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
 }
 
+/* Driver time a pass would spend on the H100 (driver 580), from the medians
+ * of wh_vmm_cost (bench/results/pool-vmm-cost-h100): cuMemCreate ~9 us,
+ * cuMemMap 0.7, cuMemSetAccess ~11 a call + ~23 a piece, cuMemUnmap ~21.5,
+ * cuMemRelease 8 us + 0.32 us per MiB; a move is unmap + map + access
+ * (growths count its access call). */
+static double model_us(const wh_pool_stats *a, const wh_pool_stats *b) {
+    double creates = (double)(b->arena_allocs - a->arena_allocs), frees = (double)(b->arena_frees - a->arena_frees);
+    double grows = (double)(b->growths - a->growths), moves = (double)(b->moves - a->moves);
+    double mib = (double)(b->bytes_released - a->bytes_released) / (1024.0 * 1024.0);
+    return creates * (9.7 + 0.7 + 23.0) + grows * 11.0 + frees * (21.5 + 8.0) + mib * 0.32 + moves * (21.5 + 0.7 + 23.0);
+}
+
 int main(int argc, char **argv) {
     bool md = argc > 1 && !strcmp(argv[1], "--md");
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
-    if (md) printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | last warm pass |\n"
-                   "| --- | ---: | ---: | ---: | ---: | ---: |\n");
-    else printf("growth,N,max_mib,reserved_over_live,cold_allocs,cold_frees,warm_allocs,warm_frees\n");
+    if (md) printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | last warm pass | "
+                   "warm: growths / moves / MiB released | warm: modelled driver us per op |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    else printf("growth,N,max_mib,reserved_over_live,cold_allocs,cold_frees,warm_allocs,warm_frees,warm_growths,warm_moves,"
+                "warm_mib_released,warm_model_us_per_op\n");
     for (int g = 0; g < 2; ++g)
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j) {
@@ -41,12 +55,12 @@ int main(int argc, char **argv) {
                 uint64_t pl = 0, peak = 0;
                 int reps = i == 0 ? 5 : i == 1 ? 3 : 1;      /* as pool_bench.c */
                 wh_pool_stats a, w0, b;
-                rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &peak);
+                uint64_t ops = rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &peak);
                 wh_pool_get_stats(p, &a);
                 b = a;
                 for (int pass = 0; pass < reps; ++pass) {
                     w0 = b;                                  /* calls of the last pass: b - w0 */
-                    rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
+                    ops = rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
                     wh_pool_get_stats(p, &b);
                     peak = pl > peak ? pl : peak;
                 }
@@ -54,11 +68,13 @@ int main(int argc, char **argv) {
                 const char *name = g ? "arenas" : "default (vmm)";
                 double r = (double)b.reserved_peak / (double)peak;
                 unsigned long long ca = a.arena_allocs, cf = a.arena_frees, wa = b.arena_allocs - w0.arena_allocs,
-                                   wf = b.arena_frees - w0.arena_frees;
-                if (md) printf("| %s | %llu | %llu MiB | %.3f | %llu / %llu | %llu / %llu |\n", name,
-                               (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf);
-                else printf("%s,%llu,%llu,%.4f,%llu,%llu,%llu,%llu\n", g ? "arenas" : "default-vmm",
-                            (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf);
+                                   wf = b.arena_frees - w0.arena_frees, wg = b.growths - w0.growths,
+                                   wm = b.moves - w0.moves, wr = (b.bytes_released - w0.bytes_released) >> 20;
+                double us = g ? 0.0 : model_us(&w0, &b) / (double)ops;   /* arenas: cudaMalloc, not modelled */
+                if (md) printf("| %s | %llu | %llu MiB | %.3f | %llu / %llu | %llu / %llu | %llu / %llu / %llu | %.2f |\n", name,
+                               (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf, wg, wm, wr, us);
+                else printf("%s,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f\n", g ? "arenas" : "default-vmm",
+                            (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf, wg, wm, wr, us);
                 wh_pool_destroy(p);
             }
     /* Futhark's loop, untagged and tagged by site */

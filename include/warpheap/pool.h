@@ -37,12 +37,13 @@ typedef enum wh_pool_growth {
     WH_POOL_GROW_DEFAULT = 0,  /* see wh_pool_create                               */
     WH_POOL_GROW_ARENAS = 1,   /* separate cudaMalloc arenas, kept until trimmed    */
     WH_POOL_GROW_VMM = 2,      /* one reserved address range; physical memory mapped
-                                  (cuMemCreate/cuMemMap) where blocks need it and
-                                  unmapped under large free blocks, aiming at
-                                  reserved bytes within 1/10 of the peak in use
-                                  and walking regardless past 1/4 (a soft
-                                  budget: an allocation does not wait for other
-                                  streams' work to keep it).  Such memory
+                                  (cuMemCreate/cuMemMap) where blocks need it, in
+                                  pieces up to 128 MiB.  Past the peak in use +
+                                  1/10, growth moves whole pieces from free blocks
+                                  to where a request needs them (reserved stays);
+                                  past another 1/32, free pieces are unmapped (a
+                                  soft budget: an allocation does not wait for
+                                  other streams' work to keep it).  Such memory
                                   has no cudaIpcGetMemHandle: use ARENAS to share
                                   blocks between processes                       */
 } wh_pool_growth;
@@ -81,6 +82,11 @@ typedef struct wh_pool_stats {
                                             (untagged, larger) the hot block: the
                                             last one freed, at its exact size     */
     uint64_t arenas, arena_allocs, arena_frees;
+    /* Driver traffic (VMM: arena_allocs / arena_frees count pieces created
+     * and released; a growth is one cuMemSetAccess over the pieces it maps,
+     * a move one piece unmapped and mapped again elsewhere, kept) */
+    uint64_t growths, moves, bytes_released;
+    uint64_t driver_ns;                  /* time in those calls (CUDA backend)    */
     uint64_t pending;                    /* freed blocks waiting for other streams */
     uint64_t tag_cached;                 /* blocks held for their tag              */
 } wh_pool_stats;

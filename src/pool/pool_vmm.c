@@ -11,9 +11,21 @@
  * block that is short of the request, so reserved follows the request, not
  * a fixed arena step.  When growing would take reserved above the budget
  * (the peak in use plus 1/10), whole mapped pieces inside free READY blocks
- * are unmapped first and become holes again: reserved tracks live memory.
- * Only READY blocks: a stream's own free blocks may still be read by work
- * queued on it, so the walk first waits for the streams (wh__reclaim).
+ * are *moved* there instead (cuMemUnmap, cuMemMap of the same handle,
+ * cuMemSetAccess): reserved stays, and the driver neither releases nor
+ * creates memory, which costs it ~0.32 us a MiB and ~9 us a piece on the
+ * H100.  Past budget + 1/32 (the hard budget), or with no piece to move,
+ * free pieces are unmapped and become holes again: reserved tracks live
+ * memory.  Only READY blocks: a stream's own free blocks may still be read by
+ * work queued on it, so the walk first waits for the streams (wh__reclaim).
+ *
+ * Every piece costs the driver ~50-90 us to map or move, however large
+ * (bench/results/pool-footprint-h100), and only whole pieces can be moved
+ * or unmapped: a piece under both a live and a free block holds the free
+ * part.  The largest piece, 128 MiB, is the trade between the two: on
+ * random_allocations with blocks up to 1 GiB, 64 MiB pieces moved ~0.1 a
+ * request at 1.375x of the peak in use (moves on, the old ceiling), 128
+ * MiB ~0.27 at 1.14-1.16x, 192 MiB ~0.18 at 1.16-1.20x.
  *
  * The CUDA entry points come from cudaGetDriverEntryPointByVersion, so the
  * library does not link libcuda.  The CPU backend does the same with mmap
@@ -25,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #if WH_HAVE_CUDA
 #include <cuda.h>
@@ -33,9 +46,23 @@
 
 #define WH__CPU_GRAN (64ull << 10)       /* CPU granule: small, so tests see many pieces */
 #define WH__CPU_RANGE (4ull << 30)
-#define WH__PIECE_MAX (64ull << 20)      /* largest piece mapped by one cuMemCreate       */
+/* The policy's constants: #ifndef so that bench/pool/build-variants.sh can
+ * build variants (bench/results/pool-footprint-h100 measured them). */
+#ifndef WH__PIECE_MAX
+#define WH__PIECE_MAX (128ull << 20)     /* largest piece mapped by one cuMemCreate       */
+#endif
+#ifndef WH__GROW_SHIFT
 #define WH__GROW_SHIFT 4                 /* extra growth: reserved / 16, within the budget */
-#define WH__HARD_SHIFT 2                 /* walk regardless past budget + budget / 4       */
+#endif
+#ifndef WH__SLACK_DIV
+#define WH__SLACK_DIV 10                 /* budget: the peak in use + 1/10                 */
+#endif
+#ifndef WH__HARD_SHIFT
+#define WH__HARD_SHIFT 5                 /* walk regardless past budget + budget / 32      */
+#endif
+#ifndef WH__MOVES
+#define WH__MOVES 8                      /* pieces moved at most for one request           */
+#endif
 
 /* ---- the driver's calls ---------------------------------------------------------- */
 #if WH_HAVE_CUDA
@@ -95,29 +122,107 @@ static bool wh__is_cuda(const wh_pool *p) { return p->cfg.backend == WH_POOL_CUD
 
 static uint64_t wh__addr(const wh_pool *p, uint32_t g) { return p->vmm.base + (uint64_t)g * p->vmm.gran; }
 
-/* Unmap the piece that starts at granule g. */
-static void wh__unmap_piece(wh_pool *p, uint32_t g) {
+#if WH_HAVE_CUDA
+/* Time spent in the driver's calls (stats.driver_ns). */
+static uint64_t wh__ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+#endif
+
+/* Unmap the piece that starts at granule g and hand back its driver handle,
+ * still allocated (CPU: its pages dropped), for a move (wh__map_handle) or
+ * wh__drop.  *bytes gets its size. */
+static uint64_t wh__unmap_keep(wh_pool *p, uint32_t g, uint64_t *bytes) {
     wh__vmm *v = &p->vmm;
     uint32_t n = v->plen[g];
-    uint64_t bytes = (uint64_t)n * v->gran;
+    uint64_t h = v->handle[g];
+    *bytes = (uint64_t)n * v->gran;
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
+        uint64_t t = wh__ns();
         /* nothing can be done on failure: the address stays unusable, no block refers to it */
-        (void)wh__drv.unmap((CUdeviceptr)wh__addr(p, g), bytes);
-        (void)wh__drv.release((CUmemGenericAllocationHandle)v->handle[g]);
+        (void)wh__drv.unmap((CUdeviceptr)wh__addr(p, g), *bytes);
+        p->st.driver_ns += wh__ns() - t;
     } else
 #endif
     {
         void *a = (void *)(uintptr_t)wh__addr(p, g);
-        (void)madvise(a, bytes, MADV_DONTNEED);
-        (void)mprotect(a, bytes, PROT_NONE);
+        (void)madvise(a, *bytes, MADV_DONTNEED);
+        (void)mprotect(a, *bytes, PROT_NONE);
     }
     for (uint32_t k = 0; k < n; ++k) v->piece[g + k] = WH_BLOCK_NONE;
     v->plen[g] = 0;
     v->handle[g] = 0;
-    p->st.arena_frees++;
+    return h;
 }
 
+/* Give an unmapped piece's memory back to the driver. */
+static void wh__drop(wh_pool *p, uint64_t h, uint64_t bytes) {
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        uint64_t t = wh__ns();
+        (void)wh__drv.release((CUmemGenericAllocationHandle)h);
+        p->st.driver_ns += wh__ns() - t;
+    }
+#endif
+    (void)h;
+    p->st.arena_frees++;
+    p->st.bytes_released += bytes;
+}
+
+static void wh__unmap_piece(wh_pool *p, uint32_t g) {
+    uint64_t bytes, h = wh__unmap_keep(p, g, &bytes);
+    wh__drop(p, h, bytes);
+}
+
+/* Read and write access for the device on [g0, g0 + n granules), all mapped:
+ * one call however many pieces (the driver's cost is mostly per piece). */
+static wh_status wh__access(wh_pool *p, uint32_t g0, uint32_t n) {
+    p->st.growths++;
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        CUmemAccessDesc acc;
+        memset(&acc, 0, sizeof acc);
+        acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        acc.location.id = p->vmm.device;
+        acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        uint64_t t = wh__ns();
+        CUresult r = wh__drv.access((CUdeviceptr)wh__addr(p, g0), (uint64_t)n * p->vmm.gran, &acc, 1);
+        p->st.driver_ns += wh__ns() - t;
+        if (r != CUDA_SUCCESS) return wh__fail(WH_ERR_CUDA, "pool: cuMemSetAccess: CUresult %d", (int)r);
+    }
+#else
+    (void)g0;
+    (void)n;
+#endif
+    return WH_OK;
+}
+
+/* Map the kept handle h of n granules at granule g (a move). */
+static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h) {
+    wh__vmm *v = &p->vmm;
+    uint64_t bytes = (uint64_t)n * v->gran;
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        uint64_t t = wh__ns();
+        CUresult r = wh__drv.map((CUdeviceptr)wh__addr(p, g), bytes, 0, (CUmemGenericAllocationHandle)h, 0);
+        p->st.driver_ns += wh__ns() - t;
+        if (r != CUDA_SUCCESS)
+            return wh__fail(WH_ERR_CUDA, "pool: cuMemMap of a moved piece of %llu B: CUresult %d",
+                            (unsigned long long)bytes, (int)r);
+    } else
+#endif
+    if (mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE))
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: mprotect of a moved piece failed");
+    for (uint32_t k = 0; k < n; ++k) v->piece[g + k] = g;
+    v->plen[g] = n;
+    v->handle[g] = h;
+    wh_status st = wh__access(p, g, n);
+    if (st != WH_OK) wh__unmap_piece(p, g);
+    return st;
+}
 
 /* Back granules [g0, g0 + n) with physical memory.  On failure nothing stays
  * mapped; WH_ERR_OUT_OF_MEMORY if the device is full. */
@@ -137,11 +242,13 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
         if (wh__is_cuda(p)) {
             CUmemAllocationProp prop = wh__prop(v->device);
             CUmemGenericAllocationHandle h = 0;
+            uint64_t t = wh__ns();
             CUresult r = wh__drv.create(&h, bytes, &prop, 0);
             if (r == CUDA_SUCCESS) {
                 r = wh__drv.map((CUdeviceptr)wh__addr(p, g), bytes, 0, h, 0);
                 if (r != CUDA_SUCCESS) (void)wh__drv.release(h);
             }
+            p->st.driver_ns += wh__ns() - t;
             if (r != CUDA_SUCCESS) {
                 st = r == CUDA_ERROR_OUT_OF_MEMORY ? WH_ERR_OUT_OF_MEMORY
                                                    : wh__fail(WH_ERR_CUDA, "pool: cuMemCreate/cuMemMap of %llu B: "
@@ -160,18 +267,7 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
         p->st.arena_allocs++;
         g += len;
     }
-#if WH_HAVE_CUDA
-    if (st == WH_OK && wh__is_cuda(p)) {            /* one access call for the whole growth */
-        CUmemAccessDesc acc;
-        memset(&acc, 0, sizeof acc);
-        acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        acc.location.id = v->device;
-        acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        CUresult r = wh__drv.access((CUdeviceptr)wh__addr(p, g0), (uint64_t)n * v->gran, &acc, 1);
-        if (r != CUDA_SUCCESS)
-            st = wh__fail(WH_ERR_CUDA, "pool: cuMemSetAccess: CUresult %d", (int)r);
-    }
-#endif
+    if (st == WH_OK) st = wh__access(p, g0, n);
     if (st != WH_OK)                                /* give back the pieces [g0, g) mapped here */
         for (uint32_t k = g0, len; k < g; k += len) {
             len = v->plen[k];
@@ -189,14 +285,19 @@ static bool wh__is_hole(const wh_pool *p, uint32_t b) {
 static uint32_t wh__gran_of(const wh_pool *p, uint64_t addr) { return (uint32_t)((addr - p->vmm.base) / p->vmm.gran); }
 
 /* Turn [a, a + n granules) of free READY block f, all whole pieces, into a
- * hole, joined with holes next to it.  Returns the block after it. */
-static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e) {
+ * hole, joined with holes next to it.  Returns the block after it.  kept:
+ * NULL, or [a, e) is one piece whose handle is stored there, not released
+ * (a move); NONE-like 0 stays there if the carve found no descriptor. */
+static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e, uint64_t *kept) {
     uint32_t u = wh_blocks_carve(p->core, f, wh__addr(p, a), (uint64_t)(e - a) * p->vmm.gran);
     if (u == WH_BLOCK_NONE) return wh_blocks_desc(p->core)[f].next;
-    for (uint32_t g = a, n; g < e; g += n) {
-        n = p->vmm.plen[g];
-        wh__unmap_piece(p, g);
-    }
+    uint64_t bytes;
+    if (kept) *kept = wh__unmap_keep(p, a, &bytes);
+    else
+        for (uint32_t g = a, n; g < e; g += n) {
+            n = p->vmm.plen[g];
+            wh__unmap_piece(p, g);
+        }
     p->vmm.hole_bytes += (uint64_t)(e - a) * p->vmm.gran;
     p->info[u] = (wh__info){.state = WH__HOLE};
     const wh_block *d = wh_blocks_desc(p->core);
@@ -221,6 +322,19 @@ static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e) {
  * holding a host thread for a stream's kernels to keep reserved within it
  * is not worth it -- test_pool_gpu saw a growth wait 0.1 s for another
  * stream's kernel). */
+/* Granules [*a, *e) of the pieces that lie wholly under backed block b. */
+static void wh__whole_pieces(const wh_pool *p, const wh_block *b, uint32_t *a, uint32_t *e) {
+    const wh__vmm *v = &p->vmm;
+    *a = wh__gran_of(p, b->addr + v->gran - 1);
+    *e = wh__gran_of(p, b->addr + b->size);
+    if (*a < *e && v->piece[*a] != *a) *a = v->piece[*a] + v->plen[v->piece[*a]];
+    if (*a < *e && v->piece[*e - 1] + v->plen[v->piece[*e - 1]] > *e) *e = v->piece[*e - 1];
+}
+
+static bool wh__ready_free(const wh_pool *p, const wh_block *b) {
+    return b->state == WH_BLOCK_FREE && b->index == WH__READY && b->size >= p->vmm.gran;
+}
+
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
     wh__vmm *v = &p->vmm;
     wh__pending_poll(p, wait);
@@ -229,15 +343,13 @@ void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
     const wh_block *d = wh_blocks_desc(p->core);
     uint32_t b = v->head;
     for (uint32_t k = 0; b != WH_BLOCK_NONE && k < p->core->capacity && wh__reserved(p) > target; ++k) {
-        if (d[b].state != WH_BLOCK_FREE || d[b].index != WH__READY || d[b].size < v->gran) {
+        if (!wh__ready_free(p, &d[b])) {
             b = d[b].next;
             continue;
         }
-        uint64_t lo = d[b].addr, hi = lo + d[b].size;
-        uint32_t a = wh__gran_of(p, lo + v->gran - 1), e = wh__gran_of(p, hi);
-        if (a < e && v->piece[a] != a) a = v->piece[a] + v->plen[v->piece[a]];   /* first whole piece */
-        if (a < e && v->piece[e - 1] + v->plen[v->piece[e - 1]] > e) e = v->piece[e - 1];   /* last */
-        b = a < e ? wh__punch(p, b, a, e) : d[b].next;
+        uint32_t a, e;
+        wh__whole_pieces(p, &d[b], &a, &e);
+        b = a < e ? wh__punch(p, b, a, e, NULL) : d[b].next;
     }
 }
 
@@ -250,19 +362,15 @@ void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
 static uint64_t wh__budget(const wh_pool *p, uint64_t size) {
     uint64_t peak = p->st.in_use + size;
     peak = peak > p->st.in_use_peak ? peak : p->st.in_use_peak;
-    uint64_t slack = peak / 10;
+    uint64_t slack = peak / WH__SLACK_DIV;
     return peak + (slack > p->vmm.gran ? slack : p->vmm.gran);
 }
 
 /* The walk's gate (below) lets reserved pass the budget for a while; past
- * this it walks anyway, so that reserved stays near 1.1 x 1.25 of the peak
- * in use however long the run.  Without it, random_allocations with blocks
- * up to 1 GiB drifted with the run's length (1.36 / 1.44 / 1.46 for N =
- * 1e3 / 1e4 / 1e5; with it 1.36 / 1.375 / 1.375, CPU replay).  A lower
- * ceiling maps more again: at N = 1e5, 1.32 mapped ~10 MiB per operation
- * and 1.155 ~32 MiB, which at the H100's cost (~2 us per MiB plus ~20 us
- * per piece, fitted to its VMM timings) is ~25 and ~74 us an operation
- * where cudaMallocAsync takes ~120: the 5x goal would be lost. */
+ * this it walks anyway.  Before moves, a 1/4 margin held random_allocations
+ * with blocks up to 1 GiB at 1.375x of the peak in use (without one: 1.36 /
+ * 1.44 / 1.46 for N = 1e3 / 1e4 / 1e5); with moves, 1/32 holds it at
+ * 1.14-1.16x (1/16: 1.169x in about the same time; H100, pool-footprint-h100). */
 static uint64_t wh__hard_budget(uint64_t budget) { return budget + (budget >> WH__HARD_SHIFT); }
 
 typedef struct { uint32_t hole; uint64_t bytes; int side; } wh__fill;   /* side: -1 low end, 1 high end, 0 all */
@@ -288,15 +396,12 @@ static wh__fill wh__choose(wh_pool *p, uint64_t need, uint32_t slot) {
     return best;
 }
 
-/* Map f.bytes of its hole and free them into slot (merging). */
-static bool wh__do_fill(wh_pool *p, wh__fill f, uint32_t slot) {
+/* The mapped bytes [a, a + f.bytes) at f's side of its hole become a free
+ * block of slot (merging with its neighbour). */
+static void wh__fill_done(wh_pool *p, wh__fill f, uint32_t slot) {
     const wh_block *d = wh_blocks_desc(p->core);
-    uint32_t h = f.hole;
-    uint64_t hs = d[h].size, a = f.side > 0 ? d[h].addr + hs - f.bytes : d[h].addr;
-    uint32_t g0 = wh__gran_of(p, a), n = (uint32_t)(f.bytes / p->vmm.gran);
-    if (!wh__blocks_have_spares(p->core, 1)) return false;
-    if (wh__map(p, g0, n) != WH_OK) return false;
-    uint32_t filled = h;
+    uint32_t h = f.hole, filled = h;
+    uint64_t hs = d[h].size;
     if (f.bytes < hs) {
         uint32_t r = wh_blocks_split_used(p->core, h, f.side > 0 ? hs - f.bytes : f.bytes);
         if (f.side > 0) filled = r;
@@ -308,7 +413,83 @@ static bool wh__do_fill(wh_pool *p, wh__fill f, uint32_t slot) {
     uint64_t r = wh__reserved(p);
     p->st.reserved = r;
     if (r > p->st.reserved_peak) p->st.reserved_peak = r;
+}
+
+static uint32_t wh__fill_start(const wh_pool *p, wh__fill f) {
+    const wh_block *h = &wh_blocks_desc(p->core)[f.hole];
+    return wh__gran_of(p, f.side > 0 ? h->addr + h->size - f.bytes : h->addr);
+}
+
+/* Map f.bytes of its hole and free them into slot (merging). */
+static bool wh__do_fill(wh_pool *p, wh__fill f, uint32_t slot) {
+    if (!wh__blocks_have_spares(p->core, 1)) return false;
+    if (wh__map(p, wh__fill_start(p, f), (uint32_t)(f.bytes / p->vmm.gran)) != WH_OK) return false;
+    wh__fill_done(p, f, slot);
     return true;
+}
+
+/* ---- moves: a piece under a free block remapped where a growth needs it --------- */
+
+typedef struct { uint32_t block, g; uint64_t bytes; } wh__src;
+
+/* Is a piece of n bytes a better source for want bytes than one of best (0: none)? */
+static bool wh__better(uint64_t n, uint64_t best, uint64_t want) {
+    if (!best) return true;
+    if (n >= want) return best < want || n < best;      /* covering: the smallest */
+    return best < want && n > best;                      /* else: the largest */
+}
+
+/* The whole piece under a free READY block that best serves a fill of want
+ * bytes into a hole of room bytes: the smallest of at least want, else the
+ * largest that fits.  The blocks next to the hole are left alone (they are
+ * what the fill extends). */
+static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, uint64_t room) {
+    const wh_block *d = wh_blocks_desc(p->core);
+    const wh__vmm *v = &p->vmm;
+    wh__src best = {WH_BLOCK_NONE, 0, 0};
+    for (uint32_t b = v->head, k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; b = d[b].next, ++k) {
+        if (!wh__ready_free(p, &d[b]) || b == d[hole].prev || b == d[hole].next) continue;
+        uint32_t a, e;
+        wh__whole_pieces(p, &d[b], &a, &e);
+        for (uint32_t g = a; g < e; g += v->plen[g]) {
+            uint64_t n = (uint64_t)v->plen[g] * v->gran;
+            if (n <= room && wh__better(n, best.bytes, want)) best = (wh__src){b, g, n};
+        }
+    }
+    return best;
+}
+
+/* Move piece src to f's side of its hole, whole, and free it into slot
+ * there: reserved stays as it is.  False (nothing changed but the piece
+ * given back to the driver, if it was unmapped) when it cannot. */
+static bool wh__move(wh_pool *p, wh__fill f, wh__src src, uint32_t slot) {
+    if (!wh__blocks_have_spares(p->core, 3)) return false;
+    uint32_t n = (uint32_t)(src.bytes / p->vmm.gran);
+    uint64_t h = 0;
+    wh__punch(p, src.block, src.g, src.g + n, &h);
+    if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false;   /* not carved */
+    f.bytes = src.bytes;
+    if (wh__map_handle(p, wh__fill_start(p, f), n, h) != WH_OK) {
+        wh__drop(p, h, src.bytes);                           /* the source is a hole now */
+        p->st.reserved = wh__reserved(p);
+        return false;
+    }
+    p->st.moves++;
+    wh__fill_done(p, f, slot);
+    return true;
+}
+
+/* Over the budget: back f by moving pieces from free blocks (at most
+ * WH__MOVES of them), then allocate.  NONE if that did not do. */
+static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t size, uint64_t align, uint32_t slot) {
+    for (int k = 0; k < WH__MOVES && f.hole != WH_BLOCK_NONE && f.side != 0; ++k) {
+        wh__src src = wh__move_source(p, f.hole, f.bytes, wh_blocks_desc(p->core)[f.hole].size);
+        if (src.block == WH_BLOCK_NONE || !wh__move(p, f, src, slot)) break;
+        uint32_t b = wh_blocks_alloc_aligned(p->core, size, align, slot);
+        if (b != WH_BLOCK_NONE) return b;
+        f = wh__choose(p, need, slot);
+    }
+    return WH_BLOCK_NONE;
 }
 
 /* Grow for a request of size at alignment align on slot, then allocate it.
@@ -321,6 +502,13 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
         uint64_t budget = wh__budget(p, size), reserved = wh__reserved(p);
         if (cap && budget > cap) budget = cap;
         bool over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
+        if (attempt == 0 && over && WH__MOVES) {
+            uint32_t b = wh__move_find(p, f, need, size, align, slot);
+            if (b != WH_BLOCK_NONE) return b;
+            f = wh__choose(p, need, slot);
+            reserved = wh__reserved(p);
+            over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
+        }
         /* Unmap free pieces first, at most once per nused + 256 frees unless
          * the cap, the range or the hard budget (budget + 1/4) forces it:
          * the walk is O(blocks), and pieces unmapped while the working set

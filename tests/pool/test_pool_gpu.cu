@@ -5,7 +5,8 @@
  * be idle by then); record_stream; exhaustion under a cap; host threads on
  * their own streams; trim and destroy give everything back.  All of it twice:
  * growing by cudaMalloc arenas and by the driver's virtual-memory calls (one
- * range; trim unmaps, growth maps again: blocks must still hold data). */
+ * range; trim unmaps, growth maps again: blocks must still hold data), and
+ * with VMM, large blocks churning so that growth moves pieces. */
 #include "warpheap/pool.h"
 #include "warpheap/cuda_check.h"
 #include "wh_test.h"
@@ -194,6 +195,73 @@ static void threads(void) {
 
 /* The default growth on a GPU whose driver has the virtual-memory calls is
  * the range: one arena at create, nothing backed, a block that holds data. */
+/* Counts the words of p that are not value into *bad. */
+__global__ void check_kernel(const uint32_t *p, size_t words, uint32_t value, unsigned *bad) {
+    unsigned n = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
+        n += p[i] != value;
+    if (n) atomicAdd(bad, n);
+}
+
+/* VMM growth with large blocks churning under a live-bytes cap: past the
+ * budget, growth moves whole pieces from free blocks to new addresses (the
+ * same physical memory mapped elsewhere).  Every live block is filled by a
+ * kernel and checked on the device before it is freed and at the end: a
+ * piece moved from under a live block would fault or lose its words. */
+static void moves_hold_data(bool small) {
+    wh_pool *pool = make(0);
+    const int steps = small ? 300 : 600;
+    const uint64_t max = (small ? 128ull : 256ull) << 20, cap = (small ? 1ull : 4ull) << 30;
+    std::vector<void *> v;
+    std::vector<size_t> n;
+    std::vector<uint32_t> val;
+    unsigned *bad = NULL;
+    WH_CUDA_OR_DIE(cudaMalloc(&bad, sizeof *bad));
+    WH_CUDA_OR_DIE(cudaMemset(bad, 0, sizeof *bad));
+    uint64_t bytes = 0;
+    for (int i = 0; i < steps; ++i) {
+        uint64_t x = wh_hash64((uint64_t)i * 7 + 1), size = 4 + x % max / 4 * 4;
+        if (v.empty() || ((x >> 33) % 100 < 60 && bytes + size < cap)) {
+            void *p = wh_pool_alloc(pool, size, NULL);
+            CHECK(p != NULL);
+            if (!p) break;
+            fill(p, size, 0xC0000000u + i, NULL);
+            v.push_back(p);
+            n.push_back(size);
+            val.push_back(0xC0000000u + i);
+            bytes += size;
+        } else {
+            size_t k = wh_hash64(x) % v.size();
+            check_kernel<<<1024, 256>>>((const uint32_t *)v[k], n[k] / 4, val[k], bad);
+            WH_LAUNCH_OR_DIE();
+            CHECK(wh_pool_free(pool, v[k], NULL) == WH_OK);
+            bytes -= n[k];
+            v[k] = v.back(), n[k] = n.back(), val[k] = val.back();
+            v.pop_back(), n.pop_back(), val.pop_back();
+        }
+    }
+    for (size_t k = 0; k < v.size(); ++k) {
+        check_kernel<<<1024, 256>>>((const uint32_t *)v[k], n[k] / 4, val[k], bad);
+        WH_LAUNCH_OR_DIE();
+    }
+    unsigned h = 0;
+    WH_CUDA_OR_DIE(cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
+    CHECK(h == 0);
+    wh_pool_stats s;
+    wh_pool_get_stats(pool, &s);
+    printf("moves: %llu pieces moved, %llu mapped, %llu unmapped, peak reserved / peak in use %.3f, %d steps\n",
+           (unsigned long long)s.moves, (unsigned long long)s.arena_allocs, (unsigned long long)s.arena_frees,
+           (double)s.reserved_peak / (double)s.in_use_peak, steps);
+    CHECK(s.moves > 0);
+    CHECK(wh_pool_check(pool) == WH_OK);
+    for (void *p : v) CHECK(wh_pool_free(pool, p, NULL) == WH_OK);
+    CHECK(wh_pool_trim(pool, 0) == WH_OK);
+    wh_pool_get_stats(pool, &s);
+    CHECK_EQ_U64(s.reserved, 0);
+    WH_CUDA_OR_DIE(cudaFree(bad));
+    CHECK(wh_pool_destroy(pool) == WH_OK);
+}
+
 static void default_growth(void) {
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, NULL) == WH_OK);
@@ -225,6 +293,8 @@ int main(int argc, char **argv) {
         exhaustion();
         if (!wh_arg_flag(argc, argv, "--small")) threads();
     }
+    growth = WH_POOL_GROW_VMM;
+    moves_hold_data(wh_arg_flag(argc, argv, "--small"));
     if (wh_test_failures) fprintf(stderr, "last error: %s\n", wh_last_error());
     return wh_test_finish("test_pool_gpu");
 }

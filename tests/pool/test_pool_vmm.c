@@ -120,9 +120,63 @@ static void random_run(void) {
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
 
+/* Large blocks that churn near a live-bytes cap: over the budget, growth
+ * moves whole pieces from free blocks to where the request needs them
+ * instead of unmapping them and mapping new ones.  Every live block carries
+ * its owner's mark at both ends, checked before it is freed: a piece moved
+ * out from under a live block faults (PROT_NONE) or loses the mark. */
+static void moves(void) {
+    wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU, .growth = WH_POOL_GROW_VMM,
+                                            .vmm_range = 32ull << 30});
+    enum { N = 3000 };
+    static uint64_t *live[N];
+    static uint64_t sizes[N];
+    uint32_t nlive = 0;
+    uint64_t bytes = 0, cap = 8ull << 30;
+    for (uint64_t i = 0; i < 2 * N; ++i) {
+        uint64_t x = wh_hash64(i * 31 + 5), size = 64 + (x % (768ull << 20)) / 8 * 8;
+        if (nlive == 0 || ((x >> 33) % 100 < 60 && bytes + size < cap)) {
+            uint64_t *b = wh_pool_alloc(p, size, S(1));
+            CHECK(b != NULL);
+            if (!b) break;
+            b[0] = b[size / 8 - 1] = i;
+            sizes[nlive] = size;
+            live[nlive++] = b;
+            bytes += size;
+        } else {
+            uint32_t k = (uint32_t)(wh_hash64(x) % nlive);
+            uint64_t *b = live[k], n = sizes[k] / 8;
+            CHECK(b[0] == b[n - 1]);
+            CHECK(wh_pool_free(p, b, S(1)) == WH_OK);
+            bytes -= sizes[k];
+            live[k] = live[--nlive];
+            sizes[k] = sizes[nlive];
+        }
+        if (i % 499 == 0) check_ok(p);
+    }
+    wh_pool_stats s = pool_stats(p);
+    double ratio = (double)s.reserved_peak / (double)s.in_use_peak;
+    printf("moves (CPU, VMM, blocks to 768 MiB): peak reserved / peak in use = %.3f, %llu pieces moved, "
+           "%llu mapped, %llu unmapped\n", ratio, (unsigned long long)s.moves, (unsigned long long)s.arena_allocs,
+           (unsigned long long)s.arena_frees);
+    CHECK(s.moves > 0);
+    CHECK(ratio < 1.2);
+    check_ok(p);
+    while (nlive) {
+        nlive--;
+        CHECK(live[nlive][0] == live[nlive][sizes[nlive] / 8 - 1]);
+        CHECK(wh_pool_free(p, live[nlive], S(1)) == WH_OK);
+    }
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    CHECK_EQ_U64(pool_stats(p).reserved, 0);
+    check_ok(p);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
 int main(void) {
     fit_trim_refill();
     cap();
     random_run();
+    moves();
     return wh_test_finish("test_pool_vmm");
 }

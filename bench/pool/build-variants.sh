@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds wh_pool_bench variants of the VMM growth policy (pool_vmm.c's
+# WH__* macros) into DIR (default build-carry/vmm), for a device run that
+# compares them in one call.  Each line of VARIANTS: NAME FLAGS...
+#   bench/pool/build-variants.sh [DIR] < variants.txt
+set -euo pipefail
+DIR=${1:-build-carry/vmm}
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+CONF=${CONF:-build/include}      # a configured build's warpheap/config.h
+mkdir -p "$DIR"
+while read -r name flags; do
+  [[ -z "$name" || "$name" == \#* ]] && continue
+  gcc -O2 -std=gnu11 $flags -Iinclude -I"$CONF" -Isrc -Ibench/pool -I"$CUDA/include" \
+      bench/pool/pool_bench.c src/pool/*.c src/core/*.c -o "$DIR/wh_pool_bench_$name" \
+      -L"$CUDA/lib64" -lcudart -lpthread -lm
+  echo "built $DIR/wh_pool_bench_$name ($flags)"
+done
