@@ -207,7 +207,8 @@ __global__ void check_kernel(const uint32_t *p, size_t words, uint32_t value, un
  * budget, growth moves whole pieces from free blocks to new addresses (the
  * same physical memory mapped elsewhere).  Every live block is filled by a
  * kernel and checked on the device before it is freed and at the end: a
- * piece moved from under a live block would fault or lose its words. */
+ * piece moved from under a live block, or from under a free block whose
+ * check kernel is still running, would fault or lose its words. */
 static void moves_hold_data(bool small) {
     wh_pool *pool = make(0);
     const int steps = small ? 300 : 600;
@@ -221,6 +222,10 @@ static void moves_hold_data(bool small) {
     uint64_t bytes = 0;
     for (int i = 0; i < steps; ++i) {
         uint64_t x = wh_hash64((uint64_t)i * 7 + 1), size = 4 + x % max / 4 * 4;
+        /* Only blocks whose work is done may move (an unmap is immediate):
+         * every other step waits, so that there are such blocks, and the
+         * steps between run with kernels in flight on the others. */
+        if (i % 2 == 0) WH_CUDA_OR_DIE(cudaDeviceSynchronize());
         if (v.empty() || ((x >> 33) % 100 < 60 && bytes + size < cap)) {
             void *p = wh_pool_alloc(pool, size, NULL);
             CHECK(p != NULL);
