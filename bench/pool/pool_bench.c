@@ -315,7 +315,7 @@ random:
                 qsort(w, (size_t)reps, sizeof *w, cmp_double);
                 r[k][1] = reps ? w[reps / 2] : 0;
                 pr[k] = ra[k]->peak_reserved(ra[k]);
-                if (ra[k]->pool && nd < 9) {               /* where warpheap's time went */
+                if (k == 2 && nd < 9) {                   /* where warpheap's time went */
                     wh_pool_stats st;
                     wh_pool_get_stats(ra[k]->pool, &st);
                     double all_ops = (double)ops * (reps + 1);

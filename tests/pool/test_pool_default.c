@@ -74,8 +74,9 @@ static void rmm_free(void *pool, void *p) { CHECK(wh_pool_free(pool, p, S(1)) ==
 
 /* RMM's random_allocations exactly as the benchmark runs it (same trace,
  * live bytes capped at 16 GiB, a cold pass then 5 / 3 / 1 warm ones): at
- * most 1.15 for blocks up to 1 and 64 MiB; up to 1 GiB the range stays
- * under its hard ceiling, 1.1 x 1.25 of the peak in use (pool_vmm.c). */
+ * most 1.15 for blocks up to 1 and 64 MiB; up to 1 GiB, where moves keep
+ * reserved near the budget (pool_vmm.c), at most 1.17 (measured 1.139,
+ * 1.151, 1.156; 1.375 before moves). */
 static void random_allocations(void) {
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
     for (int i = 0; i < 3; ++i)
@@ -92,7 +93,7 @@ static void random_allocations(void) {
             double r = (double)s.reserved_peak / (double)peak;
             printf("random_allocations N=%llu max=%llu MiB, default growth: peak reserved / peak live = %.3f\n",
                    (unsigned long long)ns[i], (unsigned long long)maxs[j], r);
-            CHECK(r <= (maxs[j] <= 64 ? 1.15 : 1.1 * 1.25 + 0.01));
+            CHECK(r <= (maxs[j] <= 64 ? 1.15 : 1.17));
             CHECK_EQ_U64(s.in_use, 0);
             CHECK(wh_pool_destroy(p) == WH_OK);
         }
