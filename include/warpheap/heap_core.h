@@ -74,6 +74,11 @@ enum {
     WH_PROF_FREED_CLAIMS,  /* claims of freed slots (class bitmap)           */
     WH_PROF_ACTIVATIONS,   /* pages activated on the bitmap path             */
     WH_PROF_TAKE_CALLS,    /* bitmap-path calls (wh__slab_take)              */
+    WH_PROF_BEGIN_CYCLES,  /* preparers' cycles taking the flag and the run  */
+    WH_PROF_SETUP_CYCLES,  /* ... setting up the pages (group, to its barrier) */
+    WH_PROF_INSTALL_CYCLES,/* ... fence, install, flag back                  */
+    WH_PROF_SPAN_CYCLES,   /* ... the page bitmap's summary after it         */
+    WH_PROF_LEADER_CYCLES, /* leaders' cycles getting slots (all their looks) */
     WH_PROF_COUNT
 };
 

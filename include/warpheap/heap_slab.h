@@ -454,6 +454,8 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__se
 WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
                                                  uint32_t *run) {
     *run = WH_BITMAP_NONE;
+    long long t0 = WH__PROF_CLOCK();
+    (void)t0;
     if (!wh__seg_lock(h, c, way)) return 0;
     WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
     /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
@@ -474,6 +476,7 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
         return -1;
     }
     *run = got;
+    WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
     return 1;
 }
 
@@ -498,6 +501,8 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32
  * else as the next one; give the flag back. */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run) {
     uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), r1 = (uint64_t)run + 1u;
+    long long t0 = WH__PROF_CLOCK();
+    (void)t0;
     /* the other lanes' set-up goes out with our install (cumulative) */
     wh_fence();
     if (!wh__seg_install_fresh(st, r1, cap)) {
@@ -514,11 +519,15 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
         }
     }
     wh__seg_unlock(h, c, way);
+    long long t1 = WH__PROF_CLOCK();
+    (void)t1;
+    WH__PROF(h, WH_PROF_INSTALL_CYCLES, t1 - t0);
     /* the page words the run emptied (wh__seg_claim_run): the levels above
      * learn it now, for all of them at once (one summary word: the run is
      * aligned, at most 16 words) */
     uint32_t shift = h->seg_shift[c], p0 = run << shift;
     (void)wh__bitmap_propagate_span(&h->pages, 0, p0 >> 6, shift < 6u ? 1u : 1u << (shift - 6u));
+    WH__PROF(h, WH_PROF_SPAN_CYCLES, WH__PROF_CLOCK() - t1);
 }
 
 /* State v has no next segment and nobody is preparing one for class c's
@@ -800,9 +809,12 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
         wh__slab_got g = wh__got_none();
         if (is_leader) {
+            long long t = WH__PROF_CLOCK();
+            (void)t;
             g = wh__slab_get(h, c, way, n, count - done);
             if (g.prep == WH__PREP_BEGIN) g = wh__slab_begin(WH__RARE(h), c, way, n, g);
             if (g.prep == WH__PREP_BITMAP) g = wh__slab_take_got(WH__RARE(h), c, n, count - done);
+            WH__PROF(h, WH_PROF_LEADER_CYCLES, WH__PROF_CLOCK() - t);
         }
         g.x = wh_shfl64(group, g.x, leader);
         g.info = wh_shfl32(group, g.info, leader);
@@ -816,6 +828,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
             g.prep = wh_shfl32(group, g.prep, leader);
             wh__seg_setup(h, c, way, g.prep, rank, count);
             wh_syncwarp(group);
+            if (is_leader) WH__PROF(h, WH_PROF_SETUP_CYCLES, WH__PROF_CLOCK() - t0);
             if (is_leader) {
                 wh__seg_finish(WH__RARE(h), c, way, g.prep);
                 WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
