@@ -109,7 +109,7 @@ typedef struct wh_heap_ctl {
 #else
 #  define WH__PROF(h, i, n) ((void)0)
 #endif
-#if WH_ON_GPU
+#if WH_ON_GPU && defined(WH_HEAP_PROFILE)      /* else no clock read: it would stay */
 #  define WH__PROF_CLOCK() clock64()
 #else
 #  define WH__PROF_CLOCK() 0ll
