@@ -10,6 +10,10 @@
 
 /* Heaps of this many pages and more use all 52 size classes, smaller ones
  * the coarse classes (an experiment's knob: -DWH_SLAB_FINE_PAGES=...). */
+/* A segment is at most 1/WH_SEG_HEAP_DIV of the heap's pages. */
+#ifndef WH_SEG_HEAP_DIV
+#  define WH_SEG_HEAP_DIV 64u
+#endif
 #ifndef WH_SLAB_FINE_PAGES
 #  define WH_SLAB_FINE_PAGES 256u
 #endif
@@ -122,7 +126,8 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
             for (h->seg_ways = 1; h->seg_ways < 4u && (32768ull << h->seg_ways) <= h->npages;) h->seg_ways <<= 1;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0, spp = wh__slab_spp(c);
-            while (shift < 10u && ((uint64_t)spp << shift) < (1u << 19) && (64ull << (shift + 1u)) <= h->npages)
+            while (shift < 10u && ((uint64_t)spp << shift) < (1u << 19) &&
+                   ((uint64_t)WH_SEG_HEAP_DIV << (shift + 1u)) <= h->npages)
                 shift++;
             h->seg_shift[c] = (uint8_t)shift;
             h->seg_cap[c] = spp << shift;
