@@ -109,10 +109,17 @@ typedef struct wh_heap_ctl {
 #else
 #  define WH__PROF(h, i, n) ((void)0)
 #endif
-#if WH_ON_GPU && defined(WH_HEAP_PROFILE)      /* else no clock read: it would stay */
+/* WH__PROF_T(t): a clock stamp for WH__PROF's cycle counters; nothing (no
+ * clock read, no variable) in other builds. */
+#if WH_ON_GPU && defined(WH_HEAP_PROFILE)
 #  define WH__PROF_CLOCK() clock64()
 #else
 #  define WH__PROF_CLOCK() 0ll
+#endif
+#ifdef WH_HEAP_PROFILE
+#  define WH__PROF_T(t) long long t = WH__PROF_CLOCK()
+#else
+#  define WH__PROF_T(t) ((void)0)
 #endif
 
 typedef struct wh_heap {

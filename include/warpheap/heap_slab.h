@@ -454,8 +454,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__se
 WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
                                                  uint32_t *run) {
     *run = WH_BITMAP_NONE;
-    long long t0 = WH__PROF_CLOCK();
-    (void)t0;
+    WH__PROF_T(t0);
     if (!wh__seg_lock(h, c, way)) return 0;
     WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
     /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
@@ -501,8 +500,7 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32
  * else as the next one; give the flag back. */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run) {
     uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), r1 = (uint64_t)run + 1u;
-    long long t0 = WH__PROF_CLOCK();
-    (void)t0;
+    WH__PROF_T(t0);
     /* the other lanes' set-up goes out with our install (cumulative) */
     wh_fence();
     if (!wh__seg_install_fresh(st, r1, cap)) {
@@ -519,8 +517,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
         }
     }
     wh__seg_unlock(h, c, way);
-    long long t1 = WH__PROF_CLOCK();
-    (void)t1;
+    WH__PROF_T(t1);
     WH__PROF(h, WH_PROF_INSTALL_CYCLES, t1 - t0);
     /* the page words the run emptied (wh__seg_claim_run): the levels above
      * learn it now, for all of them at once (one summary word: the run is
@@ -537,9 +534,30 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
     return !wh__seg_r1(v) && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
 }
 
-/* Does class c hand out bump segments (else: the bitmap path)? */
-WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) {
-    return h->slab_segs && wh__slab_size(c) <= WH_SLAB_PAGE / WH_SEG_MIN_SPP;   /* spp >= MIN_SPP */
+/* Ablation switches (bench/results/kdtree-segcap-h100, heap-minwant-h100).
+ * WH_SEG_MIN_WANT: on the GPU, requests of fewer slots take the bitmap path.
+ * WH_SEG_RETIRE 0: a free never takes an idle class's segments back
+ * (wh__seg_retire; test_heap's fragmentation test expects the page back).
+ * Where one lane of a warp allocates and frees at once (the paper's
+ * Alloc-Dealloc, one thread per warp), every free finds the class idle and
+ * every allocation prepares a segment again: 4.7 ms for 8448 allocations of
+ * 256 B on the H100, 0.21-1.79 ms with WH_SEG_RETIRE 0, 0.10 ms with
+ * WH_SEG_MIN_WANT 4 (which loses at Probability and Linux scalability). */
+#ifndef WH_SEG_MIN_WANT
+#  define WH_SEG_MIN_WANT 1u
+#endif
+#ifndef WH_SEG_RETIRE
+#  define WH_SEG_RETIRE 1
+#endif
+
+/* Does class c hand out bump segments for want slots (else: the bitmap path)? */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned want) {
+    (void)want;
+    return h->slab_segs && wh__slab_size(c) <= WH_SLAB_PAGE / WH_SEG_MIN_SPP   /* spp >= MIN_SPP */
+#if WH_ON_GPU
+           && want >= WH_SEG_MIN_WANT
+#endif
+        ;
 }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions
@@ -558,7 +576,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
                                               uint64_t v, bool added, uint64_t *b1, uint32_t *x2, bool *begin) {
     uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
     *x2 = 0;
-    if (!wh__seg_on(h, c)) return 0;
+    if (!wh__seg_on(h, c, want)) return 0;
     if (!added) WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     for (uint32_t n = 0; n < WH_SEG_POLLS; ++n, v = wh_atomic_load(st, WH_RELAXED), added = false) {
         uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
@@ -766,7 +784,7 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
     uint64_t *st = wh__seg_state(h, c, way), cap = h->seg_cap[c];
     /* both loads issued before either is waited for: one round trip */
     uint64_t top = wh_atomic_load(h->slot_words + h->slot_top[c], WH_RELAXED);
-    uint64_t v = wh__seg_on(h, c) ? wh_atomic_load(st, WH_RELAXED) : 0;
+    uint64_t v = wh__seg_on(h, c, want) ? wh_atomic_load(st, WH_RELAXED) : 0;
     if (top || !wh__seg_r0(v) || wh__seg_s(v) + want >= cap)
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, top, v, false);
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
@@ -809,8 +827,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
         wh__slab_got g = wh__got_none();
         if (is_leader) {
-            long long t = WH__PROF_CLOCK();
-            (void)t;
+            WH__PROF_T(t);
             g = wh__slab_get(h, c, way, n, count - done);
             if (g.prep == WH__PREP_BEGIN) g = wh__slab_begin(WH__RARE(h), c, way, n, g);
             if (g.prep == WH__PREP_BITMAP) g = wh__slab_take_got(WH__RARE(h), c, n, count - done);
@@ -823,8 +840,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         unsigned took = wh__got_count(&g);
         if (took == 0 && !(g.info & (WH__GOT_PREP | WH__GOT_AGAIN))) break;   /* no slot and no page */
         if (g.info & WH__GOT_PREP) {                        /* the next segment: all of us */
-            long long t0 = WH__PROF_CLOCK();
-            (void)t0;
+            WH__PROF_T(t0);
             g.prep = wh_shfl32(group, g.prep, leader);
             wh__seg_setup(h, c, way, g.prep, rank, count);
             wh_syncwarp(group);
@@ -861,7 +877,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     wh__heap_track(h, -(int64_t)size);
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
     if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
-    else if (wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u &&
+    else if (WH_SEG_RETIRE && wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u &&
              left == wh__seg_untouched_at(lo, wh__slab_spp(c), from))
         wh__rare_retire(WH__RARE(h), c, way, page);
     return true;
