@@ -200,7 +200,8 @@ static wh_status wh__access(wh_pool *p, uint32_t g0, uint32_t n) {
     return WH_OK;
 }
 
-/* Map the kept handle h of n granules at granule g (a move). */
+/* Map the kept handle h of n granules at granule g (a move).  On failure
+ * nothing stays mapped there and h is still the caller's to release. */
 static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h) {
     wh__vmm *v = &p->vmm;
     uint64_t bytes = (uint64_t)n * v->gran;
@@ -220,7 +221,10 @@ static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h) 
     v->plen[g] = n;
     v->handle[g] = h;
     wh_status st = wh__access(p, g, n);
-    if (st != WH_OK) wh__unmap_piece(p, g);
+    if (st != WH_OK) {
+        uint64_t bytes;
+        (void)wh__unmap_keep(p, g, &bytes);             /* the caller releases h (wh__move) */
+    }
     return st;
 }
 
