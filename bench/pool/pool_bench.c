@@ -215,6 +215,12 @@ static const char *arg(int argc, char **argv, const char *name) {
     return NULL;
 }
 
+static bool flag(int argc, char **argv, const char *name) {
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], name)) return true;
+    return false;
+}
+
 static void header(void) {
     struct cudaDeviceProp prop;
     int drv = 0, rt = 0;
@@ -233,9 +239,7 @@ static void header(void) {
 
 int main(int argc, char **argv) {
     const char *out = arg(argc, argv, "--out");
-    bool quick = false, no_base = false;
-    for (int i = 1; i < argc; ++i) quick |= !strcmp(argv[i], "--quick");
-    for (int i = 1; i < argc; ++i) no_base |= !strcmp(argv[i], "--no-baselines");
+    bool quick = flag(argc, argv, "--quick"), no_base = flag(argc, argv, "--no-baselines");
     const char *only = arg(argc, argv, "--random-max");
     uint64_t only_max = only ? strtoull(only, NULL, 10) : 0;
     if (!out || !wh_cuda_available()) { fprintf(stderr, "usage: wh_pool_bench --out=DIR (needs a GPU)\n"); return 1; }

@@ -552,12 +552,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
 
 /* Does class c hand out bump segments for want slots (else: the bitmap path)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned want) {
-    (void)want;
-    return h->slab_segs && wh__slab_size(c) <= WH_SLAB_PAGE / WH_SEG_MIN_SPP   /* spp >= MIN_SPP */
-#if WH_ON_GPU
-           && want >= WH_SEG_MIN_WANT
+#if WH_ON_GPU && WH_SEG_MIN_WANT > 1    /* by default no compare on the fast path */
+    if (want < WH_SEG_MIN_WANT) return false;
 #endif
-        ;
+    (void)want;
+    return h->slab_segs && wh__slab_size(c) <= WH_SLAB_PAGE / WH_SEG_MIN_SPP;   /* spp >= MIN_SPP */
 }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions
@@ -844,8 +843,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
             g.prep = wh_shfl32(group, g.prep, leader);
             wh__seg_setup(h, c, way, g.prep, rank, count);
             wh_syncwarp(group);
-            if (is_leader) WH__PROF(h, WH_PROF_SETUP_CYCLES, WH__PROF_CLOCK() - t0);
             if (is_leader) {
+                WH__PROF(h, WH_PROF_SETUP_CYCLES, WH__PROF_CLOCK() - t0);
                 wh__seg_finish(WH__RARE(h), c, way, g.prep);
                 WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
             }

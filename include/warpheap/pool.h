@@ -83,8 +83,9 @@ typedef struct wh_pool_stats {
                                             last one freed, at its exact size     */
     uint64_t arenas, arena_allocs, arena_frees;
     /* Driver traffic (VMM: arena_allocs / arena_frees count pieces created
-     * and released; a growth is one cuMemSetAccess over the pieces it maps,
-     * a move one piece unmapped and mapped again elsewhere, kept) */
+     * and released; growths count cuMemSetAccess calls, one per growth over
+     * the pieces it maps and one per move; a move is one piece unmapped and
+     * its memory mapped again elsewhere) */
     uint64_t growths, moves, bytes_released;
     uint64_t driver_ns;                  /* time in those calls (CUDA backend)    */
     uint64_t pending;                    /* freed blocks waiting for other streams */

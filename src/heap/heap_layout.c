@@ -10,12 +10,13 @@
 
 /* Heaps of this many pages and more use all 52 size classes, smaller ones
  * the coarse classes (an experiment's knob: -DWH_SLAB_FINE_PAGES=...). */
-/* A segment is at most 1/WH_SEG_HEAP_DIV of the heap's pages. */
-#ifndef WH_SEG_HEAP_DIV
-#  define WH_SEG_HEAP_DIV 64u
-#endif
 #ifndef WH_SLAB_FINE_PAGES
 #  define WH_SLAB_FINE_PAGES 256u
+#endif
+/* A bump segment is at most 1/WH_SEG_HEAP_DIV of the heap's pages (a knob
+ * too: bench/results/kdtree-segcap-h100). */
+#ifndef WH_SEG_HEAP_DIV
+#  define WH_SEG_HEAP_DIV 64u
 #endif
 
 /* The fused kinds read a header's flag and next as one little-endian word

@@ -221,10 +221,7 @@ static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h) 
     v->plen[g] = n;
     v->handle[g] = h;
     wh_status st = wh__access(p, g, n);
-    if (st != WH_OK) {
-        uint64_t bytes;
-        (void)wh__unmap_keep(p, g, &bytes);             /* the caller releases h (wh__move) */
-    }
+    if (st != WH_OK) (void)wh__unmap_keep(p, g, &bytes);   /* the caller releases h (wh__move) */
     return st;
 }
 
@@ -290,8 +287,9 @@ static uint32_t wh__gran_of(const wh_pool *p, uint64_t addr) { return (uint32_t)
 
 /* Turn [a, a + n granules) of free READY block f, all whole pieces, into a
  * hole, joined with holes next to it.  Returns the block after it.  kept:
- * NULL, or [a, e) is one piece whose handle is stored there, not released
- * (a move); NONE-like 0 stays there if the carve found no descriptor. */
+ * NULL (the pieces are released), or [a, e) is one piece, unmapped and its
+ * handle stored there (a move).  Without a descriptor for the carve nothing
+ * changes: the piece stays mapped. */
 static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e, uint64_t *kept) {
     uint32_t u = wh_blocks_carve(p->core, f, wh__addr(p, a), (uint64_t)(e - a) * p->vmm.gran);
     if (u == WH_BLOCK_NONE) return wh_blocks_desc(p->core)[f].next;
@@ -319,13 +317,6 @@ static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e, uint64
     return d[u].next;
 }
 
-/* Unmap whole pieces under free READY blocks until reserved <= target (all
- * it can when target is 0).  wait: first wait for the streams' work queued
- * before their frees, so that those blocks become READY too; without it only
- * the blocks whose work is already done count (the footprint budget is soft:
- * holding a host thread for a stream's kernels to keep reserved within it
- * is not worth it -- test_pool_gpu saw a growth wait 0.1 s for another
- * stream's kernel). */
 /* Granules [*a, *e) of the pieces that lie wholly under backed block b. */
 static void wh__whole_pieces(const wh_pool *p, const wh_block *b, uint32_t *a, uint32_t *e) {
     const wh__vmm *v = &p->vmm;
@@ -339,6 +330,13 @@ static bool wh__ready_free(const wh_pool *p, const wh_block *b) {
     return b->state == WH_BLOCK_FREE && b->index == WH__READY && b->size >= p->vmm.gran;
 }
 
+/* Unmap whole pieces under free READY blocks until reserved <= target (all
+ * it can when target is 0).  wait: first wait for the streams' work queued
+ * before their frees, so that those blocks become READY too; without it only
+ * the blocks whose work is already done count (the footprint budget is soft:
+ * holding a host thread for a stream's kernels to keep reserved within it
+ * is not worth it -- test_pool_gpu saw a growth wait 0.1 s for another
+ * stream's kernel). */
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
     wh__vmm *v = &p->vmm;
     wh__pending_poll(p, wait);
