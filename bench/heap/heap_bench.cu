@@ -308,10 +308,7 @@ static void walk_row(const char *test, uint64_t size, const char *after) {
  * of the round just timed, one line on stdout. */
 static void print_prof(const char *test, uint64_t size) {
 #ifdef WH_HEAP_PROFILE
-    static const char *names[WH_PROF_COUNT] = {"seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none",
-                                               "prep_cycles", "orphans", "freed_claims", "activations", "take_calls",
-                                               "begin_cycles", "setup_cycles", "install_cycles", "span_cycles",
-                                               "leader_cycles"};
+    static const char *names[WH_PROF_COUNT] = WH_PROF_NAMES;
     ull v[WH_PROF_COUNT];
     if (cur_a->kind != WH_HEAP_DEFAULT && cur_a->kind != WH_HEAP_SLAB) return;
     WH_CUDA_OR_DIE(cudaMemcpy(v, cur.ctl->prof, sizeof v, cudaMemcpyDeviceToHost));

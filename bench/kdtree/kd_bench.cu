@@ -97,6 +97,23 @@ static long long check(kd_gpu *g, const kd_scene *s, kd_check_result *r) {
     return e;
 }
 
+/* Builds with -DWH_HEAP_PROFILE (the heap's event counters, heap_core.h):
+ * the counters of the checked first build, one line. */
+static void print_heap_prof(const kd_kind *k, const wh_heap *h) {
+#ifdef WH_HEAP_PROFILE
+    static const char *names[WH_PROF_COUNT] = WH_PROF_NAMES;
+    unsigned long long v[WH_PROF_COUNT];
+    if (k->alloc != KD_ALLOC_WARPHEAP || (k->heap != WH_HEAP_DEFAULT && k->heap != WH_HEAP_SLAB)) return;
+    WH_CUDA_OR_DIE(cudaMemcpy(v, h->ctl->prof, sizeof v, cudaMemcpyDeviceToHost));
+    printf("    heap prof %s:", k->name);
+    for (int i = 0; i < WH_PROF_COUNT; ++i) printf(" %s %llu", names[i], v[i]);
+    printf("\n");
+#else
+    (void)k;
+    (void)h;
+#endif
+}
+
 static void give_back(kd_gpu *g, const kd_kind *k, wh_heap *h) {
     if (k->alloc == KD_ALLOC_CUDA) kd_gpu_release(g);
     else if (wh_heap_reset(h) != WH_OK) fprintf(stderr, "heap reset: %s\n", wh_last_error());
@@ -135,6 +152,7 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
                     (unsigned long long)cr.missing, (unsigned long long)cr.ray_mismatch,
                     (unsigned long long)cr.rays);
     }
+    print_heap_prof(k, &cfg.heap);
     give_back(g, k, &cfg.heap);
     /* Slow builds get fewer repetitions so the whole table fits its budget;
      * a build that ran out of heap is reported as is (its time is mostly the

@@ -79,8 +79,15 @@ enum {
     WH_PROF_INSTALL_CYCLES,/* ... fence, install, flag back                  */
     WH_PROF_SPAN_CYCLES,   /* ... the page bitmap's summary after it         */
     WH_PROF_LEADER_CYCLES, /* leaders' cycles getting slots (all their looks) */
+    WH_PROF_RETIRE_ALL,    /* take-backs of every class's segments (pool dry) */
+    WH_PROF_BACKOFF,       /* requests sent to the bitmap path by a back-off  */
     WH_PROF_COUNT
 };
+/* Their names, in order (the benches print them). */
+#define WH_PROF_NAMES                                                                                     \
+    {"seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",       \
+     "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles",      \
+     "span_cycles", "leader_cycles", "retire_all", "backoff"}
 
 /* Counters in device (or host) memory.  The cursor sits on its own 128-byte
  * line: it is the hot word of BUMP and CIRCULAR. */
@@ -95,6 +102,9 @@ typedef struct wh_heap_ctl {
     uint32_t activating[64];               /* slab: page activations in flight */
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
+    /* slab: a back-off after a failed preparation, per class and way:
+     * consecutive failures << 16 | requests left to skip (heap_slab.h) */
+    uint32_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     uint64_t pad1[11];                     /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap_slab.h) */

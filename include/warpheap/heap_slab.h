@@ -65,10 +65,12 @@
  * left, or the state stays empty for WH_SEG_POLLS looks, the request takes
  * the bitmap path.  All of this is per way: large heaps give a class up to
  * WH_SEG_WAYS_MAX independent states, one per group of SMs (wh__seg_way).
- * Lazy reclaim: a segment's untouched slots stay with its
- * class; they are taken back when the class goes idle (a free leaves the
- * current page with no live slot: wh__seg_retire) and when the page pool
- * runs dry (the preparer of another class takes them).
+ * Lazy reclaim: a segment's untouched slots stay with its class until the
+ * page pool runs dry (a page activation, a segment preparation or a page run
+ * of DEFAULT that finds no free page takes back what every class holds
+ * untouched: wh__seg_retire_all) or the host asks (wh_heap_trim).  Taking
+ * them back when a class went idle (WH_SEG_RETIRE) cost a preparation per
+ * allocation where one lane allocates and frees at once.
  */
 #ifndef WH_SEG_POLLS
 #  define WH_SEG_POLLS 1024u
@@ -101,6 +103,20 @@
 /* Looks for a slot in all before a request fails: past the gate, and after a
  * failed activation, when the page pool was empty for a moment. */
 #define WH_SLAB_TAKE_TRIES 64u
+/* Segment first: a class hands out its bump segment while that has room,
+ * and claims freed slots from its bitmap only when it has none (no segment
+ * can be prepared: the pool is dry or fragmented, wh__seg_back_off) -- bump
+ * allocation with reuse deferred, as Immix and mimalloc defer theirs.  A
+ * page whose slots are all freed goes back to the pool at once either way,
+ * so nothing is lost; only partly used pages wait.  Freed slots first
+ * (WH_SLAB_REUSE_FIRST 1, the default until 2026-11-25) made every request
+ * after a free a bitmap claim of several dependent round trips: measured on
+ * the H100 (bench/results/heap-backoff-h100), the k-d tree's 2M builds 1.8-1.9x
+ * of BUMP against 1.08-1.12x, the one-lane Alloc-Dealloc at 256 B 1.4 ms
+ * against 0.05. */
+#ifndef WH_SLAB_REUSE_FIRST
+#  define WH_SLAB_REUSE_FIRST 0
+#endif
 #ifndef WARPHEAP_HEAP_SLAB_H
 #define WARPHEAP_HEAP_SLAB_H
 
@@ -274,6 +290,11 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
 #endif
 #define WH__RUN_CHUNK 4u
 
+/* No free page in the pool (the page bitmap's top word is empty). */
+WH_INLINE WH_HOST_DEVICE bool wh__pages_dry(const wh_heap *h) {
+    return !wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED);
+}
+
 /* An aligned run of 1 << shift free pages taken from the page bitmap: inside
  * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
  * words, each found all free (a word found otherwise: put back what was
@@ -380,17 +401,65 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c
 WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_flag(const wh_heap *h, uint32_t c, uint32_t way) {
     return &h->ctl->seg_prep[wh__seg_index(c, way)];
 }
+/* Flag values: free, held, or free but backing off (wh__seg_back_off: nobody
+ * begins a preparation; a take-back may still lock it, and ends the back-off). */
+#define WH__SEG_HELD 1u
+#define WH__SEG_BACKING 2u
 WH_INLINE WH_HOST_DEVICE bool wh__seg_lock(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint32_t *flag = wh__seg_flag(h, c, way), zero = 0;
-    return !wh_atomic_load(flag, WH_RELAXED) && wh_atomic_cas(flag, &zero, 1u, WH_ACQUIRE, WH_RELAXED);
+    uint32_t *flag = wh__seg_flag(h, c, way), v = wh_atomic_load(flag, WH_RELAXED);
+    return (v == 0u || v == WH__SEG_BACKING) && wh_atomic_cas(flag, &v, WH__SEG_HELD, WH_ACQUIRE, WH_RELAXED);
 }
 WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint32_t way) {
     wh_atomic_store(wh__seg_flag(h, c, way), 0u, WH_RELEASE);
 }
 
-/* Lazy reclaim, made eager again when a class goes idle: a free left page p
- * of the current segment with no live slot, only untouched ones: take the
- * segments back, if no one else holds the class's flag. */
+/* Back-off.  A preparation fails when the page pool has free pages but no
+ * aligned run of the segment's size: page runs and single-page activations
+ * take pages anywhere, so in a long run of mixed sizes (the k-d tree's
+ * builds) every aligned run holds some.  Searching again on every request
+ * that finds the segments empty costs the search each time (8 tries, each a
+ * descent of the page bitmap).  So the preparer that failed leaves the flag
+ * WH__SEG_BACKING, and the next 2^e such requests take the bitmap path at
+ * once (e: consecutive failures, at most WH_SEG_BACKOFF_MAX); the last of
+ * them frees the flag, and the request after it tries a preparation again.
+ * WH_SEG_BACKOFF_MAX 0: no back-off (every request searches, and a failed
+ * search takes every class's segments back, as before 2026-11-25). */
+#ifndef WH_SEG_BACKOFF_MAX
+#  define WH_SEG_BACKOFF_MAX 10u
+#endif
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_skip(const wh_heap *h, uint32_t c, uint32_t way) {
+    return &h->ctl->seg_skip[wh__seg_index(c, way)];
+}
+/* The holder of the flag found no run: give the flag back, backing off. */
+WH_INLINE WH_HOST_DEVICE void wh__seg_back_off(const wh_heap *h, uint32_t c, uint32_t way) {
+    const uint32_t most = WH_SEG_BACKOFF_MAX;             /* a variable: no warning at 0 */
+    uint32_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) >> 16) + 1u;
+    if (e > most) e = most;
+    if (e == 0u) {
+        wh__seg_unlock(h, c, way);
+        return;
+    }
+    wh_atomic_store(sk, e << 16 | 1u << e, WH_RELAXED);
+    wh_atomic_store(wh__seg_flag(h, c, way), WH__SEG_BACKING, WH_RELEASE);
+}
+/* A request found class c's way empty: true if it is backing off (the
+ * request takes the bitmap path); counts the request, and the last one
+ * ends the back-off.  One try at the count: a lost race skips uncounted. */
+WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint32_t *flag = wh__seg_flag(h, c, way), *sk = wh__seg_skip(h, c, way);
+    if (wh_atomic_load(flag, WH_RELAXED) != WH__SEG_BACKING) return false;
+    WH__PROF(h, WH_PROF_BACKOFF, 1);
+    uint32_t k = wh_atomic_load(sk, WH_RELAXED);
+    if ((k & 0xFFFFu) && wh_atomic_cas(sk, &k, k - 1u, WH_RELAXED, WH_RELAXED) && (k & 0xFFFFu) == 1u) {
+        uint32_t b = WH__SEG_BACKING;
+        (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
+    }
+    return true;
+}
+
+/* Take class c's segments back if no one else holds its flag: from the
+ * pool-dry paths and wh_heap_trim (p = npages), and, with WH_SEG_RETIRE, from
+ * a free that left page p of the current segment with only untouched slots. */
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t way, uint32_t p) {
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
     if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return;      /* nothing untouched */
@@ -426,6 +495,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, u
  * gives back what its segments hold untouched. */
 #define WH__SEG_ALL (WH_SLAB_CLASSES * WH_SEG_WAYS_MAX)
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t except) {
+    WH__PROF(h, WH_PROF_RETIRE_ALL, 1);
     WH_PRAGMA_UNROLL1
     for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o) {
         WH_PRAGMA_UNROLL1
@@ -463,17 +533,22 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
         return 1;
     }
     uint32_t got = wh__seg_claim_run(h, h->seg_shift[c], seed);
-    if (got == WH_BITMAP_NONE) {
+    if (got == WH_BITMAP_NONE && (WH_SEG_BACKOFF_MAX == 0u || wh__pages_dry(h))) {
         /* the pool ran dry: what the other classes hold untouched is worth
-         * more to this request than to them */
+         * more to this request than to them.  Not when free pages are left
+         * but none in an aligned run: taking every class's segments back
+         * would make them all prepare again, each likely to fail the same
+         * way (the k-d tree: a storm of take-backs and searches) */
         wh__seg_retire_all(h, wh__seg_index(c, way));
         got = wh__seg_claim_run(h, h->seg_shift[c], wh_hash64(seed));
     }
     if (got == WH_BITMAP_NONE) {
         WH__PROF(h, WH_PROF_PREP_NONE, 1);
-        wh__seg_unlock(h, c, way);
+        wh__seg_back_off(h, c, way);
         return -1;
     }
+    uint32_t *sk = wh__seg_skip(h, c, way);
+    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0u, WH_RELAXED);    /* failures in a row: none */
     *run = got;
     WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
     return 1;
@@ -535,19 +610,20 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
 }
 
 /* Ablation switches (bench/results/kdtree-segcap-h100, heap-minwant-h100).
- * WH_SEG_MIN_WANT: on the GPU, requests of fewer slots take the bitmap path.
- * WH_SEG_RETIRE 0: a free never takes an idle class's segments back
- * (wh__seg_retire; test_heap's fragmentation test expects the page back).
- * Where one lane of a warp allocates and frees at once (the paper's
- * Alloc-Dealloc, one thread per warp), every free finds the class idle and
- * every allocation prepares a segment again: 4.7 ms for 8448 allocations of
- * 256 B on the H100, 0.21-1.79 ms with WH_SEG_RETIRE 0, 0.10 ms with
- * WH_SEG_MIN_WANT 4 (which loses at Probability and Linux scalability). */
+ * WH_SEG_MIN_WANT: on the GPU, requests of fewer slots take the bitmap path
+ * (0.10 ms for the one-lane Alloc-Dealloc below, but it loses at Probability
+ * and Linux scalability).
+ * WH_SEG_RETIRE 1: a free that leaves the current page with only untouched
+ * slots takes the class's segments back at once (wh__seg_retire; the default
+ * until 2026-11-25).  Where one lane of a warp allocates and frees at once
+ * (the paper's Alloc-Dealloc, one thread per warp), every free then finds the
+ * class idle and every allocation prepares a segment again: 4.7 ms for 8448
+ * allocations of 256 B on the H100, 0.21-1.79 ms without. */
 #ifndef WH_SEG_MIN_WANT
 #  define WH_SEG_MIN_WANT 1u
 #endif
 #ifndef WH_SEG_RETIRE
-#  define WH_SEG_RETIRE 1
+#  define WH_SEG_RETIRE 0
 #endif
 
 /* Does class c hand out bump segments for want slots (else: the bitmap path)? */
@@ -586,10 +662,11 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
                     *begin = true;                          /* prepare it, then look again */
                     return 0;
                 }
+                /* nobody prepares one after a failure: the bitmap path */
+                if (!r1 && wh__seg_backing_off(h, c, way)) return 0;
                 /* an empty pool will not fill by waiting: the bitmap path
                  * (a look now and then: a line every waiter reads) */
-                if ((n & 7u) == 0 &&
-                    !wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED)) {
+                if ((n & 7u) == 0 && wh__pages_dry(h)) {
                     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
                     return 0;
                 }
@@ -732,15 +809,16 @@ WH_INLINE WH_HOST_DEVICE void *wh__got_slot(const wh_heap *h, uint32_t c, const 
     return (uint8_t *)(uintptr_t)g->x + r * size + tail;
 }
 
-/* Leader, all but the fast path of wh__slab_get (a call on the GPU): freed
- * slots first when the class's bitmap has any (top != 0), then the bump
- * segments (v: the way's state as loaded, or as the fast path's add returned
- * it when `added`); failing both, it sends the leader to the bitmap path with
- * page activation (WH__PREP_BITMAP).  n: the group's round, for the seed of
- * the bitmap searches. */
+/* Leader, all but the fast path of wh__slab_get (a call on the GPU): the
+ * bump segments (v: the way's state as loaded, or as the fast path's add
+ * returned it when `added`); failing them, the bitmap path -- freed slots,
+ * then page activation (WH__PREP_BITMAP).  Classes without segments, and all
+ * with WH_SLAB_REUSE_FIRST, claim freed slots first when the class's bitmap
+ * has any (top != 0).  n: the group's round, for the seed of the bitmap
+ * searches. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                           unsigned want, uint64_t top, uint64_t v, bool added) {
-    if (top && !added) {
+    if (top && !added && (WH_SLAB_REUSE_FIRST || !wh__seg_on(h, c, want))) {
         uint64_t got = 0;
         wh_bitmap bm = wh__slab_bitmap(h, c);
         uint32_t w = wh_bitmap_claim(&bm, wh__slab_seed(c, n), want, &got);
@@ -771,20 +849,21 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, ui
 }
 
 /* Leader: up to `want` slots of class c for its group.  The fast path, taken
- * by nearly every request of a class that is filling up: no freed slot to
- * reuse first (the class bitmap's top word is zero) and room for all of them
- * in the current segment before its end, so one add and no rotation.  Two
- * loads, an add and the segment form: no bitmap descriptor, no division,
+ * by nearly every request: room for all of them in the current segment
+ * before its end (segment first: WH_SLAB_REUSE_FIRST), so one add and no
+ * rotation.  A load, an add and the segment form: no bitmap descriptor, no division,
  * no loop (at 7f3aa89 the general path issued ~865 warp-instructions per
  * 16-B allocation on the H100, BUMP ~130).  Everything else:
  * wh__slab_get_rare. */
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                   unsigned want) {
     uint64_t *st = wh__seg_state(h, c, way), cap = h->seg_cap[c];
-    /* both loads issued before either is waited for: one round trip */
-    uint64_t top = wh_atomic_load(h->slot_words + h->slot_top[c], WH_RELAXED);
-    uint64_t v = wh__seg_on(h, c, want) ? wh_atomic_load(st, WH_RELAXED) : 0;
-    if (top || !wh__seg_r0(v) || wh__seg_s(v) + want >= cap)
+    /* both loads issued before either is waited for: one round trip (the
+     * class bitmap's top word only where freed slots come first) */
+    bool seg = wh__seg_on(h, c, want);
+    uint64_t top = WH_SLAB_REUSE_FIRST || !seg ? wh_atomic_load(h->slot_words + h->slot_top[c], WH_RELAXED) : 0;
+    uint64_t v = seg ? wh_atomic_load(st, WH_RELAXED) : 0;
+    if ((WH_SLAB_REUSE_FIRST && top) || !wh__seg_r0(v) || wh__seg_s(v) + want >= cap)
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, top, v, false);
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     /* acquire: as in wh__seg_take */

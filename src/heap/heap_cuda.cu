@@ -81,6 +81,15 @@ extern "C" wh_status wh__heap_destroy_device(wh_heap *h) {
     return WH_OK;
 }
 
+static __global__ void trim_kernel(wh_heap h) { wh__seg_retire_all(&h, WH__SEG_ALL); }
+
+extern "C" wh_status wh__heap_trim_device(const wh_heap *h) {
+    trim_kernel<<<1, 1>>>(*h);
+    WH_LAUNCH_TRY();
+    WH_CUDA_TRY(cudaDeviceSynchronize());
+    return WH_OK;
+}
+
 extern "C" wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s) {
     bool need_arena = h->end != 0;      /* headers live in the arena */
     void *meta = malloc(h->meta_bytes), *arena = need_arena ? malloc(h->bytes) : NULL;

@@ -82,6 +82,18 @@ wh_status wh_heap_destroy(wh_heap *h) {
     return WH_OK;
 }
 
+wh_status wh_heap_trim(const wh_heap *h) {
+    if (!h || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: trim of no heap");
+    if (!h->slab_segs) return WH_OK;
+    if (!on_host(h)) {
+#if WH_HAVE_CUDA
+        return wh__heap_trim_device(h);
+#endif
+    }
+    wh__seg_retire_all(h, WH__SEG_ALL);
+    return WH_OK;
+}
+
 wh_status wh_heap_stats(const wh_heap *h, wh_heap_usage *s) {
     if (!h || !s || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: stats of no heap");
     if (!on_host(h)) {

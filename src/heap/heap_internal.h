@@ -23,6 +23,7 @@ wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes);
 wh_status wh__heap_init_device(wh_heap *h);
 wh_status wh__heap_destroy_device(wh_heap *h);
 wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s);
+wh_status wh__heap_trim_device(const wh_heap *h);
 #endif
 
 WH_EXTERN_C_END

@@ -126,6 +126,23 @@ static void test_exhaustion(wh_heap_kind kind, size_t size) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* Segment first, reuse deferred (heap_slab.h, WH_SLAB_REUSE_FIRST): once the
+ * pool is dry, every freed slot is found again.  Fill, free every other
+ * slot (no page empties), fill again: exactly the freed ones come back. */
+static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
+    enum { MAX = 1 << 16 };
+    static void *ptrs[MAX];
+    wh_heap h = make(kind, 1u << 20);
+    uint32_t n = 0, again = 0;
+    while (n < MAX && (ptrs[n] = wh_malloc(&h, size)) != NULL) ++n;
+    CHECK(n > 0 && n < MAX);
+    for (uint32_t k = 0; k < n; k += 2) wh_free(&h, ptrs[k]);
+    while (again < MAX && wh_malloc(&h, size) != NULL) ++again;
+    CHECK_EQ_U64(again, (n + 1u) / 2u);
+    check_walk(&h, n);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* Equations 2 and 3 on layouts whose answer is known. */
 static void test_fragmentation(void) {
     wh_heap h = make(WH_HEAP_CIRCULAR, 1u << 20);
@@ -154,8 +171,23 @@ static void test_fragmentation(void) {
     CHECK(s.internal_frag < 0);                           /* slab requests unknown */
     wh_free(&h, small);
     wh_free(&h, big);
+    /* class 32's segments keep their pages (lazy reclaim), yet a run of the
+     * whole heap finds them: the pool ran dry and took them back */
+    void *all = wh_malloc(&h, 16u * WH_SLAB_PAGE);
+    CHECK(all != NULL);
+    wh_free(&h, all);
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
-    CHECK_EQ_U64(s.free_bytes, 16u * WH_SLAB_PAGE);       /* the page came back */
+    CHECK_EQ_U64(s.free_bytes, 16u * WH_SLAB_PAGE);
+    CHECK(s.external_frag == 0.0);
+    /* and wh_heap_trim gives them back ahead of time */
+    small = wh_malloc(&h, 20);
+    CHECK(small != NULL);
+    wh_free(&h, small);
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK(s.largest_free < 16u * WH_SLAB_PAGE);           /* held by the class */
+    CHECK(wh_heap_trim(&h) == WH_OK);
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.free_bytes, 16u * WH_SLAB_PAGE);       /* the pages came back */
     CHECK(s.external_frag == 0.0);
     CHECK_EQ_U64(s.inconsistencies, 0);
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -286,6 +318,9 @@ int main(void) {
         /* SLAB serves up to 64 KiB; MULTI up to a segment (here 64 KiB) */
         if (kinds[k] != WH_HEAP_SLAB && !wh__circ_multi(kinds[k])) test_exhaustion(kinds[k], 100000);
     }
+    test_reuse_when_dry(WH_HEAP_DEFAULT, 64);
+    test_reuse_when_dry(WH_HEAP_DEFAULT, 48);
+    test_reuse_when_dry(WH_HEAP_SLAB, 256);
     test_fragmentation();
     test_fused_gone();
     return wh_test_finish("test_heap");
