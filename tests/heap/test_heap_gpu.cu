@@ -165,6 +165,17 @@ static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_
     CHECK_EQ_U64(total.misaligned, 0);
     if (kind != WH_HEAP_BUMP) CHECK_EQ_U64(total.frees, total.allocs);
     check_walk(&h, "after stress");
+    if (kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB) {
+        /* the segments' untouched pages back to the pool (a kernel): the
+         * walk stays sound, and the largest free region can only grow */
+        wh_heap_usage before, after;
+        CHECK(wh_heap_stats(&h, &before) == WH_OK);
+        CHECK(wh_heap_trim(&h) == WH_OK);
+        check_walk(&h, "after trim");
+        CHECK(wh_heap_stats(&h, &after) == WH_OK);
+        CHECK(after.largest_free >= before.largest_free);
+        CHECK(after.free_bytes >= before.free_bytes);            /* page tails count free again */
+    }
     WH_CUDA_OR_DIE(cudaFree(held)); WH_CUDA_OR_DIE(cudaFree(sizes)); WH_CUDA_OR_DIE(cudaFree(d_total));
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
