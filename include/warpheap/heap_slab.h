@@ -33,8 +33,8 @@
  * one thread.  A request that finds no free page looks for published or
  * freed slots up to WH_SLAB_TAKE_TRIES times before it fails.
  *
- * Bump segments: the fast path of a class with no free slot in its bitmap
- * (bump allocation inside slabs, as XMalloc and Halloc do; register-efficient-
+ * Bump segments: the fast path of a class, ahead of its freed slots
+ * (WH_SLAB_REUSE_FIRST; bump allocation inside slabs, as XMalloc and Halloc do; register-efficient-
  * gpu-allocators.txt section 4.5).  Publishing a fresh page slot by slot and
  * claiming the slots back costs a warp several atomics, plus a page
  * activation every few warps.  Instead a class hands out consecutive slots of
