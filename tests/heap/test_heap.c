@@ -143,6 +143,36 @@ static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* The back-off (heap_slab.h, wh__seg_back_off): free pages everywhere but no
+ * aligned run of a 16-B segment's 128 pages.  A request is served by the
+ * bitmap path, the class's flag says it backs off for the next 2 requests that
+ * find no segment, then one tries again (and backs off 4); once a run is
+ * there, a preparation succeeds and the failures are forgotten. */
+static void test_seg_backoff(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30);       /* 16384 pages, 256 words */
+    uint32_t c = wh__slab_class_of(&h, 16), k = wh__seg_index(c, 0), words = h.npages / 64u;
+    CHECK_EQ_U64(h.seg_shift[c], 7);                     /* runs of 2 words */
+    for (uint32_t w = 1; w < words; w += 2) CHECK(wh_bitmap_and_not_word(&h.pages, w, 1ull << 5) & (1ull << 5));
+    void *p[8];
+    p[0] = wh_malloc(&h, 16);
+    CHECK(p[0] != NULL);
+    CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 1u << 16 | 2u);     /* one failure: skip 2 */
+    CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, 0)), 0);
+    for (int i = 1; i <= 2; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL);
+    CHECK_EQ_U64(h.ctl->seg_prep[k], 0);                 /* the second ended it */
+    CHECK((p[3] = wh_malloc(&h, 16)) != NULL);           /* tries again, fails again */
+    CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 2u << 16 | 4u);
+    for (uint32_t w = 1; w < words; w += 2) (void)wh_bitmap_or_word(&h.pages, w, 1ull << 5);
+    for (int i = 4; i < 8; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL);   /* 4 skipped ... */
+    CHECK(wh_malloc(&h, 16) != NULL);                    /* ... then a segment */
+    CHECK(wh__seg_r0(*wh__seg_state(&h, c, 0)) != 0);
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 0);
+    check_walk(&h, 9);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* Equations 2 and 3 on layouts whose answer is known. */
 static void test_fragmentation(void) {
     wh_heap h = make(WH_HEAP_CIRCULAR, 1u << 20);
@@ -318,6 +348,7 @@ int main(void) {
         /* SLAB serves up to 64 KiB; MULTI up to a segment (here 64 KiB) */
         if (kinds[k] != WH_HEAP_SLAB && !wh__circ_multi(kinds[k])) test_exhaustion(kinds[k], 100000);
     }
+    test_seg_backoff();
     test_reuse_when_dry(WH_HEAP_DEFAULT, 64);
     test_reuse_when_dry(WH_HEAP_DEFAULT, 48);
     test_reuse_when_dry(WH_HEAP_SLAB, 256);
