@@ -812,13 +812,14 @@ WH_INLINE WH_HOST_DEVICE void *wh__got_slot(const wh_heap *h, uint32_t c, const 
 /* Leader, all but the fast path of wh__slab_get (a call on the GPU): the
  * bump segments (v: the way's state as loaded, or as the fast path's add
  * returned it when `added`); failing them, the bitmap path -- freed slots,
- * then page activation (WH__PREP_BITMAP).  Classes without segments, and all
- * with WH_SLAB_REUSE_FIRST, claim freed slots first when the class's bitmap
- * has any (top != 0).  n: the group's round, for the seed of the bitmap
- * searches. */
+ * then page activation (WH__PREP_BITMAP).  top: the class bitmap's top word
+ * where freed slots come first (classes without segments, and all with
+ * WH_SLAB_REUSE_FIRST; wh__slab_get loads it only there), else 0: when
+ * nonzero, freed slots are claimed first.  n: the group's round, for the
+ * seed of the bitmap searches. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                           unsigned want, uint64_t top, uint64_t v, bool added) {
-    if (top && !added && (WH_SLAB_REUSE_FIRST || !wh__seg_on(h, c, want))) {
+    if (top && !added) {
         uint64_t got = 0;
         wh_bitmap bm = wh__slab_bitmap(h, c);
         uint32_t w = wh_bitmap_claim(&bm, wh__slab_seed(c, n), want, &got);
@@ -863,7 +864,7 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
     bool seg = wh__seg_on(h, c, want);
     uint64_t top = WH_SLAB_REUSE_FIRST || !seg ? wh_atomic_load(h->slot_words + h->slot_top[c], WH_RELAXED) : 0;
     uint64_t v = seg ? wh_atomic_load(st, WH_RELAXED) : 0;
-    if ((WH_SLAB_REUSE_FIRST && top) || !wh__seg_r0(v) || wh__seg_s(v) + want >= cap)
+    if (top || !wh__seg_r0(v) || wh__seg_s(v) + want >= cap)
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, top, v, false);
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     /* acquire: as in wh__seg_take */
