@@ -48,7 +48,8 @@
  * count all their slots as used from the start (page_used += spp), so a page
  * with slots still to hand out is never reclaimed; the walk counts those
  * untouched slots free (wh__seg_untouched).  The next segment is prepared
- * as soon as the current one is installed, by one group of lanes per class
+ * once an eighth of the current one is handed out (wh__seg_wants_next),
+ * by one group of lanes per class
  * at a time (seg_prep: its leader claims the pages, the group sets them up,
  * the leader installs), so a warp that runs past the end goes on in the next
  * segment without waiting.  Moving next to current ("rotation": r0 = r1, r1 = 0,
@@ -602,11 +603,25 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
     WH__PROF(h, WH_PROF_SPAN_CYCLES, WH__PROF_CLOCK() - t1);
 }
 
-/* State v has no next segment and nobody is preparing one for class c's
- * way: the taker that sees it begins preparing it (wh__seg_begin), so that
- * it is ready when the current one runs out. */
+/* When the next segment is prepared: once the current one has handed out
+ * cap >> WH_SEG_NEXT_SHIFT slots (0: as soon as it is installed, the default
+ * until 2026-11-25).  A preparation holds its warp ~20 us on the H100
+ * (heap-prep-h100); started at install, it ran at a kernel's tail whenever
+ * a way crossed into its next segment near the end (the 1M-thread `one`
+ * test: each way's share is about one segment), and it held a second
+ * segment for every class that allocated at all.  Started after an eighth,
+ * seven eighths of the segment (~30 us at a way's full rate) cover it. */
+#ifndef WH_SEG_NEXT_SHIFT
+#  define WH_SEG_NEXT_SHIFT 3u
+#endif
+/* State v has no next segment, its current one (if any) is far enough
+ * along, and nobody is preparing one for class c's way: the taker that sees
+ * it begins preparing it (wh__seg_begin), so that it is ready when the
+ * current one runs out. */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, uint32_t way, uint64_t v) {
-    return !wh__seg_r1(v) && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
+    const uint32_t shift = WH_SEG_NEXT_SHIFT;             /* a variable: no warning at 0 */
+    uint64_t at = wh__seg_r0(v) && shift ? wh__seg_cap(h, c) >> shift : 0u;
+    return !wh__seg_r1(v) && wh__seg_s(v) >= at && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
 }
 
 /* Ablation switches (bench/results/kdtree-segcap-h100, heap-minwant-h100).
@@ -639,8 +654,9 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned 
  * q .. q+n1-1 of segment run, *b1 = run << 32 | q, and, for the add that
  * crosses into the next segment, positions 0 .. n2-1 of segment r2 - 1,
  * *x2 = n2 << 24 | r2.  Returns n1 + n2 (0: take the bitmap path, unless
- * *begin is set).  The next segment is prepared as soon as the current one
- * is installed, so that it is ready when the current runs out: *begin says
+ * *begin is set).  The next segment is prepared while the current one
+ * still has most of its slots, so that it is ready when the current runs
+ * out (wh__seg_wants_next): *begin says
  * that nobody prepares it; the leader then does (wh__slab_begin), after
  * this call has returned -- not from in here, where the caller's values
  * would sit above the preparation's registers (a 1-allocation kernel 207
