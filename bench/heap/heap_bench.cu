@@ -16,7 +16,8 @@
  *   regs    registers of a kernel with one allocation and one free (Table 1)
  * --tests=one,fill90,util,paper,regs (paper: ad, acd, prob, linux) and
  * --kinds=bump,default,... run only those; --quick: no 100-cycle ACD;
- * --ways=N: slab and default heaps with N ways per class (0: by heap size).
+ * --ways=N: slab and default heaps with N ways per class (0: by heap size);
+ * --one-sizes=16,32,...: the sizes of one and onewarm (default 16,256,4096).
  * After the last timed round of `one`, the heap walk checks the live
  * allocations (and none after the free kernel): rows "walk" in the CSV.
  * Times are CUDA events, median of 5 after a warm-up (3 for CUDA's malloc,
@@ -456,11 +457,17 @@ int main(int argc, char **argv) {
     }
 
     /* one allocation per thread, 1M threads (the goals) */
-    static const uint64_t one_sizes[] = {16, 256, 4096};
+    uint64_t one_sizes[16];
+    unsigned n_one = 0;
+    for (const char *p = arg(argc, argv, "--one-sizes", "16,256,4096"); *p && n_one < 16; ++p) {
+        uint64_t v = strtoull(p, (char **)&p, 10);
+        if (v) one_sizes[n_one++] = v;
+        if (!*p) break;
+    }
     for (unsigned a = 0; a < NALLOC; ++a) {
         if (!run_test("one") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], heap);
-        for (unsigned s = 0; s < 3; ++s) {
+        for (unsigned s = 0; s < n_one; ++s) {
             double free_ms = 0;
             bench_many("one", one_sizes[s], 1, 1u << 20, true, &free_ms, false);
             fprintf(csv, "one_free,%s,thread,%llu,1,%u,%u,%.6f,0,0\n", allocators[a].name, (ull)one_sizes[s],
@@ -470,7 +477,7 @@ int main(int argc, char **argv) {
     for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* CUDA's heap is not reset */
         if (!run_test("onewarm") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], heap);
-        for (unsigned s = 0; s < 3; ++s) bench_many("onewarm", one_sizes[s], 1, 1u << 20, true, NULL, true);
+        for (unsigned s = 0; s < n_one; ++s) bench_many("onewarm", one_sizes[s], 1, 1u << 20, true, NULL, true);
     }
 
     /* Alloc-Dealloc, Alloc-Cycle-Dealloc, Probability, Linux scalability */
@@ -491,12 +498,13 @@ int main(int argc, char **argv) {
     /* fill 90% of a 9.4 GB heap with one size */
     uint64_t big = 9400ull * 1000 * 1000;
     static const int fill_kinds[] = {0, 1, 2};          /* bump, default, slab */
+    static const uint64_t fill_sizes[] = {16, 256, 4096};   /* the goals' sizes */
     for (unsigned k = 0; k < 3; ++k) {
         if (!run_test("fill90") || !run_kind(&allocators[fill_kinds[k]])) continue;
         use_allocator(&allocators[fill_kinds[k]], big);
         for (unsigned s = 0; s < 3; ++s) {
-            uint64_t count = big / 10u * 9u / one_sizes[s];
-            bench_many("fill90", one_sizes[s], 1, count, false, NULL, false);
+            uint64_t count = big / 10u * 9u / fill_sizes[s];
+            bench_many("fill90", fill_sizes[s], 1, count, false, NULL, false);
         }
     }
 

@@ -21,6 +21,7 @@ for i in 1 2 3 4 5; do
   done
 done
 for v in base n3; do
+  mkdir -p "$R/prof-$v"
   timeout 60 "$B/wh_heap_bench_prof_$v" --tests=one,onewarm --kinds=default --out="$R/prof-$v" > "$R/prof-$v.log" 2>&1
   echo "== prof $v rc=$?"; grep "^prof" "$R/prof-$v.log" | grep -E "size (16|256):" | cut -c1-600
 done
