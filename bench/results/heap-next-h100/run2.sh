@@ -3,8 +3,10 @@
 # against n3 (-DWH_SEG_GROUP_CLAIM=0: the leader claims every run; both with
 # the next segment prepared after an eighth).  Five rounds alternating of
 # regs, one and onewarm at 16, 32, 64, 128, 256 and 4096 B (BUMP, DEFAULT);
-# the profiling builds' counters; test_heap_gpu of this tree as a first
-# check.  One tarball.
+# the profiling builds' counters (where built); s16 (-DWH_SEG_MIN_SPP=16u:
+# bump segments for classes up to 4 KiB, not 512 B) against g on the paper's
+# tests, one at 512 B - 4 KiB, fill90 and util; test_heap_gpu of this tree
+# as a first check.  One tarball.
 #   B=build-carry/hn OUT=$OUT bench/results/heap-next-h100/run2.sh
 set -u
 B=${B:-build-carry/hn}
@@ -22,10 +24,17 @@ for i in 1 2 3 4 5; do
   done
 done
 for v in n3 g; do
+  [ -x "$B/wh_heap_bench_prof_$v" ] || continue
   mkdir -p "$R/prof-$v"
   timeout 60 "$B/wh_heap_bench_prof_$v" --tests=one,onewarm --kinds=default --one-sizes=16,256 --out="$R/prof-$v" \
     > "$R/prof-$v.log" 2>&1
   echo "== prof $v rc=$?"; grep "^prof" "$R/prof-$v.log" | grep -E "size (16|256):" | cut -c1-700
+done
+for v in g s16; do
+  mkdir -p "$R/full-$v"
+  timeout 150 "$B/wh_heap_bench_$v" --tests=paper,one,fill90,util --kinds=bump,default --quick \
+    --one-sizes=512,1024,2048,4096 --out="$R/full-$v" > "$R/full-$v.log" 2>&1
+  echo "== full $v rc=$?"; grep -E "^(one|fill90|util)" "$R/full-$v.log" | grep default | awk '{print $1, $5, $12, $14}' | paste -sd' '
 done
 timeout 150 "$B/test_heap_gpu" > "$R/test_heap_gpu.log" 2>&1
 echo "== test_heap_gpu rc=$?"; tail -1 "$R/test_heap_gpu.log"
