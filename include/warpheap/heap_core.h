@@ -81,14 +81,13 @@ enum {
     WH_PROF_LEADER_CYCLES, /* leaders' cycles getting slots (all their looks) */
     WH_PROF_RETIRE_ALL,    /* take-backs of every class's segments (pool dry) */
     WH_PROF_BACKOFF,       /* requests sent to the bitmap path by a back-off  */
-    WH_PROF_GUESS_LOST,    /* group claims of a guessed run that lost a word  */
     WH_PROF_COUNT
 };
 /* Their names, in order (the benches print them). */
 #define WH_PROF_NAMES                                                                                     \
     {"seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",       \
      "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles",      \
-     "span_cycles", "leader_cycles", "retire_all", "backoff", "guess_lost"}
+     "span_cycles", "leader_cycles", "retire_all", "backoff"}
 
 /* Counters in device (or host) memory.  The cursor sits on its own 128-byte
  * line: it is the hot word of BUMP and CIRCULAR. */

@@ -296,11 +296,6 @@ WH_INLINE WH_HOST_DEVICE bool wh__pages_dry(const wh_heap *h) {
     return !wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED);
 }
 
-/* The first word of a guessed aligned run of nw words (words >= nw). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_guess(uint32_t words, uint32_t nw, uint64_t seed) {
-    return (uint32_t)(seed % (words / nw)) * nw;
-}
-
 /* An aligned run of 1 << shift free pages taken from the page bitmap: inside
  * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
  * words, each found all free (a word found otherwise: put back what was
@@ -314,7 +309,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
         /* the first try a guess: where most of the pool is free (a cold
          * start, when every warp waits for this run) it holds, without the
          * descent's dependent round trips */
-        uint32_t w = tries == 0 && words >= nw ? wh__seg_guess(words, nw, seed)
+        uint32_t w = tries == 0 && words >= nw ? (uint32_t)(seed % (words / nw)) * nw
                                                : wh__bitmap_descend(&h->pages, seed, &empty);
         if (w == WH_BITMAP_NONE) {
             if (empty) return WH_BITMAP_NONE;
@@ -517,50 +512,27 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire(const wh_heap *h, uint32_t c, 
 }
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
 
-/* A search seed for round n of a request of class c. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_seed(uint32_t c, uint32_t n) { return wh__heap_seed((uint64_t)n << 8 | c); }
-
 /* Preparing the next segment of class c's way, in three steps, so that the whole
  * group of the leader that finds it missing sets up its pages:
  *   wh__seg_begin  (leader, from wh__slab_begin): class c's flag and an
- *                  aligned run of free pages -- or, where the run is whole
- *                  words and the group has a lane for each, only a guess
- *                  at one, which the group then takes (wh__seg_claim_group);
+ *                  aligned run of free pages;
  *   wh__seg_setup  (every lane of the group): the pages' counts and class;
  *   wh__seg_finish (leader, after the group's barrier): install, flag back.
- * begin returns 1 with *run set: the flag is ours, set the run up (first
- * taking it if *run has WH__PREP_GUESS) and finish it; 1 with *run =
- * WH_BITMAP_NONE: a next segment is there already; 0: someone else holds
- * the flag; -1: no aligned run of free pages, even after taking back what
- * the other classes' segments held. */
-#define WH__PREP_GUESS 0x80000000u
-/* Group claims (WH_SEG_GROUP_CLAIM 1): a run of nw whole words is taken by
- * the group, a lane a word, in one round of and-nots.  The leader alone
- * needs a load and nw / WH__RUN_CHUNK rounds (at 256 B: 16 words, five
- * round trips at ~1 us each on a busy H100, on the path of every warp that
- * waits for a cold class).  On the GPU only where the group has a lane for
- * every word (a lane with several would wait for each word's answer); on
- * the CPU, where a group is one thread, always, so that its tests run it.
- * 0: the leader claims every run (the code before 2026-11-25). */
-#ifndef WH_SEG_GROUP_CLAIM
-#  define WH_SEG_GROUP_CLAIM 1
-#endif
-WH_INLINE WH_HOST_DEVICE bool wh__seg_group_claims(const wh_heap *h, uint32_t shift, unsigned lanes) {
-    if (!WH_SEG_GROUP_CLAIM || shift < 6u) return false;
-    uint32_t nw = 1u << (shift - 6u);
-    (void)lanes;
-    return wh_bitmap_level_words(&h->pages, 0) >= nw && (!WH_ON_GPU || lanes >= nw);
-}
-/* The holder of class c's flag found a run: no failures in a row. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_no_failures(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint32_t *sk = wh__seg_skip(h, c, way);
-    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0u, WH_RELAXED);
-}
-/* The holder of class c's flag: an aligned run of free pages, taking back
- * what the other classes hold if the pool ran dry; none: back off (the flag
- * goes back).  Returns as wh__seg_begin. */
-WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_search(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
-                                                  uint32_t *run) {
+ * begin returns 1 with *run set: the flag is ours, set the run up and finish
+ * it; 1 with *run = WH_BITMAP_NONE: a next segment is there already; 0:
+ * someone else holds the flag; -1: no aligned run of free pages, even after
+ * taking back what the other classes' segments held. */
+WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
+                                                 uint32_t *run) {
+    *run = WH_BITMAP_NONE;
+    WH__PROF_T(t0);
+    if (!wh__seg_lock(h, c, way)) return 0;
+    WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
+    /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
+    if (wh__seg_r1(wh_atomic_load(wh__seg_state(h, c, way), WH_ACQUIRE)) != 0) {
+        wh__seg_unlock(h, c, way);
+        return 1;
+    }
     uint32_t got = wh__seg_claim_run(h, h->seg_shift[c], seed);
     if (got == WH_BITMAP_NONE && (WH_SEG_BACKOFF_MAX == 0u || wh__pages_dry(h))) {
         /* the pool ran dry: what the other classes hold untouched is worth
@@ -576,74 +548,11 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_search(const wh_heap *h, uint32_t c, ui
         wh__seg_back_off(h, c, way);
         return -1;
     }
-    wh__seg_no_failures(h, c, way);
+    uint32_t *sk = wh__seg_skip(h, c, way);
+    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0u, WH_RELAXED);    /* failures in a row: none */
     *run = got;
-    return 1;
-}
-WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
-                                                 unsigned lanes, uint32_t *run) {
-    *run = WH_BITMAP_NONE;
-    WH__PROF_T(t0);
-    if (!wh__seg_lock(h, c, way)) return 0;
-    WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
-    /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
-    if (wh__seg_r1(wh_atomic_load(wh__seg_state(h, c, way), WH_ACQUIRE)) != 0) {
-        wh__seg_unlock(h, c, way);
-        return 1;
-    }
-    uint32_t shift = h->seg_shift[c];
-    int began = 1;
-    if (wh__seg_group_claims(h, shift, lanes))
-        *run = wh__seg_guess(wh_bitmap_level_words(&h->pages, 0), 1u << (shift - 6u), seed) >> (shift - 6u) |
-               WH__PREP_GUESS;
-    else
-        began = wh__seg_search(h, c, way, seed, run);
     WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
-    return began;
-}
-
-/* Every lane of the group, the leader holding class c's flag: take the
- * guessed run of prep (whole words, wh__seg_group_claims), lane r its words
- * r, r + lanes, ...; a word not all free is put back at once, and if any
- * lane lost one, every lane puts its whole words back and the leader
- * searches (wh__seg_search).  The run for the group to set up, or
- * WH_BITMAP_NONE (no run: the flag is backing off).  A call, as the other
- * rare paths. */
-WH__SLAB_COLD WH_HOST_DEVICE uint32_t wh__seg_claim_group(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
-                                                          uint32_t prep, uint32_t group) {
-    uint32_t shift = h->seg_shift[c], nw = 1u << (shift - 6u), run = prep & ~WH__PREP_GUESS, w0 = run << (shift - 6u);
-    unsigned rank = wh_rank(group), lanes = (unsigned)wh_popc32(group), leader = wh_leader(group);
-    uint32_t full = 0;
-    bool lost = false;
-    WH__PROF_T(t0);
-    WH_PRAGMA_UNROLL1
-    for (uint32_t j = rank; j < nw; j += lanes) {
-        uint64_t prev = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w0 + j), 0ull, WH__RUN_MO);
-        if (prev == ~0ull) {
-            full |= 1u << j;
-        } else {
-            lost = true;
-            if (prev) (void)wh_bitmap_or_word(&h->pages, w0 + j, prev);   /* tells the levels above */
-        }
-    }
-    if (wh_ballot(group, lost)) {
-        WH_PRAGMA_UNROLL1
-        for (uint32_t j = rank; j < nw; j += lanes)
-            if (full >> j & 1u) (void)wh_bitmap_or_word(&h->pages, w0 + j, ~0ull);
-        run = WH_BITMAP_NONE;
-    } else {
-        WH__RUN_FENCE();     /* acquire: the pages' last owners' writes before our set-up */
-    }
-    if (wh_lane_id() == leader) {
-        if (run == WH_BITMAP_NONE) {
-            WH__PROF(h, WH_PROF_GUESS_LOST, 1);
-            (void)wh__seg_search(h, c, way, wh_hash64(wh__slab_seed(c, n)), &run);
-        } else {
-            wh__seg_no_failures(h, c, way);
-        }
-        WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
-    }
-    return wh_shfl32(group, run, leader);
+    return 1;
 }
 
 /* Lane `rank` of `lanes` sets up its share of the pages of segment `run`:
@@ -852,6 +761,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
 }
 
 /* The seed of a leader's bitmap searches for class c in its group's round n. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_seed(uint32_t c, uint32_t n) { return wh__heap_seed((uint64_t)n << 8 | c); }
 
 /* What a leader got for its group, in one of two forms (info):
  *   bitmap bits (WH__GOT_SEG clear): the slots of bits x + the set bits of y;
@@ -988,8 +898,8 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
  * else look again (WH__GOT_AGAIN: another preparer came first, or its
  * segment is there by now). */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
-                                                       unsigned lanes, wh__slab_got g) {
-    int began = wh__seg_begin(h, c, way, wh__slab_seed(c, n), lanes, &g.prep);
+                                                       wh__slab_got g) {
+    int began = wh__seg_begin(h, c, way, wh__slab_seed(c, n), &g.prep);
     if (g.prep != WH_BITMAP_NONE) {
         g.info |= WH__GOT_PREP;
     } else if (wh__got_count(&g) == 0) {
@@ -1009,18 +919,15 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     bool is_leader = wh_lane_id() == leader;
     uint32_t way = wh__seg_way(h);         /* the same in every lane: one SM */
     void *mine = (void *)0;
-    bool dry = false;      /* the group's claim found no run: the bitmap path next, at once */
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
         wh__slab_got g = wh__got_none();
         if (is_leader) {
             WH__PROF_T(t);
-            if (dry) g.prep = WH__PREP_BITMAP;
-            else g = wh__slab_get(h, c, way, n, count - done);
-            if (g.prep == WH__PREP_BEGIN) g = wh__slab_begin(WH__RARE(h), c, way, n, count, g);
+            g = wh__slab_get(h, c, way, n, count - done);
+            if (g.prep == WH__PREP_BEGIN) g = wh__slab_begin(WH__RARE(h), c, way, n, g);
             if (g.prep == WH__PREP_BITMAP) g = wh__slab_take_got(WH__RARE(h), c, n, count - done);
             WH__PROF(h, WH_PROF_LEADER_CYCLES, WH__PROF_CLOCK() - t);
         }
-        dry = false;
         g.x = wh_shfl64(group, g.x, leader);
         g.info = wh_shfl32(group, g.info, leader);
         /* the rest only where the form has it (info is the same in all the group) */
@@ -1030,20 +937,12 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         if (g.info & WH__GOT_PREP) {                        /* the next segment: all of us */
             WH__PROF_T(t0);
             g.prep = wh_shfl32(group, g.prep, leader);
-            if (g.prep & WH__PREP_GUESS) {
-                /* a failed search left the flag backing off; like wh__slab_begin's
-                 * -1, the bitmap path is taken without counting a skip */
-                g.prep = wh__seg_claim_group(WH__RARE(h), c, way, n, g.prep, group);
-                dry = g.prep == WH_BITMAP_NONE && took == 0;
-            }
-            if (g.prep != WH_BITMAP_NONE) {
-                wh__seg_setup(h, c, way, g.prep, rank, count);
-                wh_syncwarp(group);
-                if (is_leader) {
-                    WH__PROF(h, WH_PROF_SETUP_CYCLES, WH__PROF_CLOCK() - t0);
-                    wh__seg_finish(WH__RARE(h), c, way, g.prep);
-                    WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
-                }
+            wh__seg_setup(h, c, way, g.prep, rank, count);
+            wh_syncwarp(group);
+            if (is_leader) {
+                WH__PROF(h, WH_PROF_SETUP_CYCLES, WH__PROF_CLOCK() - t0);
+                wh__seg_finish(WH__RARE(h), c, way, g.prep);
+                WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
             }
         }
         if (rank >= done && rank < done + took) mine = wh__got_slot(h, c, &g, rank - done);

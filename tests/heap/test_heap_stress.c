@@ -205,9 +205,6 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_SLAB, 16ull << 20, threads, slab, false, 0);
     stress(WH_HEAP_BUMP, 8ull << 20, threads, bump, false, 0);
     stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true, 0);   /* pages change class often */
-    /* segments of 128 pages, two whole words of the page bitmap: taken by
-     * group claims (wh__seg_claim_group), whose guesses collide now and then */
-    stress(WH_HEAP_DEFAULT, 1ull << 30, threads, mixed, false, 0);
     /* eight ways per class: threads on different state words; in 16 pages
      * the ways' segments run the pool dry and are taken back */
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 8);
