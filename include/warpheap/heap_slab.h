@@ -90,6 +90,18 @@
 #ifndef WH_SEG_MIN_SPP
 #  define WH_SEG_MIN_SPP 128u
 #endif
+/* The segment form of a leader's result (wh__got_seg) holds a page's tail
+ * in 5 bits of 16 bytes and adds it once: right where a page holds at least
+ * 128 slots (tail under 512 B, a group of 32 crossing one page end at most).
+ * Classes whose slots tile the page (powers of two: no tail) may cross any
+ * number of page ends, their addresses running on unchanged; those up to
+ * WH_SEG_MAX_TILED bytes get segments too (0: none). */
+#ifndef WH_SEG_MAX_TILED
+#  define WH_SEG_MAX_TILED 0u
+#endif
+#if WH_SEG_MIN_SPP < 128u
+#  error "WH_SEG_MIN_SPP below 128: a page's tail would not fit the segment form (see WH_SEG_MAX_TILED)"
+#endif
 /* Heaps of fewer pages hand out no bump segments (heap_layout.c).  From 16
  * pages (1 MiB) up they do: the k-d tree's 20K-triangle builds (24 and 244
  * pages) spent 100-330K cycles an allocation of 48-128 B on the bitmap path,
@@ -641,13 +653,19 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
 #  define WH_SEG_RETIRE 0
 #endif
 
+/* Is class c one that hands out bump segments (in heaps that have them)? */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_class(uint32_t c) {
+    uint32_t size = wh__slab_size(c);
+    return size <= WH_SLAB_PAGE / WH_SEG_MIN_SPP ||                  /* spp >= MIN_SPP */
+           (size <= WH_SEG_MAX_TILED && !(size & (size - 1u)));      /* no page tail  */
+}
 /* Does class c hand out bump segments for want slots (else: the bitmap path)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned want) {
 #if WH_ON_GPU && WH_SEG_MIN_WANT > 1    /* by default no compare on the fast path */
     if (want < WH_SEG_MIN_WANT) return false;
 #endif
     (void)want;
-    return h->slab_segs && wh__slab_size(c) <= WH_SLAB_PAGE / WH_SEG_MIN_SPP;   /* spp >= MIN_SPP */
+    return h->slab_segs && wh__seg_class(c);
 }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions

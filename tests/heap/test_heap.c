@@ -309,15 +309,19 @@ static void test_class_constants(uint64_t bytes) {
         CHECK_EQ_U64(h.seg_cap[c], (uint64_t)spp << shift);
         wh_bitmap bm = wh__slab_bitmap(&h, c);
         CHECK(h.slot_words + h.slot_top[c] == wh_bitmap_word(&bm, bm.levels - 1u, 0));
-        if (spp < WH_SEG_MIN_SPP) continue;
+        if (!wh__seg_class(c)) continue;
         for (uint32_t q = 0; q < (1u << 20); ++q) bad += wh__slab_spp_div(&h, c, q) != q / spp;
         for (uint32_t k = 0; k < 2000u; ++k) {
             uint64_t x = wh_hash64(c * 7919u + k);
             uint32_t run = (uint32_t)(x % (h.npages >> shift)), run2 = (uint32_t)((x >> 20) % (h.npages >> shift));
-            uint32_t n1 = 1u + (uint32_t)(x >> 40) % 32u, n2 = (uint32_t)(x >> 50) % (33u - n1);
+            uint32_t most = h.seg_cap[c] < 32u ? (uint32_t)h.seg_cap[c] : 32u;   /* a segment may hold 16 */
+            uint32_t n1 = 1u + (uint32_t)(x >> 40) % most, n2 = (uint32_t)(x >> 50) % (most + 1u - n1);
             /* near a page's end half of the time, so that the group crosses it */
             uint32_t q = (uint32_t)((x >> 8) % h.seg_cap[c]);
-            if (k & 1u) q = (q / spp + 1u) * spp - 1u - (uint32_t)(x >> 56) % 32u;
+            if (k & 1u) {
+                uint32_t end = (q / spp + 1u) * spp, back = 1u + (uint32_t)(x >> 56) % 32u;
+                q = end > back ? end - back : 0u;       /* spp may be 16 (tiled classes) */
+            }
             if (q + n1 > h.seg_cap[c]) q = h.seg_cap[c] - n1;
             wh__slab_got g = wh__got_seg(&h, c, run, q, n1, run2, n2);
             CHECK_EQ_U64(wh__got_count(&g), n1 + n2);
