@@ -3,7 +3,8 @@
 # against t4 (-DWH_SEG_MAX_TILED=4096u: bump segments for the power-of-two
 # classes 1, 2 and 4 KiB too, whose slots tile a page).  Five rounds
 # alternating of regs, one and onewarm at 16 B - 4 KiB (BUMP, DEFAULT); then
-# the paper's tests, fill90, util and one at 512 B - 4 KiB once each.  One
+# the paper's tests, fill90, util and one at 512 B - 4 KiB once each; the
+# default build's test_heap_gpu and test_kd_gpu (build of 450300b).  One
 # tarball.
 #   B=build-carry/hn2 OUT=$OUT bench/results/heap-next-h100/run3.sh
 set -u
@@ -28,3 +29,7 @@ for v in d t4; do
   echo "== full $v rc=$?"; grep -E "^(one|fill90|util|ad|acd)" "$R/full-$v.log" | grep default | awk '{print $1, $3, $5, $12, $14}' | paste -sd' '
 done
 grep -h "^regs" "$R"/d-1/heap_bench.csv "$R"/t4-1/heap_bench.csv
+for t in test_heap_gpu test_kd_gpu; do
+  timeout 120 "$B/$t" > "$R/$t.log" 2>&1
+  echo "== $t rc=$?"; tail -1 "$R/$t.log"
+done
