@@ -104,6 +104,14 @@
 #ifndef WH_SEG_MAX_TILED
 #  define WH_SEG_MAX_TILED 4096u
 #endif
+/* ... in heaps of this many pages and up (heap_layout.c: slab_segs 2).
+ * Below, where every class is a power of two (slab_fine 0) and segments
+ * are one or two pages, the tiled classes' segments held up to half of the
+ * k-d tree's 24-page heaps (20K triangles, 20x the root list: 668 failed
+ * allocations on the H100, none without them; heap-next-h100 call 5). */
+#ifndef WH_SEG_TILED_MIN_PAGES
+#  define WH_SEG_TILED_MIN_PAGES 256u
+#endif
 #if WH_SEG_MIN_SPP < 128u
 #  error "WH_SEG_MIN_SPP below 128: a page's tail would not fit the segment form (see WH_SEG_MAX_TILED)"
 #endif
@@ -658,11 +666,13 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
 #  define WH_SEG_RETIRE 0
 #endif
 
-/* Is class c one that hands out bump segments (in heaps that have them)? */
-WH_INLINE WH_HOST_DEVICE bool wh__seg_class(uint32_t c) {
+/* Does class c hand out bump segments in heaps of segment level segs
+ * (wh_heap.slab_segs: 0 none, 1 classes of WH_SEG_MIN_SPP slots a page, 2
+ * those and the tiled ones)? */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_class(uint32_t c, uint32_t segs) {
     uint32_t size = wh__slab_size(c);
-    return size <= WH_SLAB_PAGE / WH_SEG_MIN_SPP ||                  /* spp >= MIN_SPP */
-           (size <= WH_SEG_MAX_TILED && !(size & (size - 1u)));      /* no page tail  */
+    return segs && (size <= WH_SLAB_PAGE / WH_SEG_MIN_SPP ||                       /* spp >= MIN_SPP */
+                    (segs > 1u && size <= WH_SEG_MAX_TILED && !(size & (size - 1u))));   /* no tail */
 }
 /* Does class c hand out bump segments for want slots (else: the bitmap path)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned want) {
@@ -670,7 +680,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned 
     if (want < WH_SEG_MIN_WANT) return false;
 #endif
     (void)want;
-    return h->slab_segs && wh__seg_class(c);
+    return wh__seg_class(c, h->slab_segs);
 }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions

@@ -109,7 +109,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * only once the pool runs dry.  Below WH_SEG_MIN_PAGES pages, none:
          * the classes' segments would hold most of the heap. */
         h->slab_fine = h->npages >= WH_SLAB_FINE_PAGES;
-        h->slab_segs = h->npages >= WH_SEG_MIN_PAGES;
+        h->slab_segs = h->npages < WH_SEG_MIN_PAGES ? 0u : h->npages < WH_SEG_TILED_MIN_PAGES ? 1u : 2u;
         /* Ways (heap_slab.h): cfg->segments, else 2 from 4 GiB, 4 from 8
          * GiB.  Measured on the H100 (bench/results/heap-ways-h100): with 4
          * ways one size fills 90% of 9.4 GB at 1.68e10 allocations/s (16 B;

@@ -309,7 +309,7 @@ static void test_class_constants(uint64_t bytes) {
         CHECK_EQ_U64(h.seg_cap[c], (uint64_t)spp << shift);
         wh_bitmap bm = wh__slab_bitmap(&h, c);
         CHECK(h.slot_words + h.slot_top[c] == wh_bitmap_word(&bm, bm.levels - 1u, 0));
-        if (!wh__seg_class(c)) continue;
+        if (!wh__seg_class(c, 2u)) continue;
         for (uint32_t q = 0; q < (1u << 20); ++q) bad += wh__slab_spp_div(&h, c, q) != q / spp;
         for (uint32_t k = 0; k < 2000u; ++k) {
             uint64_t x = wh_hash64(c * 7919u + k);
@@ -338,7 +338,29 @@ static void test_class_constants(uint64_t bytes) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* Which classes hand out bump segments: none below WH_SEG_MIN_PAGES pages,
+ * the tiled ones (1-4 KiB powers of two) only from WH_SEG_TILED_MIN_PAGES
+ * (they held half of a 24-page heap), the others from the first. */
+static void test_segment_classes(void) {
+    static const struct { uint64_t pages; uint32_t segs; } cases[] = {
+        {WH_SEG_MIN_PAGES - 1u, 0u}, {WH_SEG_MIN_PAGES, 1u}, {WH_SEG_TILED_MIN_PAGES - 1u, 1u},
+        {WH_SEG_TILED_MIN_PAGES, 2u}};
+    for (unsigned k = 0; k < sizeof cases / sizeof *cases; ++k) {
+        wh_heap h = make(WH_HEAP_DEFAULT, cases[k].pages * WH_SLAB_PAGE);
+        CHECK_EQ_U64(h.slab_segs, cases[k].segs);
+        for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
+            uint32_t size = wh__slab_size(c);
+            bool small = size <= WH_SLAB_PAGE / WH_SEG_MIN_SPP;
+            bool tiled = size <= WH_SEG_MAX_TILED && !(size & (size - 1u));
+            bool want = cases[k].segs && (small || (cases[k].segs == 2u && tiled));
+            CHECK(wh__seg_on(&h, c, 32) == want);
+        }
+        CHECK(wh_heap_destroy(&h) == WH_OK);
+    }
+}
+
 int main(void) {
+    test_segment_classes();
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);
     test_claim_run();
