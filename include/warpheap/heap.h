@@ -54,6 +54,19 @@ typedef struct wh_heap_usage {
 
 /* ---- device (and CPU-backend) API ---------------------------------------- */
 
+/* DEFAULT serves requests up to this size from slab classes, larger ones
+ * from page runs.  A request over 32 KiB takes a whole page either way; as a
+ * run it is one first-fit search of the page bitmap, as a slot of the 64-KiB
+ * class (one slot a page, no segments) a page activation through the
+ * class's gate: the paper's Alloc-Dealloc, one lane a warp, took 1.58-2.39
+ * ms at 64 KiB on the H100 against 0.068 at 128 KiB (heap-next-h100). */
+#ifndef WH_DEFAULT_SLAB_MAX
+#  define WH_DEFAULT_SLAB_MAX (WH_SLAB_MAX / 2u)
+#endif
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_max(uint32_t kind) {
+    return kind == WH_HEAP_DEFAULT ? WH_DEFAULT_SLAB_MAX : WH_SLAB_MAX;
+}
+
 /* Grouping key: slab class, bump size, or a key of its own (no coalescing). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint32_t kind, uint64_t n) {
     uint64_t solo = (1ull << 62) | wh_lane_id();
@@ -62,12 +75,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint32_t kind, 
     case WH_HEAP_BUMP:
     case WH_HEAP_WRAP: return wh__round16(n);
     case WH_HEAP_SLAB:
-    case WH_HEAP_DEFAULT: return n <= WH_SLAB_MAX ? wh__slab_class_of(h, n) : solo;
+    case WH_HEAP_DEFAULT: return n <= wh__slab_max(kind) ? wh__slab_class_of(h, n) : solo;
     default: return solo;
     }
 }
 
-/* DEFAULT above 64 KiB: a page run; when none is free, the slab classes give
+/* DEFAULT above WH_DEFAULT_SLAB_MAX: a page run; when none is free, the slab classes give
  * back the pages their bump segments hold untouched, and one more try.  A
  * call on the GPU: inlined, the run search's registers counted in every
  * kernel that allocates small objects (heap_bench's `one`: 140 against 115). */
@@ -86,7 +99,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint32_t 
     case WH_HEAP_WRAP: return wh__wrap_malloc(h, wh__round16(n), group);
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
-        if (n <= WH_SLAB_MAX) return wh__slab_malloc(h, wh__slab_class_of(h, n), group);
+        if (n <= wh__slab_max(kind)) return wh__slab_malloc(h, wh__slab_class_of(h, n), group);
         return kind == WH_HEAP_DEFAULT ? wh__default_run_malloc(WH__RARE(h), n) : (void *)0;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);
@@ -99,7 +112,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint32_t 
 /* Bytes counted in use for a request of n (WH_HEAP_TRACK): the slot size for
  * slab slots (their requests are not recorded), the request otherwise. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint32_t kind, uint64_t n) {
-    if ((kind == WH_HEAP_SLAB || kind == WH_HEAP_DEFAULT) && n <= WH_SLAB_MAX)
+    if ((kind == WH_HEAP_SLAB || kind == WH_HEAP_DEFAULT) && n <= wh__slab_max(kind))
         return wh__slab_size(wh__slab_class_of(h, n));
     return n;
 }

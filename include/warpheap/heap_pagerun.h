@@ -1,5 +1,5 @@
-/* Page runs: the large-request path of the DEFAULT heap (requests above the
- * largest slab class, 64 KiB).  Not in the seeds' list of kinds: the register-
+/* Page runs: the large-request path of the DEFAULT heap (requests above
+ * WH_DEFAULT_SLAB_MAX, 32 KiB: one page or more).  Not in the seeds' list of kinds: the register-
  * efficient paper's section 9 asks for hybrid strategies, and the issue names
  * slabs + the circular list.  Departure, and why: a circular list beside the
  * slabs needs its own region, and a fixed split caps small-object utilisation
