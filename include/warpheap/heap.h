@@ -58,8 +58,8 @@ typedef struct wh_heap_usage {
  * from page runs.  A request over 32 KiB takes a whole page either way; as a
  * run it is one first-fit search of the page bitmap, as a slot of the 64-KiB
  * class (one slot a page, no segments) a page activation through the
- * class's gate: the paper's Alloc-Dealloc, one lane a warp, took 1.58-2.39
- * ms at 64 KiB on the H100 against 0.068 at 128 KiB (heap-next-h100). */
+ * class's gate: the paper's Alloc-Dealloc, one lane a warp, at 64 KiB took
+ * 1.58-2.39 ms on the H100 that way, 0.066 as runs (heap-next-h100). */
 #ifndef WH_DEFAULT_SLAB_MAX
 #  define WH_DEFAULT_SLAB_MAX (WH_SLAB_MAX / 2u)
 #endif
@@ -80,8 +80,9 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint32_t kind, 
     }
 }
 
-/* DEFAULT above WH_DEFAULT_SLAB_MAX: a page run; when none is free, the slab classes give
- * back the pages their bump segments hold untouched, and one more try.  A
+/* DEFAULT above WH_DEFAULT_SLAB_MAX: a page run; when none is free, the
+ * slab classes give back the pages their bump segments hold untouched, and
+ * one more try.  A
  * call on the GPU: inlined, the run search's registers counted in every
  * kernel that allocates small objects (heap_bench's `one`: 140 against 115). */
 WH__SLAB_COLD WH_HOST_DEVICE void *wh__default_run_malloc(const wh_heap *h, uint64_t n) {

@@ -1,11 +1,11 @@
 /* Page runs: the large-request path of the DEFAULT heap (requests above
- * WH_DEFAULT_SLAB_MAX, 32 KiB: one page or more).  Not in the seeds' list of kinds: the register-
- * efficient paper's section 9 asks for hybrid strategies, and the issue names
- * slabs + the circular list.  Departure, and why: a circular list beside the
- * slabs needs its own region, and a fixed split caps small-object utilisation
- * at the slab share (the goal is 97% for 64-B objects).  Taking runs of
- * consecutive free pages out of the same page bitmap the slabs use lets both
- * sizes share all of the arena.
+ * WH_DEFAULT_SLAB_MAX, 32 KiB: one page or more).  Not in the seeds' list of
+ * kinds: the register-efficient paper's section 9 asks for hybrid
+ * strategies, and the issue names slabs + the circular list.  Departure,
+ * and why: a circular list beside the slabs needs its own region, and a
+ * fixed split caps small-object utilisation at the slab share (the goal is
+ * 97% for 64-B objects).  Taking runs of consecutive free pages out of the
+ * same page bitmap the slabs use lets both sizes share all of the arena.
  *
  * A run of n <= 64 pages is first looked for inside a few random 64-page words
  * of the page bitmap and claimed with one and-not; a partial claim (someone

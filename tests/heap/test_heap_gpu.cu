@@ -292,8 +292,9 @@ int main(int argc, char **argv) {
     wh_hs_shape multi = {small ? 20u : 80u, 4, 256, 2048};
     setvbuf(stdout, NULL, _IOLBF, 0);
     stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
-    /* segments of 1024 pages (16 whole words of the page bitmap, claimed
-     * four at a time by wh__seg_claim_run) at the sanitizers' size too */
+    /* segments of up to 128 pages (whole words of the page bitmap: the
+     * multi-word path of wh__seg_claim_run) at the sanitizers' size too;
+     * big's 1024 pages give segments of at most 8 */
     if (small) stress(WH_HEAP_DEFAULT, 1ull << 30, mixed, target, budget, small, 8);
     stress(WH_HEAP_SLAB, big, mixed, target, budget, small, 8);
     stress(WH_HEAP_BUMP, small ? big : 16ull << 30, mixed, target, budget, small, 8);
