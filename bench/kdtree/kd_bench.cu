@@ -12,6 +12,8 @@
  * --phases: heap sizes in multiples of the root's list (200: all kinds incl.
  * BUMP; any other: the kinds that free).  --tag: output file names.
  * --solo: a warm-up build slower than this many ms is the only one timed.
+ * --all-reps: every build --reps times (else slow builds get fewer).  A
+ * row's fails count every build's, and the log line says how many failed.
  * --from-csv=FILE: only rewrite the markdown of a CSV (no GPU needed).
  * --retries=N: retry a failed list allocation N times (not in the results).
  * --free-batch=N: parents' lists freed per warp-wide call (default 1: each at
@@ -32,6 +34,8 @@
 
 /* A warm-up build slower than this is reported alone (--solo=ms). */
 static double g_solo_ms = 10000.0;
+/* --all-reps: --reps timed builds however long one takes (under --solo). */
+static bool g_all_reps = false;
 /* Retries of a failed list allocation (--retries=N, default 0). */
 static uint32_t g_retries = 0;
 static uint32_t g_free_batch = 0, g_profile = 0, g_ways = 0;   /* --ways: wh_heap_config.segments */
@@ -54,6 +58,7 @@ static const kd_kind KINDS_SMALL[] = { { "DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_D
 typedef struct kd_row {
     char scene[64], kind[16], status[96];
     uint32_t tris, heap_x, reps;
+    uint32_t builds, failed_builds;         /* warm-up and timed: those with a failed allocation */
     uint64_t heap_bytes;
     kd_build_stats st;
     double ms_median, ms_min;
@@ -154,13 +159,18 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
     }
     print_heap_prof(k, &cfg.heap);
     give_back(g, k, &cfg.heap);
-    /* Slow builds get fewer repetitions so the whole table fits its budget;
-     * a build that ran out of heap is reported as is (its time is mostly the
-     * allocator's bounded retries before giving up). */
+    /* Slow builds get fewer repetitions so the whole table fits its budget
+     * (unless --all-reps); a build that ran out of heap is reported as
+     * is (its time is mostly the allocator's bounded retries before giving
+     * up).  A timed build that fails allocations adds them to the row's
+     * count: its time is not comparable either. */
+    row->builds = 1;
+    row->failed_builds = row->st.alloc_failures != 0;
     if (row->st.alloc_failures || row->st.ms > g_solo_ms) {
         reps = 0;
         row->reps = 1;
         row->ms_median = row->ms_min = row->st.ms;
+    } else if (g_all_reps) {
     } else if (row->st.ms > 1000.0f) reps = 1;
     else if (row->st.ms > 300.0f && reps > 3) reps = 3;
     double ms[KD_MAX_REPS];
@@ -169,6 +179,9 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         kd_build_stats st;
         (void)kd_gpu_build(g, &cfg, &st);
         ms[row->reps++] = st.ms;
+        row->builds++;
+        row->failed_builds += st.alloc_failures != 0;
+        row->st.alloc_failures += st.alloc_failures;
         give_back(g, k, &cfg.heap);
     }
     if (reps && row->reps) {
@@ -192,10 +205,10 @@ static double sd_bytes(const kd_build_stats *s) {
 
 static void print_row(const kd_row *r) {
     printf("%-12s %9u  %3ux  %-11s %9.2f ms (min %.2f, %u reps)  nodes %llu refs/tri %.2f allocs %llu "
-           "mean %.1f B sd %.1f B fails %llu check %s  %s\n",
+           "mean %.1f B sd %.1f B fails %llu (%u of %u builds) check %s  %s\n",
            r->scene, r->tris, r->heap_x, r->kind, r->ms_median, r->ms_min, r->reps, (unsigned long long)r->st.nodes,
            r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs, mean_bytes(&r->st),
-           sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures,
+           sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures, r->failed_builds, r->builds,
            r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"), r->status);
     const kd_build_stats *s = &r->st;
     if (g_profile && s->prof[KD_CYC_NODE]) {
@@ -438,6 +451,7 @@ int main(int argc, char **argv) {
     snprintf(o.obj, sizeof o.obj, "%s", opt_str(argc, argv, "--obj", ""));
     snprintf(o.out, sizeof o.out, "%s", opt_str(argc, argv, "--out", "."));
     o.reps = atoi(opt_str(argc, argv, "--reps", "5"));
+    g_all_reps = opt_str(argc, argv, "--all-reps", NULL) != NULL;
     if (o.reps < 1) o.reps = 1;
     if (o.reps > KD_MAX_REPS) o.reps = KD_MAX_REPS;
     o.budget_s = atof(opt_str(argc, argv, "--budget", "170"));
