@@ -12,7 +12,7 @@
  * --phases: heap sizes in multiples of the root's list (200: all kinds incl.
  * BUMP; any other: the kinds that free).  --tag: output file names.
  * --solo: a warm-up build slower than this many ms is the only one timed.
- * --all-reps: every build --reps times (else slow builds get fewer).  A
+ * --all-reps=1: every build --reps times (else slow builds get fewer).  A
  * row's fails count every build's, and the log line says how many failed.
  * --from-csv=FILE: only rewrite the markdown of a CSV (no GPU needed).
  * --retries=N: retry a failed list allocation N times (not in the results).
@@ -34,7 +34,7 @@
 
 /* A warm-up build slower than this is reported alone (--solo=ms). */
 static double g_solo_ms = 10000.0;
-/* --all-reps: --reps timed builds however long one takes (under --solo). */
+/* --all-reps=1: --reps timed builds however long one takes (under --solo). */
 static bool g_all_reps = false;
 /* Retries of a failed list allocation (--retries=N, default 0). */
 static uint32_t g_retries = 0;
@@ -451,7 +451,7 @@ int main(int argc, char **argv) {
     snprintf(o.obj, sizeof o.obj, "%s", opt_str(argc, argv, "--obj", ""));
     snprintf(o.out, sizeof o.out, "%s", opt_str(argc, argv, "--out", "."));
     o.reps = atoi(opt_str(argc, argv, "--reps", "5"));
-    g_all_reps = opt_str(argc, argv, "--all-reps", NULL) != NULL;
+    g_all_reps = atoi(opt_str(argc, argv, "--all-reps", "0")) != 0;
     if (o.reps < 1) o.reps = 1;
     if (o.reps > KD_MAX_REPS) o.reps = KD_MAX_REPS;
     o.budget_s = atof(opt_str(argc, argv, "--budget", "170"));
