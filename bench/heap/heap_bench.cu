@@ -459,10 +459,11 @@ int main(int argc, char **argv) {
     /* one allocation per thread, 1M threads (the goals) */
     uint64_t one_sizes[16];
     unsigned n_one = 0;
-    for (const char *p = arg(argc, argv, "--one-sizes", "16,256,4096"); *p && n_one < 16; ++p) {
-        uint64_t v = strtoull(p, (char **)&p, 10);
+    for (const char *p = arg(argc, argv, "--one-sizes", "16,256,4096"); *p && n_one < 16;) {
+        char *end;
+        uint64_t v = strtoull(p, &end, 10);
         if (v) one_sizes[n_one++] = v;
-        if (!*p) break;
+        p = *end ? end + 1 : end;                       /* past the comma (or any stray character) */
     }
     for (unsigned a = 0; a < NALLOC; ++a) {
         if (!run_test("one") || !run_kind(&allocators[a])) continue;

@@ -170,9 +170,10 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         reps = 0;
         row->reps = 1;
         row->ms_median = row->ms_min = row->st.ms;
-    } else if (g_all_reps) {
-    } else if (row->st.ms > 1000.0f) reps = 1;
-    else if (row->st.ms > 300.0f && reps > 3) reps = 3;
+    } else if (!g_all_reps) {
+        if (row->st.ms > 1000.0f) reps = 1;
+        else if (row->st.ms > 300.0f && reps > 3) reps = 3;
+    }
     double ms[KD_MAX_REPS];
     if (reps) row->reps = 0;
     for (int r = 0; r < reps && !row->status[0]; ++r) {

@@ -142,8 +142,10 @@ typedef struct wh_heap {
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
     uint32_t seg_ways;       /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
     uint32_t slab_fine;      /* all 52 classes (16 MiB and up)                   */
-    uint32_t slab_segs;      /* bump segments: 1 from WH_SEG_MIN_PAGES pages, 2  *
-                              * (tiled classes too) from WH_SEG_TILED_MIN_PAGES  */
+    /* bump segments (heap_slab.h, wh__seg_class): 0 none; 1 from
+     * WH_SEG_MIN_PAGES pages; 2, the tiled classes too, from
+     * WH_SEG_TILED_MIN_PAGES */
+    uint32_t slab_segs;
     uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;      /* requested bytes of a page run                    */
