@@ -10,9 +10,10 @@
  * One iteration:
  *   force    (BodyNode) top-down traversal from the root, opening criterion
  *                       size < theta * distance; forces summed in 2^-32 fixed
- *                       point, so the order of the traversal does not matter
- *   move     (BodyNode) integrate; a body that left its node's box clears its
- *                       slot and becomes homeless (to be inserted at the root)
+ *                       point, so the order of the traversal does not matter;
+ *                       the force updates the velocity at once
+ *   move     (BodyNode) the position; a body that left its node's box clears
+ *                       its slot and becomes homeless (to be inserted at the root)
  *   collapse (TreeNode) bottom-up, one round per depth from the deepest: a node
  *                       with no child is destroyed, a node with a single body
  *                       hands it to its parent and is destroyed
@@ -45,12 +46,12 @@ static uint64_t g_short = 0;
 
 #define NODEBASE_FIELDS(F) F(uint64_t, parent) F(float, px) F(float, py) F(float, mass) F(uint32_t, slot)
 WH_SOA_CLASS(NodeBase, 0, NODEBASE_FIELDS)
-#define BODY_FIELDS(F) F(uint64_t, cursor) F(float, vx) F(float, vy) F(float, fx) F(float, fy) F(uint32_t, id) \
-    F(uint32_t, homeless)
+/* A homeless body's parent is its cursor: the node its descent has reached.
+ * tag: the body's id and its state (bh_tag). */
+#define BODY_FIELDS(F) F(float, vx) F(float, vy) F(uint32_t, tag)
 WH_SOA_SUBCLASS(BodyNode, 1, NodeBase, BODY_FIELDS)
 #define TREE_FIELDS(F) F(uint64_t, c0) F(uint64_t, c1) F(uint64_t, c2) F(uint64_t, c3) \
-    F(uint32_t, b0) F(uint32_t, b1) F(uint32_t, b2) F(uint32_t, b3) F(float, x0) F(float, y0) F(float, size) \
-    F(uint32_t, depth)
+    F(uint32_t, b0) F(uint32_t, b1) F(uint32_t, b2) F(uint32_t, b3) F(float, x0) F(float, y0) F(uint32_t, depth)
 WH_SOA_SUBCLASS(TreeNode, 2, NodeBase, TREE_FIELDS)
 
 #define BH_G 2.0e-6f
@@ -72,6 +73,11 @@ typedef struct bh_ctx {
 WH_INLINE WH_HOST_DEVICE float bh_unit(uint64_t i, uint64_t k) {
     return (float)(wh_hash64(0xBA27ull + i * 8u + k) >> 40) * (1.0f / 16777216.0f);
 }
+/* The side of a box at depth d: 4 / 2^d, exact, so a node keeps its depth
+ * and not its size (nodes are what fills the heap: every byte counts in the
+ * space comparison). */
+WH_INLINE WH_HOST_DEVICE float bh_size(uint32_t depth) { return 4.0f / (float)(1u << depth); }
+WH_INLINE WH_HOST_DEVICE float tn_size(TreeNode t) { return bh_size(WH_GET(TreeNode, t, depth)); }
 WH_INLINE WH_HOST_DEVICE uint64_t *tn_child(TreeNode t, uint32_t q) {
     return q == 0 ? WH_FIELD(TreeNode, t, c0) : q == 1 ? WH_FIELD(TreeNode, t, c1) : q == 2 ? WH_FIELD(TreeNode, t, c2)
                                                                                               : WH_FIELD(TreeNode, t, c3);
@@ -81,11 +87,11 @@ WH_INLINE WH_HOST_DEVICE uint32_t *tn_bid(TreeNode t, uint32_t q) {
                                                                                               : WH_FIELD(TreeNode, t, b3);
 }
 WH_INLINE WH_HOST_DEVICE uint32_t tn_quadrant(TreeNode t, float x, float y) {
-    float h = WH_GET(TreeNode, t, size) * 0.5f;
+    float h = tn_size(t) * 0.5f;
     return (uint32_t)(x >= WH_GET(TreeNode, t, x0) + h) + 2u * (uint32_t)(y >= WH_GET(TreeNode, t, y0) + h);
 }
 WH_INLINE WH_HOST_DEVICE bool tn_contains(TreeNode t, float x, float y) {
-    float x0 = WH_GET(TreeNode, t, x0), y0 = WH_GET(TreeNode, t, y0), s = WH_GET(TreeNode, t, size);
+    float x0 = WH_GET(TreeNode, t, x0), y0 = WH_GET(TreeNode, t, y0), s = tn_size(t);
     return x >= x0 && x < x0 + s && y >= y0 && y < y0 + s;
 }
 /* Inside the box of slot q of t (where a body in that slot must be). */
@@ -102,6 +108,15 @@ WH_INLINE WH_HOST_DEVICE void bh_pair(float x, float y, float m, float ox, float
     *ay += (int64_t)(f * dy * BH_FIX);
 }
 #define BH_BID(id) (0xFFFFFFFFu - (id))
+/* A body's tag: its id in the low 30 bits, its state (BH_IN_TREE,
+ * BH_HOMELESS, BH_LOST) in the top two -- one word where two would take
+ * 4 more bytes of every body. */
+#define BH_ID_BITS 30u
+#define BH_MAX_BODIES (1ull << BH_ID_BITS)
+WH_INLINE WH_HOST_DEVICE uint32_t bh_tag(uint32_t id, uint32_t state) { return id | state << BH_ID_BITS; }
+WH_INLINE WH_HOST_DEVICE uint32_t bh_id(uint32_t tag) { return tag & (uint32_t)(BH_MAX_BODIES - 1u); }
+WH_INLINE WH_HOST_DEVICE uint32_t bh_state(uint32_t tag) { return tag >> BH_ID_BITS; }
+WH_INLINE WH_HOST_DEVICE void bh_set_state(uint32_t *tag, uint32_t state) { *tag = bh_tag(bh_id(*tag), state); }
 
 /* ---- set-up ------------------------------------------------------------------------- */
 /* Body i: a square cloud, denser in the middle, in slow rotation (no
@@ -121,7 +136,6 @@ WH_INLINE WH_HOST_DEVICE void root_init(const wh_soa *s, TreeNode t, uint64_t i,
     WH_GET(TreeNode, t, base.px) = WH_GET(TreeNode, t, base.py) = WH_GET(TreeNode, t, base.mass) = 0.0f;
     for (uint32_t q = 0; q < 4; ++q) { *tn_child(t, q) = 0; *tn_bid(t, q) = 0; }
     WH_GET(TreeNode, t, x0) = WH_GET(TreeNode, t, y0) = -2.0f;
-    WH_GET(TreeNode, t, size) = 4.0f;
     WH_GET(TreeNode, t, depth) = 0;
 }
 WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, BodyNode b, uint64_t i, const bh_ctx *c) {
@@ -131,19 +145,25 @@ WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, BodyNode b, uint64_t i,
     WH_GET(BodyNode, b, base.px) = x;
     WH_GET(BodyNode, b, base.py) = y;
     WH_GET(BodyNode, b, base.mass) = m;
-    WH_GET(BodyNode, b, base.parent) = 0;
+    WH_GET(BodyNode, b, base.parent) = c->root;        /* homeless: the cursor */
     WH_GET(BodyNode, b, base.slot) = 0;
     WH_GET(BodyNode, b, vx) = vx;
     WH_GET(BodyNode, b, vy) = vy;
-    WH_GET(BodyNode, b, fx) = WH_GET(BodyNode, b, fy) = 0.0f;
-    WH_GET(BodyNode, b, id) = (uint32_t)i;
-    WH_GET(BodyNode, b, homeless) = BH_HOMELESS;
-    WH_GET(BodyNode, b, cursor) = c->root;
+    WH_GET(BodyNode, b, tag) = bh_tag((uint32_t)i, BH_HOMELESS);
 }
 WH_SOA_PARALLEL_NEW(TreeNode, root_init, bh_ctx)
 WH_SOA_PARALLEL_NEW(BodyNode, body_init, bh_ctx)
 
-/* ---- force: top-down traversal ---------------------------------------------------------- */
+/* ---- force: top-down traversal, then the velocity ------------------------------------------ */
+/* The force goes straight into the velocity: the traversal reads positions
+ * and masses only, so no body's velocity is read while others change theirs,
+ * and a body needs no force fields (the same float operations as a separate
+ * kick, so the same bits). */
+WH_INLINE WH_HOST_DEVICE void bh_kick(float *vx, float *vy, int64_t ax, int64_t ay, float m, float dt) {
+    float fx = (float)((double)ax / BH_FIX), fy = (float)((double)ay / BH_FIX);
+    *vx += fx / m * dt;
+    *vy += fy / m * dt;
+}
 WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, BodyNode b, const bh_ctx *c) {
     float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py), m = WH_GET(BodyNode, b, base.mass);
     int64_t ax = 0, ay = 0;
@@ -158,7 +178,7 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, BodyNode b, const bh_c
         float ox = WH_GET(NodeBase, o, px), oy = WH_GET(NodeBase, o, py);
         if (WH_SOA_IS(s, p, TreeNode)) {
             TreeNode t = TreeNode_from(p);
-            float dx = ox - x, dy = oy - y, size = WH_GET(TreeNode, t, size);
+            float dx = ox - x, dy = oy - y, size = tn_size(t);
             if (size * size >= c->theta * c->theta * (dx * dx + dy * dy) && top + 4u <= BH_STACK) {
                 for (uint32_t q = 0; q < 4; ++q) {
                     uint64_t ch = *tn_child(t, q);
@@ -169,8 +189,7 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, BodyNode b, const bh_c
         }
         bh_pair(x, y, m, ox, oy, om, &ax, &ay);
     }
-    WH_GET(BodyNode, b, fx) = (float)((double)ax / BH_FIX);
-    WH_GET(BodyNode, b, fy) = (float)((double)ay / BH_FIX);
+    bh_kick(&WH_GET(BodyNode, b, vx), &WH_GET(BodyNode, b, vy), ax, ay, m, c->dt);
 }
 
 /* ---- move; leaving bodies clear their slot ----------------------------------------------- */
@@ -180,23 +199,19 @@ WH_INLINE WH_HOST_DEVICE void bh_clamp(float *p, float *v) {
 }
 WH_INLINE WH_HOST_DEVICE void body_move(const wh_soa *s, BodyNode b, const bh_ctx *c) {
     (void)s;
-    float m = WH_GET(BodyNode, b, base.mass);
     float *px = &WH_GET(BodyNode, b, base.px), *py = &WH_GET(BodyNode, b, base.py);
     float *vx = &WH_GET(BodyNode, b, vx), *vy = &WH_GET(BodyNode, b, vy);
-    *vx += WH_GET(BodyNode, b, fx) / m * c->dt;
-    *vy += WH_GET(BodyNode, b, fy) / m * c->dt;
     *px += *vx * c->dt;
     *py += *vy * c->dt;
     bh_clamp(px, vx);
     bh_clamp(py, vy);
-    uint32_t *h = &WH_GET(BodyNode, b, homeless);
-    if (*h == BH_LOST) { *h = BH_HOMELESS; WH_GET(BodyNode, b, cursor) = c->root; return; }
+    uint32_t *tag = &WH_GET(BodyNode, b, tag);
+    if (bh_state(*tag) == BH_LOST) { bh_set_state(tag, BH_HOMELESS); WH_GET(BodyNode, b, base.parent) = c->root; return; }
     TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent));
     if (tn_in_slot(t, WH_GET(BodyNode, b, base.slot), *px, *py)) return;
     *tn_child(t, WH_GET(BodyNode, b, base.slot)) = 0;
-    WH_GET(BodyNode, b, base.parent) = 0;
-    WH_GET(BodyNode, b, cursor) = c->root;
-    *h = BH_HOMELESS;
+    WH_GET(BodyNode, b, base.parent) = c->root;        /* the cursor, from the top */
+    bh_set_state(tag, BH_HOMELESS);
 }
 
 /* ---- collapse: bottom-up, one depth per round ----------------------------------------------- */
@@ -221,49 +236,47 @@ WH_INLINE WH_HOST_DEVICE void tree_collapse(const wh_soa *s, TreeNode t, const b
 
 /* ---- insert: top-down, bids for slots ---------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE void body_bid(const wh_soa *s, BodyNode b, const bh_ctx *c) {
-    if (WH_GET(BodyNode, b, homeless) != BH_HOMELESS) return;
+    if (bh_state(WH_GET(BodyNode, b, tag)) != BH_HOMELESS) return;
     float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py);
-    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, cursor));
+    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent));   /* the cursor */
     for (uint32_t d = 0; d <= BH_MAXD + 1u; ++d) {     /* descend through subtrees */
         uint64_t ch = *tn_child(t, tn_quadrant(t, x, y));
         if (!ch || !WH_SOA_IS(s, ch, TreeNode)) break;
         t = TreeNode_from(ch);
     }
-    WH_GET(BodyNode, b, cursor) = t.p;
-    (void)wh_atomic_fetch_max(tn_bid(t, tn_quadrant(t, x, y)), BH_BID(WH_GET(BodyNode, b, id)), WH_RELAXED);
+    WH_GET(BodyNode, b, base.parent) = t.p;
+    (void)wh_atomic_fetch_max(tn_bid(t, tn_quadrant(t, x, y)), BH_BID(bh_id(WH_GET(BodyNode, b, tag))), WH_RELAXED);
     (void)c;
 }
 WH_INLINE WH_HOST_DEVICE void body_place(const wh_soa *s, BodyNode b, const bh_ctx *c) {
-    if (WH_GET(BodyNode, b, homeless) != BH_HOMELESS) return;
+    if (bh_state(WH_GET(BodyNode, b, tag)) != BH_HOMELESS) return;
     float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py);
-    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, cursor));
+    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent));   /* the cursor */
     uint32_t q = tn_quadrant(t, x, y);
     uint32_t *bid = tn_bid(t, q);
-    if (wh_atomic_load(bid, WH_RELAXED) != BH_BID(WH_GET(BodyNode, b, id))) {
+    if (wh_atomic_load(bid, WH_RELAXED) != BH_BID(bh_id(WH_GET(BodyNode, b, tag)))) {
         (void)wh_atomic_fetch_add(&c->ctr[CTR_HOMELESS], 1u, WH_RELAXED);   /* lost the bid: next round */
         return;
     }
     wh_atomic_store(bid, 0u, WH_RELAXED);
     uint64_t *slot = tn_child(t, q);
     if (!*slot) {                                       /* empty: take it */
-        *slot = b.p;
-        WH_GET(BodyNode, b, base.parent) = t.p;
+        *slot = b.p;                                    /* the cursor t becomes the parent */
         WH_GET(BodyNode, b, base.slot) = q;
-        WH_GET(BodyNode, b, homeless) = BH_IN_TREE;
+        bh_set_state(&WH_GET(BodyNode, b, tag), BH_IN_TREE);
         return;
     }
     /* a body: split the slot with a new TreeNode and move that body into it */
     uint32_t depth = WH_GET(TreeNode, t, depth) + 1u;
     TreeNode n = depth > BH_MAXD ? TreeNode_from(0) : WH_SOA_NEW(s, TreeNode);
     if (TreeNode_is_null(n)) {                          /* too deep (or no memory): left out this iteration */
-        WH_GET(BodyNode, b, homeless) = BH_LOST;
+        bh_set_state(&WH_GET(BodyNode, b, tag), BH_LOST);
         (void)wh_atomic_fetch_add(&c->ctr[CTR_LOST], 1u, WH_RELAXED);
         return;
     }
-    float h = WH_GET(TreeNode, t, size) * 0.5f;
+    float h = tn_size(t) * 0.5f;
     WH_GET(TreeNode, n, x0) = WH_GET(TreeNode, t, x0) + (float)(q & 1u) * h;
     WH_GET(TreeNode, n, y0) = WH_GET(TreeNode, t, y0) + (float)(q >> 1) * h;
-    WH_GET(TreeNode, n, size) = h;
     WH_GET(TreeNode, n, depth) = depth;
     WH_GET(TreeNode, n, base.parent) = t.p;
     WH_GET(TreeNode, n, base.slot) = q;
@@ -294,7 +307,7 @@ WH_INLINE WH_HOST_DEVICE void tree_summary(const wh_soa *s, TreeNode t, const bh
         my += om * WH_GET(NodeBase, o, py);
     }
     WH_GET(TreeNode, t, base.mass) = m;
-    float h = WH_GET(TreeNode, t, size) * 0.5f;
+    float h = tn_size(t) * 0.5f;
     WH_GET(TreeNode, t, base.px) = m > 0.0f ? mx / m : WH_GET(TreeNode, t, x0) + h;
     WH_GET(TreeNode, t, base.py) = m > 0.0f ? my / m : WH_GET(TreeNode, t, y0) + h;
 }
@@ -420,8 +433,9 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
     wh_soa_iter_begin(&itr, &img, BodyNode_TYPE);
     for (uint64_t p; (p = wh_soa_iter_next(&itr, &img)) != 0 && out->n < n;) {
         BodyNode b = BodyNode_from(p);
-        float *r = out->r + (uint64_t)WH_GET(BodyNode, b, id) * BH_ROW;
-        r[0] = (float)WH_GET(BodyNode, b, id);
+        uint32_t id = bh_id(WH_GET(BodyNode, b, tag));
+        float *r = out->r + (uint64_t)id * BH_ROW;
+        r[0] = (float)id;
         r[1] = WH_GET(BodyNode, b, base.px); r[2] = WH_GET(BodyNode, b, base.py);
         r[3] = WH_GET(BodyNode, b, vx); r[4] = WH_GET(BodyNode, b, vy); r[5] = WH_GET(BodyNode, b, base.mass);
         ++out->n;
@@ -486,7 +500,7 @@ int main(int argc, char **argv) {
     int dev = o.dev, check = o.check;
     g_malloc_heap = app_heap_opt(argc, argv, 0);
     size_t heap = g_malloc_heap ? g_malloc_heap : (size_t)n * 400 + ((size_t)16 << 20);
-    if (n < 1 || n > 0xFFFFFFF0ull || iters < 0) { fprintf(stderr, "barneshut: bad size\n"); return 2; }
+    if (n < 1 || n > BH_MAX_BODIES || iters < 0) { fprintf(stderr, "barneshut: bad size\n"); return 2; }
     char env[512];
     app_env(env, sizeof env, dev);
     printf("barneshut: %llu bodies, %d iterations, theta %g, dt %g, heap %zu MiB, %s\n", (unsigned long long)n, iters,

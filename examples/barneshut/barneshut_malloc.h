@@ -12,14 +12,13 @@ typedef struct bm_tree {
     bm_node h;
     bm_node *c[4];
     uint32_t bid[4];
-    float x0, y0, size;
+    float x0, y0;                               /* the side: bh_size(depth) */
     uint32_t depth, dead;
 } bm_tree;
 typedef struct bm_body {
-    bm_node h;
-    float vx, vy, fx, fy;
-    uint32_t id, homeless;
-    bm_tree *cursor;
+    bm_node h;                                  /* homeless: h.parent is the cursor */
+    float vx, vy;
+    uint32_t tag;                               /* id and state: bh_tag */
 } bm_body;
 typedef struct bm_ctx {
     bh_ctx c;                                   /* dt, theta, depth, counters */
@@ -33,11 +32,12 @@ typedef struct bm_ctx {
 #define BM_I() uint32_t i = blockIdx.x * blockDim.x + threadIdx.x
 
 static __device__ uint32_t bm_quadrant(const bm_tree *t, float x, float y) {
-    float h = t->size * 0.5f;
+    float h = bh_size(t->depth) * 0.5f;
     return (uint32_t)(x >= t->x0 + h) + 2u * (uint32_t)(y >= t->y0 + h);
 }
 static __device__ bool bm_in_slot(const bm_tree *t, uint32_t q, float x, float y) {
-    return x >= t->x0 && x < t->x0 + t->size && y >= t->y0 && y < t->y0 + t->size && bm_quadrant(t, x, y) == q;
+    float s = bh_size(t->depth);
+    return x >= t->x0 && x < t->x0 + s && y >= t->y0 && y < t->y0 + s && bm_quadrant(t, x, y) == q;
 }
 static __device__ bm_tree *bm_new_tree(bm_ctx *m, bm_tree *parent, uint32_t q) {
     bm_tree *t = (bm_tree *)malloc(sizeof(bm_tree));
@@ -49,11 +49,10 @@ static __device__ bm_tree *bm_new_tree(bm_ctx *m, bm_tree *parent, uint32_t q) {
     t->h.px = t->h.py = t->h.mass = 0.0f;
     for (uint32_t k = 0; k < 4; ++k) { t->c[k] = NULL; t->bid[k] = 0; }
     t->dead = 0;
-    if (!parent) { t->x0 = t->y0 = -2.0f; t->size = 4.0f; t->depth = 0; return t; }
-    float h = parent->size * 0.5f;
+    if (!parent) { t->x0 = t->y0 = -2.0f; t->depth = 0; return t; }
+    float h = bh_size(parent->depth) * 0.5f;
     t->x0 = parent->x0 + (float)(q & 1u) * h;
     t->y0 = parent->y0 + (float)(q >> 1) * h;
-    t->size = h;
     t->depth = parent->depth + 1u;
     return t;
 }
@@ -65,9 +64,8 @@ static __global__ void bm_init(bm_ctx m) {
     m.bodies[i] = b;
     if (!b) { atomicAdd(m.fails, 1ull); return; }
     bh_body0(i, &b->h.px, &b->h.py, &b->h.mass, &b->vx, &b->vy);
-    b->h.tree = 0; b->h.parent = NULL; b->h.slot = 0;
-    b->fx = b->fy = 0.0f;
-    b->id = i; b->homeless = BH_HOMELESS; b->cursor = m.root;
+    b->h.tree = 0; b->h.parent = &m.root->h; b->h.slot = 0;     /* homeless: the cursor */
+    b->tag = bh_tag(i, BH_HOMELESS);
 }
 static __global__ void bm_force(bm_ctx m) {
     BM_I();
@@ -84,7 +82,8 @@ static __global__ void bm_force(bm_ctx m) {
         if (o->tree) {
             const bm_tree *t = (const bm_tree *)o;
             float dx = o->px - x, dy = o->py - y;
-            if (t->size * t->size >= m.c.theta * m.c.theta * (dx * dx + dy * dy) && top + 4u <= BH_STACK) {
+            float size = bh_size(t->depth);
+            if (size * size >= m.c.theta * m.c.theta * (dx * dx + dy * dy) && top + 4u <= BH_STACK) {
                 for (uint32_t q = 0; q < 4; ++q)
                     if (t->c[q]) stack[top++] = t->c[q];
                 continue;
@@ -92,26 +91,22 @@ static __global__ void bm_force(bm_ctx m) {
         }
         bh_pair(x, y, mass, o->px, o->py, o->mass, &ax, &ay);
     }
-    b->fx = (float)((double)ax / BH_FIX);
-    b->fy = (float)((double)ay / BH_FIX);
+    bh_kick(&b->vx, &b->vy, ax, ay, mass, m.c.dt);
 }
 static __global__ void bm_move(bm_ctx m) {
     BM_I();
     if (i >= m.nb) return;
     bm_body *b = m.bodies[i];
-    b->vx += b->fx / b->h.mass * m.c.dt;
-    b->vy += b->fy / b->h.mass * m.c.dt;
     b->h.px += b->vx * m.c.dt;
     b->h.py += b->vy * m.c.dt;
     bh_clamp(&b->h.px, &b->vx);
     bh_clamp(&b->h.py, &b->vy);
-    if (b->homeless == BH_LOST) { b->homeless = BH_HOMELESS; b->cursor = m.root; return; }
+    if (bh_state(b->tag) == BH_LOST) { bh_set_state(&b->tag, BH_HOMELESS); b->h.parent = &m.root->h; return; }
     bm_tree *t = (bm_tree *)b->h.parent;
     if (bm_in_slot(t, b->h.slot, b->h.px, b->h.py)) return;
     t->c[b->h.slot] = NULL;
-    b->h.parent = NULL;
-    b->cursor = m.root;
-    b->homeless = BH_HOMELESS;
+    b->h.parent = &m.root->h;                           /* the cursor, from the top */
+    bh_set_state(&b->tag, BH_HOMELESS);
 }
 static __global__ void bm_collapse(bm_ctx m) {
     BM_I();
@@ -134,35 +129,34 @@ static __global__ void bm_bid(bm_ctx m) {
     BM_I();
     if (i >= m.nb) return;
     bm_body *b = m.bodies[i];
-    if (b->homeless != BH_HOMELESS) return;
-    bm_tree *t = b->cursor;
+    if (bh_state(b->tag) != BH_HOMELESS) return;
+    bm_tree *t = (bm_tree *)b->h.parent;               /* the cursor */
     for (uint32_t d = 0; d <= BH_MAXD + 1u; ++d) {
         bm_node *ch = t->c[bm_quadrant(t, b->h.px, b->h.py)];
         if (!ch || !ch->tree) break;
         t = (bm_tree *)ch;
     }
-    b->cursor = t;
-    atomicMax(&t->bid[bm_quadrant(t, b->h.px, b->h.py)], BH_BID(b->id));
+    b->h.parent = &t->h;
+    atomicMax(&t->bid[bm_quadrant(t, b->h.px, b->h.py)], BH_BID(bh_id(b->tag)));
 }
 static __global__ void bm_place(bm_ctx m) {
     BM_I();
     if (i >= m.nb) return;
     bm_body *b = m.bodies[i];
-    if (b->homeless != BH_HOMELESS) return;
-    bm_tree *t = b->cursor;
+    if (bh_state(b->tag) != BH_HOMELESS) return;
+    bm_tree *t = (bm_tree *)b->h.parent;               /* the cursor */
     uint32_t q = bm_quadrant(t, b->h.px, b->h.py);
-    if (atomicAdd(&t->bid[q], 0u) != BH_BID(b->id)) { atomicAdd(&m.c.ctr[CTR_HOMELESS], 1u); return; }
+    if (atomicAdd(&t->bid[q], 0u) != BH_BID(bh_id(b->tag))) { atomicAdd(&m.c.ctr[CTR_HOMELESS], 1u); return; }
     atomicExch(&t->bid[q], 0u);
     if (!t->c[q]) {
-        t->c[q] = &b->h;
-        b->h.parent = &t->h;
+        t->c[q] = &b->h;                                /* the cursor t becomes the parent */
         b->h.slot = q;
-        b->homeless = BH_IN_TREE;
+        bh_set_state(&b->tag, BH_IN_TREE);
         return;
     }
     bm_tree *n = t->depth + 1u > BH_MAXD ? NULL : bm_new_tree(&m, t, q);
     if (!n) {
-        b->homeless = BH_LOST;
+        bh_set_state(&b->tag, BH_LOST);
         atomicAdd(&m.c.ctr[CTR_LOST], 1u);
         return;
     }
@@ -189,7 +183,7 @@ static __global__ void bm_summary(bm_ctx m) {
         my += o->mass * o->py;
     }
     t->h.mass = mass;
-    float h = t->size * 0.5f;
+    float h = bh_size(t->depth) * 0.5f;
     t->h.px = mass > 0.0f ? mx / mass : t->x0 + h;
     t->h.py = mass > 0.0f ? my / mass : t->y0 + h;
 }
@@ -213,8 +207,9 @@ static __global__ void bm_export(bm_ctx m, float *out) {
     BM_I();
     if (i >= m.nb) return;
     bm_body *b = m.bodies[i];
-    float *r = out + (uint64_t)b->id * BH_ROW;
-    r[0] = (float)b->id; r[1] = b->h.px; r[2] = b->h.py; r[3] = b->vx; r[4] = b->vy; r[5] = b->h.mass;
+    uint32_t id = bh_id(b->tag);
+    float *r = out + (uint64_t)id * BH_ROW;
+    r[0] = (float)id; r[1] = b->h.px; r[2] = b->h.py; r[3] = b->vx; r[4] = b->vy; r[5] = b->h.mass;
     free(b);
 }
 static __global__ void bm_free_items(bm_ctx m) {
