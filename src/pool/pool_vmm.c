@@ -14,7 +14,8 @@
  * are *moved* there instead (cuMemUnmap, cuMemMap of the same handle,
  * cuMemSetAccess): reserved stays, and the driver neither releases nor
  * creates memory, which costs it ~0.32 us a MiB and ~9 us a piece on the
- * H100.  Past budget + 1/32 (the hard budget), or with no piece to move,
+ * H100.  Pieces moved for one request lie side by side and get one
+ * cuMemSetAccess.  Past budget + 1/64 (the hard budget), or with no piece to move,
  * free pieces are unmapped and become holes again: reserved tracks live
  * memory.  Only READY blocks: a stream's own free blocks may still be read by
  * work queued on it, so the walk first waits for the streams (wh__reclaim).
@@ -22,10 +23,14 @@
  * Every piece costs the driver ~50-90 us to map or move, however large
  * (bench/results/pool-footprint-h100), and only whole pieces can be moved
  * or unmapped: a piece under both a live and a free block holds the free
- * part.  The largest piece, 128 MiB, is the trade between the two: on
+ * part.  The largest piece is the trade between the two: on
  * random_allocations with blocks up to 1 GiB, 64 MiB pieces moved ~0.1 a
  * request at 1.375x of the peak in use (moves on, the old ceiling), 128
- * MiB ~0.27 at 1.14-1.16x, 192 MiB ~0.18 at 1.16-1.20x.
+ * MiB ~0.27 at 1.14-1.16x, 192 MiB ~0.18 at 1.16-1.20x (H100).  With the
+ * batched access, the tie-break of wh__move_source and a hard budget of
+ * 1/64, 112 MiB held 1.12-1.14x on the CPU replay (wh_pool_replay) at a
+ * modelled driver time 7-13% under 128 MiB's with 1/32 for N = 1e4 / 1e5;
+ * 96 MiB 1.12-1.13x but 1.141 (was 1.135) at max 64 MiB.
  *
  * The CUDA entry points come from cudaGetDriverEntryPointByVersion, so the
  * library does not link libcuda.  The CPU backend does the same with mmap
@@ -49,7 +54,7 @@
 /* The policy's constants: #ifndef so that bench/pool/build-variants.sh can
  * build variants (bench/results/pool-footprint-h100 measured them). */
 #ifndef WH__PIECE_MAX
-#define WH__PIECE_MAX (128ull << 20)     /* largest piece mapped by one cuMemCreate       */
+#define WH__PIECE_MAX (112ull << 20)     /* largest piece mapped by one cuMemCreate       */
 #endif
 #ifndef WH__GROW_SHIFT
 #define WH__GROW_SHIFT 4                 /* extra growth: reserved / 16, within the budget */
@@ -58,10 +63,15 @@
 #define WH__SLACK_DIV 10                 /* budget: the peak in use + 1/10                 */
 #endif
 #ifndef WH__HARD_SHIFT
-#define WH__HARD_SHIFT 5                 /* walk regardless past budget + budget / 32      */
+#define WH__HARD_SHIFT 6                 /* walk regardless past budget + budget / 64      */
 #endif
 #ifndef WH__MOVES
-#define WH__MOVES 8                      /* pieces moved at most for one request           */
+#define WH__MOVES 12                     /* pieces moved at most for one request           */
+#endif
+#ifndef WH__MOVE_BATCH
+#define WH__MOVE_BATCH 1                 /* 0: the policy of 3d53849 (one access call per
+                                            moved piece, the hole chosen again after each;
+                                            sources tied on size not told apart)            */
 #endif
 
 /* ---- the driver's calls ---------------------------------------------------------- */
@@ -200,9 +210,11 @@ static wh_status wh__access(wh_pool *p, uint32_t g0, uint32_t n) {
     return WH_OK;
 }
 
-/* Map the kept handle h of n granules at granule g (a move).  On failure
- * nothing stays mapped there and h is still the caller's to release. */
-static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h) {
+/* Map the kept handle h of n granules at granule g (a move), and set its
+ * access unless the caller sets it later over several pieces (access
+ * false).  On failure nothing stays mapped there and h is still the
+ * caller's to release. */
+static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h, bool access) {
     wh__vmm *v = &p->vmm;
     uint64_t bytes = (uint64_t)n * v->gran;
 #if WH_HAVE_CUDA
@@ -220,9 +232,18 @@ static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h) 
     for (uint32_t k = 0; k < n; ++k) v->piece[g + k] = g;
     v->plen[g] = n;
     v->handle[g] = h;
+    if (!access) return WH_OK;
     wh_status st = wh__access(p, g, n);
     if (st != WH_OK) (void)wh__unmap_keep(p, g, &bytes);   /* the caller releases h (wh__move) */
     return st;
+}
+
+/* Unmap and release every piece that starts in [g0, g1). */
+static void wh__unmap_run(wh_pool *p, uint32_t g0, uint32_t g1) {
+    for (uint32_t g = g0, n; g < g1; g += n) {
+        n = p->vmm.plen[g];
+        wh__unmap_piece(p, g);
+    }
 }
 
 /* Back granules [g0, g0 + n) with physical memory.  On failure nothing stays
@@ -269,11 +290,7 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
         g += len;
     }
     if (st == WH_OK) st = wh__access(p, g0, n);
-    if (st != WH_OK)                                /* give back the pieces [g0, g) mapped here */
-        for (uint32_t k = g0, len; k < g; k += len) {
-            len = v->plen[k];
-            wh__unmap_piece(p, k);
-        }
+    if (st != WH_OK) wh__unmap_run(p, g0, g);      /* give back the pieces mapped here */
     return st;
 }
 
@@ -372,7 +389,8 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size) {
  * this it walks anyway.  Before moves, a 1/4 margin held random_allocations
  * with blocks up to 1 GiB at 1.375x of the peak in use (without one: 1.36 /
  * 1.44 / 1.46 for N = 1e3 / 1e4 / 1e5); with moves, 1/32 holds it at
- * 1.14-1.16x (1/16: 1.169x in about the same time; H100, pool-footprint-h100). */
+ * 1.14-1.16x (1/16: 1.169x in about the same time; H100, pool-footprint-h100);
+ * with batched moves, 1/64 and 112 MiB pieces 1.12-1.14x (CPU replay). */
 static uint64_t wh__hard_budget(uint64_t budget) { return budget + (budget >> WH__HARD_SHIFT); }
 
 typedef struct { uint32_t hole; uint64_t bytes; int side; } wh__fill;   /* side: -1 low end, 1 high end, 0 all */
@@ -443,24 +461,82 @@ static bool wh__better(uint64_t n, uint64_t best, uint64_t want) {
 
 /* The whole piece under a free READY block that best serves a fill of want
  * bytes into a hole of room bytes: the smallest of at least want, else the
- * largest that fits.  The blocks next to the hole are left alone (they are
- * what the fill extends). */
+ * largest that fits; of pieces of one size, the one under the smallest free
+ * block (the least likely to serve a request as it is: cutting a large free
+ * block costs the next request that it would have fitted a move).  The
+ * blocks next to the hole are left alone (they are what the fill extends). */
 static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, uint64_t room) {
     const wh_block *d = wh_blocks_desc(p->core);
     const wh__vmm *v = &p->vmm;
     wh__src best = {WH_BLOCK_NONE, 0, 0};
+    uint64_t best_block = 0;                             /* size of best's free block */
     for (uint32_t b = v->head, k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; b = d[b].next, ++k) {
         if (!wh__ready_free(p, &d[b]) || b == d[hole].prev || b == d[hole].next) continue;
         uint32_t a, e;
         wh__whole_pieces(p, &d[b], &a, &e);
         for (uint32_t g = a; g < e; g += v->plen[g]) {
             uint64_t n = (uint64_t)v->plen[g] * v->gran;
-            if (n <= room && wh__better(n, best.bytes, want)) best = (wh__src){b, g, n};
+            bool tie = WH__MOVE_BATCH && n == best.bytes && d[b].size < best_block;
+            if (n <= room && (wh__better(n, best.bytes, want) || tie)) {
+                best = (wh__src){b, g, n};
+                best_block = d[b].size;
+            }
         }
     }
     return best;
 }
 
+#if WH__MOVE_BATCH
+/* Move piece src, whole, to granule g of a hole, without its access (the
+ * caller sets it over all the pieces it moves side by side).  False
+ * (nothing changed but the piece given back to the driver, if it was
+ * unmapped) when it cannot. */
+static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src) {
+    if (!wh__blocks_have_spares(p->core, 3)) return false;   /* carve 2, wh__fill_done 1 */
+    uint32_t n = (uint32_t)(src.bytes / p->vmm.gran);
+    uint64_t h = 0;
+    wh__punch(p, src.block, src.g, src.g + n, &h);
+    if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false;   /* not carved */
+    if (wh__map_handle(p, g, n, h, false) != WH_OK) {
+        wh__drop(p, h, src.bytes);                           /* the source is a hole now */
+        p->st.reserved = wh__reserved(p);
+        return false;
+    }
+    p->st.moves++;
+    return true;
+}
+
+/* Over the budget: back f by moving pieces from free blocks (at most
+ * WH__MOVES of them) to f's side of its hole, side by side, with one
+ * cuMemSetAccess over them all (~11 us a call on the H100 besides ~23 us a
+ * piece; requests that move pieces move ~2 on average), then allocate.
+ * NONE if that did not do: what was moved stays, free, next to the block it
+ * extends, and the growth maps the rest.  (The sources' holes never touch
+ * f's hole: the blocks next to it are not sources.) */
+static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t size, uint64_t align, uint32_t slot) {
+    (void)need;
+    if (f.hole == WH_BLOCK_NONE || f.side == 0) return WH_BLOCK_NONE;
+    const wh_block *d = wh_blocks_desc(p->core);
+    uint64_t G = p->vmm.gran, hs = d[f.hole].size, done = 0;
+    uint32_t lo = wh__gran_of(p, d[f.hole].addr), hi = lo + (uint32_t)(hs / G);
+    for (int k = 0; k < WH__MOVES && done < f.bytes; ++k) {
+        wh__src src = wh__move_source(p, f.hole, f.bytes - done, hs - done);
+        uint32_t n = (uint32_t)(src.bytes / G), done_g = (uint32_t)(done / G);
+        if (src.block == WH_BLOCK_NONE || !wh__move_piece(p, f.side < 0 ? lo + done_g : hi - done_g - n, src)) break;
+        done += src.bytes;
+    }
+    if (!done) return WH_BLOCK_NONE;
+    uint32_t g0 = f.side < 0 ? lo : hi - (uint32_t)(done / G), g1 = g0 + (uint32_t)(done / G);
+    if (wh__access(p, g0, g1 - g0) != WH_OK) {         /* still a hole: the pieces go back */
+        wh__unmap_run(p, g0, g1);
+        p->st.reserved = wh__reserved(p);
+        return WH_BLOCK_NONE;
+    }
+    f.bytes = done;
+    wh__fill_done(p, f, slot);
+    return wh_blocks_alloc_aligned(p->core, size, align, slot);
+}
+#else
 /* Move piece src to f's side of its hole, whole, and free it into slot
  * there: reserved stays as it is.  False (nothing changed but the piece
  * given back to the driver, if it was unmapped) when it cannot. */
@@ -471,7 +547,7 @@ static bool wh__move(wh_pool *p, wh__fill f, wh__src src, uint32_t slot) {
     wh__punch(p, src.block, src.g, src.g + n, &h);
     if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false;   /* not carved */
     f.bytes = src.bytes;
-    if (wh__map_handle(p, wh__fill_start(p, f), n, h) != WH_OK) {
+    if (wh__map_handle(p, wh__fill_start(p, f), n, h, true) != WH_OK) {
         wh__drop(p, h, src.bytes);                           /* the source is a hole now */
         p->st.reserved = wh__reserved(p);
         return false;
@@ -493,6 +569,7 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     }
     return WH_BLOCK_NONE;
 }
+#endif
 
 /* Grow for a request of size at alignment align on slot, then allocate it.
  * NONE if the budget or the cap (config.max_bytes) or the device says no. */
