@@ -9,7 +9,9 @@
  *       replaces the one of frame f - K in ring slot f % K --
  *       as a command in the stream (best fit, or the RING policy), or by the
  *       last block of the counting kernel itself (RING, issue point 2), with
- *       plain launches or several frames per CUDA graph launch.
+ *       plain launches or several frames per CUDA graph launch; in one
+ *       cooperative kernel a frame, the RING commit in that kernel or in a
+ *       one-block kernel on a second stream, overlapping the next frame.
  * Every variant runs the same two kernels per frame (count, generate):
  *   count    -- per brick of 8x8x16 cells: the field at its 9x9x17 points in
  *               shared memory, the cases, the brick's triangles; the last
@@ -147,6 +149,10 @@ struct tail_args {
                               /* or wh_arena_ring_commit_block                 */
     bool split;               /* reserve here, commit later (arena_reserve.h) */
     const wh_arena_span *next;/* split: the slot the next frame replaces      */
+    uint32_t *reserve_status; /* split, commit in a kernel that may still run */
+                              /* (side stream): poll the lock first (bounded), */
+                              /* the reserve's status here for every block;    */
+                              /* NULL: neither                                 */
 };
 
 /* The metadata image staged by the arena's block functions. */
@@ -168,6 +174,25 @@ static __device__ void pdl_wait(void) {
 #endif
 }
 
+/* The side-stream commit (tail_args.reserve_status): how long the last
+ * block polls the lock before it gives the frame up (status
+ * WH_ERR_RETRY_LIMIT, a failure counted, the slot untouched, as the reserve
+ * does when it cannot take the lock).  Polling a word every ~32 ns answers
+ * at once when the previous frame's commit unlocks, where the lock's own
+ * backoff sleeps up to 2 us between tries; bounded well below the grid
+ * barrier's wait (MC_BARRIER_TRIES), so the other blocks never time out
+ * waiting for a last block that waits for a late commit. */
+#define MC_LOCK_POLLS (1u << 19)
+
+/* Whether the arena's lock was seen free within MC_LOCK_POLLS polls (one thread). */
+static __device__ bool arena_lock_free_soon(wh_arena_ref a) {
+    for (unsigned k = 0; k < MC_LOCK_POLLS; ++k) {
+        if (wh_atomic_load(&a.s->lock, WH_RELAXED) == 0u) return true;   /* atomic: from L2, not L1 */
+        __nanosleep(32);
+    }
+    return false;
+}
+
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
@@ -177,6 +202,10 @@ typedef cub::BlockScan<uint32_t, THREADS> block_scan;
  * reserve it (one thread: the span from the plan the last commit made; the
  * block core is brought up to date by a commit after the address is out),
  * else the whole replace by the block (metadata staged in dynamic smem).
+ * With t.reserve_status (the commit on a side stream) the lock may still
+ * be held by the previous frame's reservation: poll it first (bounded),
+ * and leave the reserve's status in *t.reserve_status -- on failure the
+ * slot may still hold an older, live mesh, so no block may write.
  * Returns the frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
@@ -204,7 +233,16 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         if (t.count_out) *(volatile size_t *)t.count_out = running;
     }
     if (ARENA && t.split) {                            /* one thread, a few loads: the critical path */
-        if (threadIdx.x == 0) (void)wh_arena_ring_reserve_thread(t.arena, running, TRI_BYTES, t.span, t.next);
+        if (threadIdx.x == 0) {
+            wh_status st;
+            if (t.reserve_status && !arena_lock_free_soon(t.arena)) {
+                st = WH_ERR_RETRY_LIMIT;               /* as the reserve's own lock failure: counted, slot kept */
+                wh__arena_note(t.arena.s, st);
+            } else {
+                st = wh_arena_ring_reserve_thread(t.arena, running, TRI_BYTES, t.span, t.next);
+            }
+            if (t.reserve_status) *t.reserve_status = (uint32_t)st;
+        }
     } else if (ARENA) {                                /* the whole block: metadata staged in smem */
         (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
     }
@@ -328,9 +366,12 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
  * word: each block reads it before it arrives, so the last block's
  * increment is the one it waits for; thread 0 waits (other blocks change
  * it), bounded -- on a timeout the block counts it in *stuck and writes
- * nothing. */
+ * nothing.  SIDE (with ARENA, t.split and t.reserve_status): the last block
+ * only reserves; commit_kernel commits on a second stream, overlapping the
+ * next frame, and every block reads the reserve's status before it writes. */
 #define MC_BARRIER_TRIES (1u << 22)            /* ~0.5 s of 32 ns sleeps and polls */
-template <bool ARENA>
+static_assert(MC_LOCK_POLLS <= MC_BARRIER_TRIES / 8u, "the lock poll ends well before the barrier's wait");
+template <bool ARENA, bool SIDE = false>
 static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int balls, uint32_t *brick_tris,
                                                                   uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
                                                                   uint32_t *stuck, tail_args t, float *out) {
@@ -339,6 +380,7 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
     __shared__ bool last, open;
+    static_assert(ARENA || !SIDE, "the side-stream commit is the arena's");
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
     uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
     load_tables(&tab);                                 /* load_brick syncs */
@@ -362,7 +404,7 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
             __threadfence();
             atomicExch(epoch, e + 1u);
         }
-        if (ARENA && t.split)                          /* the core catches up while the others emit */
+        if (ARENA && !SIDE && t.split)                 /* the core catches up while the others emit */
             (void)wh_arena_ring_commit_block(t.arena, t.span, arena_smem, t.smem_bytes);
     } else {
         if (threadIdx.x == 0) {
@@ -378,12 +420,21 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     if (out) {
         sp = buffer_span(out);
     } else {                                           /* written by the last block: from L2 */
+        if (SIDE && __ldcg(t.reserve_status) != (uint32_t)WH_OK) return;   /* no span: frame dropped */
         const uint64_t *w = (const uint64_t *)t.span;
         uint64_t *d = (uint64_t *)&sp;
         for (int i = 0; i < (int)(sizeof sp / 8); ++i) d[i] = __ldcg(&w[i]);
         if (!sp.part[0].ptr) return;                   /* the allocation failed: frame dropped */
     }
     emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)__ldcg(&brick_off[bid]) + off);
+}
+
+/* The commit of a reservation fused_kernel<true, true> made, on the side
+ * stream after that kernel (one block; commit_block stages up to
+ * WH_ARENA_STAGE_WORDS words a thread, 16 KiB for THREADS): the real replace
+ * on the block core, the mirror, the next frame's plan; it unlocks. */
+static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) {
+    (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
 }
 
 /* ---- one frame ---------------------------------------------------------------------- */
@@ -396,7 +447,11 @@ struct ctx {
     uint32_t *frame;                                      /* device: the frame being made */
     size_t *tri_count;                                    /* [k]: the count a command reads */
     uint32_t *epoch, *stuck;                              /* fused_kernel's barrier, its timeouts */
+    uint32_t *reserve_status;                             /* the side commit's frames: the reserve's */
     cudaStream_t s;
+    cudaStream_t side;                                    /* the commits of the side-stream rows */
+    cudaEvent_t fork, join;                               /* s -> side after a frame; side -> s at the end */
+    int side_priority;                                    /* the commit kernel's: the device's greatest */
 };
 
 static cudaError_t launch_count(ctx &c, const tail_args &t) {
@@ -521,7 +576,7 @@ static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans,
  * the GPU at once: set by fused_probe; (c) also needs fused_arena_fits. */
 static bool g_fused = false;
 
-template <bool ARENA> static cudaError_t launch_fused(ctx &c, const tail_args &t, float *out) {
+template <bool ARENA, bool SIDE = false> static cudaError_t launch_fused(ctx &c, const tail_args &t, float *out) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeCooperative;       /* refused, not hung, if the grid does not fit */
@@ -532,8 +587,8 @@ template <bool ARENA> static cudaError_t launch_fused(ctx &c, const tail_args &t
     cfg.stream = c.s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, fused_kernel<ARENA>, c.n, c.balls, c.brick_tris, c.brick_off, c.done, c.epoch,
-                              c.stuck, t, out);
+    return cudaLaunchKernelEx(&cfg, fused_kernel<ARENA, SIDE>, c.n, c.balls, c.brick_tris, c.brick_off, c.done,
+                              c.epoch, c.stuck, t, out);
 }
 
 /* (a), fused */
@@ -548,18 +603,66 @@ static void frame_fused_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans, 
     WH_CUDA_OR_DIE(launch_fused<true>(c, arena_tail(c, f, a, spans, fused_arena_smem(a), split), NULL));
 }
 
-/* Whether every brick of the grid is resident at once for this instance. */
-static bool fused_fits(const ctx &c, bool arena, size_t smem) {
+/* Whether every brick of the grid is resident at once for this instance
+ * (side: fused_kernel<true, true>). */
+static bool fused_fits(const ctx &c, bool arena, size_t smem, bool side = false) {
     int dev = 0, sms = 0, per_sm = 0;
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (arena) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true>, THREADS, smem));
+    if (side) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true, true>, THREADS, smem));
+    else if (arena) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true>, THREADS, smem));
     else WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<false>, THREADS, smem));
     bool fits = (uint64_t)per_sm * (uint64_t)sms >= c.nbricks;
-    if (!fits) printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n", arena ? " (c)" : "", c.nbricks, per_sm, sms);
+    if (!fits) printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n",
+                      side ? " (c, side commit)" : arena ? " (c)" : "", c.nbricks, per_sm, sms);
     return fits;
 }
 static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fused_fits(c, true, fused_arena_smem(a)); }
+
+/* (c), fused, the commit on a side stream: fused_kernel<true, true> only
+ * reserves in its last block (no staging smem: it commits nothing) and
+ * leaves the reserve's status for its blocks; commit_kernel, on c.side
+ * after this frame's kernel (the fork event) and after the earlier commits
+ * (stream order), commits it -- while the next frame's kernel, which does
+ * not wait for it, computes its field; that kernel's reserve waits for the
+ * lock (bounded: arena_lock_free_soon).  A pass or a captured graph ends
+ * with side_join.  The commit at the priority of c.side (the device's
+ * greatest), so its block goes first when it and the next frame's blocks
+ * wait for an SM; graphs keep it with cudaGraphInstantiateFlagUseNodePriority. */
+static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributePriority;
+    at[0].val.priority = c.side_priority;
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = cm.smem_bytes;
+    cfg.stream = c.side;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, commit_kernel, cm);
+}
+static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
+    tail_args t = arena_tail(c, f, a, spans, 0, true);
+    t.reserve_status = c.reserve_status;
+    WH_CUDA_OR_DIE((launch_fused<true, true>(c, t, NULL)));
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));          /* captured: pulls c.side into the capture */
+    WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
+    commit_args cm;
+    cm.arena = wh_arena_device(a);
+    cm.span = &spans[f % c.k];
+    cm.smem_bytes = fused_arena_smem(a);                   /* the staging the in-kernel commit gets */
+    WH_CUDA_OR_DIE(launch_commit(c, cm));
+    WH_LAUNCH_OR_DIE();
+}
+/* c.s waits for every commit enqueued on c.side so far (end of a pass;
+ * before cudaStreamEndCapture). */
+static void side_join(ctx &c) {
+    WH_CUDA_OR_DIE(cudaEventRecord(c.join, c.side));
+    WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.s, c.join, 0));
+}
+static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true, 0, true); }
 
 /* fused_kernel's barrier timeouts so far (0 when cooperative launch holds). */
 static uint32_t fused_stuck(ctx &c) {
@@ -665,13 +768,13 @@ static void pdl_probe(ctx &c, float *buf) {
 
 /* Frames [0, g) captured as one graph; replayed frames / g times (frames is a
  * multiple of g, and g of K, so every replay turns the ring over alike). */
-static cudaGraphExec_t capture(ctx &c, int g, const std::function<void(int)> &make) {
+static cudaGraphExec_t capture(ctx &c, int g, const std::function<void(int)> &make, unsigned long long flags = 0) {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     WH_CUDA_OR_DIE(cudaStreamBeginCapture(c.s, cudaStreamCaptureModeRelaxed));
     for (int f = 0; f < g; ++f) make(f);
     WH_CUDA_OR_DIE(cudaStreamEndCapture(c.s, &graph));
-    WH_CUDA_OR_DIE(cudaGraphInstantiate(&exec, graph, 0));
+    WH_CUDA_OR_DIE(cudaGraphInstantiate(&exec, graph, flags));
     WH_CUDA_OR_DIE(cudaGraphDestroy(graph));
     return exec;
 }
@@ -853,6 +956,22 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaMalloc(&c.epoch, 2 * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMemset(c.epoch, 0, 2 * sizeof(uint32_t)));
     c.stuck = c.epoch + 1;
+    WH_CUDA_OR_DIE(cudaMalloc(&c.reserve_status, sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMemset(c.reserve_status, 0, sizeof(uint32_t)));
+    int least = 0;
+    WH_CUDA_OR_DIE(cudaDeviceGetStreamPriorityRange(&least, &c.side_priority));
+    WH_CUDA_OR_DIE(cudaStreamCreateWithPriority(&c.side, cudaStreamNonBlocking, c.side_priority));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&c.fork, cudaEventDisableTiming));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&c.join, cudaEventDisableTiming));
+}
+
+/* The side stream, its events and the status word (the end of main). */
+static void teardown_side(ctx &c) {
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.side));
+    WH_CUDA_OR_DIE(cudaEventDestroy(c.fork));
+    WH_CUDA_OR_DIE(cudaEventDestroy(c.join));
+    WH_CUDA_OR_DIE(cudaStreamDestroy(c.side));
+    WH_CUDA_OR_DIE(cudaFree(c.reserve_status));
 }
 
 typedef std::function<void(wh_arena *)> arena_pass;
@@ -947,8 +1066,8 @@ template <typename F> static double wall_us(ctx &c, int reps, F body) {
 }
 
 /* Per frame: G frames captured as a graph, replayed reps / G times from frame 0. */
-static double graph_us(ctx &c, int reps, int G, const std::function<void(int)> &make) {
-    cudaGraphExec_t ge = capture(c, G, make);
+static double graph_us(ctx &c, int reps, int G, const std::function<void(int)> &make, unsigned long long flags = 0) {
+    cudaGraphExec_t ge = capture(c, G, make, flags);
     reset_frames(c);
     double us = event_us(c, reps / G, [&](int) { WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s)); }) / G;
     WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
@@ -981,6 +1100,13 @@ static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_sp
              reserve ? ", reserve/commit" : "", m);
     snprintf(fused_note, sizeof fused_note, "%s; fused_kernel", note);
     profile_row(md, what, us, fused_note);
+    if (!reserve || !fused_side_fits(c)) return;
+    us = graph_us(c, R, G, [&](int f) {
+        frame_fused_side(c, f, ar, spans);
+        if (f == G - 1) side_join(c);
+    }, cudaGraphInstantiateFlagUseNodePriority);
+    snprintf(what, sizeof what, "(c) frame as one cooperative kernel, reserve, commit on a side stream, graph of G frames, %s", m);
+    profile_row(md, what, us, "reserve/commit; fused_kernel + commit_kernel on a 2nd stream");
 }
 
 static void profile(ctx &c, const args &a, uint64_t worst) {
@@ -1110,25 +1236,32 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR0 = 10, NR = 12 };                 /* rows always run; with the fused kernel */
+    enum { NR0 = 10, NR = 14 };                 /* rows always run; with the fused kernel */
     result r[NR];
     int nr = NR0;
     std::vector<std::vector<float>> mesh_fused;                 /* the fused rows' last meshes */
     uint32_t last = (uint32_t)a.frames - 1;
     int K = a.k;
-    char gname[5][96];
+    char gname[6][128];
     snprintf(gname[0], sizeof gname[0], "(a) worst case, graph of %d frames", G);
     snprintf(gname[1], sizeof gname[1], "(c) arena in kernel, ring, graph of %d frames", G);
     snprintf(gname[2], sizeof gname[2], "(c) arena in kernel, ring, mirror on failure, graph of %d frames", G);
     snprintf(gname[3], sizeof gname[3], "(a) worst case, one kernel, graph of %d frames", G);
     snprintf(gname[4], sizeof gname[4], "(c) arena in one kernel, ring, mirror on failure, graph of %d frames", G);
+    snprintf(gname[5], sizeof gname[5],
+             "(c) arena in one kernel, commit on a side stream, ring, mirror on failure, graph of %d frames", G);
 
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaMalloc(&bufs[k], worst));
     pdl_probe(c, bufs[0]);
     fused_probe(c, bufs[0]);
-    if (a.profile) { profile(c, a, worst); return fused_stuck(c) ? 1 : 0; }
+    if (a.profile) {
+        profile(c, a, worst);
+        int rc = fused_stuck(c) ? 1 : 0;
+        teardown_side(c);
+        return rc;
+    }
     auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data()); };
     plain_a();                                                                /* warm-up */
     double sec = median_seconds(c, a.reps, plain_a);
@@ -1223,6 +1356,22 @@ int main(int argc, char **argv) {
                 measure(nr++, gname[4], [&] { replay(c, a.frames, G, gc); });
                 WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
             }
+            if (v == 2 && fused_side_fits(c)) {               /* the same, the commit on a side stream */
+                auto pass_side = [&] {
+                    reset_frames(c);
+                    for (int f = 0; f < a.frames; ++f) frame_fused_side(c, f, arena, spans);
+                    side_join(c);                             /* the last commit inside the timing */
+                };
+                pass_side();                                                  /* warm-up */
+                measure(nr++, "(c) arena in one kernel, commit on a side stream, ring, mirror on failure", pass_side);
+                gc = capture(c, G, [&](int f) {
+                    frame_fused_side(c, f, arena, spans);
+                    if (f == G - 1) side_join(c);             /* rejoined before the capture ends */
+                }, cudaGraphInstantiateFlagUseNodePriority);
+                replay(c, a.frames, G, gc);
+                measure(nr++, gname[5], [&] { replay(c, a.frames, G, gc); });
+                WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+            }
         }
         printf("arena (%s): region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, "
                "%llu commands, %llu reservations served by the plan\n", v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit",
@@ -1245,6 +1394,7 @@ int main(int argc, char **argv) {
     if (uint32_t n = fused_stuck(c)) { fprintf(stderr, "fused kernel: %u barrier timeouts\n", n); bad = 1; }
     printf("last frame: %u triangles; meshes of (a), (b), every (c) %s\n", hist[last], same ? "identical" : "DIFFER");
     write_results(a, c, r, nr, needed);
+    teardown_side(c);
     if (a.png && *a.png) {
         const int w = 960, hh = 960;
         std::vector<uint8_t> rgb((size_t)w * hh * 3);
