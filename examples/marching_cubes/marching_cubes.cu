@@ -193,6 +193,31 @@ static __device__ bool arena_lock_free_soon(wh_arena_ref a) {
     return false;
 }
 
+/* Timestamps inside one-kernel frames (--profile only; g_stamps NULL
+ * otherwise: one load and a branch).  Per frame f < ST_FRAMES, ST_SLOTS
+ * words of %globaltimer (ns): */
+enum { ST_START,      /* the first block's start (atomicMin; g_stamps0)    */
+       ST_LAST,       /* the last block knows it is last                  */
+       ST_RESERVE0,   /* its scan done: the reserve begins                */
+       ST_RESERVE1,   /* the reserve done                                 */
+       ST_OPEN,       /* the barrier opened                               */
+       ST_COMMITTED,  /* the last block's in-kernel commit done           */
+       ST_END,        /* the latest block's end (atomicMax)               */
+       ST_SIDE0,      /* commit_kernel of frame f: start, end             */
+       ST_SIDE1,
+       ST_SLOTS };
+#define ST_FRAMES 64u
+__device__ uint64_t *g_stamps, *g_stamps0;
+__device__ uint32_t g_side_seq;                        /* commit_kernel's frame: launches since the reset */
+static __device__ uint64_t globaltimer(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+static __device__ void stamp(uint32_t f, int slot) {
+    if (g_stamps && f < ST_FRAMES) g_stamps[f * ST_SLOTS + slot] = globaltimer();
+}
+
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
@@ -232,6 +257,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         *t.frame = frame + 1u;
         if (t.count_out) *(volatile size_t *)t.count_out = running;
     }
+    if (threadIdx.x == 0) stamp(frame, ST_RESERVE0);
     if (ARENA && t.split) {                            /* one thread, a few loads: the critical path */
         if (threadIdx.x == 0) {
             wh_status st;
@@ -246,6 +272,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
     } else if (ARENA) {                                /* the whole block: metadata staged in smem */
         (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
     }
+    if (threadIdx.x == 0) stamp(frame, ST_RESERVE1);
     return running;
 }
 
@@ -383,6 +410,8 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     static_assert(ARENA || !SIDE, "the side-stream commit is the arena's");
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
     uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
+    if (threadIdx.x == 0 && g_stamps0 && frame < ST_FRAMES)
+        atomicMin((unsigned long long *)&g_stamps0[frame], (unsigned long long)globaltimer());
     load_tables(&tab);                                 /* load_brick syncs */
     load_brick(sf, ball, n, frame, balls, x0, y0, z0);
     uint32_t cs[CPT], mine = brick_cases(&tab, sf, m, cs), off, total;
@@ -394,6 +423,7 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
         __threadfence();                               /* the total before the count */
         last = atomicAdd(done, 1u) == nb - 1u;
         open = true;
+        if (last) stamp(frame, ST_LAST);
     }
     __syncthreads();
     if (last) {
@@ -403,9 +433,12 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
         if (threadIdx.x == 0) {                        /* ... before the barrier opens (as grid.sync) */
             __threadfence();
             atomicExch(epoch, e + 1u);
+            stamp(frame, ST_OPEN);
         }
-        if (ARENA && !SIDE && t.split)                 /* the core catches up while the others emit */
+        if (ARENA && !SIDE && t.split) {               /* the core catches up while the others emit */
             (void)wh_arena_ring_commit_block(t.arena, t.span, arena_smem, t.smem_bytes);
+            if (threadIdx.x == 0) stamp(frame, ST_COMMITTED);
+        }
     } else {
         if (threadIdx.x == 0) {
             unsigned k = 0;                            /* short sleeps: the wait is a few us */
@@ -427,6 +460,11 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
         if (!sp.part[0].ptr) return;                   /* the allocation failed: frame dropped */
     }
     emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)__ldcg(&brick_off[bid]) + off);
+    if (g_stamps) {                                    /* uniform: every thread of every block */
+        __syncthreads();
+        if (threadIdx.x == 0 && frame < ST_FRAMES)
+            atomicMax((unsigned long long *)&g_stamps[frame * ST_SLOTS + ST_END], (unsigned long long)globaltimer());
+    }
 }
 
 /* The commit of a reservation fused_kernel<true, true> made, on the side
@@ -434,7 +472,10 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
  * WH_ARENA_STAGE_WORDS words a thread, 16 KiB for THREADS): the real replace
  * on the block core, the mirror, the next frame's plan; it unlocks. */
 static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) {
+    __shared__ uint32_t f;
+    if (threadIdx.x == 0 && g_stamps) { f = atomicAdd(&g_side_seq, 1u); stamp(f, ST_SIDE0); }
     (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
+    if (threadIdx.x == 0 && g_stamps) stamp(f, ST_SIDE1);
 }
 
 /* ---- one frame ---------------------------------------------------------------------- */
@@ -1079,6 +1120,60 @@ static void profile_row(FILE *md, const char *what, double us, const char *note)
     if (md) fprintf(md, "| %s | %.2f | %s |\n", what, us, note);
 }
 
+/* Where a one-kernel frame's time goes: G frames captured as a graph and
+ * replayed once with the timestamps on (ST_*), the mean of each phase over
+ * frames 1..G-2 (frame 0 follows a reset; G-1 has no successor). */
+static void profile_stamps(ctx &c, int G, const char *what, const std::function<void(int)> &make,
+                           unsigned long long flags, FILE *md) {
+    const size_t n = (size_t)ST_FRAMES * ST_SLOTS;
+    uint64_t *d, *d0, *none = NULL;
+    WH_CUDA_OR_DIE(cudaMalloc(&d, n * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&d0, ST_FRAMES * 8));
+    WH_CUDA_OR_DIE(cudaMemset(d, 0, n * 8));
+    WH_CUDA_OR_DIE(cudaMemset(d0, 0xFF, ST_FRAMES * 8));
+    cudaGraphExec_t ge = capture(c, std::min(G, (int)ST_FRAMES), make, flags);
+    uint32_t zero = 0;
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_side_seq, &zero, 4));
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps, &d, 8));
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps0, &d0, 8));
+    reset_frames(c);
+    WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s));
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps, &none, 8));
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps0, &none, 8));
+    WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
+    std::vector<uint64_t> h(n), h0(ST_FRAMES);
+    WH_CUDA_OR_DIE(cudaMemcpy(h.data(), d, n * 8, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(h0.data(), d0, ST_FRAMES * 8, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaFree(d));
+    WH_CUDA_OR_DIE(cudaFree(d0));
+    for (uint32_t f = 0; f < ST_FRAMES; ++f) h[f * ST_SLOTS + ST_START] = h0[f];
+    /* mean of stamp b of frame f + db minus stamp a of frame f, in us; 0 where either is missing */
+    auto mean = [&](int a, int b, int db) {
+        double sum = 0;
+        int k = 0;
+        for (int f = 1; f + 1 < std::min(G, (int)ST_FRAMES); ++f) {
+            uint64_t x = h[f * ST_SLOTS + a], y = h[(f + db) * ST_SLOTS + b];
+            if (!x || !y || x == ~0ull || y == ~0ull) continue;
+            sum += ((double)y - (double)x) * 1e-3;
+            ++k;
+        }
+        return k ? sum / k : 0.0;
+    };
+    double ph[] = {mean(ST_START, ST_START, 1), mean(ST_START, ST_LAST, 0), mean(ST_LAST, ST_RESERVE0, 0),
+                   mean(ST_RESERVE0, ST_RESERVE1, 0), mean(ST_RESERVE1, ST_OPEN, 0), mean(ST_OPEN, ST_END, 0),
+                   mean(ST_OPEN, ST_COMMITTED, 0), mean(ST_END, ST_START, 1), mean(ST_END, ST_SIDE0, 0),
+                   mean(ST_SIDE0, ST_SIDE1, 0), mean(ST_SIDE1, ST_RESERVE0, 1)};
+    printf("  stamps, %s: period %.2f | start->last %.2f, scan %.2f, reserve %.2f, open %.2f, open->end %.2f, "
+           "commit in kernel %.2f | end->next start %.2f | side commit: end->start %.2f, takes %.2f, "
+           "done before the next reserve by %.2f us\n", what, ph[0], ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7],
+           ph[8], ph[9], ph[10]);
+    if (md)
+        fprintf(md, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", what, ph[0],
+                ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7], ph[8], ph[9], ph[10]);
+}
+
 /* The (c) in-kernel frame of the profile: plain launches, a graph of G
  * frames and, where it fits, one cooperative kernel; with the whole replace
  * in count's last block ("before") or reserve/commit. */
@@ -1219,6 +1314,40 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures);
             exit(1);
         }
+        ok_or_die(wh_arena_destroy(ar));
+    }
+    if (g_fused) {   /* where the one-kernel frames' time goes: timestamps */
+        if (md)
+            fprintf(md, "\n### One-kernel frames, timestamps (%%globaltimer, us, mean over frames 1..%d of one graph)\n\n"
+                        "| frame | period | start -> last block | scan | reserve | open barrier | open -> last block's end "
+                        "| commit in kernel | end -> next start | side commit: end -> its start | side commit takes "
+                        "| side commit done before the next reserve |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+                    std::min(G, (int)ST_FRAMES) - 2);
+        float *wb[16];                                    /* every slot the one buffer: K <= 16 */
+        for (int k = 0; k < c.k; ++k) wb[k] = buf;
+        profile_stamps(c, G, "(a) one kernel", [&](int f) { frame_fused_worst(c, f, wb); }, 0, md);
+        wh_arena_config cfg = {};
+        cfg.bytes = (size_t)c.k * worst;
+        cfg.backend = WH_ARENA_CUDA;
+        cfg.policy = WH_ARENA_RING;
+        cfg.mirror = WH_ARENA_MIRROR_ON_FAILURE;
+        cfg.max_blocks = 64;
+        wh_arena *ar = NULL;
+        ok_or_die(wh_arena_create(&ar, &cfg));
+        WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
+        if (fused_arena_fits(c, ar)) {
+            auto in_kernel = [&](int f) { frame_fused_arena(c, f, ar, spans, true); };
+            (void)graph_us(c, G, G, in_kernel);                              /* warm: the plan in place */
+            profile_stamps(c, G, "(c) one kernel, commit in the kernel", in_kernel, 0, md);
+        }
+        if (fused_side_fits(c)) {
+            auto side = [&](int f) { frame_fused_side(c, f, ar, spans); if (f == G - 1) side_join(c); };
+            (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
+            profile_stamps(c, G, "(c) one kernel, commit on a side stream", side, cudaGraphInstantiateFlagUseNodePriority, md);
+        }
+        wh_arena_stats st;
+        fresh_stats(c, ar, &st);
+        if (st.failures) { fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures); exit(1); }
         ok_or_die(wh_arena_destroy(ar));
     }
     WH_CUDA_OR_DIE(cudaFree(spans));
