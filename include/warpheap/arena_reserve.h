@@ -191,13 +191,6 @@ WH_INLINE WH_HOST_DEVICE bool wh__ring_pending_for(wh_arena_state *s, const wh_a
     return wh_atomic_load(&s->pending.active, WH_ACQUIRE) != 0u && s->pending.slot == (uint64_t)(uintptr_t)slot;
 }
 
-/* Whether a reservation for slot is in flight: reserved, not yet
- * committed.  For a commit launched ahead of the reserve (another stream),
- * which waits for it -- bounded: a reserve that fails reserves nothing. */
-WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_reserved(wh_arena_ref a, const wh_arena_span *slot) {
-    return wh__ring_pending_for(a.s, slot);
-}
-
 /* Commit by one thread, in place (CPU backend; a block without smem): the
  * reservation of slot, if one is in flight; the next plan on scratch (a
  * copy of the image: scratch_bytes >= wh_arena_meta_bytes, 8-aligned),
