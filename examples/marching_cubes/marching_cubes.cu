@@ -33,6 +33,10 @@
 #include "mc_field.h"
 #include "mc_render.h"
 #include "mc_tables.h"
+#ifdef MC_ARENA_PROFILE   /* marching_cubes_prof: the arena's own steps timed (WH_ARENA_STAMP) */
+static __host__ __device__ void mc_arena_stamp(int k);
+#define WH_ARENA_STAMP(k) mc_arena_stamp(k)
+#endif
 #include "warpheap/arena.h"
 #include "warpheap/cuda_check.h"
 #include "wh_png.h"
@@ -217,6 +221,33 @@ static __device__ uint64_t globaltimer(void) {
 static __device__ void stamp(uint32_t f, int slot) {
     if (g_stamps && f < ST_FRAMES) g_stamps[f * ST_SLOTS + slot] = globaltimer();
 }
+
+#ifdef MC_ARENA_PROFILE
+/* The steps of a reserve (stamps 0-3) and of a block's commit (4-10), thread
+ * 0: times in smem while the steps run, summed into globals (reductions, no
+ * wait) at a chain's end.  A step whose two stamps did not both run this
+ * time (the reserve's slow path, a commit with nothing to do) adds nothing. */
+#define MC_AST 11
+__device__ unsigned long long g_ast_sum[MC_AST], g_ast_n[MC_AST];
+static __host__ __device__ void mc_arena_stamp(int k) {
+#ifdef __CUDA_ARCH__
+    __shared__ unsigned long long ts[MC_AST];
+    if (threadIdx.x != 0) return;
+    int k0 = k < 4 ? 0 : 4, k1 = k < 4 ? 3 : 10;
+    if (k == k0)
+        for (int i = k0 + 1; i <= k1; ++i) ts[i] = 0;
+    ts[k] = globaltimer();
+    if (k != k1) return;
+    for (int i = k0 + 1; i <= k1; ++i)
+        if (ts[i] && ts[i - 1]) {
+            atomicAdd(&g_ast_sum[i], ts[i] - ts[i - 1]);
+            atomicAdd(&g_ast_n[i], 1ull);
+        }
+#else
+    (void)k;
+#endif
+}
+#endif
 
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
@@ -1137,9 +1168,30 @@ static void profile_stamps(ctx &c, int G, const char *what, const std::function<
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_side_seq, &zero, 4));
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps, &d, 8));
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps0, &d0, 8));
+#ifdef MC_ARENA_PROFILE
+    unsigned long long zeros[MC_AST] = {0};
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_ast_sum, zeros, sizeof zeros));
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_ast_n, zeros, sizeof zeros));
+#endif
     reset_frames(c);
     WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s));
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
+#ifdef MC_ARENA_PROFILE
+    {   /* the arena's steps, mean us (count) */
+        unsigned long long sum[MC_AST], cnt[MC_AST];
+        WH_CUDA_OR_DIE(cudaMemcpyFromSymbol(sum, g_ast_sum, sizeof sum));
+        WH_CUDA_OR_DIE(cudaMemcpyFromSymbol(cnt, g_ast_n, sizeof cnt));
+        static const char *step[MC_AST] = {"", "reserve: lock", "reserve: loads, plan's answer", "reserve: publish",
+                                           "", "commit: pending?", "commit: stage the image", "commit: replace (1 thread)",
+                                           "commit: write back, fence", "commit: next plan (1 thread)", "commit: fence, unlock"};
+        printf("  arena steps, %s:", what);          /* the log only: md holds a table here */
+        for (int i = 0; i < MC_AST; ++i) {
+            if (!cnt[i]) continue;
+            printf(" %s %.2f (%llu);", step[i], 1e-3 * (double)sum[i] / (double)cnt[i], cnt[i]);
+        }
+        printf("\n");
+    }
+#endif
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps, &none, 8));
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps0, &none, 8));
     WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));

@@ -32,6 +32,13 @@
 
 #include <string.h>   /* memset */
 
+/* A profiling hook: WH_ARENA_STAMP(k) marks step k of a reserve (0-3) and
+ * of a block's commit (4-10).  Empty unless a program defines it before it
+ * includes warpheap (marching_cubes_prof does, to time the steps). */
+#ifndef WH_ARENA_STAMP
+#define WH_ARENA_STAMP(k) ((void)0)
+#endif
+
 /* A span read word by word from memory another block or kernel wrote. */
 WH_INLINE WH_HOST_DEVICE wh_arena_span wh__span_load(const wh_arena_span *p) {
     wh_arena_span sp;
@@ -110,10 +117,12 @@ WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, uint64_t count, uint64_t stride,
                                                                wh_arena_span *slot, const wh_arena_span *next) {
     wh_arena_state *s = a.s;
+    WH_ARENA_STAMP(0);
     if (!wh__arena_lock(s)) {
         wh__arena_note(s, WH_ERR_RETRY_LIMIT);
         return WH_ERR_RETRY_LIMIT;
     }
+    WH_ARENA_STAMP(1);
     wh_arena_ring_plan pl = s->plan;             /* all loads first: independent, in flight together */
     wh_arena_span old = *slot;
     uint64_t commands = s->commands, base = s->base, bytes = s->bytes, planned = s->planned;
@@ -126,6 +135,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
     wh_arena_span made;
     if (pl.valid && pl.version == commands && pl.slot == (uint64_t)(uintptr_t)slot && policy == WH_ARENA_RING &&
         wh__span_same(&old, &pl.expect) && wh__plan_span(&pl, base, bytes, count, stride, &made)) {
+        WH_ARENA_STAMP(2);
         *slot = made;
         p->old = old;
         p->made = made;
@@ -133,6 +143,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
         s->planned = planned + 1u;
         /* last: wh__ring_pending_for reads active (acquire) before the rest */
         wh_atomic_store(&p->active, 1u, WH_RELEASE);
+        WH_ARENA_STAMP(3);
         return WH_OK;
     }
     p->fast = 0u;                                /* the slow path: the core now, commit plans only */
@@ -230,6 +241,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
                                                        uint64_t smem_bytes) {
     __shared__ uint32_t wh__commit_go, wh__commit_status;
     wh_arena_state *s = a.s;
+    WH_ARENA_STAMP(4);
     uint64_t bytes = wh__arena_image_bytes(s), words = bytes / 8u;
     __syncthreads();                                    /* the flags: free to write */
     if (bytes > smem_bytes || (bytes & 7u) || ((uintptr_t)smem & 7u) || blockDim.x < 64 ||
@@ -241,12 +253,14 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
     if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
     __syncthreads();
     if (!wh__commit_go) return WH_OK;
+    WH_ARENA_STAMP(5);
     uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH_ARENA_STAGE_WORDS];
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
         if (i < words) img[i] = orig[j] = __ldcg(&real[i]);          /* from L2: written elsewhere */
     }
     __syncthreads();
+    WH_ARENA_STAMP(6);
     wh_arena_state *copy = (wh_arena_state *)smem;
     bool fast = copy->pending.fast != 0u;
     if (threadIdx.x == 0) {
@@ -259,6 +273,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
         copy->pending.active = 0u;
         copy->plan.valid = 0u;
         wh__commit_status = (uint32_t)st;
+        WH_ARENA_STAMP(7);
     }
     __syncthreads();
     wh_status st = (wh_status)wh__commit_status;
@@ -271,13 +286,16 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
     __threadfence();                                    /* the image before the plan and the unlock */
     __syncthreads();                                    /* and the mirror done with the copy */
     if (threadIdx.x == 0) {
+        WH_ARENA_STAMP(8);
         if (st == WH_OK) {
             wh_arena_ring_plan pl = wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next);
             s->plan = pl;
         }
+        WH_ARENA_STAMP(9);
         __threadfence();
         wh__arena_note(s, st);
         wh__arena_unlock(s);
+        WH_ARENA_STAMP(10);
     }
     return st;
 }
