@@ -326,9 +326,25 @@ WH_INLINE WH_HOST_DEVICE void wh__arena_publish_now(wh_arena_state *s, wh_status
     wh__arena_mirror(s);
 }
 
-WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_gcd(uint64_t a, uint64_t b) {
-    for (int k = 0; k < 128 && b; ++k) { uint64_t t = a % b; a = b; b = t; }   /* Euclid: < 93 steps */
-    return a;
+/* gcd(stride, granule), the granule a power of two (wh_blocks_init requires it). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_gcd(uint64_t stride, uint64_t granule) {
+    uint64_t low = stride & (~stride + 1u);      /* granule is a power of two: no division */
+    return low < granule ? low : granule;
+}
+
+/* a / b and a % b (b > 0) in 32 bits where both fit: on the GPU a 64-bit
+ * division is a long call, and one replace ran about ten of them (~1 us of
+ * its 4.8 us at 32^3, bench/results/session-2026-11-25-h100/r6). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_div(uint64_t a, uint64_t b) {
+    return ((a | b) >> 32) ? a / b : (uint64_t)((uint32_t)a / (uint32_t)b);
+}
+WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_mod(uint64_t a, uint64_t b) {
+    return ((a | b) >> 32) ? a % b : (uint64_t)((uint32_t)a % (uint32_t)b);
+}
+
+/* The first offset at or after off that is a multiple of stride. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_align_up(uint64_t off, uint64_t stride) {
+    return off + wh__arena_mod(stride - wh__arena_mod(off, stride), stride);
 }
 
 #include "warpheap/arena_ring.h"
@@ -345,7 +361,7 @@ WH_INLINE WH_HOST_DEVICE wh_handle wh__arena_handle(wh_arena_state *s, uint32_t 
     uint32_t *gen = wh__arena_gen(s);
     wh_handle h;
     gen[b]++;
-    h.ptr = s->base + off + (stride - off % stride) % stride;
+    h.ptr = s->base + wh__arena_align_up(off, stride);
     h.block = b;
     h.gen = gen[b];
     s->allocs++;
@@ -357,7 +373,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc(wh_arena_state *s, uint64_
                                                      wh_handle *out) {
     *out = wh_handle_null();
     if (count == 0 || stride == 0) return WH_ERR_INVALID_ARGUMENT;
-    if (count > s->bytes / stride) return WH_ERR_TOO_LARGE;
+    if (count > wh__arena_div(s->bytes, stride)) return WH_ERR_TOO_LARGE;
     wh_blocks *c = wh__arena_core(s);
     uint64_t pad_max = wh__arena_pad_max(s, stride);
     uint64_t need = count * stride + pad_max;
@@ -376,13 +392,13 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc_span(wh_arena_state *s, ui
                                                           wh_arena_span *out) {
     out->part[0] = out->part[1] = wh_handle_null();
     out->count0 = out->count = 0;
-    if (s->policy == WH_ARENA_RING && count != 0 && stride != 0 && count <= s->bytes / stride) {
+    if (s->policy == WH_ARENA_RING && count != 0 && stride != 0 && count <= wh__arena_div(s->bytes, stride)) {
         wh_blocks *c = wh__arena_core(s);
         const wh_block *d = wh_blocks_desc(c);
         uint64_t pad_max = wh__arena_pad_max(s, stride);
         uint32_t b = wh__ring_start(s);
         uint64_t room = d[b].state == WH_BLOCK_FREE ? d[b].size : 0;
-        uint64_t n0 = room > pad_max ? (room - pad_max) / stride : 0;
+        uint64_t n0 = room > pad_max ? wh__arena_div(room - pad_max, stride) : 0;
         if (n0 != 0 && n0 < count && wh_blocks_round(c, count * stride + pad_max) > room) {
             uint64_t need1 = wh_blocks_round(c, (count - n0) * stride + pad_max);
             uint32_t b1 = need1 ? wh__ring_find(s, wh__ring_succ(s, d, b), need1) : WH_BLOCK_NONE;

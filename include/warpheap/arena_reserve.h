@@ -58,7 +58,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__span_same(const wh_arena_span *a, const wh_are
 /* The handle a take of planned block b gives (as wh__arena_handle). */
 WH_INLINE WH_HOST_DEVICE wh_handle wh__plan_handle(uint64_t base, const wh_arena_plan_block *b, uint64_t stride) {
     wh_handle h;
-    h.ptr = base + b->addr + (stride - b->addr % stride) % stride;
+    h.ptr = base + wh__arena_align_up(b->addr, stride);
     h.block = b->id;
     h.gen = b->gen;
     return h;
@@ -75,12 +75,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__plan_round(uint64_t granule, uint64_t size
  * fails, or an answer past the recorded free blocks.  Mirrors its tests. */
 WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64_t base, uint64_t bytes, uint64_t count,
                                            uint64_t stride, wh_arena_span *out) {
-    if (count == 0 || stride == 0 || count > bytes / stride || pl->granule == 0) return false;
+    if (count == 0 || stride == 0 || pl->granule == 0 || count > wh__arena_div(bytes, stride)) return false;
     uint32_t n = pl->nfree < WH_ARENA_PLAN_BLOCKS ? pl->nfree : WH_ARENA_PLAN_BLOCKS;
     uint64_t pad = stride - wh__arena_gcd(stride, pl->granule);
     const wh_arena_plan_block *first = n && pl->blk[0].id == pl->start ? &pl->blk[0] : NULL;   /* cursor's, free */
     uint64_t room = first ? first->size : 0;
-    uint64_t n0 = room > pad ? (room - pad) / stride : 0;
+    uint64_t n0 = room > pad ? wh__arena_div(room - pad, stride) : 0;
     out->part[1] = wh_handle_null();
     if (n0 != 0 && n0 < count && wh__plan_round(pl->granule, count * stride + pad) > room) {
         uint64_t need1 = wh__plan_round(pl->granule, (count - n0) * stride + pad);

@@ -186,6 +186,23 @@ static void test_strides(void) {
 /* A random sequence of commands on nslots slots; the test mirrors which
  * slots hold a handle (it knows the outcome at once on the CPU backend,
  * but asks the arena only through the slots and the status). */
+/* The arena's integer helpers against plain 64-bit arithmetic, on both
+ * sides of 2^32 (their 32-bit fast path and the general one). */
+static void test_arith(void) {
+    uint64_t r = 0x5EED;
+    for (int i = 0; i < 20000; ++i) {
+        r = wh_hash64(r + (uint64_t)i);
+        uint64_t a = i & 1 ? r : r >> 32, b = 1 + (i & 2 ? (r >> 7) % 100000 : (r >> 3) % (1ull << 40));
+        CHECK(wh__arena_div(a, b) == a / b && wh__arena_mod(a, b) == a % b);
+        uint64_t up = wh__arena_align_up(a >> 1, b);
+        CHECK(up % b == 0 && up >= a >> 1 && up - (a >> 1) < b);
+        uint64_t g = 1ull << (r % 21);                   /* a power-of-two granule */
+        uint64_t x = b, y = g;
+        while (y) { uint64_t t = x % y; x = y; y = t; }  /* Euclid */
+        CHECK(wh__arena_gcd(b, g) == x);
+    }
+}
+
 static void test_random_commands(wh_blocks_kind kind, wh_arena_policy policy, uint32_t commands, uint64_t seed) {
     enum { NSLOTS = 512, BATCH = 16 };
     size_t region = 8u << 20;
@@ -544,6 +561,7 @@ int main(int argc, char **argv) {
     test_bad_requests();
     test_exhaustion(WH_BLOCKS_TLSF);
     test_exhaustion(WH_BLOCKS_MAXHEAP);
+    test_arith();
     test_strides();
     test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_BEST_FIT, commands, 1);
     test_random_commands(WH_BLOCKS_MAXHEAP, WH_ARENA_BEST_FIT, commands, 2);
