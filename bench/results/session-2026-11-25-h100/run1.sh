@@ -4,14 +4,11 @@
 # marching-cubes comparison at the small grids (issue 3), from build-carry/a1.
 #   bench/results/session-2026-11-25-h100/run1.sh   (OUT set by the device tool)
 set -u
-B=build-carry/a1/bin
-O=${OUT:-out}/r1
-mkdir -p "$O"
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nvcc --version 2>/dev/null | tail -1; date -u; echo "commit $(cat build-carry/a1/COMMIT 2>/dev/null)"; } > "$O/gpu.txt" 2>&1
-timeout 120 "$B/wh_malloc_overhead" --heap-mb=64 --mix=32:80:0.72 > "$O/malloc_overhead.md" 2>&1; echo "malloc_overhead rc=$?"
-timeout 60 "$B/wh_malloc_overhead" --heap-mb=64 --sizes=56,88,64,104 --mix=64:104:0.72 >> "$O/malloc_overhead.md" 2>&1; echo "malloc_overhead 2 rc=$?"
+. "$(dirname "$0")/common.sh" r1
+timeout 120 "$A/wh_malloc_overhead" --heap-mb=64 --mix=32:80:0.72 > "$O/malloc_overhead.md" 2>&1; echo "malloc_overhead rc=$?"
+timeout 60 "$A/wh_malloc_overhead" --heap-mb=64 --sizes=56,88,64,104 --mix=64:104:0.72 >> "$O/malloc_overhead.md" 2>&1; echo "malloc_overhead 2 rc=$?"
 for n in 16 24 32; do
-  timeout 120 "$B/marching_cubes" --n=$n --k=3 --frames=300 --reps=5 --csv="$O/mc.csv" --md="$O/mc.md" > "$O/mc-$n.log" 2>&1
+  timeout 120 "$A/marching_cubes" --n=$n --k=3 --frames=300 --reps=5 --csv="$O/mc.csv" --md="$O/mc.md" > "$O/mc-$n.log" 2>&1
   echo "marching_cubes n=$n rc=$?"
 done
 tail -40 "$O/mc.md"

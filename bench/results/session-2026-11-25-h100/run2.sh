@@ -9,14 +9,9 @@
 #   with cudaMallocAsync in the same binary and run), then the new default's
 #   GPU test (the batched moves on real driver calls) and memcheck on --small.
 set -u
-A=build-carry/a1/bin
+. "$(dirname "$0")/common.sh" r2
 V=build-carry/vmm2
-O=${OUT:-out}/r2
 mkdir -p "$O/apps" "$O/pool"
-export WH_COMMIT=$(cat build-carry/a1/COMMIT)
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; echo "commit $WH_COMMIT"; } > "$O/gpu.txt"
-step() { local n=$1 t=$2; shift 2; local s=$(date +%s); timeout "$t" "$@" > "$O/$n.log" 2>&1;
-         echo "$n rc=$? $(( $(date +%s) - s )) s" | tee -a "$O/steps.txt"; }
 # -- issue 5
 step bh_check 120 "$A/wh_barneshut" --n=20000 --iters=10 --check --ppm="$O/apps/barneshut.ppm"
 step bh_time 120 "$A/wh_barneshut" --max-seconds=6 --csv="$O/apps/barneshut.csv"

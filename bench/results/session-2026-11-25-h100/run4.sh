@@ -3,12 +3,7 @@
 # the one-kernel frames (--profile=1 ends with the table "One-kernel frames,
 # timestamps"), at 32^3 and 16^3, from build-carry/a1.
 set -u
-A=build-carry/a1/bin
-O=${OUT:-out}/r4
-mkdir -p "$O"
-export WH_COMMIT=$(cat build-carry/a1/COMMIT)
-export WH_GPU_DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; echo "commit $WH_COMMIT"; } > "$O/gpu.txt"
+. "$(dirname "$0")/common.sh" r4
 for n in 32 16; do
   timeout 150 "$A/marching_cubes" --profile=1 --n=$n --k=3 --frames=300 --md="$O/profile.md" > "$O/profile-$n.log" 2>&1
   echo "profile n=$n rc=$?"
