@@ -147,10 +147,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
         return WH_OK;
     }
     p->fast = 0u;                                /* the slow path: the core now, commit plans only */
-    wh_atomic_store(&p->active, 1u, WH_RELEASE);
     wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
     wh__arena_note(s, st);
     wh__arena_publish(s, st);
+    /* last, as on the fast path: a commit that waits for the reservation
+     * (wh_arena_ring_reserved) must not stage the image mid-replace */
+    wh_atomic_store(&p->active, 1u, WH_RELEASE);
     return st;
 }
 
