@@ -267,6 +267,11 @@ template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
                                       uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
     __threadfence();                                   /* every block's total, seen */
+    /* side-stream commit: is the lock free?  Read now, used after the scan
+     * (the read's latency hides behind the scan's); only a hint -- the
+     * reserve's own CAS decides, and a late commit is polled for below */
+    uint32_t held = ARENA && t.split && t.reserve_status && threadIdx.x == 0
+                        ? wh_atomic_load(&t.arena.s->lock, WH_RELAXED) : 0u;
     uint32_t running = 0;
     for (uint32_t base = 0; base < nb; base += THREADS * 8u) {
         uint32_t v[8], agg;
@@ -292,7 +297,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
     if (ARENA && t.split) {                            /* one thread, a few loads: the critical path */
         if (threadIdx.x == 0) {
             wh_status st;
-            if (t.reserve_status && !arena_lock_free_soon(t.arena)) {
+            if (held && !arena_lock_free_soon(t.arena)) {
                 st = WH_ERR_RETRY_LIMIT;               /* as the reserve's own lock failure: counted, slot kept */
                 wh__arena_note(t.arena.s, st);
             } else {
@@ -498,13 +503,23 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     }
 }
 
-/* The commit of a reservation fused_kernel<true, true> made, on the side
- * stream after that kernel (one block; commit_block stages up to
- * WH_ARENA_STAGE_WORDS words a thread, 16 KiB for THREADS): the real replace
- * on the block core, the mirror, the next frame's plan; it unlocks. */
+/* The commit of a reservation fused_kernel<true, true> makes, on the side
+ * stream (one block; commit_block stages up to WH_ARENA_STAGE_WORDS words a
+ * thread, 16 KiB for THREADS): launched without waiting for its frame's
+ * kernel, it waits (thread 0, bounded) until that kernel's last block has
+ * reserved the span, then runs the real replace on the block core, the
+ * mirror and the next frame's plan while the frame's blocks still emit, and
+ * unlocks -- off the frame's path, the whole ~10 us of it (timestamps at
+ * 32^3, bench/results/session-2026-11-25-h100/r4).  A frame whose reserve
+ * failed reserves nothing: the wait runs out and the commit does nothing. */
+#define MC_COMMIT_POLLS (1u << 21)             /* ~0.5 s of 200 ns sleeps and polls (few: the reserve writes nearby) */
 static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) {
     __shared__ uint32_t f;
-    if (threadIdx.x == 0 && g_stamps) { f = atomicAdd(&g_side_seq, 1u); stamp(f, ST_SIDE0); }
+    if (threadIdx.x == 0) {
+        for (unsigned k = 0; k < MC_COMMIT_POLLS && !wh_arena_ring_reserved(cm.arena, cm.span); ++k) __nanosleep(200);
+        if (g_stamps) { f = atomicAdd(&g_side_seq, 1u); stamp(f, ST_SIDE0); }
+    }
+    __syncthreads();
     (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
     if (threadIdx.x == 0 && g_stamps) stamp(f, ST_SIDE1);
 }
@@ -522,7 +537,7 @@ struct ctx {
     uint32_t *reserve_status;                             /* the side commit's frames: the reserve's */
     cudaStream_t s;
     cudaStream_t side;                                    /* the commits of the side-stream rows */
-    cudaEvent_t fork, join;                               /* s -> side after a frame; side -> s at the end */
+    cudaEvent_t fork, join;                               /* s -> side at frame 0; side -> s at the end */
     int side_priority;                                    /* the commit kernel's: the device's greatest */
 };
 
@@ -693,14 +708,19 @@ static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fuse
 
 /* (c), fused, the commit on a side stream: fused_kernel<true, true> only
  * reserves in its last block (no staging smem: it commits nothing) and
- * leaves the reserve's status for its blocks; commit_kernel, on c.side
- * after this frame's kernel (the fork event) and after the earlier commits
- * (stream order), commits it -- while the next frame's kernel, which does
- * not wait for it, computes its field; that kernel's reserve waits for the
- * lock (bounded: arena_lock_free_soon).  A pass or a captured graph ends
- * with side_join.  The commit at the priority of c.side (the device's
- * greatest), so its block goes first when it and the next frame's blocks
- * wait for an SM; graphs keep it with cudaGraphInstantiateFlagUseNodePriority. */
+ * leaves the reserve's status for its blocks; commit_kernel of frame f, on
+ * c.side after the earlier commits (stream order) and not after frame f's
+ * kernel, waits for f's reservation and commits it while f's blocks emit.
+ * Frame f's kernel does not wait for commit f - 1 either: its reserve waits
+ * for the lock (bounded: arena_lock_free_soon).  Frame 0 of a pass or a
+ * captured graph forks c.side from c.s (so no commit runs before the work
+ * queued ahead of the pass), and the pass or graph ends with side_join.
+ * The commit at the priority of c.side (the device's greatest), so its
+ * block goes first when it and a frame's blocks wait for an SM; graphs keep
+ * it with cudaGraphInstantiateFlagUseNodePriority.  An example, not a
+ * library call: a commit kernel that waits for another kernel needs both
+ * resident at once, which a GPU running other work need not grant (then
+ * the waits run out and frames drop, counted). */
 static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
@@ -717,10 +737,12 @@ static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
 static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.reserve_status = c.reserve_status;
+    if (f == 0) {                                          /* captured: pulls c.side into the capture */
+        WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
+        WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
+    }
     WH_CUDA_OR_DIE((launch_fused<true, true>(c, t, NULL)));
     WH_LAUNCH_OR_DIE();
-    WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));          /* captured: pulls c.side into the capture */
-    WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
     commit_args cm;
     cm.arena = wh_arena_device(a);
     cm.span = &spans[f % c.k];

@@ -17,7 +17,9 @@
  *     arithmetic.  Otherwise run the whole replace there (the slow path).
  *     The lock stays held.
  *   commit (a block or one thread, any time later, before the next arena
- *     command): run the real replace on the block core (staged in smem),
+ *     command; or launched ahead on another stream, waiting -- bounded --
+ *     until wh_arena_ring_reserved says the reservation is published):
+ *     run the real replace on the block core (staged in smem),
  *     check it gives the published span (WH_ERR_CORRUPT if not), account,
  *     write the mirror; then, on the staged copy, free the span of the slot
  *     the next reserve will replace and record the free blocks from the
@@ -202,6 +204,13 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
 /* Whether a reservation for slot is in flight (lock held by it). */
 WH_INLINE WH_HOST_DEVICE bool wh__ring_pending_for(wh_arena_state *s, const wh_arena_span *slot) {
     return wh_atomic_load(&s->pending.active, WH_ACQUIRE) != 0u && s->pending.slot == (uint64_t)(uintptr_t)slot;
+}
+
+/* Whether a reservation for slot is in flight: reserved, not yet
+ * committed.  For a commit launched ahead of the reserve (another stream),
+ * which waits for it -- bounded: a reserve that fails reserves nothing. */
+WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_reserved(wh_arena_ref a, const wh_arena_span *slot) {
+    return wh__ring_pending_for(a.s, slot);
 }
 
 /* Commit by one thread, in place (CPU backend; a block without smem): the

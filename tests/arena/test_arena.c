@@ -461,7 +461,11 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         wh_status got = wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
         fast += s->pending.fast;
         truncated += s->plan.valid && !s->plan.complete;
+        /* in flight (lock held, failed or not) for its own slot only: a commit launched ahead waits for this */
+        CHECK(wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
+        CHECK(k == 1 || !wh_arena_ring_reserved(wh_arena_device(a), &ring[(f + 1) % k]));
         CHECK(wh_arena_ring_commit_thread(wh_arena_device(a), &ring[f % k], scratch, meta) == WH_OK);
+        CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
         CHECK(!s->pending.active && wh_arena_ring_commit_thread(wh_arena_device(a), &ring[f % k], NULL, 0) == WH_OK);
         CHECK(got == want && status_if_any(a) == want);
         failed += want != WH_OK;

@@ -366,6 +366,20 @@ static __global__ void commit_kernel(wh_arena_ref a, const wh_arena_span *slot, 
     extern __shared__ uint64_t smem[];
     (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
 }
+/* A commit launched ahead of its reserve, on another stream: it waits,
+ * bounded, until the reservation is published (timeouts counted). */
+#define AHEAD_POLLS (1u << 22)
+static __global__ void commit_ahead_kernel(wh_arena_ref a, const wh_arena_span *slot, uint64_t smem_bytes,
+                                           unsigned *timeouts) {
+    extern __shared__ uint64_t smem[];
+    if (threadIdx.x == 0) {
+        unsigned k = 0;
+        while (k < AHEAD_POLLS && !wh_arena_ring_reserved(a, slot)) { __nanosleep(100); ++k; }
+        if (k == AHEAD_POLLS) atomicAdd(timeouts, 1u);
+    }
+    __syncthreads();
+    (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+}
 static __global__ void ring_counts(size_t *counts, uint32_t n, uint64_t seed, uint64_t max_count) {
     for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
         uint64_t r = wh_hash64(seed + i);
@@ -397,15 +411,21 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     }
     size_t *d_count = dalloc<size_t>(rounds);
     wh_arena_span *d_ref = dalloc<wh_arena_span>(K), *d_ring = dalloc<wh_arena_span>(K);
-    cudaStream_t s;
+    cudaStream_t s, s2;
+    cudaEvent_t fork, join;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    unsigned *d_timeouts = dalloc<unsigned>(1);
+    WH_CUDA_OR_DIE(cudaMemset(d_timeouts, 0, sizeof(unsigned)));
     ring_counts<<<1, 256, 0, s>>>(d_count, rounds, seed, max_count);
     WH_LAUNCH_OR_DIE();
     size_t smem = wh_arena_meta_bytes(a);
     uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
     double t_cmd = 0, t_res = 0;
     for (uint32_t f = 0; f < rounds;) {
-        uint32_t e = f + 50 < rounds ? f + 50 : rounds, f0 = f;
+        uint32_t e = f + 40 < rounds ? f + 40 : rounds, f0 = f;   /* 40: --small's 200 see every kind */
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         double t0 = wh_now_seconds();
         for (uint32_t i = f0; i < e; ++i)
@@ -413,9 +433,21 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         double t1 = wh_now_seconds();
         t_cmd += t1 - t0;
-        int kind = (f0 / 50) % 4;                    /* one kernel; two kernels; in place now and then; one kernel */
+        /* one kernel; two kernels; in place now and then; one kernel; the commit ahead on s2 */
+        int kind = (f0 / 40) % 5;
+        if (kind == 4) {                             /* s2 starts after what s has queued */
+            WH_CUDA_OR_DIE(cudaEventRecord(fork, s));
+            WH_CUDA_OR_DIE(cudaStreamWaitEvent(s2, fork, 0));
+        }
         for (; f < e; ++f) {
             wh_arena_span *slot = &d_ring[f % K], *next = &d_ring[(f + 1) % K];
+            if (kind == 4) {                         /* commit first, on s2: it waits for the reserve on s */
+                commit_ahead_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), slot, smem, d_timeouts);
+                WH_LAUNCH_OR_DIE();
+                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, slot, next, 0, false);
+                WH_LAUNCH_OR_DIE();
+                continue;
+            }
             bool two = kind == 1 || (kind == 2 && f % 7 == 0);
             reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two);
             WH_LAUNCH_OR_DIE();
@@ -424,6 +456,10 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
                 commit_kernel<<<1, 256, sb, s>>>(wh_arena_device(a), slot, sb);
                 WH_LAUNCH_OR_DIE();
             }
+        }
+        if (kind == 4) {
+            WH_CUDA_OR_DIE(cudaEventRecord(join, s2));
+            WH_CUDA_OR_DIE(cudaStreamWaitEvent(s, join, 0));
         }
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         t_res += wh_now_seconds() - t1;
@@ -447,12 +483,19 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     wh_arena_state st;
     WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
     CHECK(st.planned > rounds / 2 && !st.pending.active && st.lock == 0);
+    unsigned timeouts = 1;
+    WH_CUDA_OR_DIE(cudaMemcpy(&timeouts, d_timeouts, sizeof timeouts, cudaMemcpyDeviceToHost));
+    CHECK(timeouts == 0);                        /* every commit launched ahead found its reservation */
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK);
     printf("gpu ring reserve, mirror %s: %u replaces, %llu failed, %llu by the plan; %.2f us per replace command, "
            "%.2f per reserve + commit\n", mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds,
            (unsigned long long)y.failures, (unsigned long long)st.planned, t_cmd * 1e6 / rounds, t_res * 1e6 / rounds);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
+    WH_CUDA_OR_DIE(cudaEventDestroy(fork));
+    WH_CUDA_OR_DIE(cudaEventDestroy(join));
+    WH_CUDA_OR_DIE(cudaFree(d_timeouts));
     WH_CUDA_OR_DIE(cudaFree(d_count));
     WH_CUDA_OR_DIE(cudaFree(d_ref));
     WH_CUDA_OR_DIE(cudaFree(d_ring));
