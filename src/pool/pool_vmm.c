@@ -581,7 +581,7 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
         uint64_t budget = wh__budget(p, size), reserved = wh__reserved(p);
         if (cap && budget > cap) budget = cap;
         bool over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
-        if (attempt == 0 && over && WH__MOVES) {
+        if (attempt == 0 && over && WH__MOVES > 0) {
             uint32_t b = wh__move_find(p, f, need, size, align, slot);
             if (b != WH_BLOCK_NONE) return b;
             f = wh__choose(p, need, slot);
