@@ -512,11 +512,11 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
  * unlocks -- off the frame's path, the whole ~10 us of it (timestamps at
  * 32^3, bench/results/session-2026-11-25-h100/r4).  A frame whose reserve
  * failed reserves nothing: the wait runs out and the commit does nothing. */
-#define MC_COMMIT_POLLS (1u << 21)             /* ~0.5 s of 200 ns sleeps and polls (few: the reserve writes nearby) */
+#define MC_COMMIT_POLLS (1u << 21)             /* ~0.5 s of 200 ns sleeps and polls */
 static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) {
     __shared__ uint32_t f;
     if (threadIdx.x == 0) {
-        for (unsigned k = 0; k < MC_COMMIT_POLLS && !wh_arena_ring_reserved(cm.arena, cm.span); ++k) __nanosleep(200);
+        (void)wh_arena_ring_wait_reserved(cm.arena, cm.span, MC_COMMIT_POLLS);   /* none: the commit does nothing */
         if (g_stamps) { f = atomicAdd(&g_side_seq, 1u); stamp(f, ST_SIDE0); }
     }
     __syncthreads();
@@ -734,7 +734,14 @@ static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
     cfg.numAttrs = 1;
     return cudaLaunchKernelEx(&cfg, commit_kernel, cm);
 }
-static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
+/* c.s waits for every commit enqueued on c.side so far (end of a pass;
+ * before cudaStreamEndCapture). */
+static void side_join(ctx &c) {
+    WH_CUDA_OR_DIE(cudaEventRecord(c.join, c.side));
+    WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.s, c.join, 0));
+}
+/* join: the pass's or the graph's last frame (side_join after it). */
+static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool join) {
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.reserve_status = c.reserve_status;
     if (f == 0) {                                          /* captured: pulls c.side into the capture */
@@ -749,12 +756,7 @@ static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans) {
     cm.smem_bytes = fused_arena_smem(a);                   /* the staging the in-kernel commit gets */
     WH_CUDA_OR_DIE(launch_commit(c, cm));
     WH_LAUNCH_OR_DIE();
-}
-/* c.s waits for every commit enqueued on c.side so far (end of a pass;
- * before cudaStreamEndCapture). */
-static void side_join(ctx &c) {
-    WH_CUDA_OR_DIE(cudaEventRecord(c.join, c.side));
-    WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.s, c.join, 0));
+    if (join) side_join(c);
 }
 static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true, 0, true); }
 
@@ -1270,12 +1272,34 @@ static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_sp
     snprintf(fused_note, sizeof fused_note, "%s; fused_kernel", note);
     profile_row(md, what, us, fused_note);
     if (!reserve || !fused_side_fits(c)) return;
-    us = graph_us(c, R, G, [&](int f) {
-        frame_fused_side(c, f, ar, spans);
-        if (f == G - 1) side_join(c);
-    }, cudaGraphInstantiateFlagUseNodePriority);
+    us = graph_us(c, R, G, [&](int f) { frame_fused_side(c, f, ar, spans, f == G - 1); },
+                  cudaGraphInstantiateFlagUseNodePriority);
     snprintf(what, sizeof what, "(c) frame as one cooperative kernel, reserve, commit on a side stream, graph of G frames, %s", m);
     profile_row(md, what, us, "reserve/commit; fused_kernel + commit_kernel on a 2nd stream");
+}
+
+/* The profile's arena: a generous RING region (K worst-case meshes), the
+ * slots cleared; and its end: no command may have failed. */
+static wh_arena *profile_arena(ctx &c, uint64_t worst, wh_arena_mirror mirror, wh_arena_span *spans) {
+    wh_arena_config cfg = {};
+    cfg.bytes = (size_t)c.k * worst;
+    cfg.backend = WH_ARENA_CUDA;
+    cfg.policy = WH_ARENA_RING;
+    cfg.mirror = mirror;
+    cfg.max_blocks = 64;
+    wh_arena *ar = NULL;
+    ok_or_die(wh_arena_create(&ar, &cfg));
+    WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
+    return ar;
+}
+static void profile_arena_end(ctx &c, wh_arena *ar) {
+    wh_arena_stats st;
+    fresh_stats(c, ar, &st);
+    if (st.failures) {
+        fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures);
+        exit(1);
+    }
+    ok_or_die(wh_arena_destroy(ar));
 }
 
 static void profile(ctx &c, const args &a, uint64_t worst) {
@@ -1355,15 +1379,7 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
     wh_arena_span *spans;
     WH_CUDA_OR_DIE(cudaMalloc(&spans, c.k * sizeof(wh_arena_span)));
     for (int mode = 0; mode < 2; ++mode) {
-        wh_arena_config cfg = {};
-        cfg.bytes = (size_t)c.k * worst;
-        cfg.backend = WH_ARENA_CUDA;
-        cfg.policy = WH_ARENA_RING;
-        cfg.mirror = mode ? WH_ARENA_MIRROR_ON_FAILURE : WH_ARENA_MIRROR_EVERY;
-        cfg.max_blocks = 64;
-        wh_arena *ar = NULL;
-        ok_or_die(wh_arena_create(&ar, &cfg));
-        WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
+        wh_arena *ar = profile_arena(c, worst, mode ? WH_ARENA_MIRROR_ON_FAILURE : WH_ARENA_MIRROR_EVERY, spans);
         const char *m = mode ? "mirror on failure" : "mirror every command";
         char what[160];
         reset_frames(c);
@@ -1382,13 +1398,7 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         /* now: reserve in count's last block (plan), commit after the address is out */
         profile_arena_frames(c, R, G, ar, spans, true, m, md);
         printf("  (reservations the plan served so far: %llu)\n", (unsigned long long)arena_planned(c, ar));
-        wh_arena_stats st;
-        fresh_stats(c, ar, &st);
-        if (st.failures) {
-            fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures);
-            exit(1);
-        }
-        ok_or_die(wh_arena_destroy(ar));
+        profile_arena_end(c, ar);
     }
     if (g_fused) {   /* where the one-kernel frames' time goes: timestamps */
         if (md)
@@ -1400,29 +1410,18 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         float *wb[16];                                    /* every slot the one buffer: K <= 16 */
         for (int k = 0; k < c.k; ++k) wb[k] = buf;
         profile_stamps(c, G, "(a) one kernel", [&](int f) { frame_fused_worst(c, f, wb); }, 0, md);
-        wh_arena_config cfg = {};
-        cfg.bytes = (size_t)c.k * worst;
-        cfg.backend = WH_ARENA_CUDA;
-        cfg.policy = WH_ARENA_RING;
-        cfg.mirror = WH_ARENA_MIRROR_ON_FAILURE;
-        cfg.max_blocks = 64;
-        wh_arena *ar = NULL;
-        ok_or_die(wh_arena_create(&ar, &cfg));
-        WH_CUDA_OR_DIE(cudaMemset(spans, 0, c.k * sizeof(wh_arena_span)));
+        wh_arena *ar = profile_arena(c, worst, WH_ARENA_MIRROR_ON_FAILURE, spans);
         if (fused_arena_fits(c, ar)) {
             auto in_kernel = [&](int f) { frame_fused_arena(c, f, ar, spans, true); };
             (void)graph_us(c, G, G, in_kernel);                              /* warm: the plan in place */
             profile_stamps(c, G, "(c) one kernel, commit in the kernel", in_kernel, 0, md);
         }
         if (fused_side_fits(c)) {
-            auto side = [&](int f) { frame_fused_side(c, f, ar, spans); if (f == G - 1) side_join(c); };
+            auto side = [&](int f) { frame_fused_side(c, f, ar, spans, f == G - 1); };
             (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
             profile_stamps(c, G, "(c) one kernel, commit on a side stream", side, cudaGraphInstantiateFlagUseNodePriority, md);
         }
-        wh_arena_stats st;
-        fresh_stats(c, ar, &st);
-        if (st.failures) { fprintf(stderr, "profile: the arena failed %llu commands\n", (unsigned long long)st.failures); exit(1); }
-        ok_or_die(wh_arena_destroy(ar));
+        profile_arena_end(c, ar);
     }
     WH_CUDA_OR_DIE(cudaFree(spans));
     WH_CUDA_OR_DIE(cudaFree(buf));
@@ -1562,15 +1561,13 @@ int main(int argc, char **argv) {
             if (v == 2 && fused_side_fits(c)) {               /* the same, the commit on a side stream */
                 auto pass_side = [&] {
                     reset_frames(c);
-                    for (int f = 0; f < a.frames; ++f) frame_fused_side(c, f, arena, spans);
-                    side_join(c);                             /* the last commit inside the timing */
+                    for (int f = 0; f < a.frames; ++f)       /* the last commit inside the timing */
+                        frame_fused_side(c, f, arena, spans, f == a.frames - 1);
                 };
                 pass_side();                                                  /* warm-up */
                 measure(nr++, "(c) arena in one kernel, commit on a side stream, ring, mirror on failure", pass_side);
-                gc = capture(c, G, [&](int f) {
-                    frame_fused_side(c, f, arena, spans);
-                    if (f == G - 1) side_join(c);             /* rejoined before the capture ends */
-                }, cudaGraphInstantiateFlagUseNodePriority);
+                gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, f == G - 1); },   /* rejoined in the capture */
+                             cudaGraphInstantiateFlagUseNodePriority);
                 replay(c, a.frames, G, gc);
                 measure(nr++, gname[5], [&] { replay(c, a.frames, G, gc); });
                 WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));

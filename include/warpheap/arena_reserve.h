@@ -241,6 +241,20 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, c
 }
 
 #ifdef __CUDACC__
+/* A commit launched ahead (another stream): wait, one thread, until a
+ * reservation for slot is in flight -- bounded: tries polls, 200 ns apart
+ * (few: the reserve writes the words next to the one polled).  False if
+ * none came (a reserve that fails to lock reserves nothing). */
+WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_arena_span *slot, uint32_t tries) {
+    for (uint32_t k = 0; k < tries; ++k) {
+        if (wh_arena_ring_reserved(a, slot)) return true;
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(200);
+#endif
+    }
+    return false;
+}
+
 /* Commit by a whole block (every thread, converged, same arguments): the
  * image staged in smem (smem_bytes, 8-aligned, >= wh_arena_meta_bytes;
  * else thread 0 commits in place and makes no plan), thread 0 runs the

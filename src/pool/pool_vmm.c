@@ -486,18 +486,17 @@ static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, u
     return best;
 }
 
-#if WH__MOVE_BATCH
-/* Move piece src, whole, to granule g of a hole, without its access (the
- * caller sets it over all the pieces it moves side by side).  False
- * (nothing changed but the piece given back to the driver, if it was
+/* Move piece src, whole, to granule g of a hole; its access set unless the
+ * caller sets it over several pieces moved side by side (access false).
+ * False (nothing changed but the piece given back to the driver, if it was
  * unmapped) when it cannot. */
-static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src) {
+static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, bool access) {
     if (!wh__blocks_have_spares(p->core, 3)) return false;   /* carve 2, wh__fill_done 1 */
     uint32_t n = (uint32_t)(src.bytes / p->vmm.gran);
     uint64_t h = 0;
     wh__punch(p, src.block, src.g, src.g + n, &h);
     if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false;   /* not carved */
-    if (wh__map_handle(p, g, n, h, false) != WH_OK) {
+    if (wh__map_handle(p, g, n, h, access) != WH_OK) {
         wh__drop(p, h, src.bytes);                           /* the source is a hole now */
         p->st.reserved = wh__reserved(p);
         return false;
@@ -506,6 +505,7 @@ static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src) {
     return true;
 }
 
+#if WH__MOVE_BATCH
 /* Over the budget: back f by moving pieces from free blocks (at most
  * WH__MOVES of them) to f's side of its hole, side by side, with one
  * cuMemSetAccess over them all (~11 us a call on the H100 besides ~23 us a
@@ -522,7 +522,8 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     for (int k = 0; k < WH__MOVES && done < f.bytes; ++k) {
         wh__src src = wh__move_source(p, f.hole, f.bytes - done, hs - done);
         uint32_t n = (uint32_t)(src.bytes / G), done_g = (uint32_t)(done / G);
-        if (src.block == WH_BLOCK_NONE || !wh__move_piece(p, f.side < 0 ? lo + done_g : hi - done_g - n, src)) break;
+        if (src.block == WH_BLOCK_NONE || !wh__move_piece(p, f.side < 0 ? lo + done_g : hi - done_g - n, src, false))
+            break;
         done += src.bytes;
     }
     if (!done) return WH_BLOCK_NONE;
@@ -541,18 +542,8 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
  * there: reserved stays as it is.  False (nothing changed but the piece
  * given back to the driver, if it was unmapped) when it cannot. */
 static bool wh__move(wh_pool *p, wh__fill f, wh__src src, uint32_t slot) {
-    if (!wh__blocks_have_spares(p->core, 3)) return false;
-    uint32_t n = (uint32_t)(src.bytes / p->vmm.gran);
-    uint64_t h = 0;
-    wh__punch(p, src.block, src.g, src.g + n, &h);
-    if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false;   /* not carved */
     f.bytes = src.bytes;
-    if (wh__map_handle(p, wh__fill_start(p, f), n, h, true) != WH_OK) {
-        wh__drop(p, h, src.bytes);                           /* the source is a hole now */
-        p->st.reserved = wh__reserved(p);
-        return false;
-    }
-    p->st.moves++;
+    if (!wh__move_piece(p, wh__fill_start(p, f), src, true)) return false;
     wh__fill_done(p, f, slot);
     return true;
 }

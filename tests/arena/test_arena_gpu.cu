@@ -372,11 +372,7 @@ static __global__ void commit_kernel(wh_arena_ref a, const wh_arena_span *slot, 
 static __global__ void commit_ahead_kernel(wh_arena_ref a, const wh_arena_span *slot, uint64_t smem_bytes,
                                            unsigned *timeouts) {
     extern __shared__ uint64_t smem[];
-    if (threadIdx.x == 0) {
-        unsigned k = 0;
-        while (k < AHEAD_POLLS && !wh_arena_ring_reserved(a, slot)) { __nanosleep(100); ++k; }
-        if (k == AHEAD_POLLS) atomicAdd(timeouts, 1u);
-    }
+    if (threadIdx.x == 0 && !wh_arena_ring_wait_reserved(a, slot, AHEAD_POLLS)) atomicAdd(timeouts, 1u);
     __syncthreads();
     (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
 }
