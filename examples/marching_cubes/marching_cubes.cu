@@ -13,7 +13,7 @@
  *       cooperative kernel a frame, the RING commit in that kernel or in a
  *       one-block kernel on a second stream, overlapping the next frame.
  * Every variant runs the same two kernels per frame (count, generate):
- *   count    -- per brick of 8x8x16 cells: the field at its 9x9x17 points in
+ *   count    -- per brick of 8x8xBZ cells: the field at its 9x9x(BZ+1) points in
  *               shared memory, the cases, the brick's triangles; the last
  *               block to finish scans the brick totals into brick offsets and
  *               hands the frame's total on (history; (b): pinned host word;
@@ -50,15 +50,20 @@ static __host__ __device__ void mc_arena_stamp(int k);
 
 #define TRI_BYTES 36u                         /* three xyz float vertices */
 
-/* A brick: 8x8x16 cells, 256 threads of 4 cells each (a column in z). */
+/* A brick: 8x8xBZ cells, 256 threads of BZ/4 cells each (a column in z).
+ * BZ is 4, 8 or 16, chosen per grid (--bz; auto: the shallowest whose
+ * bricks all fit on the GPU at once, so that small grids use more SMs) and
+ * the same for every variant of a run; arrays are sized for BZ_MAX. */
 #define BX 8
 #define BY 8
-#define BZ 16
+#define BZ_MAX 16
 #define THREADS 256
-#define CPT (BZ * BX * BY / THREADS)
+#define CPT_MAX (BZ_MAX * BX * BY / THREADS)
 #define PX (BX + 1)
 #define PY (BY + 1)
-#define NPTS (PX * PY * (BZ + 1))
+#define NPTS_MAX (PX * PY * (BZ_MAX + 1))
+__constant__ uint32_t c_bz = BZ_MAX;
+static __device__ uint32_t brick_cpt(void) { return c_bz * (BX * BY) / THREADS; }
 
 /* The case tables live in global memory and each block copies what it uses
  * into shared memory: the index is the cell's case, different in every
@@ -81,6 +86,7 @@ static __device__ void load_tables(mc_gtables *t) {
 
 struct args {
     int n = 128, k = 3, frames = 300, reps = 5, balls = 8;
+    int bz = 0;                               /* --bz: brick depth 4, 8 or 16; 0: auto_bz */
     double headroom = 1.02;
     const char *png = "marching_cubes.png", *csv = NULL, *md = NULL;
     bool profile = false;                     /* --profile: time the frame's parts */
@@ -94,7 +100,8 @@ static __device__ void load_brick(float *sf, mc_ball *ball, int n, uint32_t fram
     if (threadIdx.x < (unsigned)balls) ball[threadIdx.x] = mc_ball_at((int)threadIdx.x, mc_time(frame));
     __syncthreads();
     float inv = 1.0f / (float)(n - 1);
-    for (int p = threadIdx.x; p < NPTS; p += THREADS) {
+    const int npts = PX * PY * ((int)c_bz + 1);
+    for (int p = threadIdx.x; p < npts; p += THREADS) {
         uint32_t px = min(x0 + p % PX, n - 1), py = min(y0 + p / PX % PY, n - 1), pz = min(z0 + p / (PX * PY), n - 1);
         sf[p] = mc_field(px * inv, py * inv, pz * inv, ball, balls);
     }
@@ -114,8 +121,8 @@ static __device__ uint32_t brick_case(const float *sf, int lx, int ly, int lz) {
 static __device__ bool my_cell(int j, int m, int *lx, int *ly, int *lz) {
     *lx = threadIdx.x % BX;
     *ly = threadIdx.x / BX % BY;
-    *lz = threadIdx.x / (BX * BY) * CPT + j;
-    return (int)blockIdx.x * BX + *lx < m && (int)blockIdx.y * BY + *ly < m && (int)blockIdx.z * BZ + *lz < m;
+    *lz = threadIdx.x / (BX * BY) * brick_cpt() + j;
+    return (int)blockIdx.x * BX + *lx < m && (int)blockIdx.y * BY + *ly < m && (int)(blockIdx.z * c_bz) + *lz < m;
 }
 
 static __device__ uint32_t brick_id(void) { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
@@ -123,10 +130,10 @@ static __device__ uint32_t brick_id(void) { return blockIdx.x + gridDim.x * (blo
 /* This thread's cells' cases into cs (0 outside the grid of m cells a side);
  * returns their triangles. */
 static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, int m, uint32_t *cs) {
-    uint32_t mine = 0;
-    for (int j = 0; j < CPT; ++j) {
+    uint32_t mine = 0, cpt = brick_cpt();
+    for (int j = 0; j < CPT_MAX; ++j) {                /* unrolled: cs stays in registers */
         int lx, ly, lz;
-        cs[j] = my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
+        cs[j] = j < (int)cpt && my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
         mine += tab->ntri[cs[j]];
     }
     return mine;
@@ -178,31 +185,20 @@ static __device__ void pdl_wait(void) {
 #endif
 }
 
-/* The side-stream commit (tail_args.reserve_status): how long the last
- * block polls the lock before it gives the frame up (status
- * WH_ERR_RETRY_LIMIT, a failure counted, the slot untouched, as the reserve
- * does when it cannot take the lock).  Polling a word every ~32 ns answers
- * at once when the previous frame's commit unlocks, where the lock's own
- * backoff sleeps up to 2 us between tries; bounded well below the grid
- * barrier's wait (MC_BARRIER_TRIES), so the other blocks never time out
- * waiting for a last block that waits for a late commit. */
-#define MC_LOCK_POLLS (1u << 19)
-
-/* Whether the arena's lock was seen free within MC_LOCK_POLLS polls (one thread). */
-static __device__ bool arena_lock_free_soon(wh_arena_ref a) {
-    for (unsigned k = 0; k < MC_LOCK_POLLS; ++k) {
-        if (wh_atomic_load(&a.s->lock, WH_RELAXED) == 0u) return true;   /* atomic: from L2, not L1 */
-        __nanosleep(32);
-    }
-    return false;
-}
+/* The side-stream commit (tail_args.reserve_status): how many times the
+ * last block tries the arena's lock (backoff up to 2 us apart) before it
+ * gives the frame up (status WH_ERR_RETRY_LIMIT, a failure counted, the
+ * slot untouched) -- ~70 ms, bounded well below the grid barrier's wait
+ * (MC_BARRIER_TRIES), so the other blocks never time out waiting for a last
+ * block that waits for a late commit. */
+#define MC_LOCK_TRIES (1u << 15)
 
 /* Timestamps inside one-kernel frames (--profile only; g_stamps NULL
  * otherwise: one load and a branch).  Per frame f < ST_FRAMES, ST_SLOTS
  * words of %globaltimer (ns): */
 enum { ST_START,      /* the first block's start (atomicMin; g_stamps0)    */
        ST_LAST,       /* the last block knows it is last                  */
-       ST_RESERVE0,   /* its scan done: the reserve begins                */
+       ST_RESERVE0,   /* its scan done (the reserve's first half alongside) */
        ST_RESERVE1,   /* the reserve done                                 */
        ST_OPEN,       /* the barrier opened                               */
        ST_COMMITTED,  /* the last block's in-kernel commit done           */
@@ -223,16 +219,16 @@ static __device__ void stamp(uint32_t f, int slot) {
 }
 
 #ifdef MC_ARENA_PROFILE
-/* The steps of a reserve (stamps 0-3) and of a block's commit (4-10), thread
- * 0: times in smem while the steps run, summed into globals (reductions, no
- * wait) at a chain's end.  A step whose two stamps did not both run this
+/* The steps of a reserve (stamps 0-3, thread 32 or 0) and of a block's
+ * commit (4-10, thread 0): times in smem while the steps run, summed into
+ * globals (reductions, no wait) at a chain's end.  A step whose two stamps did not both run this
  * time (the reserve's slow path, a commit with nothing to do) adds nothing. */
 #define MC_AST 11
 __device__ unsigned long long g_ast_sum[MC_AST], g_ast_n[MC_AST];
 static __host__ __device__ void mc_arena_stamp(int k) {
 #ifdef __CUDA_ARCH__
     __shared__ unsigned long long ts[MC_AST];
-    if (threadIdx.x != 0) return;
+    if (threadIdx.x != 0 && !(k < 4 && threadIdx.x == 32)) return;   /* 32: the reserve's thread */
     int k0 = k < 4 ? 0 : 4, k1 = k < 4 ? 3 : 10;
     if (k == k0)
         for (int i = k0 + 1; i <= k1; ++i) ts[i] = 0;
@@ -252,26 +248,34 @@ static __host__ __device__ void mc_arena_stamp(int k) {
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
-/* The last block's tail (every thread of it): scan the brick totals into
- * brick offsets, hand the frame's total on (history, the frame counter, the
- * count word), and with ARENA replace the mesh in *t.span: with t.split only
- * reserve it (one thread: the span from the plan the last commit made; the
- * block core is brought up to date by a commit after the address is out),
- * else the whole replace by the block (metadata staged in dynamic smem).
- * With t.reserve_status (the commit on a side stream) the lock may still
- * be held by the previous frame's reservation: poll it first (bounded),
- * and leave the reserve's status in *t.reserve_status -- on failure the
- * slot may still hold an older, live mesh, so no block may write.
- * Returns the frame's total. */
-template <bool ARENA>
-static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
-                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
-    __threadfence();                                   /* every block's total, seen */
-    /* side-stream commit: is the lock free?  Read now, used after the scan
-     * (the read's latency hides behind the scan's); only a hint -- the
-     * reserve's own CAS decides, and a late commit is polled for below */
-    uint32_t held = ARENA && t.split && t.reserve_status && threadIdx.x == 0
-                        ? wh_atomic_load(&t.arena.s->lock, WH_RELAXED) : 0u;
+/* Warp 0 of the last block (every lane): brick_off = the exclusive scan of
+ * brick_tris, nb <= 256 (8 a lane).  Returns the total. */
+#define MC_WARP_SCAN_MAX 256u
+static __device__ uint32_t warp_scan_totals(uint32_t nb, const uint32_t *brick_tris, uint32_t *brick_off) {
+    const uint32_t lane = threadIdx.x & 31u;
+    uint32_t v[8], mine = 0;
+    for (int i = 0; i < 8; ++i) {
+        uint32_t idx = lane * 8u + i;
+        v[i] = idx < nb ? __ldcg(&brick_tris[idx]) : 0u;
+        mine += v[i];
+    }
+    uint32_t incl = mine;
+    for (uint32_t d = 1; d < 32u; d <<= 1) {
+        uint32_t u = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += u;
+    }
+    uint32_t off = incl - mine;
+    for (int i = 0; i < 8; ++i) {
+        uint32_t idx = lane * 8u + i;
+        if (idx < nb) brick_off[idx] = off;
+        off += v[i];
+    }
+    return __shfl_sync(0xffffffffu, incl, 31);
+}
+
+/* The whole last block: the same for any nb, 2048 a round. */
+static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_tris, uint32_t *brick_off,
+                                             block_scan::TempStorage &tmp) {
     uint32_t running = 0;
     for (uint32_t base = 0; base < nb; base += THREADS * 8u) {
         uint32_t v[8], agg;
@@ -287,28 +291,62 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         }
         running += agg;
     }
+    return running;
+}
+
+/* The last block's tail (every thread of it): scan the brick totals into
+ * brick offsets, hand the frame's total on (history, the frame counter, the
+ * count word), and with ARENA replace the mesh in *t.span: with t.split only
+ * reserve it (one thread: the span from the plan the last commit made; the
+ * block core is brought up to date by a commit after the address is out),
+ * else the whole replace by the block (metadata staged in dynamic smem).
+ * The reserve's first half (the lock, the plan's loads) does not need the
+ * total: with up to MC_WARP_SCAN_MAX bricks warp 0 scans while thread 32
+ * runs it, so only the second half (a little arithmetic, the span written)
+ * follows the scan.  With t.reserve_status (the commit on a side stream)
+ * the lock may still be held by the previous frame's reservation: bounded
+ * tries, and the reserve's status left in *t.reserve_status -- on failure
+ * the slot may still hold an older, live mesh, so no block may write.
+ * Returns the frame's total. */
+template <bool ARENA>
+static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
+                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
+    __shared__ uint32_t total;
+    const bool split = ARENA && t.split, overlap = nb <= MC_WARP_SCAN_MAX;
+    const uint32_t rt = overlap ? 32u : 0u;            /* the reserving thread */
+    wh_arena_ring_ticket tk;
+    wh_status st = WH_OK;
+    __threadfence();                                   /* every block's total, seen */
+    if (!overlap) {
+        uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
+        if (threadIdx.x == 0) total = running;
+    } else if (threadIdx.x < 32u) {
+        uint32_t running = warp_scan_totals(nb, brick_tris, brick_off);
+        if (threadIdx.x == 0) total = running;
+    }
+    if (split && threadIdx.x == rt)                    /* with overlap: during warp 0's scan */
+        st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_TRIES : 0u, &tk);
+    __syncthreads();
+    uint32_t running = total;
     if (threadIdx.x == 0) {
         *done = 0;                                     /* for the next launch */
         t.history[frame] = running;
         *t.frame = frame + 1u;
         if (t.count_out) *(volatile size_t *)t.count_out = running;
+        stamp(frame, ST_RESERVE0);
     }
-    if (threadIdx.x == 0) stamp(frame, ST_RESERVE0);
-    if (ARENA && t.split) {                            /* one thread, a few loads: the critical path */
-        if (threadIdx.x == 0) {
-            wh_status st;
-            if (held && !arena_lock_free_soon(t.arena)) {
-                st = WH_ERR_RETRY_LIMIT;               /* as the reserve's own lock failure: counted, slot kept */
-                wh__arena_note(t.arena.s, st);
-            } else {
-                st = wh_arena_ring_reserve_thread(t.arena, running, TRI_BYTES, t.span, t.next);
-            }
+    if (split) {                                       /* one thread, a little arithmetic: the critical path */
+        if (threadIdx.x == rt) {
+            if (st == WH_OK) st = wh_arena_ring_reserve_end(t.arena, &tk, running, TRI_BYTES, t.next);
             if (t.reserve_status) *t.reserve_status = (uint32_t)st;
+            stamp(frame, ST_RESERVE1);
         }
     } else if (ARENA) {                                /* the whole block: metadata staged in smem */
         (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
+        if (threadIdx.x == 0) stamp(frame, ST_RESERVE1);
+    } else if (threadIdx.x == 0) {
+        stamp(frame, ST_RESERVE1);
     }
-    if (threadIdx.x == 0) stamp(frame, ST_RESERVE1);
     return running;
 }
 
@@ -320,17 +358,17 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
 template <bool ARENA>
 static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls, uint32_t *brick_tris,
                                                                uint32_t *brick_off, uint32_t *done, tail_args t) {
-    __shared__ float sf[NPTS];
+    __shared__ float sf[NPTS_MAX];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ union { block_reduce::TempStorage r; block_scan::TempStorage s; } tmp;
     __shared__ uint8_t ntri[256];
     __shared__ bool last;
-    int m = n - 1;
+    int m = n - 1, cpt = (int)brick_cpt();
     uint32_t frame = *t.frame;
     load_ntri(ntri);                                   /* load_brick syncs */
-    load_brick(sf, ball, n, frame, balls, blockIdx.x * BX, blockIdx.y * BY, blockIdx.z * BZ);
+    load_brick(sf, ball, n, frame, balls, blockIdx.x * BX, blockIdx.y * BY, blockIdx.z * c_bz);
     uint32_t tris = 0;
-    for (int j = 0; j < CPT; ++j) {
+    for (int j = 0; j < cpt; ++j) {
         int lx, ly, lz;
         if (my_cell(j, m, &lx, &ly, &lz)) tris += ntri[brick_case(sf, lx, ly, lz)];
     }
@@ -363,7 +401,8 @@ static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int 
  * triangle index tri on, into the span. */
 static __device__ void emit(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, const uint32_t *cs,
                             const wh_arena_span *sp, uint64_t tri) {
-    for (int j = 0; j < CPT; ++j) {
+    const int cpt = (int)brick_cpt();
+    for (int j = 0; j < CPT_MAX && j < cpt; ++j) {     /* unrolled: cs stays in registers */
         int lx, ly, lz;
         my_cell(j, n - 1, &lx, &ly, &lz);
         for (int k = 0; k < tab->ntri[cs[j]]; ++k, ++tri) {
@@ -393,7 +432,7 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
                                                                   const uint32_t *brick_tris, const uint32_t *brick_off,
                                                                   float *out, const wh_arena_span *span,
                                                                   commit_args cm) {
-    __shared__ float sf[NPTS];
+    __shared__ float sf[NPTS_MAX];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
@@ -408,10 +447,10 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
         sp = *span;
         if (!sp.part[0].ptr) return;
     }
-    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
+    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * c_bz;
     load_tables(&tab);                                              /* load_brick syncs */
     load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0);   /* count moved the frame on */
-    uint32_t cs[CPT], mine = brick_cases(&tab, sf, m, cs), off;
+    uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off;
     block_scan(tmp).ExclusiveSum(mine, off);
     emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)brick_off[bid] + off);
 }
@@ -433,24 +472,25 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
  * only reserves; commit_kernel commits on a second stream, overlapping the
  * next frame, and every block reads the reserve's status before it writes. */
 #define MC_BARRIER_TRIES (1u << 22)            /* ~0.5 s of 32 ns sleeps and polls */
-static_assert(MC_LOCK_POLLS <= MC_BARRIER_TRIES / 8u, "the lock poll ends well before the barrier's wait");
+static_assert((uint64_t)MC_LOCK_TRIES * 2048u <= (uint64_t)MC_BARRIER_TRIES * 32u / 2u,
+              "the lock's tries (backoff up to 2048 ns) end well before the barrier's wait (sleeps of 32 ns)");
 template <bool ARENA, bool SIDE = false>
 static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int balls, uint32_t *brick_tris,
                                                                   uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
                                                                   uint32_t *stuck, tail_args t, float *out) {
-    __shared__ float sf[NPTS];
+    __shared__ float sf[NPTS_MAX];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
     __shared__ bool last, open;
     static_assert(ARENA || !SIDE, "the side-stream commit is the arena's");
-    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
+    int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * c_bz;
     uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
     if (threadIdx.x == 0 && g_stamps0 && frame < ST_FRAMES)
         atomicMin((unsigned long long *)&g_stamps0[frame], (unsigned long long)globaltimer());
     load_tables(&tab);                                 /* load_brick syncs */
     load_brick(sf, ball, n, frame, balls, x0, y0, z0);
-    uint32_t cs[CPT], mine = brick_cases(&tab, sf, m, cs), off, total;
+    uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
     if (threadIdx.x == 0) {
@@ -464,10 +504,9 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     __syncthreads();
     if (last) {
         (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp);
-        __threadfence();                               /* every thread's offsets and the span ... */
-        __syncthreads();
-        if (threadIdx.x == 0) {                        /* ... before the barrier opens (as grid.sync) */
-            __threadfence();
+        __syncthreads();                               /* every thread's offsets and the span ... */
+        if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
+            __threadfence();                           /* barrier then one fence, cumulative over the block */
             atomicExch(epoch, e + 1u);
             stamp(frame, ST_OPEN);
         }
@@ -486,16 +525,18 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
     }
     if (!open || total == 0) return;                   /* block-uniform */
     wh_arena_span sp;
+    uint64_t first = (uint64_t)__ldcg(&brick_off[bid]) + off;   /* every load from L2 first: one round trip */
     if (out) {
         sp = buffer_span(out);
-    } else {                                           /* written by the last block: from L2 */
-        if (SIDE && __ldcg(t.reserve_status) != (uint32_t)WH_OK) return;   /* no span: frame dropped */
+    } else {                                           /* written by the last block */
+        uint32_t rs = SIDE ? __ldcg(t.reserve_status) : (uint32_t)WH_OK;
         const uint64_t *w = (const uint64_t *)t.span;
         uint64_t *d = (uint64_t *)&sp;
         for (int i = 0; i < (int)(sizeof sp / 8); ++i) d[i] = __ldcg(&w[i]);
+        if (rs != (uint32_t)WH_OK) return;             /* no span of this frame (side commit): dropped */
         if (!sp.part[0].ptr) return;                   /* the allocation failed: frame dropped */
     }
-    emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)__ldcg(&brick_off[bid]) + off);
+    emit(&tab, sf, n, x0, y0, z0, cs, &sp, first);
     if (g_stamps) {                                    /* uniform: every thread of every block */
         __syncthreads();
         if (threadIdx.x == 0 && frame < ST_FRAMES)
@@ -528,7 +569,7 @@ static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) 
 
 struct ctx {
     int n, k, balls;
-    uint32_t cells, nbricks;
+    uint32_t cells, nbricks, bz;                          /* bricks of 8 x 8 x bz cells */
     dim3 grid;
     uint32_t *brick_tris, *brick_off, *done, *history;   /* history[frame]: triangles */
     uint32_t *frame;                                      /* device: the frame being made */
@@ -712,7 +753,7 @@ static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fuse
  * c.side after the earlier commits (stream order) and not after frame f's
  * kernel, waits for f's reservation and commits it while f's blocks emit.
  * Frame f's kernel does not wait for commit f - 1 either: its reserve waits
- * for the lock (bounded: arena_lock_free_soon).  Frame 0 of a pass or a
+ * for the lock (bounded: wh_arena_ring_reserve_begin).  Frame 0 of a pass or a
  * captured graph forks c.side from c.s (so no commit runs before the work
  * queued ahead of the pass), and the pass or graph ends with side_join.
  * The commit at the priority of c.side (the device's greatest), so its
@@ -930,6 +971,11 @@ static void parse(int argc, char **argv, args &a) {
         else if (!strncmp(argv[i], "--csv=", 6)) a.csv = v;
         else if (!strncmp(argv[i], "--md=", 5)) a.md = v;
         else if (!strncmp(argv[i], "--profile=", 10)) a.profile = atoi(v) != 0;
+        else if (!strncmp(argv[i], "--bz=", 5)) a.bz = atoi(v);
+    }
+    if (a.bz != 0 && a.bz != 4 && a.bz != 8 && a.bz != 16) {
+        fprintf(stderr, "--bz=%d: a brick is 4, 8 or 16 cells deep (0: chosen per grid)\n", a.bz);
+        exit(2);
     }
     a.n = std::max(8, std::min(a.n, 320));
     a.k = std::max(1, std::min(a.k, 16));
@@ -983,8 +1029,8 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     const char *driver = env_or("WH_GPU_DRIVER", "?"), *commit = env_or("WH_COMMIT", "?");
     double ratio = best_fps(r, nr, "(c)") / best_fps(r, nr, "(b)");
     printf("\n%s, driver %s (CUDA driver API %d), runtime %d, %s, commit %s\n", prop.name, driver, drv, rt, date, commit);
-    printf("grid %d^3 (%u cells, %u bricks), K=%d live frames, %d frames x %d runs, %d balls; needed peak %.2f MiB\n",
-           a.n, c.cells, c.nbricks, a.k, a.frames, a.reps, a.balls, needed / 1048576.0);
+    printf("grid %d^3 (%u cells, %u bricks of 8x8x%u), K=%d live frames, %d frames x %d runs, %d balls; needed peak "
+           "%.2f MiB\n", a.n, c.cells, c.nbricks, c.bz, a.k, a.frames, a.reps, a.balls, needed / 1048576.0);
     printf("%-62s %10s %9s %12s %12s %9s %8s %8s\n", "variant", "frames/s", "ms/frame", "peak MiB", "reserved MiB",
            "res/need", "dropped", "headroom");
     for (int i = 0; i < nr; ++i)
@@ -997,11 +1043,11 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
         if (!f) { perror(a.csv); exit(1); }
         fseek(f, 0, SEEK_END);
         if (ftell(f) == 0)
-            fprintf(f, "gpu,driver,cuda_runtime,date,commit,n,k,frames,reps,balls,variant,fps,ms_per_frame,"
+            fprintf(f, "gpu,driver,cuda_runtime,date,commit,n,k,frames,reps,balls,bz,variant,fps,ms_per_frame,"
                        "peak_bytes,reserved_bytes,needed_bytes,reserved_over_needed,dropped,arena_headroom\n");
         for (int i = 0; i < nr; ++i)
-            fprintf(f, "\"%s\",%s,%d,%s,%s,%d,%d,%d,%d,%d,\"%s\",%.1f,%.5f,%llu,%llu,%llu,%.4f,%llu,%.2f\n", prop.name,
-                    driver, rt, date, commit, a.n, a.k, a.frames, a.reps, a.balls, r[i].name, r[i].fps, r[i].ms,
+            fprintf(f, "\"%s\",%s,%d,%s,%s,%d,%d,%d,%d,%d,%u,\"%s\",%.1f,%.5f,%llu,%llu,%llu,%.4f,%llu,%.2f\n",
+                    prop.name, driver, rt, date, commit, a.n, a.k, a.frames, a.reps, a.balls, c.bz, r[i].name, r[i].fps, r[i].ms,
                     (unsigned long long)r[i].peak, (unsigned long long)r[i].reserved, (unsigned long long)needed,
                     (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped, r[i].headroom);
         fclose(f);
@@ -1009,11 +1055,11 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     if (a.md) {
         FILE *f = fopen(a.md, "a");
         if (!f) { perror(a.md); exit(1); }
-        fprintf(f, "\n### %d^3 grid, K=%d, %d frames, median of %d runs\n\n%s, driver %s, CUDA runtime %d, %s, commit %s. "
-                   "Needed: %.2f MiB (largest sum of %d live meshes).\n\n"
+        fprintf(f, "\n### %d^3 grid, K=%d, %d frames, median of %d runs, bricks of 8x8x%u cells\n\n%s, driver %s, "
+                   "CUDA runtime %d, %s, commit %s. Needed: %.2f MiB (largest sum of %d live meshes).\n\n"
                    "| variant | frames/s | ms/frame | peak in use (MiB) | reserved (MiB) | reserved / needed | dropped | "
                    "arena headroom |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
-                a.n, a.k, a.frames, a.reps, prop.name, driver, rt, date, commit, needed / 1048576.0, a.k);
+                a.n, a.k, a.frames, a.reps, c.bz, prop.name, driver, rt, date, commit, needed / 1048576.0, a.k);
         for (int i = 0; i < nr; ++i) {
             char h[32] = "-";                       /* no arena */
             if (r[i].headroom > 0) snprintf(h, sizeof h, "%.2f", r[i].headroom);
@@ -1029,6 +1075,23 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     }
 }
 
+static dim3 brick_grid(uint32_t m, uint32_t bz) { return dim3((m + BX - 1) / BX, (m + BY - 1) / BY, (m + bz - 1) / bz); }
+
+/* The shallowest brick (4, 8, 16 cells deep) whose bricks are all resident
+ * at once in the one-kernel frame (c, side commit): a small grid then uses
+ * more SMs and each thread fewer cells.  Larger grids keep BZ_MAX. */
+static uint32_t auto_bz(uint32_t m) {
+    int dev = 0, sms = 0, per_sm = 0;
+    WH_CUDA_OR_DIE(cudaGetDevice(&dev));
+    WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true, true>, THREADS, 0));
+    for (uint32_t bz = 4; bz < BZ_MAX; bz *= 2) {
+        dim3 g = brick_grid(m, bz);
+        if ((uint64_t)g.x * g.y * g.z <= (uint64_t)per_sm * (uint64_t)sms) return bz;
+    }
+    return BZ_MAX;
+}
+
 static void setup(ctx &c, const args &a, mc_tables &t) {
     if (mc_tables_build(&t)) { fprintf(stderr, "tables: a case needs more than %d triangles\n", MC_MAX_TRI); exit(1); }
     mc_gtables g;
@@ -1039,7 +1102,9 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     c.n = a.n; c.k = a.k; c.balls = a.balls;
     uint32_t m = (uint32_t)(a.n - 1);
     c.cells = m * m * m;
-    c.grid = dim3((m + BX - 1) / BX, (m + BY - 1) / BY, (m + BZ - 1) / BZ);
+    c.bz = a.bz ? (uint32_t)a.bz : auto_bz(m);
+    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(c_bz, &c.bz, sizeof c.bz));
+    c.grid = brick_grid(m, c.bz);
     c.nbricks = c.grid.x * c.grid.y * c.grid.z;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
     WH_CUDA_OR_DIE(cudaMalloc(&c.brick_tris, c.nbricks * sizeof(uint32_t)));
@@ -1306,11 +1371,12 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
     const int R = a.frames, G = graph_frames(a);
     FILE *md = NULL;
     if (a.md && !(md = fopen(a.md, "a"))) { perror(a.md); exit(1); }
-    printf("profile: grid %d^3, %u bricks, %d back-to-back repetitions per item, PDL %s\n", a.n, c.nbricks, R,
-           g_pdl ? "on" : "off");
+    printf("profile: grid %d^3, %u bricks of 8x8x%u, %d back-to-back repetitions per item, PDL %s\n", a.n, c.nbricks,
+           c.bz, R, g_pdl ? "on" : "off");
     if (md)
-        fprintf(md, "\n### Profile, %d^3 grid (%u bricks), %d repetitions per item, PDL %s\n\n"
-                    "| item | us each | what it shows |\n|---|---:|---|\n", a.n, c.nbricks, R, g_pdl ? "on" : "off");
+        fprintf(md, "\n### Profile, %d^3 grid (%u bricks of 8x8x%u), %d repetitions per item, PDL %s\n\n"
+                    "| item | us each | what it shows |\n|---|---:|---|\n", a.n, c.nbricks, c.bz, R,
+                g_pdl ? "on" : "off");
     float *buf;
     WH_CUDA_OR_DIE(cudaMalloc(&buf, worst));
     {   /* the launch floor */

@@ -110,39 +110,69 @@ WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64
     return false;                               /* out of memory, or further on: the core says */
 }
 
-/* Reserve: publish the replace of *slot by count elements into *slot (the
- * plan's answer, else the whole replace), lock taken and kept for the
- * commit.  next: the slot the replace after this one will free (its plan is
- * made by the commit); NULL: none.  One thread; not several lanes of one
- * warp (LOCK RULE).  The caller's fence (or the kernel's end) publishes the
- * slot.  Returns the status: WH_OK, or the slow path's failure. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, uint64_t count, uint64_t stride,
-                                                               wh_arena_span *slot, const wh_arena_span *next) {
+/* A reserve in two halves, so that a kernel can take the lock and read
+ * what the plan's answer needs while its count is still being summed:
+ * begin (the lock, then every load, all independent) and end (the span for
+ * the count, published).  The ticket carries what begin read from one to
+ * the other; one thread runs both. */
+typedef struct wh_arena_ring_ticket {
+    wh_arena_ring_plan pl;
+    wh_arena_span old;           /* what the slot held                     */
+    wh_arena_span *slot;
+    uint64_t commands, base, bytes, planned;
+    uint32_t policy, locked;
+} wh_arena_ring_ticket;
+
+/* Take the lock (lock_tries attempts with backoff; 0: the arena's bound,
+ * WH_ARENA_LOCK_TRIES) and read the state the reserve of *slot needs.  On
+ * WH_ERR_RETRY_LIMIT (counted) no lock is held and end does nothing. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_tries,
+                                                              wh_arena_ring_ticket *t) {
     wh_arena_state *s = a.s;
     WH_ARENA_STAMP(0);
-    if (!wh__arena_lock(s)) {
+    t->slot = slot;
+    t->locked = wh__arena_lock_n(s, lock_tries ? lock_tries : WH_ARENA_LOCK_TRIES);
+    if (!t->locked) {
         wh__arena_note(s, WH_ERR_RETRY_LIMIT);
         return WH_ERR_RETRY_LIMIT;
     }
     WH_ARENA_STAMP(1);
-    wh_arena_ring_plan pl = s->plan;             /* all loads first: independent, in flight together */
-    wh_arena_span old = *slot;
-    uint64_t commands = s->commands, base = s->base, bytes = s->bytes, planned = s->planned;
-    uint32_t policy = s->policy;
+    t->pl = s->plan;                             /* all loads: independent, in flight together */
+    t->old = *slot;
+    t->commands = s->commands;
+    t->base = s->base;
+    t->bytes = s->bytes;
+    t->planned = s->planned;
+    t->policy = s->policy;
+    return WH_OK;
+}
+
+/* Publish the replace of the ticket's slot by count elements (the plan's
+ * answer, else the whole replace), the lock kept for the commit.  next: the
+ * slot the replace after this one will free (its plan is made by the
+ * commit); NULL: none.  The caller's fence (or the kernel's end) publishes
+ * the slot.  Returns WH_OK, or the slow path's failure. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end(wh_arena_ref a, const wh_arena_ring_ticket *t,
+                                                            uint64_t count, uint64_t stride, const wh_arena_span *next) {
+    wh_arena_state *s = a.s;
+    if (!t->locked) return WH_ERR_RETRY_LIMIT;   /* begin counted it */
+    wh_arena_span *slot = t->slot;
     wh_arena_ring_pending *p = &s->pending;
     p->slot = (uint64_t)(uintptr_t)slot;
     p->next = (uint64_t)(uintptr_t)next;
     p->count = count;
     p->stride = stride;
     wh_arena_span made;
-    if (pl.valid && pl.version == commands && pl.slot == (uint64_t)(uintptr_t)slot && policy == WH_ARENA_RING &&
-        wh__span_same(&old, &pl.expect) && wh__plan_span(&pl, base, bytes, count, stride, &made)) {
+    const wh_arena_ring_plan *pl = &t->pl;
+    if (pl->valid && pl->version == t->commands && pl->slot == (uint64_t)(uintptr_t)slot &&
+        t->policy == WH_ARENA_RING && wh__span_same(&t->old, &pl->expect) &&
+        wh__plan_span(pl, t->base, t->bytes, count, stride, &made)) {
         WH_ARENA_STAMP(2);
         *slot = made;
-        p->old = old;
+        p->old = t->old;
         p->made = made;
         p->fast = 1u;
-        s->planned = planned + 1u;
+        s->planned = t->planned + 1u;
         /* last: wh__ring_pending_for reads active (acquire) before the rest */
         wh_atomic_store(&p->active, 1u, WH_RELEASE);
         WH_ARENA_STAMP(3);
@@ -156,6 +186,17 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
      * (wh_arena_ring_reserved) must not stage the image mid-replace */
     wh_atomic_store(&p->active, 1u, WH_RELEASE);
     return st;
+}
+
+/* Reserve: publish the replace of *slot by count elements into *slot,
+ * lock taken and kept for the commit -- begin and end back to back.  One
+ * thread; not several lanes of one warp (LOCK RULE).  Returns the status:
+ * WH_OK, WH_ERR_RETRY_LIMIT (no lock), or the slow path's failure. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, uint64_t count, uint64_t stride,
+                                                               wh_arena_span *slot, const wh_arena_span *next) {
+    wh_arena_ring_ticket t;
+    wh_status st = wh_arena_ring_reserve_begin(a, slot, 0, &t);
+    return st != WH_OK ? st : wh_arena_ring_reserve_end(a, &t, count, stride, next);
 }
 
 /* Commit's first half (lock held; s the state or a staged copy of it): the

@@ -456,9 +456,15 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
             CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
             stale++;
         }
+        /* odd frames: the reserve in two halves, begin before the count is known (as a kernel's last block
+         * overlaps it with the scan), end after */
+        wh_arena_ring_ticket tk;
+        wh_status got = f % 2 ? wh_arena_ring_reserve_begin(wh_arena_device(a), &ring[f % k], 0, &tk) : WH_OK;
+        CHECK(got == WH_OK);
         CHECK(wh_arena_replace_span_async(ref, &n, stride, &r_ring[f % k], NULL) == WH_OK);
         wh_status want = status_if_any(ref);
-        wh_status got = wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
+        got = f % 2 ? wh_arena_ring_reserve_end(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k])
+                    : wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
         fast += s->pending.fast;
         truncated += s->plan.valid && !s->plan.complete;
         /* in flight (lock held, failed or not) for its own slot only: a commit launched ahead waits for this */
@@ -495,6 +501,37 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     expect_walk_ok(a);
     free(scratch);
     wh_arena_destroy(ref);
+    wh_arena_destroy(a);
+}
+
+/* A reserve whose begin cannot take the lock (a commit missing or late):
+ * WH_ERR_RETRY_LIMIT after its bounded tries, counted, the slot untouched,
+ * no reservation in flight, end does nothing; once the lock is free the
+ * next reserve works. */
+static void test_ring_begin_locked(void) {
+    wh_arena *a = NULL;
+    wh_arena_config cfg = {.bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING};
+    CHECK(wh_arena_create(&a, &cfg) == WH_OK);
+    if (!a) return;
+    wh_arena_ref r = wh_arena_device(a);
+    wh_arena_span ring[2];
+    memset(ring, 0, sizeof ring);
+    CHECK(wh_arena_ring_reserve_thread(r, 1000, 36, &ring[0], &ring[1]) == WH_OK);   /* holds the lock */
+    wh_arena_span before = ring[1];
+    wh_arena_ring_ticket tk;
+    CHECK(wh_arena_ring_reserve_begin(r, &ring[1], 5, &tk) == WH_ERR_RETRY_LIMIT);
+    CHECK(wh_arena_ring_reserve_end(r, &tk, 1000, 36, &ring[0]) == WH_ERR_RETRY_LIMIT);
+    CHECK(memcmp(&before, &ring[1], sizeof before) == 0 && !wh_arena_ring_reserved(r, &ring[1]));
+    CHECK(wh_arena_ring_reserved(r, &ring[0]));                        /* the first one still in flight */
+    CHECK(wh_arena_ring_commit_thread(r, &ring[0], NULL, 0) == WH_OK);
+    wh_arena_stats st;                                                   /* a failure without the lock: seen at the next command */
+    CHECK(wh_arena_flush_async(a, NULL) == WH_OK);
+    CHECK(wh_arena_status(a) == WH_ERR_RETRY_LIMIT && wh_arena_stats_get(a, &st) == WH_OK && st.failures == 1);
+    CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
+    CHECK(wh_arena_ring_reserve_begin(r, &ring[1], 5, &tk) == WH_OK);
+    CHECK(wh_arena_ring_reserve_end(r, &tk, 2000, 36, &ring[0]) == WH_OK && ring[1].count == 2000);
+    CHECK(wh_arena_ring_commit_thread(r, &ring[1], NULL, 0) == WH_OK && wh_arena_status(a) == WH_OK);
+    expect_walk_ok(a);
     wh_arena_destroy(a);
 }
 
@@ -572,6 +609,7 @@ int main(int argc, char **argv) {
     test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_RING, commands, 3);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
+    test_ring_begin_locked();
     test_mirror_on_failure();
     test_replace();
     test_warp_api();

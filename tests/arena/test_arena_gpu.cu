@@ -345,7 +345,8 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     CHECK(wh_arena_destroy(a) == WH_OK);
 }
 
-/* RING reservations on the GPU (arena_reserve.h): one thread reserves,
+/* RING reservations on the GPU (arena_reserve.h): one thread reserves (its
+ * first half while another warp reads the count, as marching cubes does),
  * then a block commits (staged in smem), in one kernel (as the fused
  * marching-cubes frame) or in two (count's tail, then generate), or a block
  * without smem commits in place (no plan: the next reserve goes the slow
@@ -357,7 +358,13 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
 static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
                                              const wh_arena_span *next, uint64_t smem_bytes, bool commit) {
     extern __shared__ uint64_t smem[];
-    if (threadIdx.x == 0) (void)wh_arena_ring_reserve_thread(a, *count, 36, slot, next);
+    __shared__ size_t n;
+    wh_arena_ring_ticket tk;
+    wh_status st = WH_OK;
+    if (threadIdx.x == 0) n = *count;                  /* the count, while warp 1 begins the reserve */
+    if (threadIdx.x == 32) st = wh_arena_ring_reserve_begin(a, slot, 0, &tk);
+    __syncthreads();
+    if (threadIdx.x == 32 && st == WH_OK) (void)wh_arena_ring_reserve_end(a, &tk, n, 36, next);
     __threadfence();
     __syncthreads();
     if (commit) (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
