@@ -186,12 +186,13 @@ static __device__ void pdl_wait(void) {
 }
 
 /* The side-stream commit (tail_args.reserve_status): how many times the
- * last block tries the arena's lock (backoff up to 2 us apart) before it
- * gives the frame up (status WH_ERR_RETRY_LIMIT, a failure counted, the
- * slot untouched) -- ~70 ms, bounded well below the grid barrier's wait
- * (MC_BARRIER_TRIES), so the other blocks never time out waiting for a last
- * block that waits for a late commit. */
-#define MC_LOCK_TRIES (1u << 15)
+ * last block polls the arena's lock (~32 ns apart: it answers as soon as
+ * the previous frame's commit unlocks) before it gives the frame up
+ * (status WH_ERR_RETRY_LIMIT, a failure counted, the slot untouched) --
+ * bounded well below the grid barrier's wait (MC_BARRIER_TRIES), so the
+ * other blocks never time out waiting for a last block that waits for a
+ * late commit. */
+#define MC_LOCK_POLLS (1u << 19)
 
 /* Timestamps inside one-kernel frames (--profile only; g_stamps NULL
  * otherwise: one load and a branch).  Per frame f < ST_FRAMES, ST_SLOTS
@@ -325,7 +326,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         if (threadIdx.x == 0) total = running;
     }
     if (split && threadIdx.x == rt)                    /* with overlap: during warp 0's scan */
-        st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_TRIES : 0u, &tk);
+        st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
     __syncthreads();
     uint32_t running = total;
     if (threadIdx.x == 0) {
@@ -472,8 +473,7 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
  * only reserves; commit_kernel commits on a second stream, overlapping the
  * next frame, and every block reads the reserve's status before it writes. */
 #define MC_BARRIER_TRIES (1u << 22)            /* ~0.5 s of 32 ns sleeps and polls */
-static_assert((uint64_t)MC_LOCK_TRIES * 2048u <= (uint64_t)MC_BARRIER_TRIES * 32u / 2u,
-              "the lock's tries (backoff up to 2048 ns) end well before the barrier's wait (sleeps of 32 ns)");
+static_assert(MC_LOCK_POLLS <= MC_BARRIER_TRIES / 8u, "the lock poll ends well before the barrier's wait");
 template <bool ARENA, bool SIDE = false>
 static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int balls, uint32_t *brick_tris,
                                                                   uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
@@ -545,23 +545,26 @@ static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int bal
 }
 
 /* The commit of a reservation fused_kernel<true, true> makes, on the side
- * stream (one block; commit_block stages up to WH_ARENA_STAGE_WORDS words a
- * thread, 16 KiB for THREADS): launched without waiting for its frame's
- * kernel, it waits (thread 0, bounded) until that kernel's last block has
- * reserved the span, then runs the real replace on the block core, the
- * mirror and the next frame's plan while the frame's blocks still emit, and
- * unlocks -- off the frame's path, the whole ~10 us of it (timestamps at
- * 32^3, bench/results/session-2026-11-25-h100/r4).  A frame whose reserve
- * failed reserves nothing: the wait runs out and the commit does nothing. */
+ * stream (one block; wh_arena_ring_commit_ahead_block stages up to
+ * WH_ARENA_STAGE_WORDS words a thread, 16 KiB for THREADS): launched without
+ * waiting for its frame's kernel, it waits (thread 0, bounded) until that
+ * kernel's last block has reserved the span, then runs the real replace on
+ * the block core, the mirror and the next frame's plan while the frame's
+ * blocks still emit, and unlocks -- off the frame's path, the whole ~10 us
+ * of it (timestamps at 32^3, bench/results/session-2026-11-25-h100/r4).  A
+ * frame whose reserve failed reserves nothing: the wait runs out and the
+ * commit does nothing.  With --profile thread 0 waits first itself, to
+ * stamp when the reservation was seen (the library's wait then answers at
+ * its first poll). */
 #define MC_COMMIT_POLLS (1u << 21)             /* ~0.5 s of 200 ns sleeps and polls */
 static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) {
-    __shared__ uint32_t f;
-    if (threadIdx.x == 0) {
-        (void)wh_arena_ring_wait_reserved(cm.arena, cm.span, MC_COMMIT_POLLS);   /* none: the commit does nothing */
-        if (g_stamps) { f = atomicAdd(&g_side_seq, 1u); stamp(f, ST_SIDE0); }
+    uint32_t f = 0;
+    if (threadIdx.x == 0 && g_stamps) {                /* --profile: when the reservation was seen */
+        f = atomicAdd(&g_side_seq, 1u);
+        if (wh_arena_ring_wait_reserved(cm.arena, cm.span, MC_COMMIT_POLLS)) stamp(f, ST_SIDE0);
     }
-    __syncthreads();
-    (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
+    /* none came: the commit does nothing (the reserve counted its failure) */
+    (void)wh_arena_ring_commit_ahead_block(cm.arena, cm.span, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS);
     if (threadIdx.x == 0 && g_stamps) stamp(f, ST_SIDE1);
 }
 

@@ -244,16 +244,29 @@ WH_INLINE WH_HOST_DEVICE uint32_t *wh__arena_gen(wh_arena_state *s) {
  * command kernels and kernels that allocate directly.  At most one lane of a
  * warp ever tries to take it (wh_arena_alloc_warp elects one), so a waiting
  * lane always waits for another warp, which the scheduler runs.  Bounded:
- * false after WH_ARENA_LOCK_TRIES attempts (wh__arena_lock_n: tries). */
-WH_INLINE WH_HOST_DEVICE bool wh__arena_lock_n(wh_arena_state *s, uint32_t tries) {
-    for (uint32_t k = 0; k < tries; ++k) {
+ * false after WH_ARENA_LOCK_TRIES attempts. */
+WH_INLINE WH_HOST_DEVICE bool wh__arena_lock(wh_arena_state *s) {
+    for (unsigned k = 0; k < WH_ARENA_LOCK_TRIES; ++k) {
         uint32_t expected = 0;
         if (wh_atomic_cas(&s->lock, &expected, 1u, WH_ACQUIRE, WH_RELAXED)) return true;
         wh_backoff(k);
     }
     return false;
 }
-WH_INLINE WH_HOST_DEVICE bool wh__arena_lock(wh_arena_state *s) { return wh__arena_lock_n(s, WH_ARENA_LOCK_TRIES); }
+/* The lock for a caller that expects it free within microseconds (a commit
+ * about to unlock): polls the word at the shortest backoff, so it answers
+ * as soon as the holder lets go, where wh__arena_lock's backoff grows to 2
+ * us between tries.  Bounded: false after polls tries. */
+WH_INLINE WH_HOST_DEVICE bool wh__arena_lock_poll(wh_arena_state *s, uint32_t polls) {
+    for (uint32_t k = 0; k < polls; ++k) {
+        uint32_t expected = 0;
+        if ((k == 0 || wh_atomic_load(&s->lock, WH_RELAXED) == 0u) &&
+            wh_atomic_cas(&s->lock, &expected, 1u, WH_ACQUIRE, WH_RELAXED))
+            return true;
+        wh_backoff(0);
+    }
+    return false;
+}
 WH_INLINE WH_HOST_DEVICE void wh__arena_unlock(wh_arena_state *s) {
     wh_atomic_store(&s->lock, 0u, WH_RELEASE);
 }

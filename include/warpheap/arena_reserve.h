@@ -123,15 +123,17 @@ typedef struct wh_arena_ring_ticket {
     uint32_t policy, locked;
 } wh_arena_ring_ticket;
 
-/* Take the lock (lock_tries attempts with backoff; 0: the arena's bound,
- * WH_ARENA_LOCK_TRIES) and read the state the reserve of *slot needs.  On
- * WH_ERR_RETRY_LIMIT (counted) no lock is held and end does nothing. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_tries,
+/* Take the lock and read the state the reserve of *slot needs.  lock_polls:
+ * 0, the arena's lock (backoff, WH_ARENA_LOCK_TRIES); else polls of the
+ * lock word at the shortest backoff, for a reserve that expects a commit
+ * in flight to unlock within microseconds.  On WH_ERR_RETRY_LIMIT (counted)
+ * no lock is held and end does nothing. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
                                                               wh_arena_ring_ticket *t) {
     wh_arena_state *s = a.s;
     WH_ARENA_STAMP(0);
     t->slot = slot;
-    t->locked = wh__arena_lock_n(s, lock_tries ? lock_tries : WH_ARENA_LOCK_TRIES);
+    t->locked = lock_polls ? wh__arena_lock_poll(s, lock_polls) : wh__arena_lock(s);
     if (!t->locked) {
         wh__arena_note(s, WH_ERR_RETRY_LIMIT);
         return WH_ERR_RETRY_LIMIT;
@@ -296,29 +298,17 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
     return false;
 }
 
-/* Commit by a whole block (every thread, converged, same arguments): the
- * image staged in smem (smem_bytes, 8-aligned, >= wh_arena_meta_bytes;
- * else thread 0 commits in place and makes no plan), thread 0 runs the
- * replace on the copy, one thread of warp 1 writes the mirror, the block
- * writes back the words that changed (never the lock word nor failures:
- * atomics outside the lock), thread 0 makes the next plan on the copy.
- * Returns the status to every thread. */
-WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
-                                                       uint64_t smem_bytes) {
-    __shared__ uint32_t wh__commit_go, wh__commit_status;
-    wh_arena_state *s = a.s;
-    WH_ARENA_STAMP(4);
-    uint64_t bytes = wh__arena_image_bytes(s), words = bytes / 8u;
-    __syncthreads();                                    /* the flags: free to write */
-    if (bytes > smem_bytes || (bytes & 7u) || ((uintptr_t)smem & 7u) || blockDim.x < 64 ||
-        words > (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x) {
-        if (threadIdx.x == 0) wh__commit_status = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
-        __syncthreads();
-        return (wh_status)wh__commit_status;
-    }
-    if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
-    __syncthreads();
-    if (!wh__commit_go) return WH_OK;
+/* The block commit after the check: every thread, converged; go is
+ * whether slot's reservation is in flight, as thread 0 saw it (acquire)
+ * before the block's last barrier.  Staged in smem (8-aligned, enough for
+ * the image; checked by the callers), thread 0 runs the replace on the
+ * copy, one thread of warp 1 writes the mirror, the block writes back the
+ * words that changed (never the lock word nor failures: atomics outside
+ * the lock), thread 0 makes the next plan on the copy and unlocks.  One
+ * fence: the unlock's release, after the block's barrier, covers every
+ * thread's writes (cumulative, as grid.sync's one fence). */
+WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t words, void *smem) {
+    __shared__ uint32_t wh__commit_status;
     WH_ARENA_STAMP(5);
     uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH_ARENA_STAGE_WORDS];
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
@@ -349,8 +339,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
         if (i < words && i != skip0 && i != skip1 && img[i] != orig[j]) real[i] = img[i];
     }
-    __threadfence();                                    /* the image before the plan and the unlock */
-    __syncthreads();                                    /* and the mirror done with the copy */
+    __syncthreads();                                    /* written back, and the mirror done with the copy */
     if (threadIdx.x == 0) {
         WH_ARENA_STAMP(8);
         if (st == WH_OK) {
@@ -358,12 +347,58 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
             s->plan = pl;
         }
         WH_ARENA_STAMP(9);
-        __threadfence();
         wh__arena_note(s, st);
-        wh__arena_unlock(s);
+        wh__arena_unlock(s);                            /* release: the image, the plan, then the lock */
         WH_ARENA_STAMP(10);
     }
     return st;
+}
+
+/* Whether a block can stage the image of s in smem_bytes at smem. */
+WH_INLINE WH_DEVICE bool wh__ring_can_stage(wh_arena_state *s, const void *smem, uint64_t smem_bytes) {
+    uint64_t bytes = wh__arena_image_bytes(s);
+    return bytes <= smem_bytes && !(bytes & 7u) && !((uintptr_t)smem & 7u) && blockDim.x >= 64 &&
+           bytes / 8u <= (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x;
+}
+
+/* Commit by a whole block (every thread, converged, same arguments): the
+ * image staged in smem (smem_bytes, 8-aligned, >= wh_arena_meta_bytes;
+ * else thread 0 commits in place and makes no plan).  Nothing to do if no
+ * reservation for slot is in flight.  Returns the status to every thread. */
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                       uint64_t smem_bytes) {
+    __shared__ uint32_t wh__commit_go;
+    wh_arena_state *s = a.s;
+    WH_ARENA_STAMP(4);
+    __syncthreads();                                    /* the flag: free to write */
+    if (!wh__ring_can_stage(s, smem, smem_bytes)) {
+        if (threadIdx.x == 0) wh__commit_go = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
+        __syncthreads();
+        return (wh_status)wh__commit_go;
+    }
+    if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
+    __syncthreads();
+    if (!wh__commit_go) return WH_OK;
+    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem);
+}
+
+/* Commit launched ahead of its reserve (another stream; every thread of
+ * the block, converged): thread 0 waits (wh_arena_ring_wait_reserved,
+ * tries) and the block commits what it waited for, without a second look.
+ * WH_ERR_RETRY_LIMIT, nothing done and nothing counted, if no reservation
+ * came (a reserve that failed to lock counted its own failure); smem as
+ * wh_arena_ring_commit_block. */
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                             uint64_t smem_bytes, uint32_t tries) {
+    __shared__ uint32_t wh__ahead_go;
+    wh_arena_state *s = a.s;
+    __syncthreads();                                    /* the flag: free to write */
+    if (threadIdx.x == 0) wh__ahead_go = wh_arena_ring_wait_reserved(a, slot, tries);
+    __syncthreads();
+    if (!wh__ahead_go) return WH_ERR_RETRY_LIMIT;
+    WH_ARENA_STAMP(4);
+    if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem);
 }
 #endif
 

@@ -379,9 +379,9 @@ static __global__ void commit_kernel(wh_arena_ref a, const wh_arena_span *slot, 
 static __global__ void commit_ahead_kernel(wh_arena_ref a, const wh_arena_span *slot, uint64_t smem_bytes,
                                            unsigned *timeouts) {
     extern __shared__ uint64_t smem[];
-    if (threadIdx.x == 0 && !wh_arena_ring_wait_reserved(a, slot, AHEAD_POLLS)) atomicAdd(timeouts, 1u);
-    __syncthreads();
-    (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+    if (wh_arena_ring_commit_ahead_block(a, slot, smem, smem_bytes, AHEAD_POLLS) == WH_ERR_RETRY_LIMIT &&
+        threadIdx.x == 0)
+        atomicAdd(timeouts, 1u);
 }
 static __global__ void ring_counts(size_t *counts, uint32_t n, uint64_t seed, uint64_t max_count) {
     for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
