@@ -471,11 +471,13 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
  * it), bounded -- on a timeout the block counts it in *stuck and writes
  * nothing.  SIDE (with ARENA, t.split and t.reserve_status): the last block
  * only reserves; commit_kernel commits on a second stream, overlapping the
- * next frame, and every block reads the reserve's status before it writes. */
+ * next frame, and every block reads the reserve's status before it writes.
+ * Four blocks an SM (64 registers): 528 resident bricks on the H100, so a
+ * 64^3 grid runs bricks of 8x8x8 (auto_bz). */
 #define MC_BARRIER_TRIES (1u << 22)            /* ~0.5 s of 32 ns sleeps and polls */
 static_assert(MC_LOCK_POLLS <= MC_BARRIER_TRIES / 8u, "the lock poll ends well before the barrier's wait");
 template <bool ARENA, bool SIDE = false>
-static __global__ void __launch_bounds__(THREADS, 2) fused_kernel(int n, int balls, uint32_t *brick_tris,
+static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int balls, uint32_t *brick_tris,
                                                                   uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
                                                                   uint32_t *stuck, tail_args t, float *out) {
     __shared__ float sf[NPTS_MAX];
@@ -1275,7 +1277,8 @@ static void profile_stamps(ctx &c, int G, const char *what, const std::function<
         WH_CUDA_OR_DIE(cudaMemcpyFromSymbol(cnt, g_ast_n, sizeof cnt));
         static const char *step[MC_AST] = {"", "reserve: lock", "reserve: loads, plan's answer", "reserve: publish",
                                            "", "commit: pending?", "commit: stage the image", "commit: replace (1 thread)",
-                                           "commit: write back, fence", "commit: next plan (1 thread)", "commit: fence, unlock"};
+                                           "commit: mirror, snapshot", "commit: next plan (1 thread; the block writes back)",
+                                           "commit: barrier, unlock"};
         printf("  arena steps, %s:", what);          /* the log only: md holds a table here */
         for (int i = 0; i < MC_AST; ++i) {
             if (!cnt[i]) continue;

@@ -304,9 +304,10 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
  * the image; checked by the callers), thread 0 runs the replace on the
  * copy, one thread of warp 1 writes the mirror, the block writes back the
  * words that changed (never the lock word nor failures: atomics outside
- * the lock), thread 0 makes the next plan on the copy and unlocks.  One
- * fence: the unlock's release, after the block's barrier, covers every
- * thread's writes (cumulative, as grid.sync's one fence). */
+ * the lock) from registers while thread 0 makes the next plan on the copy,
+ * then thread 0 unlocks.  One fence: the unlock's release, after the
+ * block's barrier, covers every thread's writes (cumulative, as
+ * grid.sync's one fence). */
 WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t words, void *smem) {
     __shared__ uint32_t wh__commit_status;
     WH_ARENA_STAMP(5);
@@ -334,19 +335,27 @@ WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t
     __syncthreads();
     wh_status st = (wh_status)wh__commit_status;
     if (threadIdx.x == 32 && fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
-    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
+    uint64_t now[WH_ARENA_STAGE_WORDS];                 /* the image after the replace: the plan changes the copy */
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        if (i < words && i != skip0 && i != skip1 && img[i] != orig[j]) real[i] = img[i];
+        now[j] = i < words ? img[i] : 0u;
     }
-    __syncthreads();                                    /* written back, and the mirror done with the copy */
-    if (threadIdx.x == 0) {
+    __syncthreads();                                    /* every word read, the mirror done with the copy */
+    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
+    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* thread 0 too, before its plan */
+        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+        if (i < words && i != skip0 && i != skip1 && now[j] != orig[j]) real[i] = now[j];
+    }
+    if (threadIdx.x == 0) {                             /* while the others write back */
         WH_ARENA_STAMP(8);
         if (st == WH_OK) {
             wh_arena_ring_plan pl = wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next);
             s->plan = pl;
         }
         WH_ARENA_STAMP(9);
+    }
+    __syncthreads();                                    /* written back, the plan made */
+    if (threadIdx.x == 0) {
         wh__arena_note(s, st);
         wh__arena_unlock(s);                            /* release: the image, the plan, then the lock */
         WH_ARENA_STAMP(10);
