@@ -1168,6 +1168,7 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_a
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = policy;
     cfg.mirror = mirror;
+    cfg.index = policy == WH_ARENA_RING ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF;   /* the ring walks: no index */
     cfg.max_blocks = 64;                 /* K meshes of <= 2 extents and the free blocks between */
     wh_arena *arena = NULL;
     wh_arena_stats st;
@@ -1357,6 +1358,7 @@ static wh_arena *profile_arena(ctx &c, uint64_t worst, wh_arena_mirror mirror, w
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = WH_ARENA_RING;
     cfg.mirror = mirror;
+    cfg.index = WH_BLOCKS_LIST;
     cfg.max_blocks = 64;
     wh_arena *ar = NULL;
     ok_or_die(wh_arena_create(&ar, &cfg));

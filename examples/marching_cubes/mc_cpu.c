@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
     }
     wh_arena *a = NULL;
     wh_arena_config cfg = {.bytes = (size_t)(rounded + 2u * (K + 1u) * 256u), .max_blocks = 64,
-                           .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING};
+                           .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING, .index = WH_BLOCKS_LIST};
     if (wh_arena_create(&a, &cfg) != WH_OK) {
         fprintf(stderr, "mc_cpu: setup: %s\n", wh_last_error());
         return 1;

@@ -171,7 +171,9 @@ typedef struct wh_arena_config {
                                  /* granule aligned; NULL: the arena allocates     */
     uint32_t max_blocks;         /* descriptors, free + used; 0 = 65536             */
     uint32_t granule;            /* power of two >= 8; 0 = 256                     */
-    wh_blocks_kind index;        /* TLSF (default) or the seed's max-heap          */
+    wh_blocks_kind index;        /* TLSF (default), the seed's max-heap, or LIST:  */
+                                 /* no index -- for RING, which never searches    */
+                                 /* one: faster commands, a smaller image         */
     wh_arena_backend backend;
     wh_arena_policy policy;
     wh_arena_mirror mirror;
@@ -254,15 +256,14 @@ WH_INLINE WH_HOST_DEVICE bool wh__arena_lock(wh_arena_state *s) {
     return false;
 }
 /* The lock for a caller that expects it free within microseconds (a commit
- * about to unlock): polls the word at the shortest backoff, so it answers
- * as soon as the holder lets go, where wh__arena_lock's backoff grows to 2
- * us between tries.  Bounded: false after polls tries. */
+ * about to unlock) and no other waiter: a CAS at the shortest backoff, so
+ * it answers as soon as the holder lets go (one round trip, where a load
+ * that sees it free and then a CAS take two), where wh__arena_lock's
+ * backoff grows to 2 us between tries.  Bounded: false after polls tries. */
 WH_INLINE WH_HOST_DEVICE bool wh__arena_lock_poll(wh_arena_state *s, uint32_t polls) {
     for (uint32_t k = 0; k < polls; ++k) {
         uint32_t expected = 0;
-        if ((k == 0 || wh_atomic_load(&s->lock, WH_RELAXED) == 0u) &&
-            wh_atomic_cas(&s->lock, &expected, 1u, WH_ACQUIRE, WH_RELAXED))
-            return true;
+        if (wh_atomic_cas(&s->lock, &expected, 1u, WH_ACQUIRE, WH_RELAXED)) return true;
         wh_backoff(0);
     }
     return false;

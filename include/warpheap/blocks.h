@@ -13,8 +13,10 @@
  *    and a descriptor table is what lets the stream arena keep the same code
  *    with metadata in device memory.  A block's neighbours are descriptor ids
  *    (prev/next), so "address - 3" becomes "desc[b].prev".
- *  - The free index is pluggable: TLSF (tlsf.h, the default, O(1)) or the
- *    seed's max-heap of free blocks (blocks_maxheap.h, O(log n)).
+ *  - The free index is pluggable: TLSF (tlsf.h, the default, O(1)), the
+ *    seed's max-heap of free blocks (blocks_maxheap.h, O(log n)), or none
+ *    (LIST: only counts; a caller that finds blocks by walking the address
+ *    order, as the arena's ring does, skips the index's upkeep).
  *  - Several independent free indices share one descriptor table; a free
  *    block belongs to exactly one and merges only with neighbours of the same
  *    index.  The pool uses one index per stream (stream-ordered reuse).
@@ -40,6 +42,9 @@
 typedef enum wh_blocks_kind {
     WH_BLOCKS_TLSF = 0,     /* two-level segregated fit (default)     */
     WH_BLOCKS_MAXHEAP = 1,  /* the seed's max-heap of free blocks     */
+    WH_BLOCKS_LIST = 2,     /* no index: blocks in address order only, */
+                            /* for callers that search by walking (the */
+                            /* arena's RING policy); alloc scans        */
 } wh_blocks_kind;
 
 enum { WH_BLOCK_SPARE = 0, WH_BLOCK_FREE = 1, WH_BLOCK_USED = 2 };
@@ -94,9 +99,14 @@ typedef struct wh_blocks {
 
 WH_INLINE WH_HOST_DEVICE uint64_t wh__blocks_round8(uint64_t x) { return (x + 7u) & ~(uint64_t)7u; }
 
+/* Bytes of one free index: a LIST index keeps only its counts. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__index_stride(uint32_t kind) {
+    return kind == WH_BLOCKS_LIST ? wh__blocks_round8(offsetof(wh_free_index, u)) : sizeof(wh_free_index);
+}
+
 /* Bytes of metadata for a core with nindex free indices and capacity descriptors. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_bytes(wh_blocks_kind kind, uint32_t nindex, uint32_t capacity) {
-    uint64_t n = wh__blocks_round8(sizeof(wh_blocks)) + (uint64_t)nindex * sizeof(wh_free_index);
+    uint64_t n = wh__blocks_round8(sizeof(wh_blocks)) + (uint64_t)nindex * wh__index_stride(kind);
     if (kind == WH_BLOCKS_MAXHEAP) n += wh__blocks_round8((uint64_t)nindex * capacity * sizeof(uint32_t));
     return n + (uint64_t)capacity * sizeof(wh_block);
 }
@@ -104,7 +114,7 @@ WH_INLINE WH_HOST_DEVICE wh_block *wh_blocks_desc(const wh_blocks *c) {
     return (wh_block *)((char *)c + c->desc_off);
 }
 WH_INLINE WH_HOST_DEVICE wh_free_index *wh_blocks_index(const wh_blocks *c, uint32_t i) {
-    return (wh_free_index *)((char *)c + c->index_off) + i;
+    return (wh_free_index *)((char *)c + c->index_off + (uint64_t)i * wh__index_stride(c->kind));
 }
 
 #include "warpheap/tlsf.h"
@@ -120,7 +130,7 @@ WH_INLINE WH_HOST_DEVICE void wh__index_insert(wh_blocks *c, uint32_t i, uint32_
     fi->nfree++;
     fi->free_bytes += d[b].size;
     if (c->kind == WH_BLOCKS_TLSF) wh_tlsf_insert(&fi->u.tlsf, d, b, c->granule_log2);
-    else wh_maxheap_insert(c, &fi->u.heap, d, b);
+    else if (c->kind == WH_BLOCKS_MAXHEAP) wh_maxheap_insert(c, &fi->u.heap, d, b);
 }
 WH_INLINE WH_HOST_DEVICE void wh__index_remove(wh_blocks *c, uint32_t b) {
     wh_block *d = wh_blocks_desc(c);
@@ -128,12 +138,25 @@ WH_INLINE WH_HOST_DEVICE void wh__index_remove(wh_blocks *c, uint32_t b) {
     fi->nfree--;
     fi->free_bytes -= d[b].size;
     if (c->kind == WH_BLOCKS_TLSF) wh_tlsf_remove(&fi->u.tlsf, d, b, c->granule_log2);
-    else wh_maxheap_remove(c, &fi->u.heap, d, b);
+    else if (c->kind == WH_BLOCKS_MAXHEAP) wh_maxheap_remove(c, &fi->u.heap, d, b);
+}
+/* LIST: the first free block of index i (by descriptor) that has size
+ * bytes, the largest (largest: true), or NONE -- a scan of every descriptor. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__list_scan(const wh_blocks *c, uint32_t i, uint64_t size, bool largest) {
+    const wh_block *d = wh_blocks_desc(c);
+    uint32_t best = WH_BLOCK_NONE;
+    for (uint32_t b = 0; b < c->capacity; ++b) {
+        if (d[b].state != WH_BLOCK_FREE || d[b].index != i || d[b].size < size) continue;
+        if (!largest) return b;
+        if (best == WH_BLOCK_NONE || d[b].size > d[best].size) best = b;
+    }
+    return best;
 }
 /* A free block of index i with size >= size, or NONE; it stays in the index. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__index_find(const wh_blocks *c, uint32_t i, uint64_t size) {
     wh_free_index *fi = wh_blocks_index(c, i);
     if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_find(&fi->u.tlsf, wh_blocks_desc(c), size, c->granule_log2);
+    if (c->kind == WH_BLOCKS_LIST) return wh__list_scan(c, i, size, false);
     return wh_maxheap_find(c, &fi->u.heap, wh_blocks_desc(c), size);
 }
 
@@ -162,7 +185,8 @@ WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh
                                                    uint32_t nindex, uint32_t capacity, uint64_t granule) {
     if (!mem || ((uintptr_t)mem & 7u) || nindex == 0 || nindex > 0xFFFFu || capacity == 0 ||
         capacity >= WH_BLOCK_NONE || granule == 0 || (granule & (granule - 1)) ||
-        (kind != WH_BLOCKS_TLSF && kind != WH_BLOCKS_MAXHEAP) || bytes < wh_blocks_bytes(kind, nindex, capacity))
+        (kind != WH_BLOCKS_TLSF && kind != WH_BLOCKS_MAXHEAP && kind != WH_BLOCKS_LIST) ||
+        bytes < wh_blocks_bytes(kind, nindex, capacity))
         return NULL;
     wh_blocks *c = (wh_blocks *)mem;
     *c = (wh_blocks){0};
@@ -173,7 +197,7 @@ WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh
     c->granule_log2 = (uint32_t)wh_log2_64(granule);
     c->total_bytes = bytes;
     c->index_off = wh__blocks_round8(sizeof(wh_blocks));
-    uint64_t slots = c->index_off + (uint64_t)nindex * sizeof(wh_free_index);
+    uint64_t slots = c->index_off + (uint64_t)nindex * wh__index_stride(kind);
     c->desc_off = slots;
     if (kind == WH_BLOCKS_MAXHEAP) c->desc_off += wh__blocks_round8((uint64_t)nindex * capacity * sizeof(uint32_t));
     for (uint32_t i = 0; i < nindex; ++i) {
@@ -181,7 +205,7 @@ WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh
         fi->nfree = 0;
         fi->free_bytes = 0;
         if (kind == WH_BLOCKS_TLSF) wh_tlsf_init(&fi->u.tlsf);
-        else wh_maxheap_init(&fi->u.heap, slots + (uint64_t)i * capacity * sizeof(uint32_t));
+        else if (kind == WH_BLOCKS_MAXHEAP) wh_maxheap_init(&fi->u.heap, slots + (uint64_t)i * capacity * sizeof(uint32_t));
     }
     c->spare = WH_BLOCK_NONE;
     c->absorb = WH_BLOCK_NONE;
@@ -404,6 +428,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_any_free(const wh_blocks *c, uint32_
     wh_free_index *fi = wh_blocks_index(c, i);
     if (fi->nfree == 0) return WH_BLOCK_NONE;
     if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_any(&fi->u.tlsf);
+    if (c->kind == WH_BLOCKS_LIST) return wh__list_scan(c, i, 0, false);
     return wh_maxheap_slots(c, &fi->u.heap)[0];
 }
 
@@ -412,6 +437,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_largest_free(const wh_blocks *c, uin
     wh_free_index *fi = wh_blocks_index(c, i);
     if (fi->nfree == 0) return 0;
     if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_largest(&fi->u.tlsf, wh_blocks_desc(c));
+    if (c->kind == WH_BLOCKS_LIST) return wh_blocks_desc(c)[wh__list_scan(c, i, 0, true)].size;
     return wh_blocks_desc(c)[wh_maxheap_slots(c, &fi->u.heap)[0]].size;
 }
 

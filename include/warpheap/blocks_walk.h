@@ -75,6 +75,9 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
                 }
             }
         }
+    } else if (c->kind == WH_BLOCKS_LIST) {            /* no structure: the counts must match the descriptors */
+        for (uint32_t b = 0; b < c->capacity; ++b)
+            if (d[b].state == WH_BLOCK_FREE && d[b].index == i) { seen++; bytes += d[b].size; }
     } else {
         const uint32_t *slot = wh_maxheap_slots(c, &fi->u.heap);
         for (uint32_t p = 0; p < fi->u.heap.count && p < c->capacity; ++p) {

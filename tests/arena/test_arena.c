@@ -265,7 +265,7 @@ static void test_random_commands(wh_blocks_kind kind, wh_arena_policy policy, ui
     CHECK(wh_arena_check(a, &rep) == WH_OK);
     CHECK(rep.used == 0 && rep.free == 1 && rep.largest_free == region);
     printf("random commands (%s%s): %u commands, %llu allocs, %llu frees, %llu out of memory, %llu checks\n",
-           kind == WH_BLOCKS_TLSF ? "tlsf" : "max-heap", policy == WH_ARENA_RING ? ", ring" : "", commands, (unsigned long long)allocs,
+           kind == WH_BLOCKS_TLSF ? "tlsf" : kind == WH_BLOCKS_LIST ? "list" : "max-heap", policy == WH_ARENA_RING ? ", ring" : "", commands, (unsigned long long)allocs,
            (unsigned long long)frees, (unsigned long long)ooms, (unsigned long long)checks);
     CHECK(allocs > commands / 4 && frees > commands / 8);
     wh_arena_destroy(a);
@@ -412,7 +412,8 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         if (live > most) most = live;
     }
     wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
-                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE};
+                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE,
+                           .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};             /* both cores */
     wh_arena *ref = NULL, *a = NULL;
     CHECK(wh_arena_create(&ref, &cfg) == WH_OK && wh_arena_create(&a, &cfg) == WH_OK);
     if (!ref || !a) return;
@@ -607,6 +608,8 @@ int main(int argc, char **argv) {
     test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_BEST_FIT, commands, 1);
     test_random_commands(WH_BLOCKS_MAXHEAP, WH_ARENA_BEST_FIT, commands, 2);
     test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_RING, commands, 3);
+    test_random_commands(WH_BLOCKS_LIST, WH_ARENA_RING, commands, 4);
+    test_random_commands(WH_BLOCKS_LIST, WH_ARENA_BEST_FIT, commands / 4, 5);   /* LIST's alloc scans */
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
     test_ring_begin_locked();

@@ -407,6 +407,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = WH_ARENA_RING;
     cfg.mirror = mirror;
+    cfg.index = mirror == WH_ARENA_MIRROR_ON_FAILURE ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF;   /* both kinds of core */
     wh_arena *ref = NULL, *a = NULL;
     if (wh_arena_create(&ref, &cfg) != WH_OK || wh_arena_create(&a, &cfg) != WH_OK) {
         fprintf(stderr, "%s\n", wh_last_error());

@@ -139,12 +139,13 @@ static void walk_detects_corruption(void) {
 
 int main(int argc, char **argv) {
     uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 200000);
-    for (int k = 0; k < 2; ++k) {
-        wh_blocks_kind kind = k ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF;
-        run_random(kind, 8192, ops, 1234 + k, false);
-        run_random(kind, 8192, ops, 777 + k, true);
-        run_random(kind, 64, ops / 10, 99 + k, false);   /* descriptor shortage: no split */
-        bad_input(kind);
+    const wh_blocks_kind kinds[3] = {WH_BLOCKS_TLSF, WH_BLOCKS_MAXHEAP, WH_BLOCKS_LIST};
+    for (int k = 0; k < 3; ++k) {
+        uint32_t n = k == 2 ? ops / 20 : ops;            /* LIST: every alloc scans the descriptors */
+        run_random(kinds[k], 8192, n, 1234 + k, false);
+        run_random(kinds[k], 8192, n, 777 + k, true);
+        run_random(kinds[k], 64, ops / 10, 99 + k, false);   /* descriptor shortage: no split */
+        bad_input(kinds[k]);
     }
     walk_detects_corruption();
     return wh_test_finish("test_blocks");
