@@ -199,7 +199,7 @@ static __device__ void pdl_wait(void) {
  * words of %globaltimer (ns): */
 enum { ST_START,      /* the first block's start (atomicMin; g_stamps0)    */
        ST_LAST,       /* the last block knows it is last                  */
-       ST_RESERVE0,   /* its scan done (the reserve's first half alongside) */
+       ST_RESERVE0,   /* its scan done (the reserve begun before it)      */
        ST_RESERVE1,   /* the reserve done                                 */
        ST_OPEN,       /* the barrier opened                               */
        ST_COMMITTED,  /* the last block's in-kernel commit done           */
@@ -220,16 +220,17 @@ static __device__ void stamp(uint32_t f, int slot) {
 }
 
 #ifdef MC_ARENA_PROFILE
-/* The steps of a reserve (stamps 0-3, thread 32 or 0) and of a block's
- * commit (4-10, thread 0): times in smem while the steps run, summed into
- * globals (reductions, no wait) at a chain's end.  A step whose two stamps did not both run this
- * time (the reserve's slow path, a commit with nothing to do) adds nothing. */
+/* The steps of a reserve (stamps 0-3) and of a block's commit (4-10),
+ * thread 0: times in smem while the steps run, summed into globals
+ * (reductions, no wait) at a chain's end.  A step whose two stamps did not
+ * both run this time (the reserve's slow path, a commit with nothing to do)
+ * adds nothing. */
 #define MC_AST 11
 __device__ unsigned long long g_ast_sum[MC_AST], g_ast_n[MC_AST];
 static __host__ __device__ void mc_arena_stamp(int k) {
 #ifdef __CUDA_ARCH__
     __shared__ unsigned long long ts[MC_AST];
-    if (threadIdx.x != 0 && !(k < 4 && threadIdx.x == 32)) return;   /* 32: the reserve's thread */
+    if (threadIdx.x != 0) return;
     int k0 = k < 4 ? 0 : 4, k1 = k < 4 ? 3 : 10;
     if (k == k0)
         for (int i = k0 + 1; i <= k1; ++i) ts[i] = 0;
@@ -249,7 +250,7 @@ static __host__ __device__ void mc_arena_stamp(int k) {
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
-/* Warp 0 of the last block (every lane): brick_off = the exclusive scan of
+/* One warp of the last block (every lane): brick_off = the exclusive scan of
  * brick_tris, nb <= 256 (8 a lane).  Returns the total. */
 #define MC_WARP_SCAN_MAX 256u
 static __device__ uint32_t warp_scan_totals(uint32_t nb, const uint32_t *brick_tris, uint32_t *brick_off) {
@@ -295,38 +296,55 @@ static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_
     return running;
 }
 
-/* The last block's tail (every thread of it): scan the brick totals into
- * brick offsets, hand the frame's total on (history, the frame counter, the
- * count word), and with ARENA replace the mesh in *t.span: with t.split only
- * reserve it (one thread: the span from the plan the last commit made; the
- * block core is brought up to date by a commit after the address is out),
- * else the whole replace by the block (metadata staged in dynamic smem).
- * The reserve's first half (the lock, the plan's loads) does not need the
- * total: with up to MC_WARP_SCAN_MAX bricks warp 0 scans while thread 32
- * runs it, so only the second half (a little arithmetic, the span written)
- * follows the scan.  With t.reserve_status (the commit on a side stream)
- * the lock may still be held by the previous frame's reservation: bounded
- * tries, and the reserve's status left in *t.reserve_status -- on failure
- * the slot may still hold an older, live mesh, so no block may write.
- * Returns the frame's total. */
+/* A block's arrival (thread 0): post the brick's total and count the
+ * block in; true for the last.  acq_rel: the total is out before the count
+ * (release), and the last block's thread 0 sees every other total -- and,
+ * after a block barrier, so do its other threads (acquire). */
+static __device__ bool arrive(uint32_t total, uint32_t nb, uint32_t *brick_tris, uint32_t *done) {
+    brick_tris[brick_id()] = total;
+    return wh_atomic_fetch_add(done, 1u, WH_ACQ_REL) == nb - 1u;
+}
+
+/* The reserve's first half, begun by the last block's thread 0 as soon as
+ * it knows it is last (the lock and the plan's loads need no total); the
+ * ticket stays with that thread until frame_tail ends the reserve.  With
+ * t.reserve_status (the commit on a side stream) the lock may still be held
+ * by the previous frame's reservation: polled, bounded (MC_LOCK_POLLS). */
+struct tail_reserve {
+    wh_arena_ring_ticket tk;
+    wh_status st;
+};
+template <bool ARENA>
+static __device__ void tail_begin(const tail_args &t, tail_reserve *r) {
+    r->st = WH_OK;
+    if (ARENA && t.split)
+        r->st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &r->tk);
+}
+
+/* The last block's tail (every thread of it, after a barrier that follows
+ * thread 0's arrival and tail_begin): scan the brick totals into brick
+ * offsets, hand the frame's total on (history, the frame counter, the count
+ * word), and with ARENA replace the mesh in *t.span: with t.split end the
+ * reserve thread 0 began (the span from the plan the last commit made, a
+ * little arithmetic; the block core is brought up to date by a commit after
+ * the address is out), else the whole replace by the block (metadata staged
+ * in dynamic smem).  With up to MC_WARP_SCAN_MAX bricks warp 1 scans while
+ * thread 0 still waits for the lock and the plan.  With t.reserve_status
+ * the reserve's status goes to *t.reserve_status for every block: on
+ * failure the slot may still hold an older, live mesh, so no block may
+ * write.  Returns the frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
-                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
+                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
+                                      tail_reserve &r) {
     __shared__ uint32_t total;
-    const bool split = ARENA && t.split, overlap = nb <= MC_WARP_SCAN_MAX;
-    const uint32_t rt = overlap ? 32u : 0u;            /* the reserving thread */
-    wh_arena_ring_ticket tk;
-    wh_status st = WH_OK;
-    __threadfence();                                   /* every block's total, seen */
-    if (!overlap) {
+    if (nb > MC_WARP_SCAN_MAX) {
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
         if (threadIdx.x == 0) total = running;
-    } else if (threadIdx.x < 32u) {
+    } else if (threadIdx.x / 32u == 1u) {
         uint32_t running = warp_scan_totals(nb, brick_tris, brick_off);
-        if (threadIdx.x == 0) total = running;
+        if (threadIdx.x == 32u) total = running;
     }
-    if (split && threadIdx.x == rt)                    /* with overlap: during warp 0's scan */
-        st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
     __syncthreads();
     uint32_t running = total;
     if (threadIdx.x == 0) {
@@ -336,18 +354,15 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         if (t.count_out) *(volatile size_t *)t.count_out = running;
         stamp(frame, ST_RESERVE0);
     }
-    if (split) {                                       /* one thread, a little arithmetic: the critical path */
-        if (threadIdx.x == rt) {
-            if (st == WH_OK) st = wh_arena_ring_reserve_end(t.arena, &tk, running, TRI_BYTES, t.next);
-            if (t.reserve_status) *t.reserve_status = (uint32_t)st;
-            stamp(frame, ST_RESERVE1);
+    if (ARENA && t.split) {                            /* one thread, a little arithmetic: the critical path */
+        if (threadIdx.x == 0) {
+            if (r.st == WH_OK) r.st = wh_arena_ring_reserve_end(t.arena, &r.tk, running, TRI_BYTES, t.next);
+            if (t.reserve_status) *t.reserve_status = (uint32_t)r.st;
         }
     } else if (ARENA) {                                /* the whole block: metadata staged in smem */
         (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
-        if (threadIdx.x == 0) stamp(frame, ST_RESERVE1);
-    } else if (threadIdx.x == 0) {
-        stamp(frame, ST_RESERVE1);
     }
+    if (threadIdx.x == 0) stamp(frame, ST_RESERVE1);
     return running;
 }
 
@@ -375,15 +390,15 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     }
     uint32_t total = block_reduce(tmp.r).Sum(tris);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
+    tail_reserve res;
     if (threadIdx.x == 0) {
-        brick_tris[brick_id()] = total;
-        __threadfence();                               /* the total before the count */
-        last = atomicAdd(done, 1u) == nb - 1u;
+        last = arrive(total, nb, brick_tris, done);
+        if (last) tail_begin<ARENA>(t, &res);
     }
     __syncthreads();
     pdl_launch_dependents();
     if (!last) return;
-    (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp.s);
+    (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp.s, res);
 }
 
 static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, int lx,
@@ -495,17 +510,19 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
+    tail_reserve res;
     if (threadIdx.x == 0) {
         e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
-        brick_tris[bid] = total;
-        __threadfence();                               /* the total before the count */
-        last = atomicAdd(done, 1u) == nb - 1u;
+        last = arrive(total, nb, brick_tris, done);
         open = true;
-        if (last) stamp(frame, ST_LAST);
+        if (last) {
+            stamp(frame, ST_LAST);
+            tail_begin<ARENA>(t, &res);
+        }
     }
     __syncthreads();
     if (last) {
-        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp);
+        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, res);
         __syncthreads();                               /* every thread's offsets and the span ... */
         if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
             __threadfence();                           /* barrier then one fence, cumulative over the block */
