@@ -305,39 +305,29 @@ static __device__ bool arrive(uint32_t total, uint32_t nb, uint32_t *brick_tris,
     return wh_atomic_fetch_add(done, 1u, WH_ACQ_REL) == nb - 1u;
 }
 
-/* The reserve's first half, begun by the last block's thread 0 as soon as
- * it knows it is last (the lock and the plan's loads need no total); the
- * ticket stays with that thread until frame_tail ends the reserve.  With
- * t.reserve_status (the commit on a side stream) the lock may still be held
- * by the previous frame's reservation: polled, bounded (MC_LOCK_POLLS). */
-struct tail_reserve {
-    wh_arena_ring_ticket tk;
-    wh_status st;
-};
-template <bool ARENA>
-static __device__ void tail_begin(const tail_args &t, tail_reserve *r) {
-    r->st = WH_OK;
-    if (ARENA && t.split)
-        r->st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &r->tk);
-}
-
 /* The last block's tail (every thread of it, after a barrier that follows
- * thread 0's arrival and tail_begin): scan the brick totals into brick
- * offsets, hand the frame's total on (history, the frame counter, the count
- * word), and with ARENA replace the mesh in *t.span: with t.split end the
- * reserve thread 0 began (the span from the plan the last commit made, a
- * little arithmetic; the block core is brought up to date by a commit after
- * the address is out), else the whole replace by the block (metadata staged
- * in dynamic smem).  With up to MC_WARP_SCAN_MAX bricks warp 1 scans while
- * thread 0 still waits for the lock and the plan.  With t.reserve_status
- * the reserve's status goes to *t.reserve_status for every block: on
- * failure the slot may still hold an older, live mesh, so no block may
- * write.  Returns the frame's total. */
+ * thread 0's arrival): scan the brick totals into brick offsets, hand the
+ * frame's total on (history, the frame counter, the count word), and with
+ * ARENA replace the mesh in *t.span: with t.split only reserve it (thread
+ * 0: the span from the plan the last commit made; the block core is
+ * brought up to date by a commit after the address is out), else the whole
+ * replace by the block (metadata staged in dynamic smem).  The reserve's
+ * first half (the lock, the plan's loads) needs no total: thread 0 runs it
+ * while warp 1 scans (up to MC_WARP_SCAN_MAX bricks), so only the second
+ * half, a little arithmetic and the span written, follows the scan.  With
+ * t.reserve_status (the commit on a side stream) the lock may still be held
+ * by the previous frame's reservation: polled, bounded (MC_LOCK_POLLS); the
+ * reserve's status goes to *t.reserve_status for every block -- on failure
+ * the slot may still hold an older, live mesh, so no block may write.
+ * Returns the frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
-                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
-                                      tail_reserve &r) {
+                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
     __shared__ uint32_t total;
+    wh_arena_ring_ticket tk;
+    wh_status st = WH_OK;
+    if (ARENA && t.split && threadIdx.x == 0)
+        st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
     if (nb > MC_WARP_SCAN_MAX) {
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
         if (threadIdx.x == 0) total = running;
@@ -356,8 +346,8 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
     }
     if (ARENA && t.split) {                            /* one thread, a little arithmetic: the critical path */
         if (threadIdx.x == 0) {
-            if (r.st == WH_OK) r.st = wh_arena_ring_reserve_end(t.arena, &r.tk, running, TRI_BYTES, t.next);
-            if (t.reserve_status) *t.reserve_status = (uint32_t)r.st;
+            if (st == WH_OK) st = wh_arena_ring_reserve_end(t.arena, &tk, running, TRI_BYTES, t.next);
+            if (t.reserve_status) *t.reserve_status = (uint32_t)st;
         }
     } else if (ARENA) {                                /* the whole block: metadata staged in smem */
         (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
@@ -390,15 +380,11 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     }
     uint32_t total = block_reduce(tmp.r).Sum(tris);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
-    tail_reserve res;
-    if (threadIdx.x == 0) {
-        last = arrive(total, nb, brick_tris, done);
-        if (last) tail_begin<ARENA>(t, &res);
-    }
+    if (threadIdx.x == 0) last = arrive(total, nb, brick_tris, done);
     __syncthreads();
     pdl_launch_dependents();
     if (!last) return;
-    (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp.s, res);
+    (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp.s);
 }
 
 static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, int lx,
@@ -510,19 +496,15 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
-    tail_reserve res;
     if (threadIdx.x == 0) {
         e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
         last = arrive(total, nb, brick_tris, done);
         open = true;
-        if (last) {
-            stamp(frame, ST_LAST);
-            tail_begin<ARENA>(t, &res);
-        }
+        if (last) stamp(frame, ST_LAST);
     }
     __syncthreads();
     if (last) {
-        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, res);
+        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp);
         __syncthreads();                               /* every thread's offsets and the span ... */
         if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
             __threadfence();                           /* barrier then one fence, cumulative over the block */
