@@ -7,18 +7,9 @@
 # steps at 32^3; memcheck of a small run.
 set -u
 . "$(dirname "$0")/common.sh" r3
-step test_arena_gpu 200 "$A/test_arena_gpu"
-step memcheck_arena 300 compute-sanitizer --tool memcheck --error-exitcode 1 "$A/test_arena_gpu" --small
-step racecheck_arena 300 compute-sanitizer --tool racecheck --error-exitcode 1 "$A/test_arena_gpu" --small
+arena_checks
 mc_grids "$O/mc" 16 24 32 64
 MC_ARGS=--bz=16 MC_TAG=_bz16 mc_grids "$O/mc_bz16" 64
-for n in 16 32 64; do
-  step mc_profile_$n 150 "$A/marching_cubes" --profile=1 --n=$n --k=3 --frames=300 --md="$O/profile_$n.md"
-done
-step mc_prof 150 "$A/marching_cubes_prof" --profile=1 --n=32 --k=3 --frames=300 --md="$O/profile-prof.md"
-step mc_memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 1 "$A/marching_cubes" --n=16 --k=3 --frames=30 --reps=1
-grep -E "^### |one kernel|\(b\) sync \+ mallocAsync \||Best" "$O/mc.md" "$O/mc_bz16.md"
-grep -E "stamps|arena steps" "$O/mc_prof.log" "$O"/mc_profile_*.log
-grep -E "identical|DIFFER|fused kernel" "$O"/mc_*.log
-tail -3 "$O/test_arena_gpu.log"
-cat "$O/steps.txt"
+mc_profiles 16 32 64
+mc_sanitize
+mc_summary
