@@ -557,7 +557,7 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
  * commit does nothing.  With --profile thread 0 waits first itself, to
  * stamp when the reservation was seen (the library's wait then answers at
  * its first poll). */
-#define MC_COMMIT_POLLS (1u << 21)             /* ~0.5 s of 200 ns sleeps and polls */
+#define MC_COMMIT_POLLS (1u << 21)             /* ~1 s of 64 ns sleeps and L2 polls */
 static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) {
     uint32_t f = 0;
     if (threadIdx.x == 0 && g_stamps) {                /* --profile: when the reservation was seen */

@@ -211,13 +211,15 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_locked(wh_arena_state *s) {
     return st;
 }
 
-/* Commit's second half: the plan for the next replace of *next, made on s
- * -- a scratch copy of the image, which it changes (frees next's span). */
-WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s, const wh_arena_span *next) {
+/* Commit's second half: the plan for the next replace of *next, which holds
+ * held (read by the caller: a block reads it while thread 0 replaces), made
+ * on s -- a scratch copy of the image, which it changes (frees held). */
+WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s, const wh_arena_span *next,
+                                                              const wh_arena_span *held) {
     wh_arena_ring_plan pl;
     memset(&pl, 0, sizeof pl);
     if (!next || s->policy != WH_ARENA_RING) return pl;
-    pl.expect = wh__span_load(next);
+    pl.expect = *held;
     pl.slot = (uint64_t)(uintptr_t)next;
     pl.version = s->commands;
     for (int k = 0; k < 2; ++k)
@@ -277,7 +279,11 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, c
         const uint64_t *src = (const uint64_t *)s;
         uint64_t *dst = (uint64_t *)scratch;
         for (uint64_t i = 0; i < bytes / 8u; ++i) dst[i] = src[i];
-        s->plan = wh__ring_plan_make((wh_arena_state *)scratch, (const wh_arena_span *)(uintptr_t)s->pending.next);
+        const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)s->pending.next;
+        wh_arena_span held;
+        memset(&held, 0, sizeof held);
+        if (next) held = wh__span_load(next);
+        s->plan = wh__ring_plan_make((wh_arena_state *)scratch, next, &held);
     }
     wh__arena_unlock(s);
     return st;
@@ -285,14 +291,15 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, c
 
 #ifdef __CUDACC__
 /* A commit launched ahead (another stream): wait, one thread, until a
- * reservation for slot is in flight -- bounded: tries polls, 200 ns apart
- * (few: the reserve writes the words next to the one polled).  False if
+ * reservation for slot is in flight -- bounded: tries polls, 64 ns apart
+ * (each an L2 round trip besides: the commit starts within ~0.1 us of the
+ * reservation, where 200 ns apart cost ~0.1 us more).  False if
  * none came (a reserve that fails to lock reserves nothing). */
 WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_arena_span *slot, uint32_t tries) {
     for (uint32_t k = 0; k < tries; ++k) {
         if (wh_arena_ring_reserved(a, slot)) return true;
 #if __CUDA_ARCH__ >= 700
-        __nanosleep(200);
+        __nanosleep(64);
 #endif
     }
     return false;
@@ -302,7 +309,8 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
  * whether slot's reservation is in flight, as thread 0 saw it (acquire)
  * before the block's last barrier.  Staged in smem (8-aligned, enough for
  * the image; checked by the callers), thread 0 runs the replace on the
- * copy, one thread of warp 1 writes the mirror, the block writes back the
+ * copy while thread 32 reads the next slot's span (for the plan), one
+ * thread of warp 1 writes the mirror, the block writes back the
  * words that changed (never the lock word nor failures: atomics outside
  * the lock) from registers while thread 0 makes the next plan on the copy,
  * then thread 0 unlocks.  One fence: the unlock's release, after the
@@ -310,6 +318,7 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
  * grid.sync's one fence). */
 WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t words, void *smem) {
     __shared__ uint32_t wh__commit_status;
+    __shared__ wh_arena_span wh__commit_next;           /* the next slot's span, for the plan */
     WH_ARENA_STAMP(5);
     uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH_ARENA_STAGE_WORDS];
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
@@ -331,6 +340,9 @@ WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t
         copy->plan.valid = 0u;
         wh__commit_status = (uint32_t)st;
         WH_ARENA_STAMP(7);
+    } else if (threadIdx.x == 32) {                     /* meanwhile: a load from global memory, off the plan's path */
+        const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
+        if (next) wh__commit_next = wh__span_load(next);
     }
     __syncthreads();
     wh_status st = (wh_status)wh__commit_status;
@@ -349,7 +361,8 @@ WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t
     if (threadIdx.x == 0) {                             /* while the others write back */
         WH_ARENA_STAMP(8);
         if (st == WH_OK) {
-            wh_arena_ring_plan pl = wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next);
+            wh_arena_ring_plan pl =
+                wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next, &wh__commit_next);
             s->plan = pl;
         }
         WH_ARENA_STAMP(9);
