@@ -33,6 +33,10 @@
 #include "mc_field.h"
 #include "mc_render.h"
 #include "mc_tables.h"
+/* Every arena this file's kernels drive is a ring on a LIST core (the best-fit
+ * rows run the library's command kernels): TLSF's and the max-heap's code stays
+ * out of the reserve and the commit. */
+#define WH_BLOCKS_KINDS (1u << WH_BLOCKS_LIST)
 #ifdef MC_ARENA_PROFILE   /* marching_cubes_prof: the arena's own steps timed (WH_ARENA_STAMP) */
 static __host__ __device__ void mc_arena_stamp(int k);
 #define WH_ARENA_STAMP(k) mc_arena_stamp(k)

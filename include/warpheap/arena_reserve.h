@@ -419,7 +419,12 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, c
     __syncthreads();
     if (!wh__ahead_go) return WH_ERR_RETRY_LIMIT;
     WH_ARENA_STAMP(4);
-    if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+    if (!wh__ring_can_stage(s, smem, smem_bytes)) {     /* in place, one thread (not commit_block: one copy */
+        __syncthreads();                                /* of the staged path in the kernel, not two) */
+        if (threadIdx.x == 0) wh__ahead_go = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
+        __syncthreads();
+        return (wh_status)wh__ahead_go;
+    }
     return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem);
 }
 #endif

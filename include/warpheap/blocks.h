@@ -35,6 +35,8 @@
 #ifndef WARPHEAP_BLOCKS_H
 #define WARPHEAP_BLOCKS_H
 
+#include <stdlib.h>   /* abort */
+
 #include "warpheap/warpheap.h"
 
 #define WH_BLOCK_NONE 0xFFFFFFFFu
@@ -48,6 +50,25 @@ typedef enum wh_blocks_kind {
 } wh_blocks_kind;
 
 enum { WH_BLOCK_SPARE = 0, WH_BLOCK_FREE = 1, WH_BLOCK_USED = 2 };
+
+/* The index kinds this translation unit's inline code handles: a mask of
+ * 1 << kind, all by default.  Code that only ever drives LIST cores (a
+ * kernel running ring arenas) may define it as (1u << WH_BLOCKS_LIST)
+ * before including warpheap: TLSF's and the max-heap's code then stays out
+ * of it, and one thread's path through the core is a fraction of the code
+ * (marching cubes: bench/results/session-2026-11-25b-h100/ r9).  A core of
+ * a kind left out stops the program (trap), never runs a wrong index. */
+#ifndef WH_BLOCKS_KINDS
+#define WH_BLOCKS_KINDS 7u
+#endif
+#define WH__KIND(c, k) (((WH_BLOCKS_KINDS) >> (k)) & 1u && (c)->kind == (uint32_t)(k))
+WH_INLINE WH_HOST_DEVICE void wh__blocks_kind_missing(void) {
+#if WH_ON_GPU
+    __trap();
+#else
+    abort();
+#endif
+}
 
 /* One block's boundary tags, out of band.  addr is an address or an offset:
  * the core never dereferences it. */
@@ -129,16 +150,18 @@ WH_INLINE WH_HOST_DEVICE void wh__index_insert(wh_blocks *c, uint32_t i, uint32_
     d[b].index = (uint16_t)i;
     fi->nfree++;
     fi->free_bytes += d[b].size;
-    if (c->kind == WH_BLOCKS_TLSF) wh_tlsf_insert(&fi->u.tlsf, d, b, c->granule_log2);
-    else if (c->kind == WH_BLOCKS_MAXHEAP) wh_maxheap_insert(c, &fi->u.heap, d, b);
+    if (WH__KIND(c, WH_BLOCKS_TLSF)) wh_tlsf_insert(&fi->u.tlsf, d, b, c->granule_log2);
+    else if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) wh_maxheap_insert(c, &fi->u.heap, d, b);
+    else if (!WH__KIND(c, WH_BLOCKS_LIST)) wh__blocks_kind_missing();
 }
 WH_INLINE WH_HOST_DEVICE void wh__index_remove(wh_blocks *c, uint32_t b) {
     wh_block *d = wh_blocks_desc(c);
     wh_free_index *fi = wh_blocks_index(c, d[b].index);
     fi->nfree--;
     fi->free_bytes -= d[b].size;
-    if (c->kind == WH_BLOCKS_TLSF) wh_tlsf_remove(&fi->u.tlsf, d, b, c->granule_log2);
-    else if (c->kind == WH_BLOCKS_MAXHEAP) wh_maxheap_remove(c, &fi->u.heap, d, b);
+    if (WH__KIND(c, WH_BLOCKS_TLSF)) wh_tlsf_remove(&fi->u.tlsf, d, b, c->granule_log2);
+    else if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) wh_maxheap_remove(c, &fi->u.heap, d, b);
+    else if (!WH__KIND(c, WH_BLOCKS_LIST)) wh__blocks_kind_missing();
 }
 /* LIST: the first free block of index i (by descriptor) that has size
  * bytes, the largest (largest: true), or NONE -- a scan of every descriptor. */
@@ -155,9 +178,11 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__list_scan(const wh_blocks *c, uint32_t i, 
 /* A free block of index i with size >= size, or NONE; it stays in the index. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__index_find(const wh_blocks *c, uint32_t i, uint64_t size) {
     wh_free_index *fi = wh_blocks_index(c, i);
-    if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_find(&fi->u.tlsf, wh_blocks_desc(c), size, c->granule_log2);
-    if (c->kind == WH_BLOCKS_LIST) return wh__list_scan(c, i, size, false);
-    return wh_maxheap_find(c, &fi->u.heap, wh_blocks_desc(c), size);
+    if (WH__KIND(c, WH_BLOCKS_TLSF)) return wh_tlsf_find(&fi->u.tlsf, wh_blocks_desc(c), size, c->granule_log2);
+    if (WH__KIND(c, WH_BLOCKS_LIST)) return wh__list_scan(c, i, size, false);
+    if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) return wh_maxheap_find(c, &fi->u.heap, wh_blocks_desc(c), size);
+    wh__blocks_kind_missing();
+    return WH_BLOCK_NONE;
 }
 
 /* ---- descriptors --------------------------------------------------------------- */
@@ -427,18 +452,22 @@ WH_INLINE WH_HOST_DEVICE bool wh_blocks_join_used(wh_blocks *c, uint32_t b) {
 WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_any_free(const wh_blocks *c, uint32_t i) {
     wh_free_index *fi = wh_blocks_index(c, i);
     if (fi->nfree == 0) return WH_BLOCK_NONE;
-    if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_any(&fi->u.tlsf);
-    if (c->kind == WH_BLOCKS_LIST) return wh__list_scan(c, i, 0, false);
-    return wh_maxheap_slots(c, &fi->u.heap)[0];
+    if (WH__KIND(c, WH_BLOCKS_TLSF)) return wh_tlsf_any(&fi->u.tlsf);
+    if (WH__KIND(c, WH_BLOCKS_LIST)) return wh__list_scan(c, i, 0, false);
+    if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) return wh_maxheap_slots(c, &fi->u.heap)[0];
+    wh__blocks_kind_missing();
+    return WH_BLOCK_NONE;
 }
 
 /* Size of the largest free block of index i (0 if none). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_largest_free(const wh_blocks *c, uint32_t i) {
     wh_free_index *fi = wh_blocks_index(c, i);
     if (fi->nfree == 0) return 0;
-    if (c->kind == WH_BLOCKS_TLSF) return wh_tlsf_largest(&fi->u.tlsf, wh_blocks_desc(c));
-    if (c->kind == WH_BLOCKS_LIST) return wh_blocks_desc(c)[wh__list_scan(c, i, 0, true)].size;
-    return wh_blocks_desc(c)[wh_maxheap_slots(c, &fi->u.heap)[0]].size;
+    if (WH__KIND(c, WH_BLOCKS_TLSF)) return wh_tlsf_largest(&fi->u.tlsf, wh_blocks_desc(c));
+    if (WH__KIND(c, WH_BLOCKS_LIST)) return wh_blocks_desc(c)[wh__list_scan(c, i, 0, true)].size;
+    if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) return wh_blocks_desc(c)[wh_maxheap_slots(c, &fi->u.heap)[0]].size;
+    wh__blocks_kind_missing();
+    return 0;
 }
 
 #endif /* WARPHEAP_BLOCKS_H */

@@ -57,7 +57,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
     const wh_free_index *fi = wh_blocks_index(c, i);
     uint32_t seen = 0;
     uint64_t bytes = 0;
-    if (c->kind == WH_BLOCKS_TLSF) {
+    if (WH__KIND(c, WH_BLOCKS_TLSF)) {
         const wh_tlsf *t = &fi->u.tlsf;
         for (uint32_t f = 0; f < WH_TLSF_FL; ++f) {
             if (((t->fl_map >> f) & 1u) != (t->sl_map[f] != 0)) WH__WALK_FAIL(r, WH_BLOCK_NONE);
@@ -75,10 +75,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
                 }
             }
         }
-    } else if (c->kind == WH_BLOCKS_LIST) {            /* no structure: the counts must match the descriptors */
+    } else if (WH__KIND(c, WH_BLOCKS_LIST)) {          /* no structure: the counts must match the descriptors */
         for (uint32_t b = 0; b < c->capacity; ++b)
             if (d[b].state == WH_BLOCK_FREE && d[b].index == i) { seen++; bytes += d[b].size; }
-    } else {
+    } else if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) {
         const uint32_t *slot = wh_maxheap_slots(c, &fi->u.heap);
         for (uint32_t p = 0; p < fi->u.heap.count && p < c->capacity; ++p) {
             uint32_t b = slot[p];
@@ -89,6 +89,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
             seen++;
             bytes += d[b].size;
         }
+    } else {
+        WH__WALK_FAIL(r, WH_BLOCK_NONE);               /* a kind this code was built without */
     }
     if (seen != fi->nfree || bytes != fi->free_bytes) WH__WALK_FAIL(r, WH_BLOCK_NONE);
     return seen;
