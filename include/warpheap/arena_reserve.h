@@ -15,10 +15,11 @@
  *     words -- the same span wh__arena_do_alloc_span would give -- write it
  *     to the slot and return: a handful of independent loads and a little
  *     arithmetic.  Otherwise run the whole replace there (the slow path).
- *     The lock stays held.
+ *     The lock stays held.  In two halves (begin: lock and loads; end: the
+ *     span for the count) a kernel takes the lock while it still sums.
  *   commit (a block or one thread, any time later, before the next arena
  *     command; or launched ahead on another stream, waiting -- bounded --
- *     until wh_arena_ring_reserved says the reservation is published):
+ *     until the reservation is published: wh_arena_ring_commit_ahead_block):
  *     run the real replace on the block core (staged in smem),
  *     check it gives the published span (WH_ERR_CORRUPT if not), account,
  *     write the mirror; then, on the staged copy, free the span of the slot
