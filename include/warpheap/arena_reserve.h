@@ -124,22 +124,25 @@ typedef struct wh_arena_ring_ticket {
     uint32_t policy, locked;
 } wh_arena_ring_ticket;
 
-/* Take the lock and read the state the reserve of *slot needs.  lock_polls:
- * 0, the arena's lock (backoff, WH_ARENA_LOCK_TRIES); else polls of the
- * lock word at the shortest backoff, for a reserve that expects a commit
- * in flight to unlock within microseconds.  On WH_ERR_RETRY_LIMIT (counted)
- * no lock is held and end does nothing. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
-                                                              wh_arena_ring_ticket *t) {
+/* begin: take the lock and read the state the reserve of *slot needs.
+ * lock_polls: 0, the arena's lock (backoff, WH_ARENA_LOCK_TRIES); else polls
+ * of the lock word at the shortest backoff, for a reserve that expects a
+ * commit in flight to unlock within microseconds.  On WH_ERR_RETRY_LIMIT
+ * (counted) no lock is held and end does nothing.  Its first half alone,
+ * the lock: */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_lock(wh_arena_ref a, uint32_t lock_polls) {
     wh_arena_state *s = a.s;
-    WH_ARENA_STAMP(0);
+    if (lock_polls ? wh__arena_lock_poll(s, lock_polls) : wh__arena_lock(s)) return WH_OK;
+    wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+    return WH_ERR_RETRY_LIMIT;
+}
+/* begin's second half, the lock held: the loads.  A kernel may take the
+ * lock early in one block (wh_arena_ring_reserve_lock) and read in the
+ * block that reserves, once that one has seen the lock taken (acquire). */
+WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_arena_span *slot, wh_arena_ring_ticket *t) {
+    wh_arena_state *s = a.s;
     t->slot = slot;
-    t->locked = lock_polls ? wh__arena_lock_poll(s, lock_polls) : wh__arena_lock(s);
-    if (!t->locked) {
-        wh__arena_note(s, WH_ERR_RETRY_LIMIT);
-        return WH_ERR_RETRY_LIMIT;
-    }
-    WH_ARENA_STAMP(1);
+    t->locked = 1u;
     t->pl = s->plan;                             /* all loads: independent, in flight together */
     t->old = *slot;
     t->commands = s->commands;
@@ -147,6 +150,17 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, w
     t->bytes = s->bytes;
     t->planned = s->planned;
     t->policy = s->policy;
+}
+/* Both halves: */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
+                                                              wh_arena_ring_ticket *t) {
+    WH_ARENA_STAMP(0);
+    t->slot = slot;
+    t->locked = 0u;
+    wh_status st = wh_arena_ring_reserve_lock(a, lock_polls);
+    if (st != WH_OK) return st;
+    WH_ARENA_STAMP(1);
+    wh_arena_ring_reserve_read(a, slot, t);
     return WH_OK;
 }
 

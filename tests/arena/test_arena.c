@@ -458,9 +458,16 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
             stale++;
         }
         /* odd frames: the reserve in two halves, begin before the count is known (as a kernel's last block
-         * overlaps it with the scan), end after */
+         * overlaps it with the scan), end after; every fourth frame begin's own halves apart (the lock taken
+         * by one block of a kernel, the state read by another) */
         wh_arena_ring_ticket tk;
-        wh_status got = f % 2 ? wh_arena_ring_reserve_begin(wh_arena_device(a), &ring[f % k], 0, &tk) : WH_OK;
+        wh_status got = WH_OK;
+        if (f % 4 == 3) {
+            got = wh_arena_ring_reserve_lock(wh_arena_device(a), 3);
+            if (got == WH_OK) wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &tk);
+        } else if (f % 2) {
+            got = wh_arena_ring_reserve_begin(wh_arena_device(a), &ring[f % k], 0, &tk);
+        }
         CHECK(got == WH_OK);
         CHECK(wh_arena_replace_span_async(ref, &n, stride, &r_ring[f % k], NULL) == WH_OK);
         wh_status want = status_if_any(ref);
