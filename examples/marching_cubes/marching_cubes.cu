@@ -358,13 +358,16 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
                                       uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
                                       uint32_t tag = 0) {
     __shared__ uint32_t total;
-    wh_arena_ring_ticket tk;
+    __shared__ wh_arena_ring_ticket tk;                /* read by warp 0, used by thread 0 */
     wh_status st = WH_OK;
-    if (ARENA && t.split && threadIdx.x == 0) {
-        tk.locked = 0u;
-        if (!t.lock_flag) st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
-        else if (lock_verdict(t, tag)) wh_arena_ring_reserve_read(t.arena, t.span, &tk);
-        else st = WH_ERR_RETRY_LIMIT;                  /* counted by the taker (or it timed out taking) */
+    if (ARENA && t.split && threadIdx.x < 32u) {       /* warp 0, while warp 1 scans */
+        if (threadIdx.x == 0) {                        /* the lock: this frame's first block took it, or now */
+            if (t.lock_flag) st = lock_verdict(t, tag) ? WH_OK : WH_ERR_RETRY_LIMIT;   /* counted by the taker */
+            else st = wh_arena_ring_reserve_lock(t.arena, t.reserve_status ? MC_LOCK_POLLS : 0u);
+            tk.locked = 0u;
+        }
+        if (__shfl_sync(0xffffffffu, (uint32_t)st, 0) == (uint32_t)WH_OK)
+            wh_arena_ring_reserve_read_warp(t.arena, t.span, &tk);
     }
     if (nb > MC_WARP_SCAN_MAX) {
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
