@@ -168,9 +168,6 @@ struct tail_args {
                               /* (side stream): poll the lock first (bounded), */
                               /* the reserve's status here for every block;    */
                               /* NULL: neither                                 */
-    uint32_t *lock_flag;      /* fused, side stream: the first block to arrive */
-                              /* takes the lock and leaves its verdict here    */
-                              /* (lock_tag); NULL: the last block takes it     */
 };
 
 /* The metadata image staged by the arena's block functions. */
@@ -200,30 +197,6 @@ static __device__ void pdl_wait(void) {
  * other blocks never time out waiting for a last block that waits for a
  * late commit. */
 #define MC_LOCK_POLLS (1u << 19)
-
-/* The one-kernel frame with the commit on a side stream takes the arena's
- * lock in the first block to arrive, a microsecond or two before the last
- * one needs it: that block leaves lock_tag(e) in *t.lock_flag (or the tag
- * with MC_LOCK_FAILED), e being the frame's barrier epoch -- unique to the
- * frame, so an older frame's verdict never passes for this one's.  The last
- * block polls for the verdict four times as often as the taker may try (a
- * try, a CAS, takes longer than a poll, a load), so it learns the outcome
- * and a lock taken is never left behind. */
-#define MC_LOCK_FAILED 0x80000000u
-static __device__ uint32_t lock_tag(uint32_t e) { return (e & 0x3fffffffu) | 0x40000000u; }
-static __device__ void lock_early(const tail_args &t, uint32_t e) {
-    wh_status st = wh_arena_ring_reserve_lock(t.arena, MC_LOCK_POLLS);
-    wh_atomic_store(t.lock_flag, lock_tag(e) | (st == WH_OK ? 0u : MC_LOCK_FAILED), WH_RELEASE);
-}
-/* The last block's thread 0: the verdict for tag, bounded; true if the lock is the frame's. */
-static __device__ bool lock_verdict(const tail_args &t, uint32_t tag) {
-    for (uint32_t k = 0; k < 4u * MC_LOCK_POLLS; ++k) {
-        uint32_t v = wh_atomic_load(t.lock_flag, WH_ACQUIRE);
-        if ((v & ~MC_LOCK_FAILED) == tag) return v == tag;
-        __nanosleep(32);
-    }
-    return false;
-}
 
 /* Timestamps inside one-kernel frames (--profile only; g_stamps NULL
  * otherwise: one load and a branch).  Per frame f < ST_FRAMES, ST_SLOTS
@@ -328,13 +301,12 @@ static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_
 }
 
 /* A block's arrival (thread 0): post the brick's total and count the
- * block in; returns its place (nb - 1: the last).  acq_rel: the total is
- * out before the count (release), and the last block's thread 0 sees every
- * other total -- and, after a block barrier, so do its other threads
- * (acquire). */
-static __device__ uint32_t arrive(uint32_t total, uint32_t *brick_tris, uint32_t *done) {
+ * block in; true for the last.  acq_rel: the total is out before the count
+ * (release), and the last block's thread 0 sees every other total -- and,
+ * after a block barrier, so do its other threads (acquire). */
+static __device__ bool arrive(uint32_t total, uint32_t nb, uint32_t *brick_tris, uint32_t *done) {
     brick_tris[brick_id()] = total;
-    return wh_atomic_fetch_add(done, 1u, WH_ACQ_REL);
+    return wh_atomic_fetch_add(done, 1u, WH_ACQ_REL) == nb - 1u;
 }
 
 /* The last block's tail (every thread of it, after a barrier that follows
@@ -350,25 +322,16 @@ static __device__ uint32_t arrive(uint32_t total, uint32_t *brick_tris, uint32_t
  * t.reserve_status (the commit on a side stream) the lock may still be held
  * by the previous frame's reservation: polled, bounded (MC_LOCK_POLLS); the
  * reserve's status goes to *t.reserve_status for every block -- on failure
- * the slot may still hold an older, live mesh, so no block may write.  With
- * t.lock_flag the first block took the lock (lock_early); thread 0 waits
- * for its verdict for tag and reads the state.  Returns the frame's total. */
+ * the slot may still hold an older, live mesh, so no block may write.
+ * Returns the frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
-                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
-                                      uint32_t tag = 0) {
+                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
     __shared__ uint32_t total;
-    __shared__ wh_arena_ring_ticket tk;                /* read by warp 0, used by thread 0 */
+    wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
-    if (ARENA && t.split && threadIdx.x < 32u) {       /* warp 0, while warp 1 scans */
-        if (threadIdx.x == 0) {                        /* the lock: this frame's first block took it, or now */
-            if (t.lock_flag) st = lock_verdict(t, tag) ? WH_OK : WH_ERR_RETRY_LIMIT;   /* counted by the taker */
-            else st = wh_arena_ring_reserve_lock(t.arena, t.reserve_status ? MC_LOCK_POLLS : 0u);
-            tk.locked = 0u;
-        }
-        if (__shfl_sync(0xffffffffu, (uint32_t)st, 0) == (uint32_t)WH_OK)
-            wh_arena_ring_reserve_read_warp(t.arena, t.span, &tk);
-    }
+    if (ARENA && t.split && threadIdx.x == 0)
+        st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
     if (nb > MC_WARP_SCAN_MAX) {
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
         if (threadIdx.x == 0) total = running;
@@ -421,7 +384,7 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     }
     uint32_t total = block_reduce(tmp.r).Sum(tris);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
-    if (threadIdx.x == 0) last = arrive(total, brick_tris, done) == nb - 1u;
+    if (threadIdx.x == 0) last = arrive(total, nb, brick_tris, done);
     __syncthreads();
     pdl_launch_dependents();
     if (!last) return;
@@ -517,7 +480,7 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
  * Four blocks an SM (64 registers): 528 resident bricks on the H100, so a
  * 64^3 grid runs bricks of 8x8x8 (auto_bz). */
 #define MC_BARRIER_TRIES (1u << 22)            /* ~0.5 s of 32 ns sleeps and polls */
-static_assert(4u * MC_LOCK_POLLS <= MC_BARRIER_TRIES / 2u, "the lock's verdict comes before the barrier's wait ends");
+static_assert(MC_LOCK_POLLS <= MC_BARRIER_TRIES / 8u, "the lock poll ends well before the barrier's wait");
 template <bool ARENA, bool SIDE = false>
 static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int balls, uint32_t *brick_tris,
                                                                   uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
@@ -539,15 +502,13 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
     if (threadIdx.x == 0) {
         e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
-        uint32_t place = arrive(total, brick_tris, done);
-        last = place == nb - 1u;
+        last = arrive(total, nb, brick_tris, done);
         open = true;
-        if (SIDE && place == 0u && t.lock_flag) lock_early(t, e);   /* the frame's lock, early */
         if (last) stamp(frame, ST_LAST);
     }
     __syncthreads();
     if (last) {
-        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, SIDE ? lock_tag(e) : 0u);
+        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp);
         __syncthreads();                               /* every thread's offsets and the span ... */
         if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
             __threadfence();                           /* barrier then one fence, cumulative over the block */
@@ -623,7 +584,6 @@ struct ctx {
     size_t *tri_count;                                    /* [k]: the count a command reads */
     uint32_t *epoch, *stuck;                              /* fused_kernel's barrier, its timeouts */
     uint32_t *reserve_status;                             /* the side commit's frames: the reserve's */
-    uint32_t *lock_flag;                                  /* and the first block's lock verdict */
     cudaStream_t s;
     cudaStream_t side;                                    /* the commits of the side-stream rows */
     cudaEvent_t fork, join;                               /* s -> side at frame 0; side -> s at the end */
@@ -833,7 +793,6 @@ static void side_join(ctx &c) {
 static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool join) {
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.reserve_status = c.reserve_status;
-    t.lock_flag = c.lock_flag;
     if (f == 0) {                                          /* captured: pulls c.side into the capture */
         WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
         WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
@@ -1166,9 +1125,8 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaMalloc(&c.epoch, 2 * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMemset(c.epoch, 0, 2 * sizeof(uint32_t)));
     c.stuck = c.epoch + 1;
-    WH_CUDA_OR_DIE(cudaMalloc(&c.reserve_status, 2 * sizeof(uint32_t)));
-    WH_CUDA_OR_DIE(cudaMemset(c.reserve_status, 0, 2 * sizeof(uint32_t)));
-    c.lock_flag = c.reserve_status + 1;
+    WH_CUDA_OR_DIE(cudaMalloc(&c.reserve_status, sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMemset(c.reserve_status, 0, sizeof(uint32_t)));
     int least = 0;
     WH_CUDA_OR_DIE(cudaDeviceGetStreamPriorityRange(&least, &c.side_priority));
     WH_CUDA_OR_DIE(cudaStreamCreateWithPriority(&c.side, cudaStreamNonBlocking, c.side_priority));

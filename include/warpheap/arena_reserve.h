@@ -398,44 +398,6 @@ WH_INLINE WH_DEVICE bool wh__ring_can_stage(wh_arena_state *s, const void *smem,
            bytes / 8u <= (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x;
 }
 
-/* begin's second half by a whole warp (every lane, converged; the lock
- * held, and seen taken by this warp's lane 0, acquire, before): each lane
- * loads one or two words, all in flight at once, into t -- shared memory
- * or other memory the warp shares; lane 0 may then end the reserve.  One
- * thread's loads into a ticket in local memory go out nearly one by one
- * (each store waits for its load): ~2 us, where a warp takes a round trip. */
-WH_INLINE WH_DEVICE uint64_t *wh__ticket_word(wh_arena_state *s, wh_arena_span *slot, wh_arena_ring_ticket *t,
-                                              uint32_t i, bool dst) {
-    enum { PW = sizeof(wh_arena_ring_plan) / 8, SW = sizeof(wh_arena_span) / 8 };
-    if (i < PW) return dst ? (uint64_t *)&t->pl + i : (uint64_t *)&s->plan + i;
-    if (i < PW + SW) return dst ? (uint64_t *)&t->old + (i - PW) : (uint64_t *)slot + (i - PW);
-    switch (i - PW - SW) {
-    case 0: return dst ? &t->commands : &s->commands;
-    case 1: return dst ? &t->base : &s->base;
-    case 2: return dst ? &t->bytes : &s->bytes;
-    default: return dst ? &t->planned : &s->planned;
-    }
-}
-WH_INLINE WH_DEVICE void wh_arena_ring_reserve_read_warp(wh_arena_ref a, wh_arena_span *slot, wh_arena_ring_ticket *t) {
-    enum { N = sizeof(wh_arena_ring_plan) / 8 + sizeof(wh_arena_span) / 8 + 4 };
-    static_assert(N <= 64, "two words a lane");
-    wh_arena_state *s = a.s;
-    const uint32_t lane = threadIdx.x & 31u;
-    __syncwarp();                                       /* after lane 0 saw the lock taken */
-    uint64_t v0 = __ldcg(wh__ticket_word(s, slot, t, lane, false)), v1 = 0;
-    uint32_t policy = 0;
-    if (lane + 32u < (uint32_t)N) v1 = __ldcg(wh__ticket_word(s, slot, t, lane + 32u, false));
-    if (lane == 31u) policy = __ldcg(&s->policy);
-    *wh__ticket_word(s, slot, t, lane, true) = v0;      /* every load is out before the first store */
-    if (lane + 32u < (uint32_t)N) *wh__ticket_word(s, slot, t, lane + 32u, true) = v1;
-    if (lane == 31u) t->policy = policy;
-    if (lane == 0u) {
-        t->slot = slot;
-        t->locked = 1u;
-    }
-    __syncwarp();
-}
-
 /* Commit by a whole block (every thread, converged, same arguments): the
  * image staged in smem (smem_bytes, 8-aligned, >= wh_arena_meta_bytes;
  * else thread 0 commits in place and makes no plan).  Nothing to do if no

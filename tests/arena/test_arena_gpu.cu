@@ -346,8 +346,7 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
 }
 
 /* RING reservations on the GPU (arena_reserve.h): one thread reserves (its
- * first half while another warp reads the count; every other frame the
- * lock by one lane and the state read by the whole warp, as marching cubes does),
+ * first half while another warp reads the count, as marching cubes does),
  * then a block commits (staged in smem), in one kernel (as the fused
  * marching-cubes frame) or in two (count's tail, then generate), or a block
  * without smem commits in place (no plan: the next reserve goes the slow
@@ -357,22 +356,15 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
  * for byte.  Counts: some zero, some too large, a tight region (failures:
  * the slow path, the same status). */
 static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
-                                             const wh_arena_span *next, uint64_t smem_bytes, bool commit,
-                                             bool warp_read) {
+                                             const wh_arena_span *next, uint64_t smem_bytes, bool commit) {
     extern __shared__ uint64_t smem[];
     __shared__ size_t n;
-    __shared__ wh_arena_ring_ticket shared_tk;
-    wh_arena_ring_ticket tk, *t = warp_read ? &shared_tk : &tk;
+    wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
     if (threadIdx.x == 0) n = *count;                  /* the count, while warp 1 begins the reserve */
-    if (!warp_read && threadIdx.x == 32) st = wh_arena_ring_reserve_begin(a, slot, 0, t);
-    if (warp_read && threadIdx.x / 32 == 1) {          /* the lock by one lane, the state read by the warp */
-        if (threadIdx.x == 32) st = wh_arena_ring_reserve_lock(a, 0);
-        st = (wh_status)__shfl_sync(0xffffffffu, (uint32_t)st, 0);
-        if (st == WH_OK) wh_arena_ring_reserve_read_warp(a, slot, t);
-    }
+    if (threadIdx.x == 32) st = wh_arena_ring_reserve_begin(a, slot, 0, &tk);
     __syncthreads();
-    if (threadIdx.x == 32 && st == WH_OK) (void)wh_arena_ring_reserve_end(a, t, n, 36, next);
+    if (threadIdx.x == 32 && st == WH_OK) (void)wh_arena_ring_reserve_end(a, &tk, n, 36, next);
     __threadfence();
     __syncthreads();
     if (commit) (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
@@ -456,13 +448,12 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
             if (kind == 4) {                         /* commit first, on s2: it waits for the reserve on s */
                 commit_ahead_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), slot, smem, d_timeouts);
                 WH_LAUNCH_OR_DIE();
-                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, slot, next, 0, false, f % 2);
+                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, slot, next, 0, false);
                 WH_LAUNCH_OR_DIE();
                 continue;
             }
             bool two = kind == 1 || (kind == 2 && f % 7 == 0);
-            reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two,
-                                                                 f % 2);
+            reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two);
             WH_LAUNCH_OR_DIE();
             if (two) {
                 uint64_t sb = kind == 2 ? 0 : smem;   /* 0: in place */
