@@ -398,6 +398,14 @@ WH_INLINE WH_DEVICE bool wh__ring_can_stage(wh_arena_state *s, const void *smem,
            bytes / 8u <= (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x;
 }
 
+/* The commit in place by thread 0 (no room to stage), its status to every
+ * thread through flag (shared; every thread past its last read of it). */
+WH_INLINE WH_DEVICE wh_status wh__ring_commit_in_place(wh_arena_ref a, const wh_arena_span *slot, uint32_t *flag) {
+    if (threadIdx.x == 0) *flag = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
+    __syncthreads();
+    return (wh_status)*flag;
+}
+
 /* Commit by a whole block (every thread, converged, same arguments): the
  * image staged in smem (smem_bytes, 8-aligned, >= wh_arena_meta_bytes;
  * else thread 0 commits in place and makes no plan).  Nothing to do if no
@@ -408,11 +416,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
     wh_arena_state *s = a.s;
     WH_ARENA_STAMP(4);
     __syncthreads();                                    /* the flag: free to write */
-    if (!wh__ring_can_stage(s, smem, smem_bytes)) {
-        if (threadIdx.x == 0) wh__commit_go = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
-        __syncthreads();
-        return (wh_status)wh__commit_go;
-    }
+    if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh__ring_commit_in_place(a, slot, &wh__commit_go);
     if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
     __syncthreads();
     if (!wh__commit_go) return WH_OK;
@@ -434,11 +438,9 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, c
     __syncthreads();
     if (!wh__ahead_go) return WH_ERR_RETRY_LIMIT;
     WH_ARENA_STAMP(4);
-    if (!wh__ring_can_stage(s, smem, smem_bytes)) {     /* in place, one thread (not commit_block: one copy */
-        __syncthreads();                                /* of the staged path in the kernel, not two) */
-        if (threadIdx.x == 0) wh__ahead_go = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
-        __syncthreads();
-        return (wh_status)wh__ahead_go;
+    if (!wh__ring_can_stage(s, smem, smem_bytes)) {     /* not through commit_block: one copy of the */
+        __syncthreads();                                /* staged path in a kernel, not two; every thread */
+        return wh__ring_commit_in_place(a, slot, &wh__ahead_go);   /* has read the flag */
     }
     return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem);
 }
