@@ -323,10 +323,14 @@ static __device__ bool arrive(uint32_t total, uint32_t nb, uint32_t *brick_tris,
  * by the previous frame's reservation: polled, bounded (MC_LOCK_POLLS); the
  * reserve's status goes to *t.reserve_status for every block -- on failure
  * the slot may still hold an older, live mesh, so no block may write.
- * Returns the frame's total. */
+ * announce (thread 0; NULL: none): the reservation is left for the caller
+ * to publish after the fence that opens its barrier
+ * (wh_arena_ring_reserve_publish), true where it must.  Returns the
+ * frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
-                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp) {
+                                      uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
+                                      bool *announce = NULL) {
     __shared__ uint32_t total;
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
@@ -350,7 +354,12 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
     }
     if (ARENA && t.split) {                            /* one thread, a little arithmetic: the critical path */
         if (threadIdx.x == 0) {
-            if (st == WH_OK) st = wh_arena_ring_reserve_end(t.arena, &tk, running, TRI_BYTES, t.next);
+            if (st == WH_OK && announce) {
+                *announce = true;
+                st = wh_arena_ring_reserve_end_deferred(t.arena, &tk, running, TRI_BYTES, t.next);
+            } else if (st == WH_OK) {
+                st = wh_arena_ring_reserve_end(t.arena, &tk, running, TRI_BYTES, t.next);
+            }
             if (t.reserve_status) *t.reserve_status = (uint32_t)st;
         }
     } else if (ARENA) {                                /* the whole block: metadata staged in smem */
@@ -508,11 +517,13 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     }
     __syncthreads();
     if (last) {
-        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp);
+        bool announce = false;                         /* SIDE: the reservation published after the fence */
+        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, SIDE ? &announce : NULL);
         __syncthreads();                               /* every thread's offsets and the span ... */
         if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
             __threadfence();                           /* barrier then one fence, cumulative over the block */
             atomicExch(epoch, e + 1u);
+            if (announce) wh_arena_ring_reserve_publish(t.arena);   /* the commit's go, off the path */
             stamp(frame, ST_OPEN);
         }
         if (ARENA && !SIDE && t.split) {               /* the core catches up while the others emit */

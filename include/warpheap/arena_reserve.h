@@ -164,13 +164,26 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, w
     return WH_OK;
 }
 
-/* Publish the replace of the ticket's slot by count elements (the plan's
- * answer, else the whole replace), the lock kept for the commit.  next: the
- * slot the replace after this one will free (its plan is made by the
- * commit); NULL: none.  The caller's fence (or the kernel's end) publishes
- * the slot.  Returns WH_OK, or the slow path's failure. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end(wh_arena_ref a, const wh_arena_ring_ticket *t,
-                                                            uint64_t count, uint64_t stride, const wh_arena_span *next) {
+/* The reserve's slow path (the plan cannot answer): the whole replace on
+ * the block core, lock held.  Out of line: a kernel's fast path, run once a
+ * frame and cold in the instruction cache, stays a few contiguous lines. */
+WH_NOINLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint64_t count, uint64_t stride,
+                                                          wh_arena_span *slot) {
+    s->pending.fast = 0u;                        /* the core now, commit plans only */
+    wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
+    wh__arena_note(s, st);
+    wh__arena_publish(s, st);
+    return st;
+}
+
+/* end, but for the flag a commit waits on: the slot and the pending
+ * record written, not yet announced.  The caller publishes them with
+ * wh_arena_ring_reserve_publish after a fence of its own (as the one that
+ * opens a grid barrier), so the reservation costs no fence of its own on
+ * a kernel's critical path. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_ref a, const wh_arena_ring_ticket *t,
+                                                                     uint64_t count, uint64_t stride,
+                                                                     const wh_arena_span *next) {
     wh_arena_state *s = a.s;
     if (!t->locked) return WH_ERR_RETRY_LIMIT;   /* begin counted it */
     wh_arena_span *slot = t->slot;
@@ -181,27 +194,47 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end(wh_arena_ref a, con
     p->stride = stride;
     wh_arena_span made;
     const wh_arena_ring_plan *pl = &t->pl;
-    if (pl->valid && pl->version == t->commands && pl->slot == (uint64_t)(uintptr_t)slot &&
-        t->policy == WH_ARENA_RING && wh__span_same(&t->old, &pl->expect) &&
-        wh__plan_span(pl, t->base, t->bytes, count, stride, &made)) {
-        WH_ARENA_STAMP(2);
-        *slot = made;
-        p->old = t->old;
-        p->made = made;
-        p->fast = 1u;
-        s->planned = t->planned + 1u;
-        /* last: wh__ring_pending_for reads active (acquire) before the rest */
-        wh_atomic_store(&p->active, 1u, WH_RELEASE);
-        WH_ARENA_STAMP(3);
-        return WH_OK;
-    }
-    p->fast = 0u;                                /* the slow path: the core now, commit plans only */
-    wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
-    wh__arena_note(s, st);
-    wh__arena_publish(s, st);
-    /* last, as on the fast path: a commit that waits for the reservation
-     * (wh_arena_ring_reserved) must not stage the image mid-replace */
-    wh_atomic_store(&p->active, 1u, WH_RELEASE);
+    if (!(pl->valid && pl->version == t->commands && pl->slot == (uint64_t)(uintptr_t)slot &&
+          t->policy == WH_ARENA_RING && wh__span_same(&t->old, &pl->expect) &&
+          wh__plan_span(pl, t->base, t->bytes, count, stride, &made)))
+        return wh__ring_reserve_slow(s, count, stride, slot);
+    WH_ARENA_STAMP(2);
+    *slot = made;
+    p->old = t->old;
+    p->made = made;
+    p->fast = 1u;
+    s->planned = t->planned + 1u;
+    WH_ARENA_STAMP(3);
+    return WH_OK;
+}
+
+/* Announce a deferred reservation (wh_arena_ring_reserve_end_deferred's,
+ * whatever its status; not after WH_ERR_RETRY_LIMIT from begin: no lock),
+ * the caller's fence since.  A commit that waits for it
+ * (wh_arena_ring_reserved) reads the flag with acquire, then the rest: the
+ * fence before this store orders the slot and the record first.  On the
+ * CPU a release store (ThreadSanitizer models no stand-alone fence). */
+WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_publish(wh_arena_ref a) {
+#if WH_ON_GPU
+    wh_atomic_store(&a.s->pending.active, 1u, WH_RELAXED);
+#else
+    wh_atomic_store(&a.s->pending.active, 1u, WH_RELEASE);
+#endif
+}
+
+/* Publish the replace of the ticket's slot by count elements (the plan's
+ * answer, else the whole replace), the lock kept for the commit.  next: the
+ * slot the replace after this one will free (its plan is made by the
+ * commit); NULL: none.  The caller's fence (or the kernel's end) publishes
+ * the slot.  Returns WH_OK, or the slow path's failure. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end(wh_arena_ref a, const wh_arena_ring_ticket *t,
+                                                            uint64_t count, uint64_t stride, const wh_arena_span *next) {
+    wh_status st = wh_arena_ring_reserve_end_deferred(a, t, count, stride, next);
+    if (!t->locked) return st;
+    /* last, with release: a commit that waits for the reservation
+     * (wh_arena_ring_reserved) reads active (acquire) before the rest, and
+     * must not stage the image mid-replace */
+    wh_atomic_store(&a.s->pending.active, 1u, WH_RELEASE);
     return st;
 }
 

@@ -471,8 +471,15 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         CHECK(got == WH_OK);
         CHECK(wh_arena_replace_span_async(ref, &n, stride, &r_ring[f % k], NULL) == WH_OK);
         wh_status want = status_if_any(ref);
-        got = f % 2 ? wh_arena_ring_reserve_end(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k])
-                    : wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
+        if (f % 4 == 1) {                                    /* deferred: announced after the caller's fence */
+            got = wh_arena_ring_reserve_end_deferred(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k]);
+            CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
+            wh_fence();
+            wh_arena_ring_reserve_publish(wh_arena_device(a));
+        } else {
+            got = f % 2 ? wh_arena_ring_reserve_end(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k])
+                        : wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
+        }
         fast += s->pending.fast;
         truncated += s->plan.valid && !s->plan.complete;
         /* in flight (lock held, failed or not) for its own slot only: a commit launched ahead waits for this */

@@ -356,7 +356,8 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
  * for byte.  Counts: some zero, some too large, a tight region (failures:
  * the slow path, the same status). */
 static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
-                                             const wh_arena_span *next, uint64_t smem_bytes, bool commit) {
+                                             const wh_arena_span *next, uint64_t smem_bytes, bool commit,
+                                             bool defer) {
     extern __shared__ uint64_t smem[];
     __shared__ size_t n;
     wh_arena_ring_ticket tk;
@@ -364,8 +365,11 @@ static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count
     if (threadIdx.x == 0) n = *count;                  /* the count, while warp 1 begins the reserve */
     if (threadIdx.x == 32) st = wh_arena_ring_reserve_begin(a, slot, 0, &tk);
     __syncthreads();
-    if (threadIdx.x == 32 && st == WH_OK) (void)wh_arena_ring_reserve_end(a, &tk, n, 36, next);
+    if (threadIdx.x == 32 && st == WH_OK)
+        (void)(defer ? wh_arena_ring_reserve_end_deferred(a, &tk, n, 36, next)
+                     : wh_arena_ring_reserve_end(a, &tk, n, 36, next));
     __threadfence();
+    if (defer && threadIdx.x == 32 && st == WH_OK) wh_arena_ring_reserve_publish(a);   /* after the fence */
     __syncthreads();
     if (commit) (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
 }
@@ -448,12 +452,13 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
             if (kind == 4) {                         /* commit first, on s2: it waits for the reserve on s */
                 commit_ahead_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), slot, smem, d_timeouts);
                 WH_LAUNCH_OR_DIE();
-                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, slot, next, 0, false);
+                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, slot, next, 0, false, f % 2);
                 WH_LAUNCH_OR_DIE();
                 continue;
             }
             bool two = kind == 1 || (kind == 2 && f % 7 == 0);
-            reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two);
+            reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two,
+                                                                 f % 2);
             WH_LAUNCH_OR_DIE();
             if (two) {
                 uint64_t sb = kind == 2 ? 0 : smem;   /* 0: in place */
