@@ -168,6 +168,8 @@ struct tail_args {
                               /* (side stream): poll the lock first (bounded), */
                               /* the reserve's status here for every block;    */
                               /* NULL: neither                                 */
+    bool handed;              /* side stream: the previous frame's commit     */
+                              /* hands the lock on through the arrival count  */
 };
 
 /* The metadata image staged by the arena's block functions. */
@@ -300,13 +302,43 @@ static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_
     return running;
 }
 
+/* The arrival word: blocks count in in its low bits; in the one-kernel
+ * frame with the commit on a side stream, the previous frame's commit adds
+ * its baton (wh_arena_ring_baton) above them -- MC_HANDED: the arena's lock
+ * is handed to this frame's reserve; MC_EMPTY: it had nothing to commit.
+ * So the last block learns from the add it arrives with, in the same round
+ * trip, that the lock is its own and the commit's writes visible
+ * (acquire), and reads the plan at once. */
+#define MC_BATON_SHIFT 20u
+#define MC_ARRIVALS ((1u << MC_BATON_SHIFT) - 1u)
+#define MC_HANDED (1u << MC_BATON_SHIFT)
+#define MC_EMPTY (2u << MC_BATON_SHIFT)
+
 /* A block's arrival (thread 0): post the brick's total and count the
- * block in; true for the last.  acq_rel: the total is out before the count
- * (release), and the last block's thread 0 sees every other total -- and,
+ * block in; returns the word before (last: its arrivals are nb - 1).
+ * acq_rel: the total is out before the count (release), and the last
+ * block's thread 0 sees every other total and the baton's writes -- and,
  * after a block barrier, so do its other threads (acquire). */
-static __device__ bool arrive(uint32_t total, uint32_t nb, uint32_t *brick_tris, uint32_t *done) {
+static __device__ uint32_t arrive(uint32_t total, uint32_t *brick_tris, uint32_t *done) {
     brick_tris[brick_id()] = total;
-    return wh_atomic_fetch_add(done, 1u, WH_ACQ_REL) == nb - 1u;
+    return wh_atomic_fetch_add(done, 1u, WH_ACQ_REL);
+}
+static __device__ bool arrived_last(uint32_t before, uint32_t nb) { return (before & MC_ARRIVALS) == nb - 1u; }
+
+/* The last block's thread 0, where the commit hands the lock on: whether
+ * it did (the baton in the word its block arrived with, else polled,
+ * bounded: a commit runs late only if the GPU cannot hold it and the frame
+ * at once; the timeout is counted in *stuck).  Anything but MC_HANDED: the
+ * reserve takes the lock itself. */
+#define MC_BATON_POLLS (1u << 19)
+static __device__ bool baton_handed(uint32_t before, uint32_t *done, uint32_t *stuck) {
+    uint32_t b = before & ~MC_ARRIVALS;
+    for (uint32_t k = 0; b == 0 && k < MC_BATON_POLLS; ++k) {
+        __nanosleep(32);
+        b = wh_atomic_load(done, WH_ACQUIRE) & ~MC_ARRIVALS;
+    }
+    if (b == 0) atomicAdd(stuck, 1u);
+    return b == MC_HANDED;
 }
 
 /* The last block's tail (every thread of it, after a barrier that follows
@@ -325,17 +357,20 @@ static __device__ bool arrive(uint32_t total, uint32_t nb, uint32_t *brick_tris,
  * the slot may still hold an older, live mesh, so no block may write.
  * announce (thread 0; NULL: none): the reservation is left for the caller
  * to publish after the fence that opens its barrier
- * (wh_arena_ring_reserve_publish), true where it must.  Returns the
- * frame's total. */
+ * (wh_arena_ring_reserve_publish), true where it must.  handed (thread 0):
+ * the lock was handed on by the previous commit, so the reserve only
+ * reads.  Returns the frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
                                       uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
-                                      bool *announce = NULL) {
+                                      bool *announce = NULL, bool handed = false) {
     __shared__ uint32_t total;
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
-    if (ARENA && t.split && threadIdx.x == 0)
-        st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
+    if (ARENA && t.split && threadIdx.x == 0) {
+        if (handed) wh_arena_ring_reserve_read(t.arena, t.span, &tk);
+        else st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
+    }
     if (nb > MC_WARP_SCAN_MAX) {
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
         if (threadIdx.x == 0) total = running;
@@ -393,7 +428,7 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     }
     uint32_t total = block_reduce(tmp.r).Sum(tris);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
-    if (threadIdx.x == 0) last = arrive(total, nb, brick_tris, done);
+    if (threadIdx.x == 0) last = arrived_last(arrive(total, brick_tris, done), nb);
     __syncthreads();
     pdl_launch_dependents();
     if (!last) return;
@@ -435,6 +470,8 @@ struct commit_args {
     wh_arena_ref arena;
     const wh_arena_span *span;  /* NULL: nothing to commit */
     uint64_t smem_bytes;        /* dynamic smem to stage the metadata in */
+    uint32_t *baton;            /* commit_kernel: the next frame's arrival   */
+                                /* word, the lock handed on; NULL: unlock    */
 };
 
 /* Generate, bricks with triangles only.  out: the mesh buffer; or NULL and
@@ -509,16 +546,19 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
+    bool handed = false;                               /* thread 0 of the last block: the lock is its own */
     if (threadIdx.x == 0) {
         e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
-        last = arrive(total, nb, brick_tris, done);
+        uint32_t before = arrive(total, brick_tris, done);
+        last = arrived_last(before, nb);
+        handed = SIDE && last && t.handed && baton_handed(before, done, stuck);
         open = true;
         if (last) stamp(frame, ST_LAST);
     }
     __syncthreads();
     if (last) {
         bool announce = false;                         /* SIDE: the reservation published after the fence */
-        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, SIDE ? &announce : NULL);
+        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, SIDE ? &announce : NULL, handed);
         __syncthreads();                               /* every thread's offsets and the span ... */
         if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
             __threadfence();                           /* barrier then one fence, cumulative over the block */
@@ -566,10 +606,11 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
  * waiting for its frame's kernel, it waits (thread 0, bounded) until that
  * kernel's last block has reserved the span, then runs the real replace on
  * the block core, the mirror and the next frame's plan while the frame's
- * blocks still emit, and unlocks -- off the frame's path, the whole ~10 us
- * of it (timestamps at 32^3, bench/results/session-2026-11-25-h100/r4).  A
- * frame whose reserve failed reserves nothing: the wait runs out and the
- * commit does nothing.  With --profile thread 0 waits first itself, to
+ * blocks still emit, and hands the lock on to the next frame's reserve
+ * through its arrival word (cm.baton; the chain's last commit unlocks) --
+ * off the frame's path, the whole ~8 us of it (timestamps at 32^3,
+ * bench/results/session-2026-11-25-h100/r4).  A frame whose reserve failed
+ * reserves nothing: the wait runs out and the commit hands on MC_EMPTY.  With --profile thread 0 waits first itself, to
  * stamp when the reservation was seen (the library's wait then answers at
  * its first poll). */
 #define MC_COMMIT_POLLS (1u << 21)             /* ~1 s of 64 ns sleeps and L2 polls */
@@ -580,7 +621,8 @@ static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) 
         if (wh_arena_ring_wait_reserved(cm.arena, cm.span, MC_COMMIT_POLLS)) stamp(f, ST_SIDE0);
     }
     /* none came: the commit does nothing (the reserve counted its failure) */
-    (void)wh_arena_ring_commit_ahead_block(cm.arena, cm.span, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS);
+    wh_arena_ring_baton b = {cm.baton, MC_HANDED, MC_EMPTY};
+    (void)wh_arena_ring_commit_handoff_block(cm.arena, cm.span, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, b);
     if (threadIdx.x == 0 && g_stamps) stamp(f, ST_SIDE1);
 }
 
@@ -712,7 +754,7 @@ static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans,
         return;
     }
     count(c, arena_tail(c, f, a, spans, 0, true));
-    commit_args cm;
+    commit_args cm = {};
     cm.arena = wh_arena_device(a);
     cm.span = &spans[f % c.k];
     cm.smem_bytes = generate_arena_smem(a);
@@ -771,8 +813,12 @@ static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fuse
  * leaves the reserve's status for its blocks; commit_kernel of frame f, on
  * c.side after the earlier commits (stream order) and not after frame f's
  * kernel, waits for f's reservation and commits it while f's blocks emit.
- * Frame f's kernel does not wait for commit f - 1 either: its reserve waits
- * for the lock (bounded: wh_arena_ring_reserve_begin).  Frame 0 of a pass or a
+ * Frame f's kernel does not wait for commit f - 1 either: commit f - 1
+ * keeps the lock and adds its baton to the word f's blocks arrive on, so
+ * f's last block knows from its own arrival that the lock is its and reads
+ * the plan at once (frame 0 of a chain takes the lock itself, bounded:
+ * wh_arena_ring_reserve_begin; the chain's last commit unlocks, so the
+ * arena takes other commands between passes).  Frame 0 of a pass or a
  * captured graph forks c.side from c.s (so no commit runs before the work
  * queued ahead of the pass), and the pass or graph ends with side_join.
  * The commit at the priority of c.side (the device's greatest), so its
@@ -804,16 +850,18 @@ static void side_join(ctx &c) {
 static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool join) {
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.reserve_status = c.reserve_status;
+    t.handed = f != 0;                                     /* the chain: frame 0 locks, its last commit unlocks */
     if (f == 0) {                                          /* captured: pulls c.side into the capture */
         WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
         WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
     }
     WH_CUDA_OR_DIE((launch_fused<true, true>(c, t, NULL)));
     WH_LAUNCH_OR_DIE();
-    commit_args cm;
+    commit_args cm = {};
     cm.arena = wh_arena_device(a);
     cm.span = &spans[f % c.k];
     cm.smem_bytes = fused_arena_smem(a);                   /* the staging the in-kernel commit gets */
+    cm.baton = join ? NULL : c.done;                       /* the next frame's reserve gets the lock */
     WH_CUDA_OR_DIE(launch_commit(c, cm));
     WH_LAUNCH_OR_DIE();
     if (join) side_join(c);

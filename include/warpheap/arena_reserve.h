@@ -138,7 +138,8 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_lock(wh_arena_ref a, ui
 }
 /* begin's second half, the lock held: the loads.  A kernel may take the
  * lock early in one block (wh_arena_ring_reserve_lock) and read in the
- * block that reserves, once that one has seen the lock taken (acquire). */
+ * block that reserves, once that one has seen the lock taken (acquire);
+ * or read after a commit handed the lock on (wh_arena_ring_baton). */
 WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_arena_span *slot, wh_arena_ring_ticket *t) {
     wh_arena_state *s = a.s;
     t->slot = slot;
@@ -306,14 +307,65 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_reserved(wh_arena_ref a, const wh_ar
     return wh__ring_pending_for(a.s, slot);
 }
 
+/* A lock hand-off from a commit to the ring's next reserve.  The commit
+ * keeps the arena's lock and adds `handed` to *word (release); with no
+ * reservation to commit (none came: the lock is not its to hand on) it
+ * adds `empty`.  The next reserve, having read `handed` with acquire (a
+ * kernel can fold the word into the counter its blocks arrive on, so the
+ * read costs nothing), owns the lock: it reads the state
+ * (wh_arena_ring_reserve_read) with no lock round trip first.  On
+ * anything else it takes the lock itself (wh_arena_ring_reserve_begin).
+ * No other arena command can run between a hand-off and the reserve that
+ * takes it (the lock is held); the chain's last commit has no word, and
+ * unlocks. */
+typedef struct wh_arena_ring_baton {
+    uint32_t *word;              /* NULL: no hand-off, the commit unlocks */
+    uint32_t handed, empty;
+} wh_arena_ring_baton;
+
+WH_INLINE WH_HOST_DEVICE wh_arena_ring_baton wh_arena_ring_unlock_baton(void) {
+    wh_arena_ring_baton b = {NULL, 0u, 0u};
+    return b;
+}
+
+/* The commit's end: hand the lock on, or unlock; release either way. */
+WH_INLINE WH_HOST_DEVICE void wh__ring_release(wh_arena_state *s, wh_arena_ring_baton b) {
+    if (b.word) wh_atomic_fetch_add(b.word, b.handed, WH_RELEASE);
+    else wh__arena_unlock(s);
+}
+/* No reservation came: the next reserve must take the lock itself. */
+WH_INLINE WH_HOST_DEVICE void wh__ring_pass_empty(wh_arena_ring_baton b) {
+    if (b.word) wh_atomic_fetch_add(b.word, b.empty, WH_RELEASE);
+}
+
+/* The image copied word by word into scratch, the words others change
+ * outside the lock -- the lock word (a reserve polling it by CAS) with
+ * first_status, and failures -- read atomically. */
+WH_INLINE WH_HOST_DEVICE void wh__ring_copy_image(wh_arena_state *dst, wh_arena_state *s, uint64_t words) {
+    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
+    const uint64_t *src = (const uint64_t *)s;
+    uint64_t *d = (uint64_t *)dst;
+    for (uint64_t i = 0; i < words; ++i)
+        if (i != skip0 && i != skip1) d[i] = src[i];
+    dst->lock = wh_atomic_load(&s->lock, WH_RELAXED);
+    dst->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
+    dst->failures = wh_atomic_load(&s->failures, WH_RELAXED);
+}
+
 /* Commit by one thread, in place (CPU backend; a block without smem): the
  * reservation of slot, if one is in flight; the next plan on scratch (a
  * copy of the image: scratch_bytes >= wh_arena_meta_bytes, 8-aligned),
- * none without.  Releases the lock.  Returns the commit's status. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, const wh_arena_span *slot,
-                                                              void *scratch, uint64_t scratch_bytes) {
+ * none without.  Releases the lock; _handoff hands it on through baton
+ * instead (also with no reservation in flight: `empty`).  Returns the
+ * commit's status. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_ref a, const wh_arena_span *slot,
+                                                                      void *scratch, uint64_t scratch_bytes,
+                                                                      wh_arena_ring_baton baton) {
     wh_arena_state *s = a.s;
-    if (!wh__ring_pending_for(s, slot)) return WH_OK;
+    if (!wh__ring_pending_for(s, slot)) {
+        wh__ring_pass_empty(baton);
+        return WH_OK;
+    }
     wh_status st = WH_OK;
     if (s->pending.fast) {
         st = wh__ring_commit_locked(s);
@@ -324,17 +376,19 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, c
     s->plan.valid = 0u;
     uint64_t bytes = wh__arena_image_bytes(s);
     if (st == WH_OK && scratch && scratch_bytes >= bytes && !((uintptr_t)scratch & 7u) && !(bytes & 7u)) {
-        const uint64_t *src = (const uint64_t *)s;
-        uint64_t *dst = (uint64_t *)scratch;
-        for (uint64_t i = 0; i < bytes / 8u; ++i) dst[i] = src[i];
+        wh__ring_copy_image((wh_arena_state *)scratch, s, bytes / 8u);
         const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)s->pending.next;
         wh_arena_span held;
         memset(&held, 0, sizeof held);
         if (next) held = wh__span_load(next);
         s->plan = wh__ring_plan_make((wh_arena_state *)scratch, next, &held);
     }
-    wh__arena_unlock(s);
+    wh__ring_release(s, baton);
     return st;
+}
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, const wh_arena_span *slot,
+                                                              void *scratch, uint64_t scratch_bytes) {
+    return wh_arena_ring_commit_handoff_thread(a, slot, scratch, scratch_bytes, wh_arena_ring_unlock_baton());
 }
 
 #ifdef __CUDACC__
@@ -361,10 +415,11 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
  * thread of warp 1 writes the mirror, the block writes back the
  * words that changed (never the lock word nor failures: atomics outside
  * the lock) from registers while thread 0 makes the next plan on the copy,
- * then thread 0 unlocks.  One fence: the unlock's release, after the
- * block's barrier, covers every thread's writes (cumulative, as
+ * then thread 0 unlocks (or hands the lock on).  One fence: the release,
+ * after the block's barrier, covers every thread's writes (cumulative, as
  * grid.sync's one fence). */
-WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t words, void *smem) {
+WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t words, void *smem,
+                                                    wh_arena_ring_baton baton) {
     __shared__ uint32_t wh__commit_status;
     __shared__ wh_arena_span wh__commit_next;           /* the next slot's span, for the plan */
     WH_ARENA_STAMP(5);
@@ -418,7 +473,7 @@ WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t
     __syncthreads();                                    /* written back, the plan made */
     if (threadIdx.x == 0) {
         wh__arena_note(s, st);
-        wh__arena_unlock(s);                            /* release: the image, the plan, then the lock */
+        wh__ring_release(s, baton);                     /* release: the image, the plan, then the lock */
         WH_ARENA_STAMP(10);
     }
     return st;
@@ -433,8 +488,9 @@ WH_INLINE WH_DEVICE bool wh__ring_can_stage(wh_arena_state *s, const void *smem,
 
 /* The commit in place by thread 0 (no room to stage), its status to every
  * thread through flag (shared; every thread past its last read of it). */
-WH_INLINE WH_DEVICE wh_status wh__ring_commit_in_place(wh_arena_ref a, const wh_arena_span *slot, uint32_t *flag) {
-    if (threadIdx.x == 0) *flag = (uint32_t)wh_arena_ring_commit_thread(a, slot, NULL, 0);
+WH_INLINE WH_DEVICE wh_status wh__ring_commit_in_place(wh_arena_ref a, const wh_arena_span *slot, uint32_t *flag,
+                                                      wh_arena_ring_baton baton) {
+    if (threadIdx.x == 0) *flag = (uint32_t)wh_arena_ring_commit_handoff_thread(a, slot, NULL, 0, baton);
     __syncthreads();
     return (wh_status)*flag;
 }
@@ -449,11 +505,12 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
     wh_arena_state *s = a.s;
     WH_ARENA_STAMP(4);
     __syncthreads();                                    /* the flag: free to write */
-    if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh__ring_commit_in_place(a, slot, &wh__commit_go);
+    wh_arena_ring_baton none = wh_arena_ring_unlock_baton();
+    if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh__ring_commit_in_place(a, slot, &wh__commit_go, none);
     if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
     __syncthreads();
     if (!wh__commit_go) return WH_OK;
-    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem);
+    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem, none);
 }
 
 /* Commit launched ahead of its reserve (another stream; every thread of
@@ -461,21 +518,30 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
  * tries) and the block commits what it waited for, without a second look.
  * WH_ERR_RETRY_LIMIT, nothing done and nothing counted, if no reservation
  * came (a reserve that failed to lock counted its own failure); smem as
- * wh_arena_ring_commit_block. */
-WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
-                                                             uint64_t smem_bytes, uint32_t tries) {
+ * wh_arena_ring_commit_block.  _handoff: the lock handed on through baton
+ * (`empty` when none came). */
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_handoff_block(wh_arena_ref a, const wh_arena_span *slot,
+                                                               void *smem, uint64_t smem_bytes, uint32_t tries,
+                                                               wh_arena_ring_baton baton) {
     __shared__ uint32_t wh__ahead_go;
     wh_arena_state *s = a.s;
     __syncthreads();                                    /* the flag: free to write */
-    if (threadIdx.x == 0) wh__ahead_go = wh_arena_ring_wait_reserved(a, slot, tries);
+    if (threadIdx.x == 0) {
+        wh__ahead_go = wh_arena_ring_wait_reserved(a, slot, tries);
+        if (!wh__ahead_go) wh__ring_pass_empty(baton);
+    }
     __syncthreads();
     if (!wh__ahead_go) return WH_ERR_RETRY_LIMIT;
     WH_ARENA_STAMP(4);
     if (!wh__ring_can_stage(s, smem, smem_bytes)) {     /* not through commit_block: one copy of the */
         __syncthreads();                                /* staged path in a kernel, not two; every thread */
-        return wh__ring_commit_in_place(a, slot, &wh__ahead_go);   /* has read the flag */
+        return wh__ring_commit_in_place(a, slot, &wh__ahead_go, baton);   /* has read the flag */
     }
-    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem);
+    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem, baton);
+}
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                             uint64_t smem_bytes, uint32_t tries) {
+    return wh_arena_ring_commit_handoff_block(a, slot, smem, smem_bytes, tries, wh_arena_ring_unlock_baton());
 }
 #endif
 

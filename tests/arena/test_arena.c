@@ -427,7 +427,9 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     memset(r_ring, 0, sizeof r_ring);
     memset(ring, 0, sizeof ring);
     uint64_t fast = 0, split = 0, failed = 0, stale = 0, other = 0, truncated = 0, rbase = (uintptr_t)wh_arena_base(ref),
-             base = (uintptr_t)wh_arena_base(a);
+             base = (uintptr_t)wh_arena_base(a), handoffs = 0;
+    bool handed = false;                                 /* the previous commit handed the lock on */
+    uint32_t baton = 0, baton2 = 0;
     for (uint32_t f = 0; f < frames; ++f) {
         size_t n = (size_t)reserve_count(seed, f);
         uint64_t stride = 36;
@@ -459,10 +461,15 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         }
         /* odd frames: the reserve in two halves, begin before the count is known (as a kernel's last block
          * overlaps it with the scan), end after; every fourth frame begin's own halves apart (the lock taken
-         * by one block of a kernel, the state read by another) */
+         * by one block of a kernel, the state read by another); in a chain, the state read under the lock the
+         * last commit handed on */
         wh_arena_ring_ticket tk;
         wh_status got = WH_OK;
-        if (f % 4 == 3) {
+        if (handed) {                                        /* the last commit kept the lock for this reserve */
+            CHECK(wh_atomic_load(&baton, WH_ACQUIRE) == 1u && wh_atomic_load(&s->lock, WH_RELAXED) == 1u);
+            wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &tk);
+            handoffs++;
+        } else if (f % 4 == 3) {
             got = wh_arena_ring_reserve_lock(wh_arena_device(a), 3);
             if (got == WH_OK) wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &tk);
         } else if (f % 2) {
@@ -471,23 +478,34 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         CHECK(got == WH_OK);
         CHECK(wh_arena_replace_span_async(ref, &n, stride, &r_ring[f % k], NULL) == WH_OK);
         wh_status want = status_if_any(ref);
-        if (f % 4 == 1) {                                    /* deferred: announced after the caller's fence */
+        if (f % 4 == 1 && !handed) {                         /* deferred: announced after the caller's fence */
             got = wh_arena_ring_reserve_end_deferred(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k]);
             CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
             wh_fence();
             wh_arena_ring_reserve_publish(wh_arena_device(a));
         } else {
-            got = f % 2 ? wh_arena_ring_reserve_end(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k])
-                        : wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
+            got = f % 2 || handed
+                      ? wh_arena_ring_reserve_end(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k])
+                      : wh_arena_ring_reserve_thread(wh_arena_device(a), n, stride, &ring[f % k], &ring[(f + 1) % k]);
         }
         fast += s->pending.fast;
         truncated += s->plan.valid && !s->plan.complete;
         /* in flight (lock held, failed or not) for its own slot only: a commit launched ahead waits for this */
         CHECK(wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
         CHECK(k == 1 || !wh_arena_ring_reserved(wh_arena_device(a), &ring[(f + 1) % k]));
-        CHECK(wh_arena_ring_commit_thread(wh_arena_device(a), &ring[f % k], scratch, meta) == WH_OK);
+        /* chains of frames: the commit hands the lock to the next reserve, unless a command comes between
+         * (a failure's status is cleared by one) */
+        uint32_t g = f + 1;
+        handed = g < frames && f % 5 != 4 && want == WH_OK && g % 97 != 96 && g % 500 != 200 && g % 500 != 350;
+        wh_arena_ring_baton b = {&baton, 1u, 2u}, b2 = {&baton2, 1u, 2u};
+        baton = baton2 = 0;
+        CHECK(wh_arena_ring_commit_handoff_thread(wh_arena_device(a), &ring[f % k], scratch, meta,
+                                                  handed ? b : wh_arena_ring_unlock_baton()) == WH_OK);
         CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
-        CHECK(!s->pending.active && wh_arena_ring_commit_thread(wh_arena_device(a), &ring[f % k], NULL, 0) == WH_OK);
+        CHECK(wh_atomic_load(&s->lock, WH_RELAXED) == (handed ? 1u : 0u) && baton == (handed ? 1u : 0u));
+        CHECK(!s->pending.active && wh_arena_ring_commit_handoff_thread(wh_arena_device(a), &ring[f % k], NULL, 0, b2) ==
+                                        WH_OK && baton2 == 2u);                 /* nothing in flight: `empty` */
+        CHECK(wh_atomic_load(&s->lock, WH_RELAXED) == (handed ? 1u : 0u));
         CHECK(got == want && status_if_any(a) == want);
         failed += want != WH_OK;
         const wh_arena_span *x = &r_ring[f % k], *y = &ring[f % k];
@@ -498,7 +516,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         }
         CHECK(x->count0 == y->count0 && x->count == y->count);
         CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, meta - s->gen_off) == 0);
-        if (f % 16 == 0) expect_walk_ok(a);
+        if (!handed && f % 15 == 4) expect_walk_ok(a);         /* the lock free: between chains */
     }
     wh_arena_stats x, y;
     CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
@@ -506,12 +524,13 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     CHECK(x.allocs == y.allocs && x.frees == y.frees && x.failures == y.failures && x.commands == y.commands);
     CHECK(x.used_bytes == y.used_bytes && x.peak_used == y.peak_used && x.live_blocks == y.live_blocks);
     printf("ring reserve, K=%u: %u frames, %llu by the plan, %llu split, %llu failed, %llu stale plans, %llu other "
-           "strides, %llu truncated plans\n", k, frames, (unsigned long long)fast, (unsigned long long)split, (unsigned long long)failed,
-           (unsigned long long)stale, (unsigned long long)other, (unsigned long long)truncated);
+           "strides, %llu truncated plans, %llu with the lock handed on\n", k, frames, (unsigned long long)fast,
+           (unsigned long long)split, (unsigned long long)failed, (unsigned long long)stale, (unsigned long long)other,
+           (unsigned long long)truncated, (unsigned long long)handoffs);
     /* the plan serves every frame that did not follow a failure or a stale plan */
     /* ... and with more free blocks than recorded, every one whose answer is among those recorded */
     CHECK(fast + 2u * failed + stale + 2u * other + truncated + 1u >= frames);
-    CHECK(truncated > 0);
+    CHECK(truncated > 0 && handoffs > frames / 2u);
     CHECK((k == 1 || split > 0) && failed > frames / 50u);   /* zero counts and some out of memory */
     expect_walk_ok(a);
     free(scratch);

@@ -355,15 +355,29 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
  * generations) and both images the same generations and block core, byte
  * for byte.  Counts: some zero, some too large, a tight region (failures:
  * the slow path, the same status). */
+#define AHEAD_POLLS (1u << 22)
 static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
                                              const wh_arena_span *next, uint64_t smem_bytes, bool commit,
-                                             bool defer) {
+                                             bool defer, uint32_t *baton, unsigned *timeouts) {
     extern __shared__ uint64_t smem[];
     __shared__ size_t n;
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
     if (threadIdx.x == 0) n = *count;                  /* the count, while warp 1 begins the reserve */
-    if (threadIdx.x == 32) st = wh_arena_ring_reserve_begin(a, slot, 0, &tk);
+    if (threadIdx.x == 32 && baton) {                  /* the lock handed on by the last commit: only read */
+        uint32_t b = 0;
+        for (uint32_t k = 0; k < AHEAD_POLLS && (b = wh_atomic_load(baton, WH_ACQUIRE)) == 0; ++k) __nanosleep(64);
+        if (b == 1u) {
+            wh_atomic_store(baton, 0u, WH_RELAXED);   /* before the announce: the next commit adds after it */
+            wh_arena_ring_reserve_read(a, slot, &tk);
+        } else {
+            tk.locked = 0u;
+            st = WH_ERR_RETRY_LIMIT;
+            atomicAdd(timeouts, 1u);
+        }
+    } else if (threadIdx.x == 32) {
+        st = wh_arena_ring_reserve_begin(a, slot, 0, &tk);
+    }
     __syncthreads();
     if (threadIdx.x == 32 && st == WH_OK)
         (void)(defer ? wh_arena_ring_reserve_end_deferred(a, &tk, n, 36, next)
@@ -378,12 +392,14 @@ static __global__ void commit_kernel(wh_arena_ref a, const wh_arena_span *slot, 
     (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
 }
 /* A commit launched ahead of its reserve, on another stream: it waits,
- * bounded, until the reservation is published (timeouts counted). */
-#define AHEAD_POLLS (1u << 22)
+ * bounded, until the reservation is published (timeouts counted); with a
+ * baton it hands the lock on to the next reserve. */
 static __global__ void commit_ahead_kernel(wh_arena_ref a, const wh_arena_span *slot, uint64_t smem_bytes,
-                                           unsigned *timeouts) {
+                                           unsigned *timeouts, uint32_t *baton) {
     extern __shared__ uint64_t smem[];
-    if (wh_arena_ring_commit_ahead_block(a, slot, smem, smem_bytes, AHEAD_POLLS) == WH_ERR_RETRY_LIMIT &&
+    wh_arena_ring_baton b = {baton, 1u, 2u};
+    if (!baton) b = wh_arena_ring_unlock_baton();
+    if (wh_arena_ring_commit_handoff_block(a, slot, smem, smem_bytes, AHEAD_POLLS, b) == WH_ERR_RETRY_LIMIT &&
         threadIdx.x == 0)
         atomicAdd(timeouts, 1u);
 }
@@ -427,6 +443,8 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
     unsigned *d_timeouts = dalloc<unsigned>(1);
     WH_CUDA_OR_DIE(cudaMemset(d_timeouts, 0, sizeof(unsigned)));
+    uint32_t *d_baton = dalloc<uint32_t>(1);           /* the lock handed from commit to reserve */
+    WH_CUDA_OR_DIE(cudaMemset(d_baton, 0, sizeof(uint32_t)));
     ring_counts<<<1, 256, 0, s>>>(d_count, rounds, seed, max_count);
     WH_LAUNCH_OR_DIE();
     size_t smem = wh_arena_meta_bytes(a);
@@ -450,15 +468,18 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
         for (; f < e; ++f) {
             wh_arena_span *slot = &d_ring[f % K], *next = &d_ring[(f + 1) % K];
             if (kind == 4) {                         /* commit first, on s2: it waits for the reserve on s */
-                commit_ahead_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), slot, smem, d_timeouts);
+                /* a chain over the round's frames: each commit hands the lock to the next reserve */
+                commit_ahead_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), slot, smem, d_timeouts,
+                                                          f + 1 < e ? d_baton : NULL);
                 WH_LAUNCH_OR_DIE();
-                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, slot, next, 0, false, f % 2);
+                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, slot, next, 0, false, f % 2,
+                                                        f > f0 ? d_baton : NULL, d_timeouts);
                 WH_LAUNCH_OR_DIE();
                 continue;
             }
             bool two = kind == 1 || (kind == 2 && f % 7 == 0);
             reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two,
-                                                                 f % 2);
+                                                                 f % 2, NULL, d_timeouts);
             WH_LAUNCH_OR_DIE();
             if (two) {
                 uint64_t sb = kind == 2 ? 0 : smem;   /* 0: in place */
@@ -505,6 +526,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     WH_CUDA_OR_DIE(cudaEventDestroy(fork));
     WH_CUDA_OR_DIE(cudaEventDestroy(join));
     WH_CUDA_OR_DIE(cudaFree(d_timeouts));
+    WH_CUDA_OR_DIE(cudaFree(d_baton));
     WH_CUDA_OR_DIE(cudaFree(d_count));
     WH_CUDA_OR_DIE(cudaFree(d_ref));
     WH_CUDA_OR_DIE(cudaFree(d_ring));

@@ -2,9 +2,15 @@
  * free directly (wh_arena_alloc_warp / wh_arena_free_warp: the lock word and
  * the single-threaded core behind it) with the same loop the GPU test runs,
  * while the main thread enqueues commands on slots of its own.  Then the
- * overlap oracle and the heap walk.  Runs under ThreadSanitizer in CI. */
+ * overlap oracle and the heap walk.  And RING reservations by one thread,
+ * committed by another with the lock handed back and forth
+ * (test_ring_pipeline).  Runs under ThreadSanitizer in CI. */
 #include "arena_oracle.h"
 #include "wh_test.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum { K = 64 };
 
@@ -19,6 +25,111 @@ typedef struct job {
 static void run(unsigned t, void *p) {
     job *j = (job *)p;
     wh_fuzz_thread(wh_arena_device(j->a), 1u, t, K, j->steps, 65536, j->slots, j->bytes, j->strides, &j->counts[t]);
+}
+
+/* The ring pipeline of marching cubes' one-kernel frame, in two threads:
+ * thread 0 reserves frame after frame (the lock handed on by the last
+ * commit through a baton word, or taken at a chain's start; the
+ * reservation announced after a fence), thread 1 commits each one as a
+ * commit launched ahead does (waits, bounded, for it; the next plan on a
+ * scratch copy; the lock handed on, the chain's last commit unlocks).  A
+ * twin arena runs the same replaces as commands: both rings and both block
+ * cores end equal, byte for byte, and the walk accounts for every byte. */
+enum { RING_K = 3, RING_CHAIN = 16, RING_TRIES = 1 << 26 };
+typedef struct ring_job {
+    wh_arena *a;
+    wh_arena_span ring[RING_K];
+    uint32_t frames, baton, timeouts, handed, failed;
+    void *scratch;
+    size_t meta;
+} ring_job;
+
+static uint64_t ring_count(uint32_t f) {
+    return f % 37 == 36 ? 0 : 2000 + (wh_hash64(f) % 6000u) + (f % 29 == 28 ? 60000 : 0);
+}
+static bool ring_chain_ends(const ring_job *j, uint32_t f) { return (f + 1) % RING_CHAIN == 0 || f + 1 == j->frames; }
+
+static void ring_reserver(ring_job *j) {
+    wh_arena_ref r = wh_arena_device(j->a);
+    for (uint32_t f = 0; f < j->frames; ++f) {
+        wh_arena_ring_ticket tk;
+        wh_status st = WH_OK;
+        if (f % RING_CHAIN != 0) {                        /* handed on: wait for the baton, then only read */
+            uint32_t b = 0;
+            for (uint32_t k = 0; k < RING_TRIES && (b = wh_atomic_load(&j->baton, WH_ACQUIRE)) == 0; ++k) sched_yield();
+            CHECK(b == 1u);
+            if (b != 1u) { j->timeouts++; return; }
+            wh_atomic_store(&j->baton, 0u, WH_RELAXED);  /* before the announce: the next commit adds after it */
+            wh_arena_ring_reserve_read(r, &j->ring[f % RING_K], &tk);
+            j->handed++;
+        } else {
+            st = wh_arena_ring_reserve_begin(r, &j->ring[f % RING_K], RING_TRIES, &tk);
+            CHECK(st == WH_OK);
+            if (st != WH_OK) { j->timeouts++; return; }
+        }
+        st = wh_arena_ring_reserve_end_deferred(r, &tk, ring_count(f), 36, &j->ring[(f + 1) % RING_K]);
+        j->failed += st != WH_OK;
+        wh_fence();
+        wh_arena_ring_reserve_publish(r);
+    }
+}
+
+static void ring_committer(ring_job *j) {
+    wh_arena_ref r = wh_arena_device(j->a);
+    wh_arena_ring_baton b = {&j->baton, 1u, 2u};
+    for (uint32_t f = 0; f < j->frames; ++f) {
+        uint32_t k = 0;
+        while (k < RING_TRIES && !wh_arena_ring_reserved(r, &j->ring[f % RING_K])) { sched_yield(); ++k; }
+        CHECK(k < RING_TRIES);
+        if (k == RING_TRIES) { j->timeouts++; return; }
+        (void)wh_arena_ring_commit_handoff_thread(r, &j->ring[f % RING_K], j->scratch, j->meta,
+                                                  ring_chain_ends(j, f) ? wh_arena_ring_unlock_baton() : b);
+    }
+}
+
+static void run_ring(unsigned t, void *p) {
+    if (t == 0) ring_reserver((ring_job *)p);
+    else ring_committer((ring_job *)p);
+}
+
+static void test_ring_pipeline(uint32_t frames) {
+    wh_arena_config cfg = {.bytes = 4u << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE, .index = WH_BLOCKS_LIST};
+    wh_arena *twin = NULL;
+    ring_job j;
+    memset(&j, 0, sizeof j);
+    j.frames = frames;
+    CHECK(wh_arena_create(&j.a, &cfg) == WH_OK && wh_arena_create(&twin, &cfg) == WH_OK);
+    if (!j.a || !twin) return;
+    j.meta = wh_arena_meta_bytes(j.a);
+    j.scratch = malloc(j.meta);
+    wh_run_threads(2, run_ring, &j);
+    CHECK_EQ_U64(j.timeouts, 0);
+    CHECK(wh_atomic_load(&wh_arena_device(j.a).s->lock, WH_RELAXED) == 0u);   /* the last commit unlocked */
+    wh_arena_span r_ring[RING_K];
+    memset(r_ring, 0, sizeof r_ring);
+    for (uint32_t f = 0; f < frames; ++f) {
+        size_t n = (size_t)ring_count(f);
+        CHECK(wh_arena_replace_span_async(twin, &n, 36, &r_ring[f % RING_K], NULL) == WH_OK);
+    }
+    uint64_t rbase = (uintptr_t)wh_arena_base(twin), base = (uintptr_t)wh_arena_base(j.a);
+    for (int i = 0; i < RING_K; ++i)
+        for (int p = 0; p < 2; ++p) {
+            const wh_handle *x = &r_ring[i].part[p], *y = &j.ring[i].part[p];
+            CHECK((x->ptr ? x->ptr - rbase : 0) == (y->ptr ? y->ptr - base : 0) && x->block == y->block && x->gen == y->gen);
+        }
+    wh_arena_state *rs = wh_arena_device(twin).s, *s = wh_arena_device(j.a).s;
+    CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, j.meta - s->gen_off) == 0);
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(j.a, &rep) == WH_OK);
+    uint64_t live = 0;
+    for (int i = 0; i < RING_K; ++i) live += j.ring[i].part[0].ptr != 0;
+    CHECK(j.handed >= frames - frames / RING_CHAIN - 1u && j.failed > 0);
+    printf("ring pipeline: %u frames, %u with the lock handed on, %u failed, %llu live spans\n", frames, j.handed,
+           j.failed, (unsigned long long)live);
+    free(j.scratch);
+    wh_arena_destroy(twin);
+    wh_arena_destroy(j.a);
 }
 
 int main(int argc, char **argv) {
@@ -61,5 +172,6 @@ int main(int argc, char **argv) {
            (unsigned long long)sum.allocs, (unsigned long long)sum.frees, dt);
     wh_arena_destroy(a);
     free(slots); free(bytes); free(strides); free(counts);
+    test_ring_pipeline((uint32_t)wh_arg_int(argc, argv, "--frames", 3000));
     return wh_test_finish("test_arena_stress");
 }
