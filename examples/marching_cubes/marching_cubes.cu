@@ -212,6 +212,7 @@ enum { ST_START,      /* the first block's start (atomicMin; g_stamps0)    */
        ST_END,        /* the latest block's end (atomicMax)               */
        ST_SIDE0,      /* commit_kernel of frame f: start, end             */
        ST_SIDE1,
+       ST_FIRST,      /* the first block to arrive                        */
        ST_SLOTS };
 #define ST_FRAMES 64u
 __device__ uint64_t *g_stamps, *g_stamps0;
@@ -368,8 +369,13 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
     if (ARENA && t.split && threadIdx.x == 0) {
-        if (handed) wh_arena_ring_reserve_read(t.arena, t.span, &tk);
-        else st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
+        if (handed) {                                  /* the stamps of a lock taken at once */
+            WH_ARENA_STAMP(0);
+            WH_ARENA_STAMP(1);
+            wh_arena_ring_reserve_read(t.arena, t.span, &tk);
+        } else {
+            st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
+        }
     }
     if (nb > MC_WARP_SCAN_MAX) {
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
@@ -551,6 +557,7 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
         e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
         uint32_t before = arrive(total, brick_tris, done);
         last = arrived_last(before, nb);
+        if ((before & MC_ARRIVALS) == 0u) stamp(frame, ST_FIRST);
         handed = SIDE && last && t.handed && baton_handed(before, done, stuck);
         open = true;
         if (last) stamp(frame, ST_LAST);
@@ -846,11 +853,14 @@ static void side_join(ctx &c) {
     WH_CUDA_OR_DIE(cudaEventRecord(c.join, c.side));
     WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.s, c.join, 0));
 }
-/* join: the pass's or the graph's last frame (side_join after it). */
+/* join: the pass's or the graph's last frame (side_join after it).
+ * g_handoff: the lock handed from commit to reserve (false: every reserve
+ * takes it, every commit unlocks -- the rows that show what it saves). */
+static bool g_handoff = true;
 static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool join) {
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.reserve_status = c.reserve_status;
-    t.handed = f != 0;                                     /* the chain: frame 0 locks, its last commit unlocks */
+    t.handed = g_handoff && f != 0;                        /* the chain: frame 0 locks, its last commit unlocks */
     if (f == 0) {                                          /* captured: pulls c.side into the capture */
         WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
         WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
@@ -861,7 +871,7 @@ static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, b
     cm.arena = wh_arena_device(a);
     cm.span = &spans[f % c.k];
     cm.smem_bytes = fused_arena_smem(a);                   /* the staging the in-kernel commit gets */
-    cm.baton = join ? NULL : c.done;                       /* the next frame's reserve gets the lock */
+    cm.baton = g_handoff && !join ? c.done : NULL;         /* the next frame's reserve gets the lock */
     WH_CUDA_OR_DIE(launch_commit(c, cm));
     WH_LAUNCH_OR_DIE();
     if (join) side_join(c);
@@ -1375,9 +1385,9 @@ static void profile_stamps(ctx &c, int G, const char *what, const std::function<
                    mean(ST_RESERVE0, ST_RESERVE1, 0), mean(ST_RESERVE1, ST_OPEN, 0), mean(ST_OPEN, ST_END, 0),
                    mean(ST_OPEN, ST_COMMITTED, 0), mean(ST_END, ST_START, 1), mean(ST_END, ST_SIDE0, 0),
                    mean(ST_SIDE0, ST_SIDE1, 0), mean(ST_SIDE1, ST_RESERVE0, 1)};
-    printf("  stamps, %s: period %.2f | start->last %.2f, scan %.2f, reserve %.2f, open %.2f, open->end %.2f, "
+    printf("  stamps, %s: period %.2f | start->first arrival %.2f | start->last %.2f, scan %.2f, reserve %.2f, open %.2f, open->end %.2f, "
            "commit in kernel %.2f | end->next start %.2f | side commit: end->start %.2f, takes %.2f, "
-           "done before the next reserve by %.2f us\n", what, ph[0], ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7],
+           "done before the next reserve by %.2f us\n", what, ph[0], mean(ST_START, ST_FIRST, 0), ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7],
            ph[8], ph[9], ph[10]);
     if (md)
         fprintf(md, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", what, ph[0],
@@ -1556,6 +1566,11 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             auto side = [&](int f) { frame_fused_side(c, f, ar, spans, f == G - 1); };
             (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
             profile_stamps(c, G, "(c) one kernel, commit on a side stream", side, cudaGraphInstantiateFlagUseNodePriority, md);
+            g_handoff = false;
+            (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
+            profile_stamps(c, G, "(c) one kernel, commit on a side stream, lock every frame", side,
+                           cudaGraphInstantiateFlagUseNodePriority, md);
+            g_handoff = true;
         }
         profile_arena_end(c, ar);
     }
@@ -1574,7 +1589,7 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR0 = 10, NR = 14 };                 /* rows always run; with the fused kernel */
+    enum { NR0 = 10, NR = 15 };                 /* rows always run; with the fused kernel */
     result r[NR];
     int nr = NR0;
     std::vector<std::vector<float>> mesh_fused;                 /* the fused rows' last meshes */
@@ -1700,6 +1715,11 @@ int main(int argc, char **argv) {
                     for (int f = 0; f < a.frames; ++f)       /* the last commit inside the timing */
                         frame_fused_side(c, f, arena, spans, f == a.frames - 1);
                 };
+                g_handoff = false;                                            /* the lock taken every frame */
+                pass_side();
+                measure(nr++, "(c) arena in one kernel, commit on a side stream, lock every frame, ring, mirror on failure",
+                        pass_side);
+                g_handoff = true;
                 pass_side();                                                  /* warm-up */
                 measure(nr++, "(c) arena in one kernel, commit on a side stream, ring, mirror on failure", pass_side);
                 gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, f == G - 1); },   /* rejoined in the capture */
