@@ -213,6 +213,7 @@ enum { ST_START,      /* the first block's start (atomicMin; g_stamps0)    */
        ST_SIDE0,      /* commit_kernel of frame f: start, end             */
        ST_SIDE1,
        ST_FIRST,      /* the first block to arrive                        */
+       ST_BATON,      /* the last block saw the baton, where it polled    */
        ST_SLOTS };
 #define ST_FRAMES 64u
 __device__ uint64_t *g_stamps, *g_stamps0;
@@ -332,13 +333,15 @@ static __device__ bool arrived_last(uint32_t before, uint32_t nb) { return (befo
  * at once; the timeout is counted in *stuck).  Anything but MC_HANDED: the
  * reserve takes the lock itself. */
 #define MC_BATON_POLLS (1u << 19)
-static __device__ bool baton_handed(uint32_t before, uint32_t *done, uint32_t *stuck) {
+static __device__ bool baton_handed(uint32_t before, uint32_t *done, uint32_t *stuck, uint32_t frame) {
     uint32_t b = before & ~MC_ARRIVALS;
+    if (b) return b == MC_HANDED;
     for (uint32_t k = 0; b == 0 && k < MC_BATON_POLLS; ++k) {
         __nanosleep(32);
         b = wh_atomic_load(done, WH_ACQUIRE) & ~MC_ARRIVALS;
     }
     if (b == 0) atomicAdd(stuck, 1u);
+    stamp(frame, ST_BATON);
     return b == MC_HANDED;
 }
 
@@ -558,9 +561,9 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
         uint32_t before = arrive(total, brick_tris, done);
         last = arrived_last(before, nb);
         if ((before & MC_ARRIVALS) == 0u) stamp(frame, ST_FIRST);
-        handed = SIDE && last && t.handed && baton_handed(before, done, stuck);
-        open = true;
         if (last) stamp(frame, ST_LAST);
+        handed = SIDE && last && t.handed && baton_handed(before, done, stuck, frame);
+        open = true;
     }
     __syncthreads();
     if (last) {
@@ -1381,6 +1384,14 @@ static void profile_stamps(ctx &c, int G, const char *what, const std::function<
         }
         return k ? sum / k : 0.0;
     };
+    if (getenv("MC_STAMPS_ALL"))                          /* every frame: first and last arrival, the baton, the commit */
+        for (int f = 1; f + 1 < std::min(G, (int)ST_FRAMES); ++f) {
+            const uint64_t *x = &h[f * ST_SLOTS], *p = &h[(f - 1) * ST_SLOTS];
+            auto us = [](uint64_t a, uint64_t b) { return a && b && a != ~0ull && b != ~0ull ? ((double)b - (double)a) * 1e-3 : -1.0; };
+            printf("    frame %2d: start->first %.2f, ->last %.2f, ->baton seen %.2f, ->scan done %.2f; "
+                   "previous commit done %.2f after start\n", f, us(x[ST_START], x[ST_FIRST]), us(x[ST_START], x[ST_LAST]),
+                   x[ST_BATON] ? us(x[ST_START], x[ST_BATON]) : 0.0, us(x[ST_START], x[ST_RESERVE0]), us(x[ST_START], p[ST_SIDE1]));
+        }
     double ph[] = {mean(ST_START, ST_START, 1), mean(ST_START, ST_LAST, 0), mean(ST_LAST, ST_RESERVE0, 0),
                    mean(ST_RESERVE0, ST_RESERVE1, 0), mean(ST_RESERVE1, ST_OPEN, 0), mean(ST_OPEN, ST_END, 0),
                    mean(ST_OPEN, ST_COMMITTED, 0), mean(ST_END, ST_START, 1), mean(ST_END, ST_SIDE0, 0),
