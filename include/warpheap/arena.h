@@ -87,6 +87,8 @@ typedef struct wh_arena_ring_plan {
     uint64_t granule;
     wh_arena_span expect;        /* what that slot held                    */
     wh_arena_plan_block blk[WH_ARENA_PLAN_BLOCKS];
+    uint64_t q_stride, q_fit;    /* the quote: counts 1..q_fit of q_stride */
+    wh_handle q_h0;              /* bytes take q_h0, the cursor's block    */
 } wh_arena_ring_plan;
 
 /* A reservation in flight: published by wh_arena_ring_reserve_thread, the

@@ -111,6 +111,24 @@ WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64
     return false;                               /* out of memory, or further on: the core says */
 }
 
+/* The plan's quote for stride (the stride of the reservation being
+ * committed: a ring's next is most likely the same): the counts whose
+ * answer is the cursor's free block as one extent -- wh__plan_span's
+ * last case for i = 0, taken before any split, for every count <= q_fit
+ * (n0 >= count, and the rounded need fits room) -- so that the reserve
+ * answers them with one comparison. */
+WH_INLINE WH_HOST_DEVICE void wh__plan_quote(wh_arena_ring_plan *pl, uint64_t base, uint64_t stride) {
+    pl->q_stride = stride;
+    pl->q_fit = 0;
+    if (!stride || !pl->granule || !pl->nfree || pl->blk[0].id != pl->start) return;
+    uint64_t pad = stride - wh__arena_gcd(stride, pl->granule), room = pl->blk[0].size;
+    if (room <= pad) return;
+    uint64_t n0 = wh__arena_div(room - pad, stride);
+    if (n0 == 0 || wh__plan_round(pl->granule, n0 * stride + pad) > room) return;
+    pl->q_fit = n0;
+    pl->q_h0 = wh__plan_handle(base, &pl->blk[0], stride);
+}
+
 /* A reserve in two halves, so that a kernel can take the lock and read
  * what the plan's answer needs while its count is still being summed:
  * begin (the lock, then every load, all independent) and end (the span for
@@ -121,7 +139,8 @@ typedef struct wh_arena_ring_ticket {
     wh_arena_span old;           /* what the slot held                     */
     wh_arena_span *slot;
     uint64_t commands, base, bytes, planned;
-    uint32_t policy, locked;
+    uint64_t fit;                /* the plan's quote, if the plan is current */
+    uint32_t policy, locked, current;
 } wh_arena_ring_ticket;
 
 /* begin: take the lock and read the state the reserve of *slot needs.
@@ -151,6 +170,12 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_aren
     t->bytes = s->bytes;
     t->planned = s->planned;
     t->policy = s->policy;
+    /* while the count is still being summed: whether the plan holds (no
+     * command since, the same slot holding the same span) */
+    const wh_arena_ring_plan *pl = &t->pl;
+    t->current = pl->valid && pl->version == t->commands && pl->slot == (uint64_t)(uintptr_t)slot &&
+                 t->policy == WH_ARENA_RING && wh__span_same(&t->old, &pl->expect);
+    t->fit = t->current ? pl->q_fit : 0u;
 }
 /* Both halves: */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
@@ -195,10 +220,13 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_r
     p->stride = stride;
     wh_arena_span made;
     const wh_arena_ring_plan *pl = &t->pl;
-    if (!(pl->valid && pl->version == t->commands && pl->slot == (uint64_t)(uintptr_t)slot &&
-          t->policy == WH_ARENA_RING && wh__span_same(&t->old, &pl->expect) &&
-          wh__plan_span(pl, t->base, t->bytes, count, stride, &made)))
+    if (stride == pl->q_stride && count - 1u < t->fit) {       /* the quote: one extent, the cursor's block */
+        made.part[0] = pl->q_h0;
+        made.part[1] = wh_handle_null();
+        made.count0 = made.count = count;
+    } else if (!(t->current && wh__plan_span(pl, t->base, t->bytes, count, stride, &made))) {
         return wh__ring_reserve_slow(s, count, stride, slot);
+    }
     WH_ARENA_STAMP(2);
     *slot = made;
     p->old = t->old;
@@ -292,6 +320,7 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
         if (x == b) { pl.complete = 1u; break; }
     }
     pl.valid = 1u;
+    wh__plan_quote(&pl, s->base, s->pending.stride);
     return pl;
 }
 

@@ -427,7 +427,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     memset(r_ring, 0, sizeof r_ring);
     memset(ring, 0, sizeof ring);
     uint64_t fast = 0, split = 0, failed = 0, stale = 0, other = 0, truncated = 0, rbase = (uintptr_t)wh_arena_base(ref),
-             base = (uintptr_t)wh_arena_base(a), handoffs = 0;
+             base = (uintptr_t)wh_arena_base(a), handoffs = 0, quoted = 0;
     bool handed = false;                                 /* the previous commit handed the lock on */
     uint32_t baton = 0, baton2 = 0;
     for (uint32_t f = 0; f < frames; ++f) {
@@ -478,6 +478,15 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         CHECK(got == WH_OK);
         CHECK(wh_arena_replace_span_async(ref, &n, stride, &r_ring[f % k], NULL) == WH_OK);
         wh_status want = status_if_any(ref);
+        if ((f % 2 || handed) && stride == tk.pl.q_stride && n - 1u < tk.fit) {   /* the quote answers: as the plan */
+            wh_arena_span ps, q;
+            memset(&q, 0, sizeof q);
+            q.part[0] = tk.pl.q_h0;
+            q.part[1] = wh_handle_null();
+            q.count0 = q.count = n;
+            CHECK(wh__plan_span(&tk.pl, tk.base, tk.bytes, n, stride, &ps) && wh__span_same(&ps, &q));
+            quoted++;
+        }
         if (f % 4 == 1 && !handed) {                         /* deferred: announced after the caller's fence */
             got = wh_arena_ring_reserve_end_deferred(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k]);
             CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
@@ -524,13 +533,14 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     CHECK(x.allocs == y.allocs && x.frees == y.frees && x.failures == y.failures && x.commands == y.commands);
     CHECK(x.used_bytes == y.used_bytes && x.peak_used == y.peak_used && x.live_blocks == y.live_blocks);
     printf("ring reserve, K=%u: %u frames, %llu by the plan, %llu split, %llu failed, %llu stale plans, %llu other "
-           "strides, %llu truncated plans, %llu with the lock handed on\n", k, frames, (unsigned long long)fast,
-           (unsigned long long)split, (unsigned long long)failed, (unsigned long long)stale, (unsigned long long)other,
-           (unsigned long long)truncated, (unsigned long long)handoffs);
+           "strides, %llu truncated plans, %llu with the lock handed on, %llu by the quote\n", k, frames,
+           (unsigned long long)fast, (unsigned long long)split, (unsigned long long)failed, (unsigned long long)stale,
+           (unsigned long long)other, (unsigned long long)truncated, (unsigned long long)handoffs,
+           (unsigned long long)quoted);
     /* the plan serves every frame that did not follow a failure or a stale plan */
     /* ... and with more free blocks than recorded, every one whose answer is among those recorded */
     CHECK(fast + 2u * failed + stale + 2u * other + truncated + 1u >= frames);
-    CHECK(truncated > 0 && handoffs > frames / 2u);
+    CHECK(truncated > 0 && handoffs > frames / 2u && quoted > frames / 4u);
     CHECK((k == 1 || split > 0) && failed > frames / 50u);   /* zero counts and some out of memory */
     expect_walk_ok(a);
     free(scratch);

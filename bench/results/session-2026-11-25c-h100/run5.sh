@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Device call 5: the plan's quote (the reserve answers a count that fits
+# the cursor's free block with one comparison; whether the plan is current
+# decided while the count is summed), and a row with the commit on an SM
+# of its own (all the shared memory a block may have, so no frame block
+# shares its SM).  test_arena_gpu with memcheck and racecheck; marching
+# cubes at 16-64^3, twice; profiles at 32^3 with every frame's stamps;
+# memcheck of a small run.
+set -u
+. "$(dirname "$0")/common.sh" r5
+arena_checks
+mc_grids "$O/mc" 16 24 32 64
+MC_TAG=_again mc_grids "$O/mc_again" 16 24 32 64
+MC_STAMPS_ALL=1 mc_profiles 32
+mc_sanitize
+mc_summary
+pack
