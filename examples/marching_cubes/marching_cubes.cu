@@ -375,7 +375,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         if (handed) {                                  /* the stamps of a lock taken at once */
             WH_ARENA_STAMP(0);
             WH_ARENA_STAMP(1);
-            wh_arena_ring_reserve_read(t.arena, t.span, &tk);
+            wh_arena_ring_reserve_read_handed(t.arena, t.span, &tk);
         } else {
             st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
         }
@@ -804,15 +804,15 @@ static void frame_fused_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans, 
 
 /* Whether every brick of the grid is resident at once for this instance
  * (side: fused_kernel<true, true>). */
-static bool fused_fits(const ctx &c, bool arena, size_t smem, bool side = false, int spare_sms = 0) {
+static bool fused_fits(const ctx &c, bool arena, size_t smem, bool side = false) {
     int dev = 0, sms = 0, per_sm = 0;
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     if (side) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true, true>, THREADS, smem));
     else if (arena) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true>, THREADS, smem));
     else WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<false>, THREADS, smem));
-    bool fits = (uint64_t)per_sm * (uint64_t)(sms - spare_sms) >= c.nbricks;
-    if (!fits && !spare_sms) printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n",
+    bool fits = (uint64_t)per_sm * (uint64_t)sms >= c.nbricks;
+    if (!fits) printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n",
                       side ? " (c, side commit)" : arena ? " (c)" : "", c.nbricks, per_sm, sms);
     return fits;
 }
@@ -837,24 +837,6 @@ static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fuse
  * library call: a commit kernel that waits for another kernel needs both
  * resident at once, which a GPU running other work need not grant (then
  * the waits run out and frames drop, counted). */
-/* g_commit_sm: the commit asks for all the shared memory a block may have,
- * so no frame block shares its SM (its single thread's work slowed the
- * one frame block beside it, that block the frame); only where the grid
- * fits in the other SMs (fused_side_fits). */
-static bool g_commit_sm = false;
-static size_t commit_sm_smem(void) {
-    static size_t bytes = 0;
-    if (!bytes) {
-        int dev = 0, most = 0;
-        cudaFuncAttributes fa;
-        WH_CUDA_OR_DIE(cudaGetDevice(&dev));
-        WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        WH_CUDA_OR_DIE(cudaFuncGetAttributes(&fa, commit_kernel));
-        bytes = (size_t)most - fa.sharedSizeBytes;
-        WH_CUDA_OR_DIE(cudaFuncSetAttribute(commit_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    }
-    return bytes;
-}
 static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
@@ -862,7 +844,7 @@ static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
     at[0].val.priority = c.side_priority;
     cfg.gridDim = dim3(1);
     cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = g_commit_sm ? std::max(commit_sm_smem(), (size_t)cm.smem_bytes) : cm.smem_bytes;
+    cfg.dynamicSmemBytes = cm.smem_bytes;
     cfg.stream = c.side;
     cfg.attrs = at;
     cfg.numAttrs = 1;
@@ -1600,13 +1582,7 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             profile_stamps(c, G, "(c) one kernel, commit on a side stream, lock every frame", side,
                            cudaGraphInstantiateFlagUseNodePriority, md);
             g_handoff = true;
-            if (fused_fits(c, true, 0, true, 1)) {
-                g_commit_sm = true;
-                (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
-                profile_stamps(c, G, "(c) one kernel, commit on a side stream and an SM of its own", side,
-                               cudaGraphInstantiateFlagUseNodePriority, md);
-                g_commit_sm = false;
-            }
+
         }
         profile_arena_end(c, ar);
     }
@@ -1625,7 +1601,7 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR0 = 10, NR = 16 };                 /* rows always run; with the fused kernel */
+    enum { NR0 = 10, NR = 15 };                 /* rows always run; with the fused kernel */
     result r[NR];
     int nr = NR0;
     std::vector<std::vector<float>> mesh_fused;                 /* the fused rows' last meshes */
@@ -1756,13 +1732,7 @@ int main(int argc, char **argv) {
                 measure(nr++, "(c) arena in one kernel, commit on a side stream, lock every frame, ring, mirror on failure",
                         pass_side);
                 g_handoff = true;
-                if (fused_fits(c, true, 0, true, 1)) {                       /* the commit on an SM of its own */
-                    g_commit_sm = true;
-                    pass_side();
-                    measure(nr++, "(c) arena in one kernel, commit on a side stream and an SM of its own, ring, mirror on "
-                                  "failure", pass_side);
-                    g_commit_sm = false;
-                }
+
                 pass_side();                                                  /* warm-up */
                 measure(nr++, "(c) arena in one kernel, commit on a side stream, ring, mirror on failure", pass_side);
                 gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, f == G - 1); },   /* rejoined in the capture */

@@ -141,6 +141,7 @@ typedef struct wh_arena_ring_ticket {
     uint64_t commands, base, bytes, planned;
     uint64_t fit;                /* the plan's quote, if the plan is current */
     uint32_t policy, locked, current;
+    uint32_t partial;            /* read_handed: the quote's words only    */
 } wh_arena_ring_ticket;
 
 /* begin: take the lock and read the state the reserve of *slot needs.
@@ -163,6 +164,7 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_aren
     wh_arena_state *s = a.s;
     t->slot = slot;
     t->locked = 1u;
+    t->partial = 0u;
     t->pl = s->plan;                             /* all loads: independent, in flight together */
     t->old = *slot;
     t->commands = s->commands;
@@ -176,6 +178,28 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_aren
     t->current = pl->valid && pl->version == t->commands && pl->slot == (uint64_t)(uintptr_t)slot &&
                  t->policy == WH_ARENA_RING && wh__span_same(&t->old, &pl->expect);
     t->fit = t->current ? pl->q_fit : 0u;
+}
+/* read for a reserve the lock was handed to (wh_arena_ring_baton; only
+ * then): no command ran since the commit that made the plan -- none could,
+ * the lock never came free -- so the plan is current if it is this slot's,
+ * and the slot holds what the plan expects.  Only the quote's words are
+ * loaded; a count the quote does not answer has end read the rest. */
+WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read_handed(wh_arena_ref a, wh_arena_span *slot,
+                                                               wh_arena_ring_ticket *t) {
+    wh_arena_state *s = a.s;
+    const wh_arena_ring_plan *p = &s->plan;
+    t->slot = slot;
+    t->locked = 1u;
+    t->partial = 1u;
+    t->pl.valid = p->valid;
+    t->pl.slot = p->slot;
+    t->pl.q_stride = p->q_stride;
+    t->pl.q_fit = p->q_fit;
+    t->pl.q_h0 = p->q_h0;
+    t->old = p->expect;
+    t->planned = s->planned;
+    t->current = t->pl.valid && t->pl.slot == (uint64_t)(uintptr_t)slot;
+    t->fit = t->current ? t->pl.q_fit : 0u;
 }
 /* Both halves: */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
@@ -220,12 +244,19 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_r
     p->stride = stride;
     wh_arena_span made;
     const wh_arena_ring_plan *pl = &t->pl;
+    wh_arena_ring_ticket full;
     if (stride == pl->q_stride && count - 1u < t->fit) {       /* the quote: one extent, the cursor's block */
         made.part[0] = pl->q_h0;
         made.part[1] = wh_handle_null();
         made.count0 = made.count = count;
-    } else if (!(t->current && wh__plan_span(pl, t->base, t->bytes, count, stride, &made))) {
-        return wh__ring_reserve_slow(s, count, stride, slot);
+    } else {
+        if (t->partial) {                                      /* read_handed's: the rest of the state */
+            wh_arena_ring_reserve_read(a, slot, &full);
+            t = &full;
+            pl = &t->pl;
+        }
+        if (!(t->current && wh__plan_span(pl, t->base, t->bytes, count, stride, &made)))
+            return wh__ring_reserve_slow(s, count, stride, slot);
     }
     WH_ARENA_STAMP(2);
     *slot = made;

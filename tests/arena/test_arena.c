@@ -467,7 +467,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         wh_status got = WH_OK;
         if (handed) {                                        /* the last commit kept the lock for this reserve */
             CHECK(wh_atomic_load(&baton, WH_ACQUIRE) == 1u && wh_atomic_load(&s->lock, WH_RELAXED) == 1u);
-            wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &tk);
+            wh_arena_ring_reserve_read_handed(wh_arena_device(a), &ring[f % k], &tk);
             handoffs++;
         } else if (f % 4 == 3) {
             got = wh_arena_ring_reserve_lock(wh_arena_device(a), 3);
@@ -484,7 +484,10 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
             q.part[0] = tk.pl.q_h0;
             q.part[1] = wh_handle_null();
             q.count0 = q.count = n;
-            CHECK(wh__plan_span(&tk.pl, tk.base, tk.bytes, n, stride, &ps) && wh__span_same(&ps, &q));
+            wh_arena_ring_ticket full;                       /* handed: the quote's words only in tk */
+            wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &full);
+            CHECK(full.current && full.fit == tk.fit && wh__span_same(&full.old, &tk.old));
+            CHECK(wh__plan_span(&full.pl, full.base, full.bytes, n, stride, &ps) && wh__span_same(&ps, &q));
             quoted++;
         }
         if (f % 4 == 1 && !handed) {                         /* deferred: announced after the caller's fence */

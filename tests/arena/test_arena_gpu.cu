@@ -369,7 +369,7 @@ static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count
         for (uint32_t k = 0; k < AHEAD_POLLS && (b = wh_atomic_load(baton, WH_ACQUIRE)) == 0; ++k) __nanosleep(64);
         if (b == 1u) {
             wh_atomic_store(baton, 0u, WH_RELAXED);   /* before the announce: the next commit adds after it */
-            wh_arena_ring_reserve_read(a, slot, &tk);
+            wh_arena_ring_reserve_read_handed(a, slot, &tk);
         } else {
             tk.locked = 0u;
             st = WH_ERR_RETRY_LIMIT;

@@ -60,7 +60,7 @@ static void ring_reserver(ring_job *j) {
             CHECK(b == 1u);
             if (b != 1u) { j->timeouts++; return; }
             wh_atomic_store(&j->baton, 0u, WH_RELAXED);  /* before the announce: the next commit adds after it */
-            wh_arena_ring_reserve_read(r, &j->ring[f % RING_K], &tk);
+            wh_arena_ring_reserve_read_handed(r, &j->ring[f % RING_K], &tk);
             j->handed++;
         } else {
             st = wh_arena_ring_reserve_begin(r, &j->ring[f % RING_K], RING_TRIES, &tk);
