@@ -8,10 +8,5 @@
 # memcheck of a small run.
 set -u
 . "$(dirname "$0")/common.sh" r5
-arena_checks
-mc_grids "$O/mc" 16 24 32 64
-MC_TAG=_again mc_grids "$O/mc_again" 16 24 32 64
-MC_STAMPS_ALL=1 mc_profiles 32
-mc_sanitize
-mc_summary
+MC_STAMPS_ALL=1 full_call
 pack
