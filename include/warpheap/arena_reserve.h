@@ -215,9 +215,10 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, w
 }
 
 /* The reserve's slow path (the plan cannot answer): the whole replace on
- * the block core, lock held.  Out of line: a kernel's fast path, run once a
- * frame and cold in the instruction cache, stays a few contiguous lines. */
-WH_NOINLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint64_t count, uint64_t stride,
+ * the block core, lock held.  Inline: out of line (__noinline__) it left
+ * the calling warp divergent at the kernel's next block barrier
+ * (synccheck, bench/results/session-2026-11-25c-h100/r7). */
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint64_t count, uint64_t stride,
                                                           wh_arena_span *slot) {
     s->pending.fast = 0u;                        /* the core now, commit plans only */
     wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);

@@ -24,7 +24,6 @@
 #  define WH_DEVICE        __device__
 #  define WH_HOST_DEVICE   __host__ __device__
 #  define WH_INLINE        static __forceinline__
-#  define WH_NOINLINE      static __noinline__
 #  define WH_GLOBAL        __global__
    /* a loop of a rare path kept rolled: fewer registers, which the whole
     * kernel pays for (one count for all the code a kernel can call); the
@@ -38,7 +37,6 @@
 #  define WH_DEVICE
 #  define WH_HOST_DEVICE
 #  define WH_INLINE        static inline __attribute__((always_inline))
-#  define WH_NOINLINE      static __attribute__((noinline, unused))
 #  define WH_GLOBAL
 #  define WH_PRAGMA_UNROLL1
 #endif
