@@ -547,10 +547,11 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     __shared__ bool last, open;
     static_assert(ARENA || !SIDE, "the side-stream commit is the arena's");
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * c_bz;
+    load_tables(&tab);                                 /* load_brick syncs; written once, before any frame */
+    pdl_wait();                                        /* launched by PDL: the previous frame done, and its memory */
     uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
     if (threadIdx.x == 0 && g_stamps0 && frame < ST_FRAMES)
         atomicMin((unsigned long long *)&g_stamps0[frame], (unsigned long long)globaltimer());
-    load_tables(&tab);                                 /* load_brick syncs */
     load_brick(sf, ball, n, frame, balls, x0, y0, z0);
     uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
@@ -589,6 +590,7 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
         }
         __syncthreads();
     }
+    pdl_launch_dependents();                           /* the next frame's blocks may come and wait */
     if (!open || total == 0) return;                   /* block-uniform */
     wh_arena_span sp;
     uint64_t first = (uint64_t)__ldcg(&brick_off[bid]) + off;   /* every load from L2 first: one round trip */
@@ -775,17 +777,23 @@ static void frame_arena_kernel(ctx &c, int f, wh_arena *a, wh_arena_span *spans,
  * the GPU at once: set by fused_probe; (c) also needs fused_arena_fits. */
 static bool g_fused = false;
 
+/* g_fused_pdl: one-kernel frames launched by PDL after each other (the
+ * next frame's blocks come while this one's emit and wait, resident, in
+ * griddepcontrol.wait), where fused_probe saw it run. */
+static bool g_fused_pdl = false;
 template <bool ARENA, bool SIDE = false> static cudaError_t launch_fused(ctx &c, const tail_args &t, float *out) {
     cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
+    cudaLaunchAttribute at[2];
     at[0].id = cudaLaunchAttributeCooperative;       /* refused, not hung, if the grid does not fit */
     at[0].val.cooperative = 1;
+    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[1].val.programmaticStreamSerializationAllowed = 1;
     cfg.gridDim = c.grid;
     cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = ARENA ? t.smem_bytes : 0;
     cfg.stream = c.s;
     cfg.attrs = at;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = g_fused_pdl ? 2 : 1;
     return cudaLaunchKernelEx(&cfg, fused_kernel<ARENA, SIDE>, c.n, c.balls, c.brick_tris, c.brick_off, c.done,
                               c.epoch, c.stuck, t, out);
 }
@@ -926,6 +934,15 @@ static void fused_probe(ctx &c, float *buf) {
     if (uint32_t n = fused_stuck(c)) { printf("fused kernel: off (%u barrier timeouts in the probe)\n", n); return; }
     g_fused = true;
     printf("fused kernel: on (%u bricks, cooperative launch, plain and in a graph)\n", c.nbricks);
+    const char *nopdl = getenv("MC_NO_FUSED_PDL");
+    if (nopdl && *nopdl) { printf("fused kernel by PDL: off (MC_NO_FUSED_PDL)\n"); return; }
+    g_fused_pdl = true;                                  /* two frames back to back, plain and captured */
+    e = try_frame(c, [&] {
+        cudaError_t e1 = launch_fused<false>(c, tail(c), buf);
+        return e1 != cudaSuccess ? e1 : launch_fused<false>(c, tail(c), buf);
+    });
+    g_fused_pdl = e == cudaSuccess && fused_stuck(c) == 0;
+    printf("fused kernel by PDL: %s%s\n", g_fused_pdl ? "on" : "off: ", g_fused_pdl ? "" : cudaGetErrorString(e));
 }
 
 /* (b) */
