@@ -361,18 +361,21 @@ static __device__ bool baton_handed(uint32_t before, uint32_t *done, uint32_t *s
  * the slot may still hold an older, live mesh, so no block may write.
  * announce (thread 0; NULL: none): the reservation is left for the caller
  * to publish after the fence that opens its barrier
- * (wh_arena_ring_reserve_publish), true where it must.  handed (thread 0):
- * the lock was handed on by the previous commit, so the reserve only
- * reads.  Returns the frame's total. */
+ * (wh_arena_ring_reserve_publish), true where it must.  arrived (thread
+ * 0; NULL: no hand-off): the word its block arrived with -- the baton
+ * there or awaited (baton_handed) while warp 1 scans, and if the lock was
+ * handed on the reserve only reads.  stuck: a baton that never came.
+ * Returns the frame's total. */
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
                                       uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
-                                      bool *announce = NULL, bool handed = false) {
+                                      bool *announce = NULL, const uint32_t *arrived = NULL,
+                                      uint32_t *stuck = NULL) {
     __shared__ uint32_t total;
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
     if (ARENA && t.split && threadIdx.x == 0) {
-        if (handed) {                                  /* the stamps of a lock taken at once */
+        if (arrived && baton_handed(*arrived, done, stuck, frame)) {   /* the stamps of a lock taken at once */
             WH_ARENA_STAMP(0);
             WH_ARENA_STAMP(1);
             wh_arena_ring_reserve_read_handed(t.arena, t.span, &tk);
@@ -556,20 +559,20 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
-    bool handed = false;                               /* thread 0 of the last block: the lock is its own */
+    uint32_t before = 0;                               /* thread 0: the arrival word (the baton) */
     if (threadIdx.x == 0) {
         e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
-        uint32_t before = arrive(total, brick_tris, done);
+        before = arrive(total, brick_tris, done);
         last = arrived_last(before, nb);
         if ((before & MC_ARRIVALS) == 0u) stamp(frame, ST_FIRST);
         if (last) stamp(frame, ST_LAST);
-        handed = SIDE && last && t.handed && baton_handed(before, done, stuck, frame);
         open = true;
     }
     __syncthreads();
     if (last) {
         bool announce = false;                         /* SIDE: the reservation published after the fence */
-        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, SIDE ? &announce : NULL, handed);
+        (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, SIDE ? &announce : NULL,
+                                SIDE && t.handed ? &before : NULL, stuck);
         __syncthreads();                               /* every thread's offsets and the span ... */
         if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
             __threadfence();                           /* barrier then one fence, cumulative over the block */
