@@ -11,7 +11,9 @@
  *       last block of the counting kernel itself (RING, issue point 2), with
  *       plain launches or several frames per CUDA graph launch; in one
  *       cooperative kernel a frame, the RING commit in that kernel or in a
- *       one-block kernel on a second stream, overlapping the next frame.
+ *       one-block kernel on a second stream, overlapping the next frame and
+ *       handing the arena's lock on to its reserve (wh_arena_ring_baton);
+ *       one-kernel frames of every variant launched by PDL after each other.
  * Every variant runs the same two kernels per frame (count, generate):
  *   count    -- per brick of 8x8xBZ cells: the field at its 9x9x(BZ+1) points in
  *               shared memory, the cases, the brick's triangles; the last
