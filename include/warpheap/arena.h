@@ -561,6 +561,13 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_replace_span_thread(wh_arena_ref a, 
     return wh__arena_cmd_replace_span(a.s, count, stride, slot);
 }
 
+/* Whether word i of the image is one that others change outside the lock
+ * (atomics): the lock word with first_status, and failures.  A copy reads
+ * them atomically; a write-back of a staged image never writes them. */
+WH_INLINE WH_HOST_DEVICE bool wh__arena_word_unlocked(uint64_t i) {
+    return i == offsetof(wh_arena_state, lock) / 8u || i == offsetof(wh_arena_state, failures) / 8u;
+}
+
 /* Bytes of the metadata image (state, generations, block core): what
  * wh_arena_replace_span_block stages.  Fixed at creation, read unlocked. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_image_bytes(const wh_arena_state *s) {
@@ -617,10 +624,9 @@ WH_INLINE WH_DEVICE wh_status wh_arena_replace_span_block(wh_arena_ref a, uint64
     }
     __syncthreads();
     if (threadIdx.x == 32 && wh__arena_mirrors(copy, (wh_status)wh__block_status)) wh__arena_mirror(copy);
-    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        if (i < words && i != skip0 && i != skip1 && img[i] != orig[j]) real[i] = img[i];
+        if (i < words && !wh__arena_word_unlocked(i) && img[i] != orig[j]) real[i] = img[i];
     }
     __threadfence();                                    /* the image before the unlock */
     __syncthreads();

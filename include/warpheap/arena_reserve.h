@@ -374,7 +374,7 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_reserved(wh_arena_ref a, const wh_ar
  * adds `empty`.  The next reserve, having read `handed` with acquire (a
  * kernel can fold the word into the counter its blocks arrive on, so the
  * read costs nothing), owns the lock: it reads the state
- * (wh_arena_ring_reserve_read) with no lock round trip first.  On
+ * (wh_arena_ring_reserve_read_handed) with no lock round trip first.  On
  * anything else it takes the lock itself (wh_arena_ring_reserve_begin).
  * No other arena command can run between a hand-off and the reserve that
  * takes it (the lock is held); the chain's last commit has no word, and
@@ -399,15 +399,13 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_pass_empty(wh_arena_ring_baton b) {
     if (b.word) wh_atomic_fetch_add(b.word, b.empty, WH_RELEASE);
 }
 
-/* The image copied word by word into scratch, the words others change
- * outside the lock -- the lock word (a reserve polling it by CAS) with
- * first_status, and failures -- read atomically. */
+/* The image copied word by word into scratch, those words read atomically
+ * (a reserve may poll the lock by CAS meanwhile). */
 WH_INLINE WH_HOST_DEVICE void wh__ring_copy_image(wh_arena_state *dst, wh_arena_state *s, uint64_t words) {
-    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
     const uint64_t *src = (const uint64_t *)s;
     uint64_t *d = (uint64_t *)dst;
     for (uint64_t i = 0; i < words; ++i)
-        if (i != skip0 && i != skip1) d[i] = src[i];
+        if (!wh__arena_word_unlocked(i)) d[i] = src[i];
     dst->lock = wh_atomic_load(&s->lock, WH_RELAXED);
     dst->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
     dst->failures = wh_atomic_load(&s->failures, WH_RELAXED);
@@ -517,10 +515,9 @@ WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t
         now[j] = i < words ? img[i] : 0u;
     }
     __syncthreads();                                    /* every word read, the mirror done with the copy */
-    const uint64_t skip0 = offsetof(wh_arena_state, lock) / 8u, skip1 = offsetof(wh_arena_state, failures) / 8u;
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* thread 0 too, before its plan */
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        if (i < words && i != skip0 && i != skip1 && now[j] != orig[j]) real[i] = now[j];
+        if (i < words && !wh__arena_word_unlocked(i) && now[j] != orig[j]) real[i] = now[j];
     }
     if (threadIdx.x == 0) {                             /* while the others write back */
         WH_ARENA_STAMP(8);
