@@ -8,11 +8,16 @@
  * back a new one.  Also: n handles of one size mapped side by side with one
  * access call for all of them, and whether cuMemMap takes a nonzero offset
  * into a handle.  Medians of REPS; host clock; no kernel runs.
+ * Last, a move with its unmap done elsewhere: the handle mapped at the new
+ * address while still mapped at the old one, and the old mapping unmapped
+ * after, on the same thread or on a second one, to see whether the driver
+ * runs an unmap beside another thread's map and access or serialises them.
  * Usage: wh_vmm_cost [--csv=FILE]
  */
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +83,119 @@ static double timed_release(CUmemGenericAllocationHandle h) {
     double t = now_us();
     DRV(cuMemRelease(h));
     return now_us() - t;
+}
+
+/* ---- the unmap on a second thread ---- */
+#define CQ 64
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    CUdeviceptr va[CQ];
+    size_t bytes;
+    unsigned long posted, done;
+    int stop;
+    CUcontext ctx;
+    double busy_us;
+} g_q;
+
+static void *unmapper(void *arg) {
+    (void)arg;
+    DRV(cuCtxSetCurrent(g_q.ctx));
+    pthread_mutex_lock(&g_q.mu);
+    for (;;) {
+        while (g_q.done == g_q.posted && !g_q.stop) pthread_cond_wait(&g_q.cv, &g_q.mu);
+        if (g_q.done == g_q.posted) break;
+        CUdeviceptr va = g_q.va[g_q.done % CQ];
+        pthread_mutex_unlock(&g_q.mu);
+        double t = now_us();
+        DRV(cuMemUnmap(va, g_q.bytes));
+        double dt = now_us() - t;
+        pthread_mutex_lock(&g_q.mu);
+        g_q.busy_us += dt;
+        g_q.done++;
+        pthread_cond_broadcast(&g_q.cv);
+    }
+    pthread_mutex_unlock(&g_q.mu);
+    return NULL;
+}
+
+static void q_post(CUdeviceptr va) {
+    pthread_mutex_lock(&g_q.mu);
+    while (g_q.posted - g_q.done >= CQ) pthread_cond_wait(&g_q.cv, &g_q.mu);
+    g_q.va[g_q.posted % CQ] = va;
+    g_q.posted++;
+    pthread_cond_broadcast(&g_q.cv);
+    pthread_mutex_unlock(&g_q.mu);
+}
+
+static void q_wait(unsigned long upto) {
+    pthread_mutex_lock(&g_q.mu);
+    while (g_q.done < upto) pthread_cond_wait(&g_q.cv, &g_q.mu);
+    pthread_mutex_unlock(&g_q.mu);
+}
+
+/* n handles of p bytes moved back and forth between two halves, m moves:
+ * mode 0 unmap, map, access (the pool's move); 1 map and access at the new
+ * address, then unmap the old, one thread; 2 the same with the unmap posted
+ * to a second thread.  Prints the main thread's median and mean per move and
+ * the wall time per move (mode 2: until the last unmap is done). */
+static void moves(FILE *f, CUdeviceptr va, size_t half, size_t p, int n, int m, int mode) {
+    CUmemGenericAllocationHandle *h = malloc(n * sizeof *h);
+    int *side = calloc(n, sizeof *side);
+    unsigned long *unmap_seq = calloc(n, sizeof *unmap_seq);   /* post number freeing j's other spot */
+    double *t = malloc(m * sizeof *t);
+    for (int j = 0; j < n; ++j) {
+        h[j] = create(p, NULL);
+        map_access(va + j * p, p, h[j], NULL);
+    }
+    pthread_t th;
+    if (mode == 2) {
+        g_q.bytes = p;
+        g_q.posted = g_q.done = 0;
+        g_q.stop = 0;
+        g_q.busy_us = 0;
+        pthread_create(&th, NULL, unmapper, NULL);
+    }
+    double w0 = now_us();
+    for (int i = 0; i < m; ++i) {
+        int j = i % n;
+        CUdeviceptr from = va + (side[j] ? half : 0) + j * p, to = va + (side[j] ? 0 : half) + j * p;
+        if (mode == 2) q_wait(unmap_seq[j]);           /* the spot we map at is unmapped */
+        double t0 = now_us();
+        if (mode == 0) DRV(cuMemUnmap(from, p));
+        DRV(cuMemMap(to, p, 0, h[j], 0));
+        DRV(cuMemSetAccess(to, p, &g_acc, 1));
+        if (mode == 1) DRV(cuMemUnmap(from, p));
+        if (mode == 2) {
+            q_post(from);
+            unmap_seq[j] = g_q.posted;
+        }
+        t[i] = now_us() - t0;
+        side[j] ^= 1;
+    }
+    if (mode == 2) {
+        q_wait(g_q.posted);
+        pthread_mutex_lock(&g_q.mu);
+        g_q.stop = 1;
+        pthread_cond_broadcast(&g_q.cv);
+        pthread_mutex_unlock(&g_q.mu);
+        pthread_join(th, NULL);
+    }
+    double wall = (now_us() - w0) / m, mean = 0;
+    for (int i = 0; i < m; ++i) mean += t[i] / m;
+    double med = median(t, m);
+    static const char *names[] = {"unmap, map, access", "map, access, unmap (aliased)", "map, access; unmap on a 2nd thread"};
+    printf("| %zu | %s | %.1f | %.1f | %.1f |\n", (size_t)(p / MIB), names[mode], med, mean, wall);
+    if (mode == 2) printf("|  | (2nd thread busy in cuMemUnmap: %.1f us a move) | | | |\n", g_q.busy_us / m);
+    if (f) fprintf(f, "move_mode%d,%zu,,,,,,%.2f,%.2f,%.2f\n", mode, (size_t)(p / MIB), med, mean, wall);
+    for (int j = 0; j < n; ++j) {
+        DRV(cuMemUnmap(va + (side[j] ? half : 0) + j * p, p));
+        DRV(cuMemRelease(h[j]));
+    }
+    free(h);
+    free(side);
+    free(unmap_seq);
+    free(t);
 }
 
 int main(int argc, char **argv) {
@@ -179,6 +297,15 @@ int main(int argc, char **argv) {
         if (r == CUDA_SUCCESS) DRV(cuMemUnmap(va, 2 * MIB));
         DRV(cuMemRelease(h));
     }
+
+    /* moves with the unmap elsewhere */
+    g_q.ctx = ctx;
+    pthread_mutex_init(&g_q.mu, NULL);
+    pthread_cond_init(&g_q.cv, NULL);
+    printf("\n| MiB | move | main thread median | mean | wall per move |\n| ---: | --- | ---: | ---: | ---: |\n");
+    const size_t mp[] = {64, 112};
+    for (size_t k = 0; k < sizeof mp / sizeof *mp; ++k)
+        for (int mode = 0; mode < 3; ++mode) moves(f, va, range, mp[k] * MIB, 16, 96, mode);
     DRV(cuMemAddressFree(va, 2 * range));
     if (f) fclose(f);
     return 0;
