@@ -643,6 +643,22 @@ static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) 
     if (threadIdx.x == 0 && g_stamps) stamp(f, ST_SIDE1);
 }
 
+/* The commits of a chain of frames (a pass, or a captured graph) by ONE
+ * block on the side stream, launched with the chain's first frame
+ * (wh_arena_ring_commit_chain_block): it waits for each frame's reservation
+ * in turn, keeps the arena's image in smem from frame to frame -- so a
+ * commit reloads only the words the reserve wrote, and only allocates: the
+ * free of the mesh it replaces was made on the copy by the previous
+ * commit's plan -- and hands the lock on to the next frame through its
+ * arrival word, the chain's last commit unlocking.  One launch a chain
+ * instead of one a frame. */
+static __global__ void __launch_bounds__(THREADS) chain_commit_kernel(commit_args cm, const wh_arena_span *ring,
+                                                                      uint32_t k, uint32_t frames) {
+    wh_arena_ring_baton b = {cm.baton, MC_HANDED, MC_EMPTY};
+    (void)wh_arena_ring_commit_chain_block(cm.arena, ring, k, 0u, frames, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, b,
+                                           wh_arena_ring_unlock_baton());
+}
+
 /* ---- one frame ---------------------------------------------------------------------- */
 
 struct ctx {
@@ -863,6 +879,19 @@ static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
     cfg.numAttrs = 1;
     return cudaLaunchKernelEx(&cfg, commit_kernel, cm);
 }
+static cudaError_t launch_chain_commit(ctx &c, const commit_args &cm, const wh_arena_span *spans, int n) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributePriority;
+    at[0].val.priority = c.side_priority;
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = cm.smem_bytes;
+    cfg.stream = c.side;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, chain_commit_kernel, cm, spans, (uint32_t)c.k, (uint32_t)n);
+}
 /* c.s waits for every commit enqueued on c.side so far (end of a pass;
  * before cudaStreamEndCapture). */
 static void side_join(ctx &c) {
@@ -873,7 +902,11 @@ static void side_join(ctx &c) {
  * g_handoff: the lock handed from commit to reserve (false: every reserve
  * takes it, every commit unlocks -- the rows that show what it saves). */
 static bool g_handoff = true;
-static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, bool join) {
+/* g_chain: one chain_commit_kernel for the chain's n frames, launched with
+ * frame 0 (false: a commit_kernel a frame). */
+static bool g_chain = false;
+static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, int n) {
+    bool join = f == n - 1;
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.reserve_status = c.reserve_status;
     t.handed = g_handoff && f != 0;                        /* the chain: frame 0 locks, its last commit unlocks */
@@ -881,15 +914,22 @@ static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, b
         WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
         WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
     }
-    WH_CUDA_OR_DIE((launch_fused<true, true>(c, t, NULL)));
-    WH_LAUNCH_OR_DIE();
     commit_args cm = {};
     cm.arena = wh_arena_device(a);
     cm.span = &spans[f % c.k];
     cm.smem_bytes = fused_arena_smem(a);                   /* the staging the in-kernel commit gets */
     cm.baton = g_handoff && !join ? c.done : NULL;         /* the next frame's reserve gets the lock */
-    WH_CUDA_OR_DIE(launch_commit(c, cm));
+    if (g_chain && f == 0) {                               /* ahead of the chain's first frame */
+        cm.baton = c.done;
+        WH_CUDA_OR_DIE(launch_chain_commit(c, cm, spans, n));
+        WH_LAUNCH_OR_DIE();
+    }
+    WH_CUDA_OR_DIE((launch_fused<true, true>(c, t, NULL)));
     WH_LAUNCH_OR_DIE();
+    if (!g_chain) {
+        WH_CUDA_OR_DIE(launch_commit(c, cm));
+        WH_LAUNCH_OR_DIE();
+    }
     if (join) side_join(c);
 }
 static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true, 0, true); }
@@ -1239,13 +1279,15 @@ static void teardown_side(ctx &c) {
 
 typedef std::function<void(wh_arena *)> arena_pass;
 
-/* RING reservations the plan served (arena_reserve.h), from the device state. */
-static uint64_t arena_planned(ctx &c, wh_arena *arena) {
+/* A counter of the device state once the stream is done: RING reservations
+ * the plan served (planned), commits that only allocated (warm_commits). */
+static uint64_t arena_counter(ctx &c, wh_arena *arena, size_t offset) {
     uint64_t n = 0;
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-    WH_CUDA_OR_DIE(cudaMemcpy(&n, &wh_arena_device(arena).s->planned, sizeof n, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(&n, (char *)wh_arena_device(arena).s + offset, sizeof n, cudaMemcpyDeviceToHost));
     return n;
 }
+static uint64_t arena_planned(ctx &c, wh_arena *arena) { return arena_counter(c, arena, offsetof(wh_arena_state, planned)); }
 
 /* The arena's counters once the stream is done (a flush first: with
  * WH_ARENA_MIRROR_ON_FAILURE the mirror is otherwise as of the last failure). */
@@ -1449,7 +1491,7 @@ static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_sp
     snprintf(fused_note, sizeof fused_note, "%s; fused_kernel", note);
     profile_row(md, what, us, fused_note);
     if (!reserve || !fused_side_fits(c)) return;
-    us = graph_us(c, R, G, [&](int f) { frame_fused_side(c, f, ar, spans, f == G - 1); },
+    us = graph_us(c, R, G, [&](int f) { frame_fused_side(c, f, ar, spans, G); },
                   cudaGraphInstantiateFlagUseNodePriority);
     snprintf(what, sizeof what, "(c) frame as one cooperative kernel, reserve, commit on a side stream, graph of G frames, %s", m);
     profile_row(md, what, us, "reserve/commit; fused_kernel + commit_kernel on a 2nd stream");
@@ -1596,7 +1638,7 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             profile_stamps(c, G, "(c) one kernel, commit in the kernel", in_kernel, 0, md);
         }
         if (fused_side_fits(c)) {
-            auto side = [&](int f) { frame_fused_side(c, f, ar, spans, f == G - 1); };
+            auto side = [&](int f) { frame_fused_side(c, f, ar, spans, G); };
             (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
             profile_stamps(c, G, "(c) one kernel, commit on a side stream", side, cudaGraphInstantiateFlagUseNodePriority, md);
             g_handoff = false;
@@ -1604,6 +1646,11 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             profile_stamps(c, G, "(c) one kernel, commit on a side stream, lock every frame", side,
                            cudaGraphInstantiateFlagUseNodePriority, md);
             g_handoff = true;
+            g_chain = true;
+            (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
+            profile_stamps(c, G, "(c) one kernel, one committer a chain", side, cudaGraphInstantiateFlagUseNodePriority,
+                           md);
+            g_chain = false;
 
         }
         profile_arena_end(c, ar);
@@ -1623,13 +1670,13 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR0 = 10, NR = 15 };                 /* rows always run; with the fused kernel */
+    enum { NR0 = 10, NR = 17 };                 /* rows always run; with the fused kernel */
     result r[NR];
     int nr = NR0;
     std::vector<std::vector<float>> mesh_fused;                 /* the fused rows' last meshes */
     uint32_t last = (uint32_t)a.frames - 1;
     int K = a.k;
-    char gname[6][128];
+    char gname[7][128];
     snprintf(gname[0], sizeof gname[0], "(a) worst case, graph of %d frames", G);
     snprintf(gname[1], sizeof gname[1], "(c) arena in kernel, ring, graph of %d frames", G);
     snprintf(gname[2], sizeof gname[2], "(c) arena in kernel, ring, mirror on failure, graph of %d frames", G);
@@ -1637,6 +1684,8 @@ int main(int argc, char **argv) {
     snprintf(gname[4], sizeof gname[4], "(c) arena in one kernel, ring, mirror on failure, graph of %d frames", G);
     snprintf(gname[5], sizeof gname[5],
              "(c) arena in one kernel, commit on a side stream, ring, mirror on failure, graph of %d frames", G);
+    snprintf(gname[6], sizeof gname[6],
+             "(c) arena in one kernel, one committer a chain, ring, mirror on failure, graph of %d frames", G);
 
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
@@ -1747,7 +1796,7 @@ int main(int argc, char **argv) {
                 auto pass_side = [&] {
                     reset_frames(c);
                     for (int f = 0; f < a.frames; ++f)       /* the last commit inside the timing */
-                        frame_fused_side(c, f, arena, spans, f == a.frames - 1);
+                        frame_fused_side(c, f, arena, spans, a.frames);
                 };
                 g_handoff = false;                                            /* the lock taken every frame */
                 pass_side();
@@ -1757,18 +1806,28 @@ int main(int argc, char **argv) {
 
                 pass_side();                                                  /* warm-up */
                 measure(nr++, "(c) arena in one kernel, commit on a side stream, ring, mirror on failure", pass_side);
-                gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, f == G - 1); },   /* rejoined in the capture */
+                gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, G); },   /* rejoined in the capture */
                              cudaGraphInstantiateFlagUseNodePriority);
                 replay(c, a.frames, G, gc);
                 measure(nr++, gname[5], [&] { replay(c, a.frames, G, gc); });
                 WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+                g_chain = true;                                               /* one committer a chain */
+                pass_side();
+                measure(nr++, "(c) arena in one kernel, one committer a chain, ring, mirror on failure", pass_side);
+                gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, G); },
+                             cudaGraphInstantiateFlagUseNodePriority);
+                replay(c, a.frames, G, gc);
+                measure(nr++, gname[6], [&] { replay(c, a.frames, G, gc); });
+                WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+                g_chain = false;
             }
         }
         printf("arena (%s): region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, "
-               "%llu commands, %llu reservations served by the plan\n", v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit",
-               as.region_bytes / 1048576.0, headroom, wh_strerror((wh_status)as.first_status),
-               (unsigned long long)as.failures, (unsigned long long)as.commands,
-               (unsigned long long)arena_planned(c, arena));
+               "%llu commands, %llu reservations served by the plan, %llu commits that only allocated\n",
+               v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit", as.region_bytes / 1048576.0, headroom,
+               wh_strerror((wh_status)as.first_status), (unsigned long long)as.failures,
+               (unsigned long long)as.commands, (unsigned long long)arena_planned(c, arena),
+               (unsigned long long)arena_counter(c, arena, offsetof(wh_arena_state, warm_commits)));
         std::vector<wh_arena_span> hs(K);                      /* free the parts that are there */
         WH_CUDA_OR_DIE(cudaMemcpy(hs.data(), spans, K * sizeof(wh_arena_span), cudaMemcpyDeviceToHost));
         for (int k = 0; k < K; ++k)

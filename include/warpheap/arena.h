@@ -123,7 +123,18 @@ typedef struct wh_arena_state {
     wh_arena_ring_plan plan;     /* RING: made by the last commit          */
     wh_arena_ring_pending pending;
     uint64_t planned;            /* RING: reservations the plan served     */
+                                 /* (after pending: a kept copy reloads both) */
+    uint64_t warm_commits;       /* RING: commits that only allocated: the */
+                                 /* free made on a kept copy by the plan   */
 } wh_arena_state;
+#ifdef __cplusplus
+#define WH__ARENA_ASSERT static_assert
+#else
+#define WH__ARENA_ASSERT _Static_assert
+#endif
+WH__ARENA_ASSERT(offsetof(wh_arena_state, planned) == offsetof(wh_arena_state, pending) + sizeof(wh_arena_ring_pending) &&
+                 offsetof(wh_arena_state, pending) % 8u == 0 && offsetof(wh_arena_state, plan) % 8u == 0 &&
+                 sizeof(wh_arena_ring_plan) % 8u == 0, "a kept copy reloads pending..planned as whole words");
 
 /* A copy of the counters the host can read at any time (host-mapped memory,
  * written by the command that changed them; a sequence word makes the copy

@@ -450,6 +450,157 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, c
     return wh_arena_ring_commit_handoff_thread(a, slot, scratch, scratch_bytes, wh_arena_ring_unlock_baton());
 }
 
+/* ---- a committer that keeps its copy of the image --------------------- */
+
+/* Words of the image a copy reloads once it has seen a reservation: those
+ * a reserve's fast path writes (the pending record and `planned`, adjacent)
+ * and those others change outside the lock (atomics). */
+WH_INLINE WH_HOST_DEVICE bool wh__ring_reload_word(uint64_t i) {
+    return (i >= offsetof(wh_arena_state, pending) / 8u && i < (offsetof(wh_arena_state, planned) + 8u) / 8u) ||
+           wh__arena_word_unlocked(i);
+}
+/* Words a commit writes back from its copy: not those others change
+ * outside the lock, nor the plan's (the commit writes the plan whole). */
+WH_INLINE WH_HOST_DEVICE bool wh__ring_written_back(uint64_t i) {
+    return !wh__arena_word_unlocked(i) && !(i >= offsetof(wh_arena_state, plan) / 8u &&
+                                            i < (offsetof(wh_arena_state, plan) + sizeof(wh_arena_ring_plan)) / 8u);
+}
+
+/* What a committer's copy holds against the real image: the image itself
+ * as staged after the reservation was seen (FRESH); the image as the last
+ * commit wrote it back, the reserve's words since reloaded (COLD); that
+ * plus the free of `freed` from `slot`, which the last plan made (WARM: a
+ * reservation that replaces it only allocates); or nothing it can vouch for
+ * (DIRTY: a plan whose free failed half way). */
+enum { WH__COPY_FRESH, WH__COPY_COLD, WH__COPY_WARM, WH__COPY_DIRTY };
+typedef struct wh__ring_memo {
+    uint32_t state;
+    uint64_t slot;
+    wh_arena_span freed;
+} wh__ring_memo;
+
+/* The reservation in the copy's pending record (active), committed on the
+ * copy: the whole replace, or on a WARM copy whose free is the
+ * reservation's only the allocation; either must give the published span.
+ * False, nothing done, if the copy must be staged again first (a slow-path
+ * reserve replaced on the real image; a free on the copy that is not this
+ * reservation's); then again on the FRESH copy. */
+WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh_arena_state *copy, const wh__ring_memo *m, wh_status *st) {
+    wh_arena_ring_pending *p = &copy->pending;
+    *st = WH_OK;
+    if (!p->fast) return m->state == WH__COPY_FRESH;            /* the reserve's slow path did it all */
+    if (m->state == WH__COPY_DIRTY) return false;
+    if (m->state == WH__COPY_WARM) {
+        if (p->slot != m->slot || !wh__span_same(&p->old, &m->freed)) return false;
+        wh_arena_span sp;
+        *st = wh__arena_do_alloc_span(copy, p->count, p->stride, &sp);
+        if (*st == WH_OK && !wh__span_same(&sp, &p->made)) *st = WH_ERR_CORRUPT;
+        copy->warm_commits++;
+    } else {
+        *st = wh__ring_commit_locked(copy);
+    }
+    wh__arena_note(copy, *st);
+    wh__arena_account(copy, *st);
+    return true;
+}
+
+/* After a commit with status st, its copy written back: the plan for the
+ * next replace of next (its span held, read by the caller), made on the
+ * copy and written to the real state whole (invalid when none), and what
+ * the copy now holds. */
+WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_state *copy, const wh_arena_span *held,
+                                                wh_status st, wh__ring_memo *m) {
+    m->state = WH__COPY_COLD;
+    if (st != WH_OK) {
+        s->plan.valid = 0u;
+        return;
+    }
+    const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
+    wh_arena_ring_plan pl = wh__ring_plan_make(copy, next, held);
+    s->plan = pl;
+    if (pl.valid) {
+        m->state = WH__COPY_WARM;
+        m->slot = pl.slot;
+        m->freed = pl.expect;
+    } else if (pl.slot) {
+        m->state = WH__COPY_DIRTY;                             /* its free failed part way */
+    }
+}
+
+/* A copy's words from the real image: all of them, or those a copy
+ * reloads (wh__ring_reload_word); orig gets them too.  The words others
+ * change outside the lock are read atomically, one field at a time. */
+WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig, wh_arena_state *s, uint64_t words,
+                                                 bool all) {
+    const uint64_t *real = (const uint64_t *)s;
+    for (uint64_t i = 0; i < words; ++i)
+        if (!wh__arena_word_unlocked(i) && (all || wh__ring_reload_word(i))) img[i] = orig[i] = real[i];
+    wh_arena_state *copy = (wh_arena_state *)img;
+    copy->lock = wh_atomic_load(&s->lock, WH_RELAXED);
+    copy->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
+    copy->failures = wh_atomic_load(&s->failures, WH_RELAXED);
+}
+
+/* The chain committer by one thread (the CPU backend's; a thread that
+ * waits for another thread's reserves): as wh_arena_ring_commit_chain_block,
+ * its copy of the image and what the real image held in scratch
+ * (scratch_bytes >= 2 x wh_arena_meta_bytes, 8-aligned; else every frame
+ * commits in place), each reservation awaited with wh_backoff, tries polls
+ * at most. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_ref a, const wh_arena_span *ring,
+                                                                    uint32_t k, uint32_t f0, uint32_t frames, void *scratch,
+                                                                    uint64_t scratch_bytes, uint32_t tries,
+                                                                    wh_arena_ring_baton baton,
+                                                                    wh_arena_ring_baton last) {
+    wh_arena_state *s = a.s;
+    uint64_t bytes = wh__arena_image_bytes(s), words = bytes / 8u;
+    bool staged = scratch && scratch_bytes / 2u >= bytes && !((uintptr_t)scratch & 7u) && !(bytes & 7u);
+    uint64_t *img = (uint64_t *)scratch, *orig = img + words;
+    wh_arena_state *copy = (wh_arena_state *)scratch;
+    wh__ring_memo memo;
+    memset(&memo, 0, sizeof memo);
+    memo.state = WH__COPY_DIRTY;
+    wh_status st = WH_ERR_RETRY_LIMIT;
+    bool all = true;
+    for (uint32_t f = 0; f < frames; ++f) {
+        const wh_arena_span *slot = &ring[(f0 + f) % k];
+        wh_arena_ring_baton b = f + 1u == frames ? last : baton;
+        uint32_t n = 0;
+        for (; n < tries && !wh_arena_ring_reserved(a, slot); ++n) wh_backoff(n);
+        if (n == tries) {
+            wh__ring_pass_empty(b);
+            st = WH_ERR_RETRY_LIMIT;
+            continue;
+        }
+        if (!staged) {
+            st = wh_arena_ring_commit_handoff_thread(a, slot, NULL, 0, b);
+            continue;
+        }
+        wh__ring_copy_words(img, orig, s, words, all);
+        if (all) memo.state = WH__COPY_FRESH;
+        if (!wh__ring_commit_copy(copy, &memo, &st)) {         /* stage again, then it commits */
+            wh__ring_copy_words(img, orig, s, words, true);
+            memo.state = WH__COPY_FRESH;
+            (void)wh__ring_commit_copy(copy, &memo, &st);
+        }
+        all = false;
+        copy->pending.active = 0u;
+        if (copy->pending.fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
+        for (uint64_t i = 0; i < words; ++i) {
+            if (wh__ring_written_back(i) && img[i] != orig[i]) ((uint64_t *)s)[i] = img[i];
+            orig[i] = img[i];
+        }
+        const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
+        wh_arena_span held;
+        memset(&held, 0, sizeof held);
+        if (next) held = wh__span_load(next);
+        wh__ring_plan_next(s, copy, &held, st, &memo);
+        wh__arena_note(s, st);
+        wh__ring_release(s, b);
+    }
+    return st;
+}
+
 #ifdef __CUDACC__
 /* A commit launched ahead (another stream): wait, one thread, until a
  * reservation for slot is in flight -- bounded: tries polls, 64 ns apart
@@ -466,73 +617,110 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
     return false;
 }
 
-/* The block commit after the check: every thread, converged; go is
- * whether slot's reservation is in flight, as thread 0 saw it (acquire)
- * before the block's last barrier.  Staged in smem (8-aligned, enough for
- * the image; checked by the callers), thread 0 runs the replace on the
- * copy while thread 32 reads the next slot's span (for the plan), one
- * thread of warp 1 writes the mirror, the block writes back the
- * words that changed (never the lock word nor failures: atomics outside
- * the lock) from registers while thread 0 makes the next plan on the copy,
- * then thread 0 unlocks (or hands the lock on).  One fence: the release,
- * after the block's barrier, covers every thread's writes (cumulative, as
- * grid.sync's one fence). */
-WH_INLINE WH_DEVICE wh_status wh__ring_commit_staged(wh_arena_state *s, uint64_t words, void *smem,
-                                                    wh_arena_ring_baton baton) {
-    __shared__ uint32_t wh__commit_status;
-    __shared__ wh_arena_span wh__commit_next;           /* the next slot's span, for the plan */
-    WH_ARENA_STAMP(5);
+/* The staged commit, by one block for a chain of frames of a ring of k
+ * slots: frame f replaces ring[f % k] (its reservation published by then or
+ * awaited, thread 0, bounded: tries polls).  The block keeps its copy of the
+ * image in smem from frame to frame (8-aligned, enough for the image;
+ * checked by the callers): after the first frame it reloads only the words a
+ * reserve writes, and the free the last plan made on the copy stays there,
+ * so the next commit only allocates (wh__ring_commit_copy).  In a frame:
+ * thread 0 commits on the copy while thread 32 reads the next slot's span
+ * (for the plan), one thread of warp 1 writes the mirror, the block writes
+ * back the words that changed (never the lock word nor failures: atomics
+ * outside the lock; nor the plan: thread 0 writes it whole) while thread 0
+ * makes the next plan on the copy, then thread 0 hands the lock on (baton;
+ * the chain's last frame: last).  One fence a frame: the release, after the
+ * block's barrier, covers every thread's writes (cumulative, as grid.sync's
+ * one fence).  seen: frame 0's reservation was seen already (acquire,
+ * before the block's last barrier).  A frame whose reservation does not
+ * come passes `empty` on and is skipped.  Frame f of the chain replaces
+ * ring[(f0 + f) % k].  Returns the last frame's status (WH_ERR_RETRY_LIMIT:
+ * none came). */
+WH_INLINE WH_DEVICE void wh__ring_stage_words(uint64_t *img, const uint64_t *real, uint64_t *orig, uint64_t words,
+                                             bool all) {
+    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+        if (i < words && (all || wh__ring_reload_word(i))) img[i] = orig[j] = __ldcg(&real[i]);   /* from L2 */
+    }
+}
+WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
+                                                   uint32_t f0, uint32_t frames, uint64_t words, void *smem, uint32_t tries,
+                                                   bool seen, wh_arena_ring_baton baton, wh_arena_ring_baton last) {
+    __shared__ uint32_t wh__chain_go, wh__chain_status, wh__chain_all;
+    __shared__ wh_arena_span wh__chain_next;           /* the next slot's span, for the plan */
+    wh_arena_state *s = a.s, *copy = (wh_arena_state *)smem;
     uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH_ARENA_STAGE_WORDS];
-    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
-        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        if (i < words) img[i] = orig[j] = __ldcg(&real[i]);          /* from L2: written elsewhere */
-    }
-    __syncthreads();
-    WH_ARENA_STAMP(6);
-    wh_arena_state *copy = (wh_arena_state *)smem;
-    bool fast = copy->pending.fast != 0u;
-    if (threadIdx.x == 0) {
-        wh_status st = WH_OK;
-        if (fast) {
-            st = wh__ring_commit_locked(copy);
-            wh__arena_note(copy, st);
-            wh__arena_account(copy, st);
+    wh__ring_memo memo;                                 /* thread 0's: what the copy holds */
+    memset(&memo, 0, sizeof memo);
+    memo.state = WH__COPY_DIRTY;
+    wh_status st = WH_ERR_RETRY_LIMIT;
+    if (threadIdx.x == 0) wh__chain_all = 1u;           /* the first frame stages everything */
+    for (uint32_t f = 0; f < frames; ++f) {
+        const wh_arena_span *slot = &ring[(f0 + f) % k];
+        wh_arena_ring_baton b = f + 1u == frames ? last : baton;
+        if (f != 0 || !seen) {
+            if (threadIdx.x == 0) {
+                wh__chain_go = wh_arena_ring_wait_reserved(a, slot, tries);
+                if (!wh__chain_go) wh__ring_pass_empty(b);
+                WH_ARENA_STAMP(4);
+            }
+            __syncthreads();
+            if (!wh__chain_go) {                        /* uniform; the real image unchanged */
+                st = WH_ERR_RETRY_LIMIT;
+                continue;
+            }
         }
-        copy->pending.active = 0u;
-        copy->plan.valid = 0u;
-        wh__commit_status = (uint32_t)st;
-        WH_ARENA_STAMP(7);
-    } else if (threadIdx.x == 32) {                     /* meanwhile: a load from global memory, off the plan's path */
-        const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
-        if (next) wh__commit_next = wh__span_load(next);
-    }
-    __syncthreads();
-    wh_status st = (wh_status)wh__commit_status;
-    if (threadIdx.x == 32 && fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
-    uint64_t now[WH_ARENA_STAGE_WORDS];                 /* the image after the replace: the plan changes the copy */
-    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
-        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        now[j] = i < words ? img[i] : 0u;
-    }
-    __syncthreads();                                    /* every word read, the mirror done with the copy */
-    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* thread 0 too, before its plan */
-        uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        if (i < words && !wh__arena_word_unlocked(i) && now[j] != orig[j]) real[i] = now[j];
-    }
-    if (threadIdx.x == 0) {                             /* while the others write back */
-        WH_ARENA_STAMP(8);
-        if (st == WH_OK) {
-            wh_arena_ring_plan pl =
-                wh__ring_plan_make(copy, (const wh_arena_span *)(uintptr_t)copy->pending.next, &wh__commit_next);
-            s->plan = pl;
+        WH_ARENA_STAMP(5);
+        wh__ring_stage_words(img, real, orig, words, wh__chain_all != 0u);
+        __syncthreads();
+        WH_ARENA_STAMP(6);
+        if (threadIdx.x == 0) {
+            if (wh__chain_all) memo.state = WH__COPY_FRESH;
+            wh__chain_all = !wh__ring_commit_copy(copy, &memo, &st);   /* false: restage first */
+        } else if (threadIdx.x == 32) {                 /* meanwhile: a load from global memory, off the plan's path */
+            const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
+            if (next) wh__chain_next = wh__span_load(next);
         }
-        WH_ARENA_STAMP(9);
-    }
-    __syncthreads();                                    /* written back, the plan made */
-    if (threadIdx.x == 0) {
-        wh__arena_note(s, st);
-        wh__ring_release(s, baton);                     /* release: the image, the plan, then the lock */
-        WH_ARENA_STAMP(10);
+        __syncthreads();
+        if (wh__chain_all) {                            /* uniform: a slow-path reserve, or not the free made */
+            wh__ring_stage_words(img, real, orig, words, true);
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                memo.state = WH__COPY_FRESH;
+                (void)wh__ring_commit_copy(copy, &memo, &st);
+                wh__chain_all = 0u;
+            }
+        }
+        if (threadIdx.x == 0) {
+            copy->pending.active = 0u;
+            wh__chain_status = (uint32_t)st;
+            WH_ARENA_STAMP(7);
+        }
+        __syncthreads();
+        st = (wh_status)wh__chain_status;
+        if (threadIdx.x == 32 && copy->pending.fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
+        uint64_t now[WH_ARENA_STAGE_WORDS];             /* the image after the commit: the plan changes the copy */
+        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+            uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+            now[j] = i < words ? img[i] : 0u;
+        }
+        __syncthreads();                                /* every word read, the mirror done with the copy */
+        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* thread 0 too, before its plan */
+            uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
+            if (i < words && wh__ring_written_back(i) && now[j] != orig[j]) real[i] = now[j];
+            orig[j] = now[j];
+        }
+        if (threadIdx.x == 0) {                         /* while the others write back */
+            WH_ARENA_STAMP(8);
+            wh__ring_plan_next(s, copy, &wh__chain_next, st, &memo);
+            WH_ARENA_STAMP(9);
+        }
+        __syncthreads();                                /* written back, the plan made */
+        if (threadIdx.x == 0) {
+            wh__arena_note(s, st);
+            wh__ring_release(s, b);                     /* release: the image, the plan, then the lock */
+            WH_ARENA_STAMP(10);
+        }
     }
     return st;
 }
@@ -568,7 +756,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
     if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
     __syncthreads();
     if (!wh__commit_go) return WH_OK;
-    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem, none);
+    return wh__ring_chain_staged(a, slot, 1u, 0u, 1u, wh__arena_image_bytes(s) / 8u, smem, 0u, true, none, none);
 }
 
 /* Commit launched ahead of its reserve (another stream; every thread of
@@ -584,22 +772,45 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_handoff_block(wh_arena_ref a,
     __shared__ uint32_t wh__ahead_go;
     wh_arena_state *s = a.s;
     __syncthreads();                                    /* the flag: free to write */
-    if (threadIdx.x == 0) {
+    if (wh__ring_can_stage(s, smem, smem_bytes))        /* uniform */
+        return wh__ring_chain_staged(a, slot, 1u, 0u, 1u, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton, baton);
+    if (threadIdx.x == 0) {                             /* in place: thread 0 waits, then commits */
         wh__ahead_go = wh_arena_ring_wait_reserved(a, slot, tries);
         if (!wh__ahead_go) wh__ring_pass_empty(baton);
     }
     __syncthreads();
     if (!wh__ahead_go) return WH_ERR_RETRY_LIMIT;
-    WH_ARENA_STAMP(4);
-    if (!wh__ring_can_stage(s, smem, smem_bytes)) {     /* not through commit_block: one copy of the */
-        __syncthreads();                                /* staged path in a kernel, not two; every thread */
-        return wh__ring_commit_in_place(a, slot, &wh__ahead_go, baton);   /* has read the flag */
-    }
-    return wh__ring_commit_staged(s, wh__arena_image_bytes(s) / 8u, smem, baton);
+    __syncthreads();                                    /* every thread has read the flag */
+    return wh__ring_commit_in_place(a, slot, &wh__ahead_go, baton);
 }
 WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
                                                              uint64_t smem_bytes, uint32_t tries) {
     return wh_arena_ring_commit_handoff_block(a, slot, smem, smem_bytes, tries, wh_arena_ring_unlock_baton());
+}
+
+/* One block commits a chain of `frames` reservations of a ring of k slots,
+ * frame f (from 0) replacing ring[(f0 + f) % k], launched ahead of them all (one
+ * kernel for the chain instead of one a frame): it waits for each in turn
+ * (thread 0, tries polls), hands the lock on through baton after each but
+ * the last, and through last after that (wh_arena_ring_unlock_baton():
+ * unlock).  Between frames it keeps the image in smem, so a frame's commit
+ * reloads only the words the reserve wrote and only allocates: the free of
+ * the span it replaces was made on the copy by the previous frame's plan.
+ * smem as wh_arena_ring_commit_block; with too little, every frame commits
+ * in place (one thread).  Returns the last frame's status. */
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_chain_block(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
+                                                             uint32_t f0, uint32_t frames, void *smem, uint64_t smem_bytes,
+                                                             uint32_t tries, wh_arena_ring_baton baton,
+                                                             wh_arena_ring_baton last) {
+    wh_arena_state *s = a.s;
+    __syncthreads();
+    if (wh__ring_can_stage(s, smem, smem_bytes))        /* uniform */
+        return wh__ring_chain_staged(a, ring, k, f0, frames, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton,
+                                     last);
+    wh_status st = WH_ERR_RETRY_LIMIT;
+    for (uint32_t f = 0; f < frames; ++f)
+        st = wh_arena_ring_commit_handoff_block(a, &ring[(f0 + f) % k], NULL, 0, tries, f + 1u == frames ? last : baton);
+    return st;
 }
 #endif
 

@@ -403,6 +403,18 @@ static __global__ void commit_ahead_kernel(wh_arena_ref a, const wh_arena_span *
         threadIdx.x == 0)
         atomicAdd(timeouts, 1u);
 }
+/* One committer for a chain of frames (the round's), launched ahead of them
+ * all: it keeps the image in smem between frames and hands the lock on to
+ * each next reserve; the chain's last commit unlocks. */
+static __global__ void commit_chain_kernel(wh_arena_ref a, const wh_arena_span *ring, uint32_t k, uint32_t f0,
+                                           uint32_t frames, uint64_t smem_bytes, unsigned *timeouts, uint32_t *baton) {
+    extern __shared__ uint64_t smem[];
+    wh_arena_ring_baton b = {baton, 1u, 2u};
+    if (wh_arena_ring_commit_chain_block(a, ring, k, f0, frames, smem, smem_bytes, AHEAD_POLLS, b,
+                                         wh_arena_ring_unlock_baton()) == WH_ERR_RETRY_LIMIT &&
+        threadIdx.x == 0)
+        atomicAdd(timeouts, 1u);
+}
 static __global__ void ring_counts(size_t *counts, uint32_t n, uint64_t seed, uint64_t max_count) {
     for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
         uint64_t r = wh_hash64(seed + i);
@@ -459,8 +471,21 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         double t1 = wh_now_seconds();
         t_cmd += t1 - t0;
-        /* one kernel; two kernels; in place now and then; one kernel; the commit ahead on s2 */
-        int kind = (f0 / 40) % 5;
+        /* one kernel; two kernels; in place now and then; one kernel; the commit ahead on s2; one
+           committer for the round on s2 */
+        int kind = (f0 / 40) % 6;
+        if (kind == 5) {                             /* its copy kept from frame to frame */
+            WH_CUDA_OR_DIE(cudaEventRecord(fork, s));
+            WH_CUDA_OR_DIE(cudaStreamWaitEvent(s2, fork, 0));
+            commit_chain_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), d_ring, K, f0, e - f0, smem, d_timeouts, d_baton);
+            WH_LAUNCH_OR_DIE();
+            for (; f < e; ++f) {
+                reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, &d_ring[f % K],
+                                                        &d_ring[(f + 1) % K], 0, false, f % 2, f > f0 ? d_baton : NULL,
+                                                        d_timeouts);
+                WH_LAUNCH_OR_DIE();
+            }
+        }
         if (kind == 4) {                             /* s2 starts after what s has queued */
             WH_CUDA_OR_DIE(cudaEventRecord(fork, s));
             WH_CUDA_OR_DIE(cudaStreamWaitEvent(s2, fork, 0));
@@ -487,7 +512,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
                 WH_LAUNCH_OR_DIE();
             }
         }
-        if (kind == 4) {
+        if (kind >= 4) {
             WH_CUDA_OR_DIE(cudaEventRecord(join, s2));
             WH_CUDA_OR_DIE(cudaStreamWaitEvent(s, join, 0));
         }
@@ -513,14 +538,17 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     wh_arena_state st;
     WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
     CHECK(st.planned > rounds / 2 && !st.pending.active && st.lock == 0);
+    CHECK(st.warm_commits > rounds / 12);              /* the chain rounds' commits mostly only allocate */
     unsigned timeouts = 1;
     WH_CUDA_OR_DIE(cudaMemcpy(&timeouts, d_timeouts, sizeof timeouts, cudaMemcpyDeviceToHost));
     CHECK(timeouts == 0);                        /* every commit launched ahead found its reservation */
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK);
-    printf("gpu ring reserve, mirror %s: %u replaces, %llu failed, %llu by the plan; %.2f us per replace command, "
-           "%.2f per reserve + commit\n", mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds,
-           (unsigned long long)y.failures, (unsigned long long)st.planned, t_cmd * 1e6 / rounds, t_res * 1e6 / rounds);
+    printf("gpu ring reserve, mirror %s: %u replaces, %llu failed, %llu by the plan, %llu commits only allocated; "
+           "%.2f us per replace command, %.2f per reserve + commit\n",
+           mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds, (unsigned long long)y.failures,
+           (unsigned long long)st.planned, (unsigned long long)st.warm_commits, t_cmd * 1e6 / rounds,
+           t_res * 1e6 / rounds);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
     WH_CUDA_OR_DIE(cudaEventDestroy(fork));
@@ -542,7 +570,7 @@ int main(int argc, char **argv) {
     if (!small) time_commands(20000);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_EVERY);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_ON_FAILURE);
-    test_ring_reserve(small ? 200 : 2000, WH_ARENA_MIRROR_EVERY);
-    test_ring_reserve(small ? 200 : 2000, WH_ARENA_MIRROR_ON_FAILURE);
+    test_ring_reserve(small ? 240 : 2000, WH_ARENA_MIRROR_EVERY);      /* 240: six rounds, one of each kind */
+    test_ring_reserve(small ? 240 : 2000, WH_ARENA_MIRROR_ON_FAILURE);
     return wh_test_finish("test_arena_gpu");
 }
