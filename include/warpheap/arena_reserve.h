@@ -655,6 +655,7 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
     memo.state = WH__COPY_DIRTY;
     wh_status st = WH_ERR_RETRY_LIMIT;
     if (threadIdx.x == 0) wh__chain_all = 1u;           /* the first frame stages everything */
+    __syncthreads();
     for (uint32_t f = 0; f < frames; ++f) {
         const wh_arena_span *slot = &ring[(f0 + f) % k];
         wh_arena_ring_baton b = f + 1u == frames ? last : baton;
