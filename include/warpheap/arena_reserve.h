@@ -643,6 +643,12 @@ WH_INLINE WH_DEVICE void wh__ring_stage_words(uint64_t *img, const uint64_t *rea
         if (i < words && (all || wh__ring_reload_word(i))) img[i] = orig[j] = __ldcg(&real[i]);   /* from L2 */
     }
 }
+/* Thread 0, the copy committed: the reservation retired, the status out. */
+WH_INLINE WH_DEVICE void wh__ring_committed(wh_arena_state *copy, wh_status st, uint32_t *status) {
+    copy->pending.active = 0u;
+    *status = (uint32_t)st;
+    WH_ARENA_STAMP(7);
+}
 WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
                                                    uint32_t f0, uint32_t frames, uint64_t words, void *smem, uint32_t tries,
                                                    bool seen, wh_arena_ring_baton baton, wh_arena_ring_baton last) {
@@ -677,7 +683,9 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
         WH_ARENA_STAMP(6);
         if (threadIdx.x == 0) {
             if (wh__chain_all) memo.state = WH__COPY_FRESH;
-            wh__chain_all = !wh__ring_commit_copy(copy, &memo, &st);   /* false: restage first */
+            bool done = wh__ring_commit_copy(copy, &memo, &st);
+            wh__chain_all = !done;                      /* false: restage first */
+            if (done) wh__ring_committed(copy, st, &wh__chain_status);
         } else if (threadIdx.x == 32) {                 /* meanwhile: a load from global memory, off the plan's path */
             const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
             if (next) wh__chain_next = wh__span_load(next);
@@ -689,15 +697,11 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
             if (threadIdx.x == 0) {
                 memo.state = WH__COPY_FRESH;
                 (void)wh__ring_commit_copy(copy, &memo, &st);
+                wh__ring_committed(copy, st, &wh__chain_status);
                 wh__chain_all = 0u;
             }
+            __syncthreads();
         }
-        if (threadIdx.x == 0) {
-            copy->pending.active = 0u;
-            wh__chain_status = (uint32_t)st;
-            WH_ARENA_STAMP(7);
-        }
-        __syncthreads();
         st = (wh_status)wh__chain_status;
         if (threadIdx.x == 32 && copy->pending.fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
         uint64_t now[WH_ARENA_STAGE_WORDS];             /* the image after the commit: the plan changes the copy */
