@@ -631,7 +631,7 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
  * stamp when the reservation was seen (the library's wait then answers at
  * its first poll). */
 #define MC_COMMIT_POLLS (1u << 21)             /* ~1 s of 64 ns sleeps and L2 polls */
-static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) {
+static __global__ void __launch_bounds__(THREADS, 1) commit_kernel(commit_args cm) {
     uint32_t f = 0;
     if (threadIdx.x == 0 && g_stamps) {                /* --profile: when the reservation was seen */
         f = atomicAdd(&g_side_seq, 1u);
@@ -652,7 +652,7 @@ static __global__ void __launch_bounds__(THREADS) commit_kernel(commit_args cm) 
  * commit's plan -- and hands the lock on to the next frame through its
  * arrival word, the chain's last commit unlocking.  One launch a chain
  * instead of one a frame. */
-static __global__ void __launch_bounds__(THREADS) chain_commit_kernel(commit_args cm, const wh_arena_span *ring,
+static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_args cm, const wh_arena_span *ring,
                                                                       uint32_t k, uint32_t frames) {
     wh_arena_ring_baton b = {cm.baton, MC_HANDED, MC_EMPTY};
     (void)wh_arena_ring_commit_chain_block(cm.arena, ring, k, 0u, frames, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, b,
