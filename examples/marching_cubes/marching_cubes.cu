@@ -261,13 +261,17 @@ typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
 /* One warp of the last block (every lane): brick_off = the exclusive scan of
- * brick_tris, nb <= 256 (8 a lane).  Returns the total. */
-#define MC_WARP_SCAN_MAX 256u
+ * brick_tris, nb <= 32 N (N a lane).  Returns the total.  Up to 512 bricks
+ * (the one-kernel frame's 64^3 grid) a warp scans, so thread 0 reserves
+ * beside it: in a block-wide scan thread 0's reserve loads held the whole
+ * block back (~0.4 us at 64^3, r4's stamps). */
+#define MC_WARP_SCAN_MAX 512u
+template <int N>
 static __device__ uint32_t warp_scan_totals(uint32_t nb, const uint32_t *brick_tris, uint32_t *brick_off) {
     const uint32_t lane = threadIdx.x & 31u;
-    uint32_t v[8], mine = 0;
-    for (int i = 0; i < 8; ++i) {
-        uint32_t idx = lane * 8u + i;
+    uint32_t v[N], mine = 0;
+    for (int i = 0; i < N; ++i) {
+        uint32_t idx = lane * (uint32_t)N + i;
         v[i] = idx < nb ? __ldcg(&brick_tris[idx]) : 0u;
         mine += v[i];
     }
@@ -277,8 +281,8 @@ static __device__ uint32_t warp_scan_totals(uint32_t nb, const uint32_t *brick_t
         if (lane >= d) incl += u;
     }
     uint32_t off = incl - mine;
-    for (int i = 0; i < 8; ++i) {
-        uint32_t idx = lane * 8u + i;
+    for (int i = 0; i < N; ++i) {
+        uint32_t idx = lane * (uint32_t)N + i;
         if (idx < nb) brick_off[idx] = off;
         off += v[i];
     }
@@ -389,7 +393,8 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
         if (threadIdx.x == 0) total = running;
     } else if (threadIdx.x / 32u == 1u) {
-        uint32_t running = warp_scan_totals(nb, brick_tris, brick_off);
+        uint32_t running = nb <= 256u ? warp_scan_totals<8>(nb, brick_tris, brick_off)
+                                      : warp_scan_totals<16>(nb, brick_tris, brick_off);
         if (threadIdx.x == 32u) total = running;
     }
     __syncthreads();
