@@ -261,11 +261,15 @@ typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 
 /* One warp of the last block (every lane): brick_off = the exclusive scan of
- * brick_tris, nb <= 32 N (N a lane).  Returns the total.  Up to 512 bricks
- * (the one-kernel frame's 64^3 grid) a warp scans, so thread 0 reserves
- * beside it: in a block-wide scan thread 0's reserve loads held the whole
- * block back (~0.4 us at 64^3, r4's stamps). */
-#define MC_WARP_SCAN_MAX 512u
+ * brick_tris, nb <= 32 N (N a lane).  Returns the total.  A tail whose
+ * thread 0 reserves has a warp scan up to 512 bricks (the one-kernel
+ * frame's 64^3 grid), so the reserve runs beside it; in a block-wide scan
+ * thread 0's loads held the block back (scan phase 1.25 us against (a)'s
+ * 0.87 at 64^3, bench/results/session-2026-11-26-h100/r4; 1.18 with the
+ * warp, r6).  Other tails keep the block scan above 256: for (a) the warp
+ * was slower there (1.19 us, r6). */
+#define MC_WARP_SCAN_MAX 256u
+#define MC_WARP_SCAN_RESERVE 512u
 template <int N>
 static __device__ uint32_t warp_scan_totals(uint32_t nb, const uint32_t *brick_tris, uint32_t *brick_off) {
     const uint32_t lane = threadIdx.x & 31u;
@@ -359,7 +363,7 @@ static __device__ bool baton_handed(uint32_t before, uint32_t *done, uint32_t *s
  * brought up to date by a commit after the address is out), else the whole
  * replace by the block (metadata staged in dynamic smem).  The reserve's
  * first half (the lock, the plan's loads) needs no total: thread 0 runs it
- * while warp 1 scans (up to MC_WARP_SCAN_MAX bricks), so only the second
+ * while warp 1 scans (up to MC_WARP_SCAN_RESERVE bricks), so only the second
  * half, a little arithmetic and the span written, follows the scan.  With
  * t.reserve_status (the commit on a side stream) the lock may still be held
  * by the previous frame's reservation: polled, bounded (MC_LOCK_POLLS); the
@@ -389,7 +393,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
             st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
         }
     }
-    if (nb > MC_WARP_SCAN_MAX) {
+    if (nb > (ARENA && t.split ? MC_WARP_SCAN_RESERVE : MC_WARP_SCAN_MAX)) {
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
         if (threadIdx.x == 0) total = running;
     } else if (threadIdx.x / 32u == 1u) {
