@@ -875,31 +875,23 @@ static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fuse
  * library call: a commit kernel that waits for another kernel needs both
  * resident at once, which a GPU running other work need not grant (then
  * the waits run out and frames drop, counted). */
-static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
+template <typename... P, typename... A>
+static cudaError_t launch_side(ctx &c, size_t smem, void (*kernel)(P...), A... args) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributePriority;
     at[0].val.priority = c.side_priority;
     cfg.gridDim = dim3(1);
     cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = cm.smem_bytes;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = c.side;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, commit_kernel, cm);
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
+static cudaError_t launch_commit(ctx &c, const commit_args &cm) { return launch_side(c, cm.smem_bytes, commit_kernel, cm); }
 static cudaError_t launch_chain_commit(ctx &c, const commit_args &cm, const wh_arena_span *spans, int n) {
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributePriority;
-    at[0].val.priority = c.side_priority;
-    cfg.gridDim = dim3(1);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = cm.smem_bytes;
-    cfg.stream = c.side;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, chain_commit_kernel, cm, spans, (uint32_t)c.k, (uint32_t)n);
+    return launch_side(c, cm.smem_bytes, chain_commit_kernel, cm, spans, (uint32_t)c.k, (uint32_t)n);
 }
 /* c.s waits for every commit enqueued on c.side so far (end of a pass;
  * before cudaStreamEndCapture). */

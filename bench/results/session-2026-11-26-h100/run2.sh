@@ -7,7 +7,7 @@
 # 16-64^3 twice and 128^3; the profiles at 32^3; marching cubes under
 # memcheck, racecheck and synccheck.
 set -u
-. "$(dirname "$0")/common.sh" r2
+. "$(dirname "$0")/common.sh" "${1:-r2}"   # run3.sh: the same call again as r3
 MC_RACE=1 full_call
 step synccheck_arena 300 compute-sanitizer --tool synccheck --error-exitcode 1 "$A/test_arena_gpu" --small
 step mc_synccheck 300 compute-sanitizer --tool synccheck --error-exitcode 1 "$A/marching_cubes" --n=16 --k=3 --frames=10 --reps=1

@@ -1,20 +1,5 @@
 #!/usr/bin/env bash
-# Device call 3 (issue 3): r2 again after the fix (r2: frame 0 of a per-frame commit
-# read the restage flag before it was set, and the images were corrupted).
-# As r2: one committer for a chain of frames
-# (wh_arena_ring_commit_chain_block: the image kept in smem, a commit
-# reloads only the reserve's words and only allocates) beside the commit a
-# frame, in the same binary.  The whole check: test_arena_gpu (its new
-# kind-5 rounds) under memcheck, racecheck and synccheck; marching cubes at
-# 16-64^3 twice and 128^3; the profiles at 32^3; marching cubes under
-# memcheck, racecheck and synccheck.
-set -u
-. "$(dirname "$0")/common.sh" r3
-MC_RACE=1 full_call
-step synccheck_arena 300 compute-sanitizer --tool synccheck --error-exitcode 1 "$A/test_arena_gpu" --small
-step mc_synccheck 300 compute-sanitizer --tool synccheck --error-exitcode 1 "$A/marching_cubes" --n=16 --k=3 --frames=10 --reps=1
-MC_TAG= mc_grids "$O/mc128" 128
-grep -E "one committer|Best" "$O"/mc128.md
-grep -E "arena \(ring, mirror on failure\)" "$O"/mc_*.log | head -12
-tail -3 "$O"/steps.txt
-pack
+# Device call 3 (issue 3): r2 again after the fix (r2: frame 0 of a per-frame
+# commit read the restage flag before it was set, and the images were
+# corrupted) -- run2.sh's steps, as r3.
+exec bash "$(dirname "$0")/run2.sh" r3
