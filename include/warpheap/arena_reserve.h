@@ -399,16 +399,36 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_pass_empty(wh_arena_ring_baton b) {
     if (b.word) wh_atomic_fetch_add(b.word, b.empty, WH_RELEASE);
 }
 
-/* The image copied word by word into scratch, those words read atomically
- * (a reserve may poll the lock by CAS meanwhile). */
-WH_INLINE WH_HOST_DEVICE void wh__ring_copy_image(wh_arena_state *dst, wh_arena_state *s, uint64_t words) {
-    const uint64_t *src = (const uint64_t *)s;
-    uint64_t *d = (uint64_t *)dst;
+/* Words of the image a copy reloads once it has seen a reservation: those
+ * a reserve's fast path writes (the pending record and `planned`, adjacent)
+ * and those others change outside the lock (atomics). */
+WH_INLINE WH_HOST_DEVICE bool wh__ring_reload_word(uint64_t i) {
+    return (i >= offsetof(wh_arena_state, pending) / 8u && i < (offsetof(wh_arena_state, planned) + 8u) / 8u) ||
+           wh__arena_word_unlocked(i);
+}
+/* Words a commit writes back from its copy: not those others change
+ * outside the lock, nor the plan's (the commit writes the plan whole). */
+WH_INLINE WH_HOST_DEVICE bool wh__ring_written_back(uint64_t i) {
+    return !wh__arena_word_unlocked(i) && !(i >= offsetof(wh_arena_state, plan) / 8u &&
+                                            i < (offsetof(wh_arena_state, plan) + sizeof(wh_arena_ring_plan)) / 8u);
+}
+
+/* A copy's words from the real image: all of them, or those a copy
+ * reloads (wh__ring_reload_word); orig (unless NULL) gets them too.  The
+ * words others change outside the lock are read atomically, one field at a
+ * time (a reserve may poll the lock by CAS meanwhile). */
+WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig, wh_arena_state *s, uint64_t words,
+                                                 bool all) {
+    const uint64_t *real = (const uint64_t *)s;
     for (uint64_t i = 0; i < words; ++i)
-        if (!wh__arena_word_unlocked(i)) d[i] = src[i];
-    dst->lock = wh_atomic_load(&s->lock, WH_RELAXED);
-    dst->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
-    dst->failures = wh_atomic_load(&s->failures, WH_RELAXED);
+        if (!wh__arena_word_unlocked(i) && (all || wh__ring_reload_word(i))) {
+            img[i] = real[i];
+            if (orig) orig[i] = img[i];
+        }
+    wh_arena_state *copy = (wh_arena_state *)img;
+    copy->lock = wh_atomic_load(&s->lock, WH_RELAXED);
+    copy->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
+    copy->failures = wh_atomic_load(&s->failures, WH_RELAXED);
 }
 
 /* Commit by one thread, in place (CPU backend; a block without smem): the
@@ -435,7 +455,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_
     s->plan.valid = 0u;
     uint64_t bytes = wh__arena_image_bytes(s);
     if (st == WH_OK && scratch && scratch_bytes >= bytes && !((uintptr_t)scratch & 7u) && !(bytes & 7u)) {
-        wh__ring_copy_image((wh_arena_state *)scratch, s, bytes / 8u);
+        wh__ring_copy_words((uint64_t *)scratch, NULL, s, bytes / 8u, true);
         const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)s->pending.next;
         wh_arena_span held;
         memset(&held, 0, sizeof held);
@@ -451,20 +471,6 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, c
 }
 
 /* ---- a committer that keeps its copy of the image --------------------- */
-
-/* Words of the image a copy reloads once it has seen a reservation: those
- * a reserve's fast path writes (the pending record and `planned`, adjacent)
- * and those others change outside the lock (atomics). */
-WH_INLINE WH_HOST_DEVICE bool wh__ring_reload_word(uint64_t i) {
-    return (i >= offsetof(wh_arena_state, pending) / 8u && i < (offsetof(wh_arena_state, planned) + 8u) / 8u) ||
-           wh__arena_word_unlocked(i);
-}
-/* Words a commit writes back from its copy: not those others change
- * outside the lock, nor the plan's (the commit writes the plan whole). */
-WH_INLINE WH_HOST_DEVICE bool wh__ring_written_back(uint64_t i) {
-    return !wh__arena_word_unlocked(i) && !(i >= offsetof(wh_arena_state, plan) / 8u &&
-                                            i < (offsetof(wh_arena_state, plan) + sizeof(wh_arena_ring_plan)) / 8u);
-}
 
 /* What a committer's copy holds against the real image: the image itself
  * as staged after the reservation was seen (FRESH); the image as the last
@@ -525,20 +531,6 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_sta
     } else if (pl.slot) {
         m->state = WH__COPY_DIRTY;                             /* its free failed part way */
     }
-}
-
-/* A copy's words from the real image: all of them, or those a copy
- * reloads (wh__ring_reload_word); orig gets them too.  The words others
- * change outside the lock are read atomically, one field at a time. */
-WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig, wh_arena_state *s, uint64_t words,
-                                                 bool all) {
-    const uint64_t *real = (const uint64_t *)s;
-    for (uint64_t i = 0; i < words; ++i)
-        if (!wh__arena_word_unlocked(i) && (all || wh__ring_reload_word(i))) img[i] = orig[i] = real[i];
-    wh_arena_state *copy = (wh_arena_state *)img;
-    copy->lock = wh_atomic_load(&s->lock, WH_RELAXED);
-    copy->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
-    copy->failures = wh_atomic_load(&s->failures, WH_RELAXED);
 }
 
 /* The chain committer by one thread (the CPU backend's; a thread that
