@@ -544,6 +544,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
                                                                     uint64_t scratch_bytes, uint32_t tries,
                                                                     wh_arena_ring_baton baton,
                                                                     wh_arena_ring_baton last) {
+    if (!ring || k == 0) return WH_ERR_INVALID_ARGUMENT;
     wh_arena_state *s = a.s;
     uint64_t bytes = wh__arena_image_bytes(s), words = bytes / 8u;
     bool staged = scratch && scratch_bytes / 2u >= bytes && !((uintptr_t)scratch & 7u) && !(bytes & 7u);
@@ -552,7 +553,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
     wh__ring_memo memo;
     memset(&memo, 0, sizeof memo);
     memo.state = WH__COPY_DIRTY;
-    wh_status st = WH_ERR_RETRY_LIMIT;
+    wh_status st = WH_OK;                               /* no frame: nothing to do */
     bool all = true;
     for (uint32_t f = 0; f < frames; ++f) {
         const wh_arena_span *slot = &ring[(f0 + f) % k];
@@ -651,7 +652,7 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
     wh__ring_memo memo;                                 /* thread 0's: what the copy holds */
     memset(&memo, 0, sizeof memo);
     memo.state = WH__COPY_DIRTY;
-    wh_status st = WH_ERR_RETRY_LIMIT;
+    wh_status st = WH_OK;                               /* no frame: nothing to do */
     if (threadIdx.x == 0) wh__chain_all = 1u;           /* the first frame stages everything */
     __syncthreads();
     for (uint32_t f = 0; f < frames; ++f) {
@@ -794,17 +795,19 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, c
  * reloads only the words the reserve wrote and only allocates: the free of
  * the span it replaces was made on the copy by the previous frame's plan.
  * smem as wh_arena_ring_commit_block; with too little, every frame commits
- * in place (one thread).  Returns the last frame's status. */
+ * in place (one thread).  Returns the last frame's status (WH_OK for no
+ * frame; WH_ERR_INVALID_ARGUMENT, nothing done, for no ring or k = 0). */
 WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_chain_block(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
                                                              uint32_t f0, uint32_t frames, void *smem, uint64_t smem_bytes,
                                                              uint32_t tries, wh_arena_ring_baton baton,
                                                              wh_arena_ring_baton last) {
+    if (!ring || k == 0) return WH_ERR_INVALID_ARGUMENT;    /* uniform: the same arguments */
     wh_arena_state *s = a.s;
     __syncthreads();
     if (wh__ring_can_stage(s, smem, smem_bytes))        /* uniform */
         return wh__ring_chain_staged(a, ring, k, f0, frames, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton,
                                      last);
-    wh_status st = WH_ERR_RETRY_LIMIT;
+    wh_status st = WH_OK;
     for (uint32_t f = 0; f < frames; ++f)
         st = wh_arena_ring_commit_handoff_block(a, &ring[(f0 + f) % k], NULL, 0, tries, f + 1u == frames ? last : baton);
     return st;

@@ -582,6 +582,52 @@ static void test_ring_begin_locked(void) {
     wh_arena_destroy(a);
 }
 
+/* The chain committer's edges, by one thread: bad input (no ring, k = 0)
+ * changes nothing; no frame is WH_OK; a frame whose reservation never comes
+ * passes `empty` on and reports WH_ERR_RETRY_LIMIT; frames committed one
+ * chain of one at a time, with f0 picking the slot, match a twin that ran
+ * the same replaces as commands (the stress test runs long chains). */
+static void test_ring_chain_edges(void) {
+    enum { K = 3, FRAMES = 40 };
+    wh_arena_config cfg = {.bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+                           .index = WH_BLOCKS_LIST};
+    wh_arena *a = NULL, *ref = NULL;
+    CHECK(wh_arena_create(&a, &cfg) == WH_OK && wh_arena_create(&ref, &cfg) == WH_OK);
+    if (!a || !ref) return;
+    wh_arena_ref r = wh_arena_device(a);
+    size_t meta = wh_arena_meta_bytes(a);
+    void *scratch = malloc(2 * meta);
+    wh_arena_span ring[K], r_ring[K];
+    memset(ring, 0, sizeof ring);
+    memset(r_ring, 0, sizeof r_ring);
+    uint32_t baton = 0;
+    wh_arena_ring_baton b = {&baton, 1u, 2u}, none = wh_arena_ring_unlock_baton();
+    CHECK(wh_arena_ring_commit_chain_thread(r, NULL, K, 0, 1, scratch, 2 * meta, 1, b, none) ==
+          WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_arena_ring_commit_chain_thread(r, ring, 0, 0, 1, scratch, 2 * meta, 1, b, none) ==
+          WH_ERR_INVALID_ARGUMENT && baton == 0u);
+    CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, 0, 0, scratch, 2 * meta, 1, b, none) == WH_OK);
+    CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, 0, 1, scratch, 2 * meta, 3, b, b) == WH_ERR_RETRY_LIMIT &&
+          baton == 2u);                                                  /* nothing came: `empty` */
+    uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
+    for (uint32_t f = 0; f < FRAMES; ++f) {
+        size_t n = 500 + (size_t)(wh_hash64(f) % 3000u);
+        CHECK(wh_arena_ring_reserve_thread(r, n, 36, &ring[f % K], &ring[(f + 1) % K]) == WH_OK);
+        CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, f, 1, scratch, 2 * meta, 1, b, none) == WH_OK);
+        CHECK(wh_arena_replace_span_async(ref, &n, 36, &r_ring[f % K], NULL) == WH_OK);
+        for (int p = 0; p < 2; ++p) {
+            const wh_handle *x = &r_ring[f % K].part[p], *y = &ring[f % K].part[p];
+            CHECK((x->ptr ? x->ptr - rbase : 0) == (y->ptr ? y->ptr - base : 0) && x->block == y->block &&
+                  x->gen == y->gen);
+        }
+    }
+    CHECK(wh_atomic_load(&r.s->lock, WH_RELAXED) == 0u);                /* each chain of one unlocked */
+    expect_walk_ok(a);
+    free(scratch);
+    wh_arena_destroy(ref);
+    wh_arena_destroy(a);
+}
+
 /* WH_ARENA_MIRROR_ON_FAILURE: successful commands leave the mirror as it
  * was, a failure shows at once (status and counters), flush brings it up to
  * date, clear still clears; the state itself is always current (walk). */
@@ -659,6 +705,7 @@ int main(int argc, char **argv) {
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
     test_ring_begin_locked();
+    test_ring_chain_edges();
     test_mirror_on_failure();
     test_replace();
     test_warp_api();
