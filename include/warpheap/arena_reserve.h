@@ -610,25 +610,8 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
     return false;
 }
 
-/* The staged commit, by one block for a chain of frames of a ring of k
- * slots: frame f replaces ring[f % k] (its reservation published by then or
- * awaited, thread 0, bounded: tries polls).  The block keeps its copy of the
- * image in smem from frame to frame (8-aligned, enough for the image;
- * checked by the callers): after the first frame it reloads only the words a
- * reserve writes, and the free the last plan made on the copy stays there,
- * so the next commit only allocates (wh__ring_commit_copy).  In a frame:
- * thread 0 commits on the copy while thread 32 reads the next slot's span
- * (for the plan), one thread of warp 1 writes the mirror, the block writes
- * back the words that changed (never the lock word nor failures: atomics
- * outside the lock; nor the plan: thread 0 writes it whole) while thread 0
- * makes the next plan on the copy, then thread 0 hands the lock on (baton;
- * the chain's last frame: last).  One fence a frame: the release, after the
- * block's barrier, covers every thread's writes (cumulative, as grid.sync's
- * one fence).  seen: frame 0's reservation was seen already (acquire,
- * before the block's last barrier).  A frame whose reservation does not
- * come passes `empty` on and is skipped.  Frame f of the chain replaces
- * ring[(f0 + f) % k].  Returns the last frame's status (WH_ERR_RETRY_LIMIT:
- * none came). */
+/* Every thread: its words of the image into the copy (smem) and orig
+ * (registers): all of them, or those a kept copy reloads. */
 WH_INLINE WH_DEVICE void wh__ring_stage_words(uint64_t *img, const uint64_t *real, uint64_t *orig, uint64_t words,
                                              bool all) {
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
@@ -642,6 +625,26 @@ WH_INLINE WH_DEVICE void wh__ring_committed(wh_arena_state *copy, wh_status st, 
     *status = (uint32_t)st;
     WH_ARENA_STAMP(7);
 }
+
+/* The staged commit, by one block for a chain of frames of a ring of k
+ * slots: frame f of the chain replaces ring[(f0 + f) % k] (its
+ * reservation published by then or awaited, thread 0, bounded: tries
+ * polls).  The block keeps its copy of the image in smem from frame to
+ * frame (8-aligned, enough for the image; checked by the callers): after
+ * the first frame it reloads only the words a reserve writes, and the free
+ * the last plan made on the copy stays there, so the next commit only
+ * allocates (wh__ring_commit_copy).  In a frame:
+ * thread 0 commits on the copy while thread 32 reads the next slot's span
+ * (for the plan), one thread of warp 1 writes the mirror, the block writes
+ * back the words that changed (never the lock word nor failures: atomics
+ * outside the lock; nor the plan: thread 0 writes it whole) while thread 0
+ * makes the next plan on the copy, then thread 0 hands the lock on (baton;
+ * the chain's last frame: last).  One fence a frame: the release, after the
+ * block's barrier, covers every thread's writes (cumulative, as grid.sync's
+ * one fence).  seen: frame 0's reservation was seen already (acquire,
+ * before the block's last barrier).  A frame whose reservation does not
+ * come passes `empty` on and is skipped.  Returns the last frame's status
+ * (WH_ERR_RETRY_LIMIT: none came; WH_OK for no frame). */
 WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
                                                    uint32_t f0, uint32_t frames, uint64_t words, void *smem, uint32_t tries,
                                                    bool seen, wh_arena_ring_baton baton, wh_arena_ring_baton last) {
