@@ -2,8 +2,9 @@
 # Device call 8: the head after a CPU-side refactor (one copy function for
 # the image; no GPU path changed): test_arena_gpu with memcheck, racecheck
 # and synccheck, and marching cubes at 16-64^3 with its memcheck.
+# run9.sh runs the same steps again as r9.
 set -u
-. "$(dirname "$0")/common.sh" r8
+. "$(dirname "$0")/common.sh" "${1:-r8}"   # run9.sh: the same steps as r9
 arena_checks
 step synccheck_arena 300 compute-sanitizer --tool synccheck --error-exitcode 1 "$A/test_arena_gpu" --small
 mc_grids "$O/mc" 16 24 32 64
