@@ -154,7 +154,10 @@ static void moves(FILE *f, CUdeviceptr va, size_t half, size_t p, int n, int m, 
         g_q.posted = g_q.done = 0;
         g_q.stop = 0;
         g_q.busy_us = 0;
-        pthread_create(&th, NULL, unmapper, NULL);
+        if (pthread_create(&th, NULL, unmapper, NULL)) {
+            fprintf(stderr, "wh_vmm_cost: pthread_create failed\n");
+            exit(1);
+        }
     }
     double w0 = now_us();
     for (int i = 0; i < m; ++i) {

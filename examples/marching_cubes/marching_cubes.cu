@@ -268,8 +268,8 @@ typedef cub::BlockScan<uint32_t, THREADS> block_scan;
  * 0.87 at 64^3, bench/results/session-2026-11-26-h100/r4; 1.18 with the
  * warp, r6).  Other tails keep the block scan above 256: for (a) the warp
  * was slower there (1.19 us, r6). */
-#define MC_WARP_SCAN_MAX 256u
-#define MC_WARP_SCAN_RESERVE 512u
+#define MC_WARP_SCAN_MAX 256u                  /* 8 a lane */
+#define MC_WARP_SCAN_RESERVE 512u              /* 16 a lane */
 template <int N>
 static __device__ uint32_t warp_scan_totals(uint32_t nb, const uint32_t *brick_tris, uint32_t *brick_off) {
     const uint32_t lane = threadIdx.x & 31u;
@@ -397,7 +397,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         uint32_t running = block_scan_totals(nb, brick_tris, brick_off, tmp);
         if (threadIdx.x == 0) total = running;
     } else if (threadIdx.x / 32u == 1u) {
-        uint32_t running = nb <= 256u ? warp_scan_totals<8>(nb, brick_tris, brick_off)
+        uint32_t running = nb <= MC_WARP_SCAN_MAX ? warp_scan_totals<8>(nb, brick_tris, brick_off)
                                       : warp_scan_totals<16>(nb, brick_tris, brick_off);
         if (threadIdx.x == 32u) total = running;
     }
@@ -1805,21 +1805,18 @@ int main(int argc, char **argv) {
                         pass_side);
                 g_handoff = true;
 
-                pass_side();                                                  /* warm-up */
-                measure(nr++, "(c) arena in one kernel, commit on a side stream, ring, mirror on failure", pass_side);
-                gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, G); },   /* rejoined in the capture */
-                             cudaGraphInstantiateFlagUseNodePriority);
-                replay(c, a.frames, G, gc);
-                measure(nr++, gname[5], [&] { replay(c, a.frames, G, gc); });
-                WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
-                g_chain = true;                                               /* one committer a chain */
-                pass_side();
-                measure(nr++, "(c) arena in one kernel, one committer a chain, ring, mirror on failure", pass_side);
-                gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, G); },
-                             cudaGraphInstantiateFlagUseNodePriority);
-                replay(c, a.frames, G, gc);
-                measure(nr++, gname[6], [&] { replay(c, a.frames, G, gc); });
-                WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+                static const char *plain[2] = {"(c) arena in one kernel, commit on a side stream, ring, mirror on failure",
+                                               "(c) arena in one kernel, one committer a chain, ring, mirror on failure"};
+                for (int chain = 0; chain < 2; ++chain) {                     /* a commit a frame; one a chain */
+                    g_chain = chain != 0;
+                    pass_side();                                              /* warm-up */
+                    measure(nr++, plain[chain], pass_side);
+                    gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, G); },   /* rejoined in the capture */
+                                 cudaGraphInstantiateFlagUseNodePriority);
+                    replay(c, a.frames, G, gc);
+                    measure(nr++, gname[5 + chain], [&] { replay(c, a.frames, G, gc); });
+                    WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
+                }
                 g_chain = false;
             }
         }
