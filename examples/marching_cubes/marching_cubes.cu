@@ -123,23 +123,29 @@ static __device__ uint32_t brick_case(const float *sf, int lx, int ly, int lz) {
     return m;
 }
 
-/* This thread's cell j in the brick (local coordinates); false outside the grid. */
-static __device__ bool my_cell(int j, int m, int *lx, int *ly, int *lz) {
+/* The first cell of this block's brick (the grid's; the one-pass kernel's
+ * bricks come by ticket instead). */
+static __device__ int3 grid_brick(void) {
+    return make_int3((int)blockIdx.x * BX, (int)blockIdx.y * BY, (int)(blockIdx.z * c_bz));
+}
+
+/* This thread's cell j in the brick at o (local coordinates); false outside the grid. */
+static __device__ bool my_cell(int j, int m, int3 o, int *lx, int *ly, int *lz) {
     *lx = threadIdx.x % BX;
     *ly = threadIdx.x / BX % BY;
     *lz = threadIdx.x / (BX * BY) * brick_cpt() + j;
-    return (int)blockIdx.x * BX + *lx < m && (int)blockIdx.y * BY + *ly < m && (int)(blockIdx.z * c_bz) + *lz < m;
+    return o.x + *lx < m && o.y + *ly < m && o.z + *lz < m;
 }
 
 static __device__ uint32_t brick_id(void) { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 
 /* This thread's cells' cases into cs (0 outside the grid of m cells a side);
  * returns their triangles. */
-static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, int m, uint32_t *cs) {
+static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, int m, int3 o, uint32_t *cs) {
     uint32_t mine = 0, cpt = brick_cpt();
     for (int j = 0; j < CPT_MAX; ++j) {                /* unrolled: cs stays in registers */
         int lx, ly, lz;
-        cs[j] = j < (int)cpt && my_cell(j, m, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
+        cs[j] = j < (int)cpt && my_cell(j, m, o, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
         mine += tab->ntri[cs[j]];
     }
     return mine;
@@ -447,7 +453,7 @@ static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls,
     uint32_t tris = 0;
     for (int j = 0; j < cpt; ++j) {
         int lx, ly, lz;
-        if (my_cell(j, m, &lx, &ly, &lz)) tris += ntri[brick_case(sf, lx, ly, lz)];
+        if (my_cell(j, m, grid_brick(), &lx, &ly, &lz)) tris += ntri[brick_case(sf, lx, ly, lz)];
     }
     uint32_t total = block_reduce(tmp.r).Sum(tris);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z;
@@ -471,14 +477,15 @@ static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int 
 }
 
 /* This thread's triangles (cells cs of the brick at x0, y0, z0), from
- * triangle index tri on, into the span. */
+ * triangle index tri on, into the span (none past its count: an arena
+ * window may hold fewer than the frame made). */
 static __device__ void emit(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, const uint32_t *cs,
                             const wh_arena_span *sp, uint64_t tri) {
     const int cpt = (int)brick_cpt();
     for (int j = 0; j < CPT_MAX && j < cpt; ++j) {     /* unrolled: cs stays in registers */
         int lx, ly, lz;
-        my_cell(j, n - 1, &lx, &ly, &lz);
-        for (int k = 0; k < tab->ntri[cs[j]]; ++k, ++tri) {
+        my_cell(j, n - 1, make_int3(x0, y0, z0), &lx, &ly, &lz);
+        for (int k = 0; k < tab->ntri[cs[j]] && tri < sp->count; ++k, ++tri) {   /* a window may end early */
             float *dst = (float *)wh_arena_span_at(sp, tri, TRI_BYTES);
             for (int v = 0; v < 3; ++v) {
                 float3 p = edge_point(tab, sf, n, x0, y0, z0, lx, ly, lz, tab->tri[cs[j]][3 * k + v]);
@@ -525,7 +532,7 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * c_bz;
     load_tables(&tab);                                              /* load_brick syncs */
     load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0);   /* count moved the frame on */
-    uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off;
+    uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, grid_brick(), cs), off;
     block_scan(tmp).ExclusiveSum(mine, off);
     emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)brick_off[bid] + off);
 }
@@ -567,7 +574,7 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     if (threadIdx.x == 0 && g_stamps0 && frame < ST_FRAMES)
         atomicMin((unsigned long long *)&g_stamps0[frame], (unsigned long long)globaltimer());
     load_brick(sf, ball, n, frame, balls, x0, y0, z0);
-    uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, cs), off, total;
+    uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, grid_brick(), cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
     uint32_t before = 0;                               /* thread 0: the arrival word (the baton) */
@@ -668,6 +675,170 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
                                            wh_arena_ring_unlock_baton());
 }
 
+/* ---- one pass: count, scan and write as each brick goes ------------------------------ *
+ * For grids of any size (the blocks need not all be resident): a block
+ * takes a ticket -- its brick, in the order blocks start, so every brick
+ * before it has started -- computes its field and cases once, and learns
+ * its triangle offset by a decoupled look-back (Merrill & Garland, "Single-
+ * pass Parallel Prefix Scan with Decoupled Look-back", 2016): it posts its
+ * total, sums the totals of the bricks before it backwards, a warp 32 at a
+ * time, until it meets a brick that posted its inclusive prefix, and posts
+ * its own.  Then it writes at once: no grid barrier, no second pass.
+ *   (a): into the worst-case buffer.
+ *   (c): into the window of an open arena reservation (arena_window.h):
+ *     ticket 0's thread 0 takes the lock (handed on by the chain committer
+ *     through the ticket word, or its own at a chain's start), opens the
+ *     window and publishes it with the ticket; the last ticket, whose
+ *     inclusive prefix is the frame's total, closes it and announces the
+ *     reservation, which the chain committer (chain_commit_kernel) commits
+ *     while the frame still writes.  A frame whose total outgrew the window
+ *     keeps what fit, and the arena counts a failure (a dropped frame).
+ * The look-back words carry a tag from a launch counter that never resets
+ * (onepass_args.seq), so no word needs clearing between frames.  Every
+ * wait is bounded (MC_BARRIER_TRIES; a timeout counted in *stuck, the
+ * brick writes nothing).  Like the side-stream commit, this assumes the
+ * committer's block resident beside the frame's (launched first, at the
+ * greatest priority). */
+struct onepass_window {
+    wh_arena_ring_ticket tk;     /* the open reservation's, for the last ticket */
+    wh_arena_span w;             /* where element i goes                       */
+    uint32_t tag;                /* the launch whose window this is            */
+};
+struct onepass_args {
+    uint64_t *lb;                /* [bricks]: tag << 34 | flag << 32 | triangles */
+    uint32_t *seq;               /* launches so far (never reset)              */
+    uint32_t *ticket;            /* tickets in the low bits; the baton above    */
+    uint32_t *stuck;
+    uint3 bricks;                /* the grid of bricks                         */
+    onepass_window *win;         /* (c)                                         */
+    void *scratch;               /* (c): open's copy of the image, stale plans  */
+    uint64_t scratch_bytes;
+};
+#define LB_TOTAL 1ull            /* the brick's own total */
+#define LB_PREFIX 2ull           /* its inclusive prefix  */
+static __device__ uint64_t lb_word(uint32_t tag, uint64_t flag, uint32_t v) { return (uint64_t)tag << 34 | flag << 32 | v; }
+static __device__ uint32_t lb_tag(uint32_t seq) { return 1u + seq % ((1u << 30) - 1u); }
+
+/* Warp 0 of the block of ticket tk (every lane): post total, look back,
+ * post the inclusive prefix; returns the exclusive prefix, or UINT32_MAX
+ * after MC_BARRIER_TRIES rounds without an answer. */
+static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, uint32_t tag) {
+    const uint32_t lane = threadIdx.x & 31u;
+    volatile uint64_t *v = lb;
+    if (tk == 0) {
+        if (lane == 0) v[0] = lb_word(tag, LB_PREFIX, total);
+        return 0;
+    }
+    if (lane == 0) v[tk] = lb_word(tag, LB_TOTAL, total);
+    uint32_t excl = 0;
+    int64_t j = (int64_t)tk - 1;
+    for (uint32_t k = 0; k < MC_BARRIER_TRIES; ++k) {
+        int64_t idx = j - (int64_t)lane;
+        uint64_t w = idx >= 0 ? v[idx] : lb_word(tag, LB_PREFIX, 0);    /* before brick 0: a prefix of 0 */
+        uint32_t flag = (uint32_t)(w >> 32) & 3u;
+        bool ready = (uint32_t)(w >> 34) == tag && flag != 0;
+        uint32_t rmask = __ballot_sync(0xffffffffu, ready);
+        uint32_t pmask = __ballot_sync(0xffffffffu, ready && flag == LB_PREFIX);
+        uint32_t need = pmask ? ((pmask & (0u - pmask)) << 1) - 1u : 0xffffffffu;   /* lanes up to the first prefix */
+        if ((rmask & need) != need) {                                              /* uniform */
+            __nanosleep(20);
+            continue;
+        }
+        uint32_t part = (need >> lane) & 1u ? (uint32_t)w : 0u;
+        for (int d = 16; d > 0; d >>= 1) part += __shfl_xor_sync(0xffffffffu, part, d);
+        excl += part;
+        if (pmask) {
+            if (lane == 0) v[tk] = lb_word(tag, LB_PREFIX, excl + total);
+            return excl;
+        }
+        j -= 32;
+    }
+    return UINT32_MAX;
+}
+
+/* (c), ticket 0's thread 0: the lock (handed on: the baton in the word it
+ * took its ticket with, or awaited; else taken), the window opened and
+ * published with the ticket (release). */
+static __device__ void onepass_open(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t tag,
+                                    uint32_t frame) {
+    wh_arena_ring_ticket tk;
+    if (t.handed && baton_handed(before, o.ticket, o.stuck, frame))
+        wh_arena_ring_reserve_read(t.arena, t.span, &tk);
+    else (void)wh_arena_ring_reserve_begin(t.arena, t.span, MC_LOCK_POLLS, &tk);   /* no lock: an empty window */
+    wh_arena_span w;
+    wh_arena_ring_open(t.arena, &tk, TRI_BYTES, o.scratch, o.scratch_bytes, &w);
+    o.win->tk = tk;
+    o.win->w = w;
+    wh_atomic_store(&o.win->tag, tag, WH_RELEASE);
+}
+
+/* (c), thread 0: wait (bounded) for this launch's window; false on a timeout. */
+static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh_arena_span *w) {
+    uint32_t k = 0;
+    while (k < MC_BARRIER_TRIES && wh_atomic_load(&o.win->tag, WH_ACQUIRE) != tag) { __nanosleep(32); ++k; }
+    if (k == MC_BARRIER_TRIES) return false;
+    *w = o.win->w;
+    return true;
+}
+
+template <bool ARENA>
+static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int balls, onepass_args o, tail_args t,
+                                                                    float *out) {
+    __shared__ float sf[NPTS_MAX];
+    __shared__ mc_ball ball[MC_MAX_BALLS];
+    __shared__ block_scan::TempStorage tmp;
+    __shared__ mc_gtables tab;
+    __shared__ uint32_t s_tk, s_prefix;
+    __shared__ wh_arena_span s_win;
+    __shared__ bool s_ok;
+    int m = n - 1;
+    load_tables(&tab);                                 /* load_brick syncs; written once, before any frame */
+    pdl_wait();                                        /* the previous frame done, and its memory */
+    uint32_t frame = *t.frame, seq = *o.seq, tag = lb_tag(seq);   /* both read before the ticket (acq_rel) */
+    uint32_t nb = o.bricks.x * o.bricks.y * o.bricks.z;
+    if (threadIdx.x == 0) {
+        uint32_t before = wh_atomic_fetch_add(o.ticket, 1u, WH_ACQ_REL);
+        s_tk = before & MC_ARRIVALS;
+        if (ARENA && s_tk == 0) onepass_open(o, t, before, tag, frame);   /* early: the window before any count */
+    }
+    __syncthreads();
+    const uint32_t tk = s_tk;
+    int3 b = make_int3((int)(tk % o.bricks.x) * BX, (int)(tk / o.bricks.x % o.bricks.y) * BY,
+                       (int)(tk / (o.bricks.x * o.bricks.y) * c_bz));
+    load_brick(sf, ball, n, frame, balls, b.x, b.y, b.z);
+    uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, b, cs), off, total;
+    block_scan(tmp).ExclusiveSum(mine, off, total);
+    if (threadIdx.x < 32) {
+        uint32_t excl = look_back(o.lb, tk, total, tag);
+        if (threadIdx.x == 0) s_prefix = excl;
+    }
+    __syncthreads();
+    pdl_launch_dependents();                           /* every block has started: the next frame may come and wait */
+    const uint32_t prefix = s_prefix;
+    if (threadIdx.x == 0) {
+        bool win = !ARENA || onepass_window_of(o, tag, &s_win);
+        s_ok = prefix != UINT32_MAX && win;
+        if (!s_ok) atomicAdd(o.stuck, 1u);
+        if (tk == nb - 1u) {                           /* the last ticket: the frame's total (0 if unknown) */
+            uint32_t all = s_ok ? prefix + total : 0u;
+            *o.ticket = 0;                             /* every ticket taken; before the announce: the baton comes after */
+            *o.seq = seq + 1u;
+            t.history[frame] = all;
+            *t.frame = frame + 1u;
+            if (ARENA && win) {                        /* a count of 0 fails: the slot emptied, the failure counted */
+                wh_arena_ring_ticket rt = o.win->tk;   /* ordered by the window's acquire */
+                (void)wh_arena_ring_close_deferred(t.arena, &rt, &s_win, all, TRI_BYTES, t.next);
+                __threadfence();                       /* the slot and the record, then the announce */
+                if (rt.locked) wh_arena_ring_reserve_publish(t.arena);
+            }
+        }
+    }
+    __syncthreads();
+    if (!s_ok || total == 0) return;                   /* block-uniform */
+    wh_arena_span sp = ARENA ? s_win : buffer_span(out);
+    emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);
+}
+
 /* ---- one frame ---------------------------------------------------------------------- */
 
 struct ctx {
@@ -683,6 +854,11 @@ struct ctx {
     cudaStream_t side;                                    /* the commits of the side-stream rows */
     cudaEvent_t fork, join;                               /* s -> side at frame 0; side -> s at the end */
     int side_priority;                                    /* the commit kernel's: the device's greatest */
+    uint64_t *lb;                                         /* onepass_kernel: look-back words, a brick each */
+    uint32_t *op_seq;                                     /* its launches so far */
+    onepass_window *win;                                  /* its open window (c) */
+    void *op_scratch;                                     /* open's copy of the image (stale plans) */
+    size_t op_scratch_bytes;
 };
 
 static cudaError_t launch_count(ctx &c, const tail_args &t) {
@@ -934,6 +1110,50 @@ static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, i
     if (join) side_join(c);
 }
 static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true, 0, true); }
+
+/* One pass a frame (onepass_kernel), any grid: a block a brick, by PDL
+ * after the previous frame where pdl_probe saw it run. */
+template <bool ARENA> static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out) {
+    onepass_args o = {c.lb, c.op_seq, c.done, c.stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, c.op_scratch,
+                      c.op_scratch_bytes};
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(c.nbricks);
+    cfg.blockDim = dim3(THREADS);
+    cfg.stream = c.s;
+    cfg.attrs = at;
+    cfg.numAttrs = g_pdl ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, onepass_kernel<ARENA>, c.n, c.balls, o, t, out);
+}
+/* (a), one pass */
+static void frame_onepass_worst(ctx &c, int f, float **bufs) {
+    WH_CUDA_OR_DIE(launch_onepass<false>(c, tail(c), bufs[f % c.k]));
+    WH_LAUNCH_OR_DIE();
+}
+/* (c), one pass, the window of frame f in spans[f % K]; one
+ * chain_commit_kernel for the chain's n frames on c.side, launched with
+ * frame 0 (as frame_fused_side with g_chain: the lock handed on through the
+ * ticket word, the chain's last commit unlocks, c.s rejoins c.side after
+ * the last frame). */
+static void frame_onepass_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans, int n) {
+    tail_args t = arena_tail(c, f, a, spans, 0, true);
+    t.handed = f != 0;                                     /* frame 0 locks */
+    if (f == 0) {
+        WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
+        WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
+        commit_args cm = {};
+        cm.arena = wh_arena_device(a);
+        cm.smem_bytes = fused_arena_smem(a);
+        cm.baton = c.done;
+        WH_CUDA_OR_DIE(launch_chain_commit(c, cm, spans, n));
+        WH_LAUNCH_OR_DIE();
+    }
+    WH_CUDA_OR_DIE(launch_onepass<true>(c, t, NULL));
+    WH_LAUNCH_OR_DIE();
+    if (f == n - 1) side_join(c);
+}
 
 /* fused_kernel's barrier timeouts so far (0 when cooperative launch holds). */
 static uint32_t fused_stuck(ctx &c) {
@@ -1267,6 +1487,14 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaStreamCreateWithPriority(&c.side, cudaStreamNonBlocking, c.side_priority));
     WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&c.fork, cudaEventDisableTiming));
     WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&c.join, cudaEventDisableTiming));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.lb, c.nbricks * sizeof(uint64_t)));
+    WH_CUDA_OR_DIE(cudaMemset(c.lb, 0, c.nbricks * sizeof(uint64_t)));   /* tag 0: no launch's */
+    WH_CUDA_OR_DIE(cudaMalloc(&c.op_seq, sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMemset(c.op_seq, 0, sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.win, sizeof(onepass_window)));
+    WH_CUDA_OR_DIE(cudaMemset(c.win, 0, sizeof(onepass_window)));
+    c.op_scratch_bytes = 1u << 20;                        /* the example's arenas: 64 blocks, a few KiB */
+    WH_CUDA_OR_DIE(cudaMalloc(&c.op_scratch, c.op_scratch_bytes));
 }
 
 /* The side stream, its events and the status word (the end of main). */
@@ -1671,13 +1899,13 @@ int main(int argc, char **argv) {
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR0 = 10, NR = 17 };                 /* rows always run; with the fused kernel */
+    enum { NR0 = 10, NR = 20 };                 /* rows always run; with the fused kernel and one pass */
     result r[NR];
     int nr = NR0;
     std::vector<std::vector<float>> mesh_fused;                 /* the fused rows' last meshes */
     uint32_t last = (uint32_t)a.frames - 1;
     int K = a.k;
-    char gname[7][128];
+    char gname[9][128];
     snprintf(gname[0], sizeof gname[0], "(a) worst case, graph of %d frames", G);
     snprintf(gname[1], sizeof gname[1], "(c) arena in kernel, ring, graph of %d frames", G);
     snprintf(gname[2], sizeof gname[2], "(c) arena in kernel, ring, mirror on failure, graph of %d frames", G);
@@ -1687,6 +1915,9 @@ int main(int argc, char **argv) {
              "(c) arena in one kernel, commit on a side stream, ring, mirror on failure, graph of %d frames", G);
     snprintf(gname[6], sizeof gname[6],
              "(c) arena in one kernel, one committer a chain, ring, mirror on failure, graph of %d frames", G);
+    snprintf(gname[7], sizeof gname[7], "(a) worst case, one pass, graph of %d frames", G);
+    snprintf(gname[8], sizeof gname[8],
+             "(c) arena in one pass, open window, one committer a chain, ring, mirror on failure, graph of %d frames", G);
 
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
@@ -1720,6 +1951,12 @@ int main(int argc, char **argv) {
         mesh_fused.push_back(fetch_mesh(bufs[last % K], hist[last]));
         WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
     }
+    ga = capture(c, G, [&](int f) { frame_onepass_worst(c, f, bufs.data()); });   /* (a), one pass: any grid */
+    replay(c, a.frames, G, ga);
+    sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
+    r[nr++] = {gname[7], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
+    mesh_fused.push_back(fetch_mesh(bufs[last % K], hist[last]));
+    WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaFree(bufs[k]));
 
     /* (b) read the count back (pinned, mapped: the count kernel writes it),
@@ -1818,6 +2055,16 @@ int main(int argc, char **argv) {
                     WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
                 }
                 g_chain = false;
+            }
+            if (v == 2) {                                     /* one pass, the window open before the count */
+                auto pass_one = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_onepass_arena(c, f, arena, spans, a.frames); };
+                pass_one();                                                   /* warm-up */
+                measure(nr++, "(c) arena in one pass, open window, one committer a chain, ring, mirror on failure", pass_one);
+                gc = capture(c, G, [&](int f) { frame_onepass_arena(c, f, arena, spans, G); },
+                             cudaGraphInstantiateFlagUseNodePriority);
+                replay(c, a.frames, G, gc);
+                measure(nr++, gname[8], [&] { replay(c, a.frames, G, gc); });
+                WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
             }
         }
         printf("arena (%s): region %.2f MiB = %.2f x the warm-up's high-water mark, status '%s', %llu failures, "

@@ -96,6 +96,8 @@ typedef struct wh_arena_ring_plan {
  * from one to the other. */
 typedef struct wh_arena_ring_pending {
     uint32_t active, fast;       /* fast: published from the plan, core not yet changed */
+    uint32_t status, pad;        /* what the commit reports if it succeeds: WH_OK, or */
+                                 /* a clamped close's WH_ERR_OUT_OF_MEMORY (arena_window.h) */
     uint64_t slot, next;         /* the replaced slot; the slot to plan for (0: none) */
     uint64_t count, stride;
     wh_arena_span old, made;     /* the span it frees, the span it published */
@@ -732,6 +734,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle 
 }
 
 #include "warpheap/arena_reserve.h"
+#include "warpheap/arena_window.h"
 
 WH_EXTERN_C_END
 

@@ -243,6 +243,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_r
     p->next = (uint64_t)(uintptr_t)next;
     p->count = count;
     p->stride = stride;
+    p->status = WH_OK;
     wh_arena_span made;
     const wh_arena_ring_plan *pl = &t->pl;
     wh_arena_ring_ticket full;
@@ -318,6 +319,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_locked(wh_arena_state *s) {
     wh_status st = wh__arena_replace_span_locked(s, p->count, p->stride, &sp);
     if (st == WH_OK && !wh__span_same(&sp, &p->made)) st = WH_ERR_CORRUPT;
     return st;
+}
+
+/* The status a commit reports (accounts, mirrors): its own failure, else
+ * the reservation's (a clamped close, noted when it closed). */
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reported(const wh_arena_state *s, wh_status st) {
+    return st != WH_OK ? st : (wh_status)s->pending.status;
 }
 
 /* Commit's second half: the plan for the next replace of *next, which holds
@@ -449,7 +456,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_
     if (s->pending.fast) {
         st = wh__ring_commit_locked(s);
         wh__arena_note(s, st);
-        wh__arena_publish(s, st);
+        wh__arena_publish(s, wh__ring_reported(s, st));
     }
     s->pending.active = 0u;
     s->plan.valid = 0u;
@@ -506,7 +513,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh_arena_state *copy, const w
         *st = wh__ring_commit_locked(copy);
     }
     wh__arena_note(copy, *st);
-    wh__arena_account(copy, *st);
+    wh__arena_account(copy, wh__ring_reported(copy, *st));
     return true;
 }
 
@@ -578,7 +585,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
         }
         all = false;
         copy->pending.active = 0u;
-        if (copy->pending.fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
+        if (copy->pending.fast && wh__arena_mirrors(copy, wh__ring_reported(copy, st))) wh__arena_mirror(copy);
         for (uint64_t i = 0; i < words; ++i) {
             if (wh__ring_written_back(i) && img[i] != orig[i]) ((uint64_t *)s)[i] = img[i];
             orig[i] = img[i];
@@ -699,7 +706,8 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
             __syncthreads();
         }
         st = (wh_status)wh__chain_status;
-        if (threadIdx.x == 32 && copy->pending.fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
+        if (threadIdx.x == 32 && copy->pending.fast && wh__arena_mirrors(copy, wh__ring_reported(copy, st)))
+            wh__arena_mirror(copy);
         uint64_t now[WH_ARENA_STAGE_WORDS];             /* the image after the commit: the plan changes the copy */
         for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
             uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;

@@ -551,6 +551,97 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     wh_arena_destroy(a);
 }
 
+/* Open reservations (arena_window.h): the same FIFO ring as test_ring_reserve,
+ * each frame opened before its count is known, every element written through
+ * the window, closed with the count -- against a twin that replaces with the
+ * count the window let through.  Every frame: the same status (plus
+ * WH_ERR_OUT_OF_MEMORY where the count was clamped), the same span, every
+ * element written through the window read back through the slot, the same
+ * block core after the commit.  Now and then a command between two frames
+ * (the plan goes stale: open makes it again on scratch; without scratch the
+ * window is empty and the frame fails as a zero count does), another stride,
+ * a zero count; the region tight enough that windows take two extents and
+ * some counts outgrow them. */
+static uint32_t window_word(uint32_t f, uint64_t i) { return (uint32_t)(f * 2654435761u) ^ (uint32_t)i; }
+
+static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
+    enum { MAXK = 8 };
+    uint64_t most = 0;
+    for (uint32_t f = 0; f < frames; ++f) {
+        uint64_t live = 0;
+        for (uint32_t j = 0; j < k && j <= f; ++j) live += (reserve_count(seed, f - j) * 36u + 32u + 255u) / 256u * 256u;
+        if (live > most) most = live;
+    }
+    wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE,
+                           .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};
+    wh_arena *ref = NULL, *a = NULL;
+    CHECK(wh_arena_create(&ref, &cfg) == WH_OK && wh_arena_create(&a, &cfg) == WH_OK);
+    if (!ref || !a) return;
+    wh_arena_ref r = wh_arena_device(a);
+    wh_arena_state *rs = wh_arena_device(ref).s, *s = r.s;
+    size_t meta = wh_arena_meta_bytes(a);
+    uint64_t *scratch = (uint64_t *)malloc(meta);
+    wh_arena_span r_ring[MAXK], ring[MAXK];
+    memset(r_ring, 0, sizeof r_ring);
+    memset(ring, 0, sizeof ring);
+    uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
+    uint64_t two = 0, clamped = 0, remade = 0, empty = 0, failed = 0, fast = 0;
+    for (uint32_t f = 0; f < frames; ++f) {
+        size_t n = (size_t)reserve_count(seed, f);
+        uint64_t stride = f % 61 == 60 ? 12 : 36;
+        if (stride == 12) n *= 3;
+        if (f % 97 == 96) CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
+        wh_arena_ring_ticket tk;
+        wh_arena_span w;
+        CHECK(wh_arena_ring_reserve_begin(r, &ring[f % k], 0, &tk) == WH_OK);
+        CHECK(!(f % 97 == 96 || f == 0) || !tk.current);    /* a command between, a fresh arena: stale */
+        bool stale = !tk.current, no_scratch = stale && f % 3 == 0;
+        wh_arena_ring_open(r, &tk, stride, no_scratch ? NULL : scratch, meta, &w);
+        remade += stale && tk.current;
+        CHECK(tk.current == !no_scratch && (!no_scratch || w.count == 0));
+        empty += w.count == 0;
+        uint64_t np = n < w.count ? n : w.count;             /* what the producers could write */
+        for (uint64_t i = 0; i < np; ++i) *(uint32_t *)wh_arena_span_at(&w, i, stride) = window_word(f, i);
+        two += np > w.count0;
+        wh_status got = wh_arena_ring_close(r, &tk, &w, n, stride, &ring[(f + 1) % k]);
+        fast += s->pending.fast;
+        size_t nr = (size_t)np;
+        CHECK(wh_arena_replace_span_async(ref, &nr, stride, &r_ring[f % k], NULL) == WH_OK);
+        wh_status want = status_if_any(ref);
+        wh_status expect = want != WH_OK ? want : np < n ? WH_ERR_OUT_OF_MEMORY : WH_OK;
+        CHECK(got == expect);
+        clamped += got == WH_ERR_OUT_OF_MEMORY;
+        failed += want != WH_OK;
+        CHECK(wh_arena_ring_commit_thread(r, &ring[f % k], scratch, meta) == WH_OK);
+        { wh_status sa = status_if_any(a); CHECK(sa == expect); if (sa != expect) fprintf(stderr, "f %u got %d expect %d status %d n %zu np %llu wc %llu\n", f, got, expect, sa, n, (unsigned long long)np, (unsigned long long)w.count); }
+        const wh_arena_span *x = &r_ring[f % k], *y = &ring[f % k];
+        for (int p = 0; p < 2; ++p) {
+            CHECK((x->part[p].ptr ? x->part[p].ptr - rbase : 0) == (y->part[p].ptr ? y->part[p].ptr - base : 0));
+            CHECK(x->part[p].block == y->part[p].block && x->part[p].gen == y->part[p].gen);
+        }
+        CHECK(x->count0 == y->count0 && x->count == y->count);
+        if (want == WH_OK) {                                 /* what went through the window is in the slot */
+            CHECK(y->count == np);
+            for (uint64_t i = 0; i < np; i += 1u + i % 7u)
+                CHECK(*(uint32_t *)wh_arena_span_at(y, i, stride) == window_word(f, i));
+            if (np) CHECK(*(uint32_t *)wh_arena_span_at(y, np - 1u, stride) == window_word(f, np - 1u));
+        }
+        CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, meta - s->gen_off) == 0);
+        if (f % 15 == 4) expect_walk_ok(a);
+    }
+    printf("ring window, K=%u: %u frames, %llu by the plan, %llu over two extents, %llu clamped, %llu failed, "
+           "%llu stale plans made again, %llu empty windows\n", k, frames, (unsigned long long)fast,
+           (unsigned long long)two, (unsigned long long)clamped, (unsigned long long)failed,
+           (unsigned long long)remade, (unsigned long long)empty);
+    CHECK((k == 1 || two > 0) && clamped > 0 && remade > 0 && empty > 0);
+    CHECK(fast + failed >= frames);                          /* every frame the window let through: the plan's */
+    expect_walk_ok(a);
+    free(scratch);
+    wh_arena_destroy(ref);
+    wh_arena_destroy(a);
+}
+
 /* A reserve whose begin cannot take the lock (a commit missing or late):
  * WH_ERR_RETRY_LIMIT after its bounded tries, counted, the slot untouched,
  * no reservation in flight, end does nothing; once the lock is free the
@@ -704,6 +795,7 @@ int main(int argc, char **argv) {
     test_random_commands(WH_BLOCKS_LIST, WH_ARENA_BEST_FIT, commands / 4, 5);   /* LIST's alloc scans */
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
+    for (uint32_t k = 1; k <= 4; ++k) test_ring_window(k, 1500, 200u + k);
     test_ring_begin_locked();
     test_ring_chain_edges();
     test_mirror_on_failure();

@@ -102,37 +102,148 @@ static void run_ring(unsigned t, void *p) {
     else ring_committer((ring_job *)p);
 }
 
-static void test_ring_pipeline(uint32_t frames, bool chain) {
+/* The one-pass frame (arena_window.h) in seven threads, as marching cubes'
+ * one-pass kernel runs it in blocks: thread 0 opens each frame's
+ * reservation (the lock handed on by the chain committer, or taken at a
+ * chain's start; a stale plan made again on scratch) and publishes the
+ * ticket and the window (release); four producers write their quarter of
+ * the frame's elements through the window; the closer, once all four are
+ * done, closes with the count (clamped where it outgrew the window) and
+ * announces it after a fence, and reads every element back through the
+ * slot; thread 1 commits the chain.  The twin replays the counts that went
+ * through. */
+enum { WIN_PRODUCERS = 4, WIN_THREADS = 3 + WIN_PRODUCERS };
+typedef struct window_job {
+    ring_job r;
+    wh_arena_ring_ticket tk;       /* the open frame's, published by win_seq */
+    wh_arena_span w;
+    uint32_t win_seq, written, bad, clamped, remade;
+    uint64_t *counts;              /* [frames]: what went through the window */
+    void *open_scratch;
+} window_job;
+
+static uint32_t win_word(uint32_t f, uint64_t i) { return (uint32_t)(f * 2654435761u) ^ (uint32_t)i; }
+/* Frame f's count: the pipeline's, every 53rd more than the region holds (clamped). */
+static uint64_t win_target(uint32_t f) { return ring_count(f) + (f % 53 == 52 ? 120000u : 0u); }
+static uint64_t win_count(const window_job *j, uint32_t f) {
+    uint64_t n = win_target(f);
+    return n < j->w.count ? n : j->w.count;
+}
+/* Wait (bounded) until *word reaches want; false on a timeout. */
+static bool win_wait(const uint32_t *word, uint32_t want) {
+    for (uint32_t k = 0; k < RING_TRIES; ++k) {
+        if (wh_atomic_load(word, WH_ACQUIRE) >= want) return true;
+        sched_yield();
+    }
+    return false;
+}
+
+static void window_opener(window_job *j) {
+    ring_job *rj = &j->r;
+    wh_arena_ref r = wh_arena_device(rj->a);
+    for (uint32_t f = 0; f < rj->frames; ++f) {
+        wh_arena_ring_ticket tk;
+        if (f % RING_CHAIN != 0) {                        /* handed on by the chain committer */
+            if (!win_wait(&rj->baton, 1u)) { rj->timeouts++; return; }
+            CHECK(wh_atomic_load(&rj->baton, WH_RELAXED) == 1u);
+            wh_atomic_store(&rj->baton, 0u, WH_RELAXED);
+            wh_arena_ring_reserve_read(r, &rj->ring[f % RING_K], &tk);
+            rj->handed++;
+        } else if (wh_arena_ring_reserve_begin(r, &rj->ring[f % RING_K], RING_TRIES, &tk) != WH_OK) {
+            rj->timeouts++;
+            return;
+        }
+        bool stale = !tk.current;
+        wh_arena_ring_open(r, &tk, 36, j->open_scratch, rj->meta, &j->w);
+        j->remade += stale && tk.current;
+        j->tk = tk;
+        wh_atomic_store(&j->win_seq, f + 1u, WH_RELEASE);
+    }
+}
+
+static void window_producer(window_job *j, unsigned q) {
+    for (uint32_t f = 0; f < j->r.frames; ++f) {
+        if (!win_wait(&j->win_seq, f + 1u)) { j->r.timeouts++; return; }
+        uint64_t n = win_count(j, f), lo = n * q / WIN_PRODUCERS, hi = n * (q + 1u) / WIN_PRODUCERS;
+        for (uint64_t i = lo; i < hi; ++i) *(uint32_t *)wh_arena_span_at(&j->w, i, 36) = win_word(f, i);
+        wh_atomic_fetch_add(&j->written, 1u, WH_RELEASE);
+    }
+}
+
+static void window_closer(window_job *j) {
+    ring_job *rj = &j->r;
+    wh_arena_ref r = wh_arena_device(rj->a);
+    for (uint32_t f = 0; f < rj->frames; ++f) {
+        if (!win_wait(&j->win_seq, f + 1u) || !win_wait(&j->written, WIN_PRODUCERS * (f + 1u))) {
+            rj->timeouts++;
+            return;
+        }
+        uint64_t n = win_count(j, f);
+        j->counts[f] = n;
+        wh_status st = wh_arena_ring_close_deferred(r, &j->tk, &j->w, win_target(f), 36, &rj->ring[(f + 1) % RING_K]);
+        j->clamped += st == WH_ERR_OUT_OF_MEMORY;
+        rj->failed += st != WH_OK && st != WH_ERR_OUT_OF_MEMORY;
+        const wh_arena_span *sp = &rj->ring[f % RING_K];
+        if (st == WH_OK || st == WH_ERR_OUT_OF_MEMORY)   /* through the slot: what the producers wrote */
+            for (uint64_t i = 0; i < n; ++i) j->bad += *(uint32_t *)wh_arena_span_at(sp, i, 36) != win_word(f, i);
+        wh_fence();
+        wh_arena_ring_reserve_publish(r);
+    }
+}
+
+static void run_window(unsigned t, void *p) {
+    window_job *j = (window_job *)p;
+    if (t == 0) window_opener(j);
+    else if (t == 1) ring_committer(&j->r);
+    else if (t == WIN_THREADS - 1) window_closer(j);
+    else window_producer(j, t - 2u);
+}
+
+/* A twin arena of the same configuration runs the frames' replaces as
+ * commands (counts[f], or ring_count(f) without counts): both rings and both
+ * block cores must end equal, byte for byte, and the walk account for every
+ * byte. */
+static void ring_twin(ring_job *j, const uint64_t *counts) {
     wh_arena_config cfg = {.bytes = 4u << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
                            .mirror = WH_ARENA_MIRROR_ON_FAILURE, .index = WH_BLOCKS_LIST};
     wh_arena *twin = NULL;
+    CHECK(wh_arena_create(&twin, &cfg) == WH_OK);
+    if (!twin) return;
+    wh_arena_span r_ring[RING_K];
+    memset(r_ring, 0, sizeof r_ring);
+    for (uint32_t f = 0; f < j->frames; ++f) {
+        size_t n = (size_t)(counts ? counts[f] : ring_count(f));
+        CHECK(wh_arena_replace_span_async(twin, &n, 36, &r_ring[f % RING_K], NULL) == WH_OK);
+    }
+    uint64_t rbase = (uintptr_t)wh_arena_base(twin), base = (uintptr_t)wh_arena_base(j->a);
+    for (int i = 0; i < RING_K; ++i)
+        for (int p = 0; p < 2; ++p) {
+            const wh_handle *x = &r_ring[i].part[p], *y = &j->ring[i].part[p];
+            CHECK((x->ptr ? x->ptr - rbase : 0) == (y->ptr ? y->ptr - base : 0) && x->block == y->block && x->gen == y->gen);
+        }
+    wh_arena_state *rs = wh_arena_device(twin).s, *s = wh_arena_device(j->a).s;
+    CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, j->meta - s->gen_off) == 0);
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(j->a, &rep) == WH_OK);
+    wh_arena_destroy(twin);
+}
+
+static void test_ring_pipeline(uint32_t frames, bool chain) {
+    wh_arena_config cfg = {.bytes = 4u << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE, .index = WH_BLOCKS_LIST};
     ring_job j;
     memset(&j, 0, sizeof j);
     j.frames = frames;
     j.chain = chain;
-    CHECK(wh_arena_create(&j.a, &cfg) == WH_OK && wh_arena_create(&twin, &cfg) == WH_OK);
-    if (!j.a || !twin) return;
+    CHECK(wh_arena_create(&j.a, &cfg) == WH_OK);
+    if (!j.a) return;
     j.meta = wh_arena_meta_bytes(j.a);
     j.scratch = malloc(2 * j.meta);
     wh_run_threads(2, run_ring, &j);
     CHECK_EQ_U64(j.timeouts, 0);
     CHECK(wh_atomic_load(&wh_arena_device(j.a).s->lock, WH_RELAXED) == 0u);   /* the last commit unlocked */
-    wh_arena_span r_ring[RING_K];
-    memset(r_ring, 0, sizeof r_ring);
-    for (uint32_t f = 0; f < frames; ++f) {
-        size_t n = (size_t)ring_count(f);
-        CHECK(wh_arena_replace_span_async(twin, &n, 36, &r_ring[f % RING_K], NULL) == WH_OK);
-    }
-    uint64_t rbase = (uintptr_t)wh_arena_base(twin), base = (uintptr_t)wh_arena_base(j.a);
-    for (int i = 0; i < RING_K; ++i)
-        for (int p = 0; p < 2; ++p) {
-            const wh_handle *x = &r_ring[i].part[p], *y = &j.ring[i].part[p];
-            CHECK((x->ptr ? x->ptr - rbase : 0) == (y->ptr ? y->ptr - base : 0) && x->block == y->block && x->gen == y->gen);
-        }
-    wh_arena_state *rs = wh_arena_device(twin).s, *s = wh_arena_device(j.a).s;
-    CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, j.meta - s->gen_off) == 0);
-    wh_blocks_report rep;
-    CHECK(wh_arena_check(j.a, &rep) == WH_OK);
+    ring_twin(&j, NULL);
+    wh_arena_state *s = wh_arena_device(j.a).s;
     uint64_t live = 0;
     for (int i = 0; i < RING_K; ++i) live += j.ring[i].part[0].ptr != 0;
     CHECK(j.handed >= frames - frames / RING_CHAIN - 1u && j.failed > 0);
@@ -142,8 +253,39 @@ static void test_ring_pipeline(uint32_t frames, bool chain) {
            "%llu live spans\n", chain ? " (a committer a chain)" : "", frames, j.handed, j.failed,
            (unsigned long long)s->warm_commits, (unsigned long long)live);
     free(j.scratch);
-    wh_arena_destroy(twin);
     wh_arena_destroy(j.a);
+}
+
+static void test_window_pipeline(uint32_t frames) {
+    wh_arena_config cfg = {.bytes = 4u << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE, .index = WH_BLOCKS_LIST};
+    window_job j;
+    memset(&j, 0, sizeof j);
+    j.r.frames = frames;
+    j.r.chain = true;
+    CHECK(wh_arena_create(&j.r.a, &cfg) == WH_OK);
+    if (!j.r.a) return;
+    j.r.meta = wh_arena_meta_bytes(j.r.a);
+    j.r.scratch = malloc(2 * j.r.meta);
+    j.open_scratch = malloc(j.r.meta);
+    j.counts = (uint64_t *)calloc(frames, sizeof *j.counts);
+    wh_run_threads(WIN_THREADS, run_window, &j);
+    CHECK_EQ_U64(j.r.timeouts, 0);
+    CHECK_EQ_U64(j.bad, 0);
+    CHECK(wh_atomic_load(&wh_arena_device(j.r.a).s->lock, WH_RELAXED) == 0u);
+    ring_twin(&j.r, j.counts);
+    wh_arena_state *s = wh_arena_device(j.r.a).s;
+    wh_arena_stats st;                                   /* every clamp and failure counted, and mirrored */
+    CHECK(wh_arena_stats_get(j.r.a, &st) == WH_OK && st.failures == (uint64_t)j.clamped + j.r.failed);
+    CHECK(j.r.handed >= frames - frames / RING_CHAIN - 1u && j.r.failed > 0 && j.clamped > 0 && j.remade > 0);
+    CHECK(s->warm_commits > frames / 2);
+    printf("window pipeline: %u frames, %u with the lock handed on, %u clamped, %u failed, %u stale plans made again, "
+           "%llu commits that only allocated\n", frames, j.r.handed, j.clamped, j.r.failed, j.remade,
+           (unsigned long long)s->warm_commits);
+    free(j.counts);
+    free(j.open_scratch);
+    free(j.r.scratch);
+    wh_arena_destroy(j.r.a);
 }
 
 int main(int argc, char **argv) {
@@ -188,5 +330,6 @@ int main(int argc, char **argv) {
     free(slots); free(bytes); free(strides); free(counts);
     test_ring_pipeline((uint32_t)wh_arg_int(argc, argv, "--frames", 3000), false);
     test_ring_pipeline((uint32_t)wh_arg_int(argc, argv, "--frames", 3000), true);
+    test_window_pipeline((uint32_t)wh_arg_int(argc, argv, "--frames", 3000));
     return wh_test_finish("test_arena_stress");
 }
