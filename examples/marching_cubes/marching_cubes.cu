@@ -695,7 +695,7 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  *     keeps what fit, and the arena counts a failure (a dropped frame).
  * The look-back words carry a tag from a launch counter that never resets
  * (onepass_args.seq), so no word needs clearing between frames.  Every
- * wait is bounded (MC_BARRIER_TRIES; a timeout counted in *stuck, the
+ * wait is bounded (MC_LOOK_TRIES; a timeout counted in *stuck, the
  * brick writes nothing).  Like the side-stream commit, this assumes the
  * committer's block resident beside the frame's (launched first, at the
  * greatest priority). */
@@ -721,7 +721,8 @@ static __device__ uint32_t lb_tag(uint32_t seq) { return 1u + seq % ((1u << 30) 
 
 /* Warp 0 of the block of ticket tk (every lane): post total, look back,
  * post the inclusive prefix; returns the exclusive prefix, or UINT32_MAX
- * after MC_BARRIER_TRIES rounds without an answer. */
+ * after MC_LOOK_TRIES rounds without an answer. */
+#define MC_LOOK_TRIES (1u << 20)               /* each an L2 round trip: ~1 s */
 static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, uint32_t tag) {
     const uint32_t lane = threadIdx.x & 31u;
     volatile uint64_t *v = lb;
@@ -732,7 +733,7 @@ static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, 
     if (lane == 0) v[tk] = lb_word(tag, LB_TOTAL, total);
     uint32_t excl = 0;
     int64_t j = (int64_t)tk - 1;
-    for (uint32_t k = 0; k < MC_BARRIER_TRIES; ++k) {
+    for (uint32_t k = 0; k < MC_LOOK_TRIES; ++k) {
         int64_t idx = j - (int64_t)lane;
         uint64_t w = idx >= 0 ? v[idx] : lb_word(tag, LB_PREFIX, 0);    /* before brick 0: a prefix of 0 */
         uint32_t flag = (uint32_t)(w >> 32) & 3u;
@@ -775,8 +776,8 @@ static __device__ void onepass_open(const onepass_args &o, const tail_args &t, u
 /* (c), thread 0: wait (bounded) for this launch's window; false on a timeout. */
 static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh_arena_span *w) {
     uint32_t k = 0;
-    while (k < MC_BARRIER_TRIES && wh_atomic_load(&o.win->tag, WH_ACQUIRE) != tag) { __nanosleep(32); ++k; }
-    if (k == MC_BARRIER_TRIES) return false;
+    while (k < MC_LOOK_TRIES && wh_atomic_load(&o.win->tag, WH_ACQUIRE) != tag) { __nanosleep(32); ++k; }
+    if (k == MC_LOOK_TRIES) return false;
     *w = o.win->w;
     return true;
 }
@@ -1293,6 +1294,12 @@ struct result {
     uint64_t dropped;
     double headroom;                        /* arena region / warm-up high-water mark; 0: no arena */
 };
+
+/* Progress on the terminal: a row as soon as it is measured. */
+static void shown(const result &x) {
+    printf("  %-100s %9.0f frames/s%s\n", x.name, x.fps, x.dropped ? "  (dropped frames)" : "");
+    fflush(stdout);
+}
 
 template <typename F> static double median_seconds(ctx &c, int reps, F run_once) {
     std::vector<double> t;
@@ -1933,11 +1940,11 @@ int main(int argc, char **argv) {
     auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data()); };
     plain_a();                                                                /* warm-up */
     double sec = median_seconds(c, a.reps, plain_a);
-    r[0] = {"(a) worst case", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
+    shown(r[0] = result{"(a) worst case", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
     cudaGraphExec_t ga = capture(c, G, [&](int f) { frame_worst(c, f, bufs.data()); });
     replay(c, a.frames, G, ga);
     sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
-    r[1] = {gname[0], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
+    shown(r[1] = result{gname[0], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
     std::vector<uint32_t> hist(a.frames);
     WH_CUDA_OR_DIE(cudaMemcpy(hist.data(), c.history, a.frames * sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const uint64_t needed = needed_peak(hist, K);
@@ -1947,14 +1954,14 @@ int main(int argc, char **argv) {
         ga = capture(c, G, [&](int f) { frame_fused_worst(c, f, bufs.data()); });
         replay(c, a.frames, G, ga);
         sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
-        r[nr++] = {gname[3], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
+        shown(r[nr++] = result{gname[3], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
         mesh_fused.push_back(fetch_mesh(bufs[last % K], hist[last]));
         WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
     }
     ga = capture(c, G, [&](int f) { frame_onepass_worst(c, f, bufs.data()); });   /* (a), one pass: any grid */
     replay(c, a.frames, G, ga);
     sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
-    r[nr++] = {gname[7], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0};
+    shown(r[nr++] = result{gname[7], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
     mesh_fused.push_back(fetch_mesh(bufs[last % K], hist[last]));
     WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaFree(bufs[k]));
@@ -1980,8 +1987,8 @@ int main(int argc, char **argv) {
         st.peak = 0;
         sec = median_seconds(c, a.reps, run_b);
         WH_CUDA_OR_DIE(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved_high));
-        r[2 + g] = {g ? "(b) sync + mallocAsync, count as graph" : "(b) sync + mallocAsync", a.frames / sec,
-                    1e3 * sec / a.frames, st.peak, reserved_high, 0, 0};
+        shown(r[2 + g] = result{g ? "(b) sync + mallocAsync, count as graph" : "(b) sync + mallocAsync", a.frames / sec,
+                    1e3 * sec / a.frames, st.peak, reserved_high, 0, 0});
     }
     std::vector<float> mesh_b = fetch_mesh(st.buf[last % K], hist[last]);
     free_sync(c, st);
@@ -2009,8 +2016,8 @@ int main(int argc, char **argv) {
             failed = as.failures;
             sec = median_seconds(c, a.reps, run);
             fresh_stats(c, arena, &as);
-            r[row] = {name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures - failed,
-                      headroom};
+            shown(r[row] = result{name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures - failed,
+                      headroom});
             if (row < NR0) mesh_c[row - 4] = fetch_span(&spans[last % K]);
             else mesh_fused.push_back(fetch_span(&spans[last % K]));
         };
