@@ -762,14 +762,11 @@ static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, 
  * published with the ticket (release). */
 static __device__ void onepass_open(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t tag,
                                     uint32_t frame) {
-    wh_arena_ring_ticket tk;
+    wh_arena_ring_ticket *tk = &o.win->tk;            /* in place: no copy on the stack */
     if (t.handed && baton_handed(before, o.ticket, o.stuck, frame))
-        wh_arena_ring_reserve_read(t.arena, t.span, &tk);
-    else (void)wh_arena_ring_reserve_begin(t.arena, t.span, MC_LOCK_POLLS, &tk);   /* no lock: an empty window */
-    wh_arena_span w;
-    wh_arena_ring_open(t.arena, &tk, TRI_BYTES, o.scratch, o.scratch_bytes, &w);
-    o.win->tk = tk;
-    o.win->w = w;
+        wh_arena_ring_reserve_read(t.arena, t.span, tk);
+    else (void)wh_arena_ring_reserve_begin(t.arena, t.span, MC_LOCK_POLLS, tk);    /* no lock: an empty window */
+    wh_arena_ring_open(t.arena, tk, TRI_BYTES, o.scratch, o.scratch_bytes, &o.win->w);
     wh_atomic_store(&o.win->tag, tag, WH_RELEASE);
 }
 
@@ -827,10 +824,10 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
             t.history[frame] = all;
             *t.frame = frame + 1u;
             if (ARENA && win) {                        /* a count of 0 fails: the slot emptied, the failure counted */
-                wh_arena_ring_ticket rt = o.win->tk;   /* ordered by the window's acquire */
-                (void)wh_arena_ring_close_deferred(t.arena, &rt, &s_win, all, TRI_BYTES, t.next);
+                const wh_arena_ring_ticket *rt = &o.win->tk;   /* ordered by the window's acquire */
+                (void)wh_arena_ring_close_deferred(t.arena, rt, &s_win, all, TRI_BYTES, t.next);
                 __threadfence();                       /* the slot and the record, then the announce */
-                if (rt.locked) wh_arena_ring_reserve_publish(t.arena);
+                if (rt->locked) wh_arena_ring_reserve_publish(t.arena);
             }
         }
     }
@@ -1462,7 +1459,31 @@ static uint32_t auto_bz(uint32_t m) {
     return BZ_MAX;
 }
 
+/* The stack limit set once, before any kernel runs, to what the largest
+ * stack frame of these kernels needs: a launch that needs more than the
+ * limit has the driver grow local memory first, which waits for the device
+ * to idle -- and with a committer spinning on the side stream for a frame
+ * that launch would run, the two wait for each other (the one-pass rows of
+ * bench/results/session-2026-11-26b-h100/r1 and r2 hung so, with 1232
+ * bytes of stack against the default 1024). */
+static void stack_for_kernels(void) {
+    const void *k[] = {(const void *)onepass_kernel<true>, (const void *)onepass_kernel<false>,
+                       (const void *)fused_kernel<true, true>, (const void *)fused_kernel<true>,
+                       (const void *)fused_kernel<false>, (const void *)commit_kernel, (const void *)chain_commit_kernel,
+                       (const void *)generate_kernel<true>, (const void *)generate_kernel<false>,
+                       (const void *)count_kernel<true>, (const void *)count_kernel<false>};
+    size_t need = 0, have = 0;
+    for (const void *f : k) {
+        cudaFuncAttributes fa;
+        WH_CUDA_OR_DIE(cudaFuncGetAttributes(&fa, f));
+        need = std::max(need, fa.localSizeBytes);
+    }
+    WH_CUDA_OR_DIE(cudaDeviceGetLimit(&have, cudaLimitStackSize));
+    if (need > have) WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitStackSize, need));
+}
+
 static void setup(ctx &c, const args &a, mc_tables &t) {
+    stack_for_kernels();
     if (mc_tables_build(&t)) { fprintf(stderr, "tables: a case needs more than %d triangles\n", MC_MAX_TRI); exit(1); }
     mc_gtables g;
     memcpy(g.ntri, t.ntri, sizeof g.ntri);
