@@ -685,17 +685,24 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  * time, until it meets a brick that posted its inclusive prefix, and posts
  * its own.  Then it writes at once: no grid barrier, no second pass.
  *   (a): into the worst-case buffer.
- *   (c): into the window of an open arena reservation (arena_window.h):
- *     ticket 0's thread 0, once its prefix is out, takes the lock (handed
- *     on by the chain committer through the ticket word, or its own at a
- *     chain's start), opens the window and publishes it with the ticket --
- *     so the counts never wait for the previous frame's commit, only the
- *     writes do (r3: opened first, 19 us a frame at 16^3 against (a)'s
- *     6); the last ticket, whose
- *     inclusive prefix is the frame's total, closes it and announces the
- *     reservation, which the chain committer (chain_commit_kernel) commits
- *     while the frame still writes.  A frame whose total outgrew the window
- *     keeps what fit, and the arena counts a failure (a dropped frame).
+ *   (c): into the window of the frame's arena reservation, known before
+ *     its count: the previous frame's last ticket forecast it
+ *     (arena_forecast.h: the ring's replace run on a few intervals) and
+ *     published it the moment it knew its own total -- so a frame waits for
+ *     no lock and no commit before it writes.  Where none came (a chain's
+ *     first frame; a forecast lost), ticket 0's thread 0, once its prefix is
+ *     out, takes the lock (handed on by the chain committer through the
+ *     ticket word, or its own at a chain's start), opens the window from the
+ *     plan (arena_window.h) and makes the forecast.  The last ticket, whose
+ *     inclusive prefix is the frame's total, forecasts the next window, then
+ *     reserves (the lock handed on by the commit of the frame before, if
+ *     ticket 0 did not take it), checks that the core put the span where
+ *     the window did (else WH_ERR_CORRUPT, counted, and the forecast made
+ *     again) and announces it for the chain committer (chain_commit_kernel),
+ *     which commits while the next frame runs.  A frame whose total outgrew
+ *     the window keeps what fit, and the arena counts a failure (a dropped
+ *     frame).  r3 opened every frame's window in ticket 0 before its count:
+ *     19 us a frame at 16^3 against (a)'s 6 (bench/results/session-2026-11-26b-h100).
  * The look-back words carry a tag from a launch counter that never resets
  * (onepass_args.seq), so no word needs clearing between frames.  Every
  * wait is bounded (MC_LOOK_TRIES; a timeout counted in *stuck, the
@@ -703,9 +710,12 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  * committer's block resident beside the frame's (launched first, at the
  * greatest priority). */
 struct onepass_window {
-    wh_arena_ring_ticket tk;     /* the open reservation's, for the last ticket */
-    wh_arena_span w;             /* where element i goes                       */
-    uint32_t tag;                /* the launch whose window this is            */
+    wh_arena_span w[2];          /* where element i goes, by the tag's parity  */
+    uint32_t tag[2];             /* the launch whose window it is              */
+    uint32_t opened;             /* the launch whose ticket 0 opened (tag)      */
+    wh_arena_ring_ticket tk;     /* the frame's reservation, open or by the     */
+                                 /* last ticket                                 */
+    wh_arena_forecast fc;        /* the ring, forecast                         */
 };
 struct onepass_args {
     uint64_t *lb;                /* [bricks]: tag << 34 | flag << 32 | triangles */
@@ -716,6 +726,9 @@ struct onepass_args {
     onepass_window *win;         /* (c)                                         */
     void *scratch;               /* (c): open's copy of the image, stale plans  */
     uint64_t scratch_bytes;
+    const wh_arena_span *ring;   /* (c): the K slots; this frame's is slot      */
+    uint32_t k, slot;
+    bool last;                   /* (c): the chain's last frame: no forecast on */
 };
 #define LB_TOTAL 1ull            /* the brick's own total */
 #define LB_PREFIX 2ull           /* its inclusive prefix  */
@@ -760,26 +773,65 @@ static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, 
     return UINT32_MAX;
 }
 
-/* (c), ticket 0's thread 0: the lock (handed on: the baton in the word it
- * took its ticket with, or awaited; else taken), the window opened and
- * published with the ticket (release). */
+/* (c), thread 0: the arena's lock for this frame -- handed on by the
+ * previous frame's commit (the baton in the word its block took its ticket
+ * with, or awaited), or taken -- and the state read into the frame's
+ * ticket.  False: no lock (the ticket says so; counted by the arena). */
+static __device__ bool onepass_lock(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t frame) {
+    wh_arena_ring_ticket *tk = &o.win->tk;            /* in place: no copy on the stack */
+    if (t.handed && baton_handed(before, o.ticket, o.stuck, frame)) {
+        wh_arena_ring_reserve_read(t.arena, t.span, tk);
+        return true;
+    }
+    return wh_arena_ring_reserve_begin(t.arena, t.span, MC_LOCK_POLLS, tk) == WH_OK;
+}
+
+/* (c), ticket 0's thread 0, where no forecast window came for this launch
+ * (a chain's first frame; the forecast lost): the lock, the window opened
+ * from the plan, the forecast made from what the open read. */
 static __device__ void onepass_open(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t tag,
                                     uint32_t frame) {
-    wh_arena_ring_ticket *tk = &o.win->tk;            /* in place: no copy on the stack */
-    if (t.handed && baton_handed(before, o.ticket, o.stuck, frame))
-        wh_arena_ring_reserve_read(t.arena, t.span, tk);
-    else (void)wh_arena_ring_reserve_begin(t.arena, t.span, MC_LOCK_POLLS, tk);    /* no lock: an empty window */
-    wh_arena_ring_open(t.arena, tk, TRI_BYTES, o.scratch, o.scratch_bytes, &o.win->w);
-    wh_atomic_store(&o.win->tag, tag, WH_RELEASE);
+    wh_arena_ring_ticket *tk = &o.win->tk;
+    (void)onepass_lock(o, t, before, frame);
+    wh_arena_ring_open(t.arena, tk, TRI_BYTES, o.scratch, o.scratch_bytes, &o.win->w[tag & 1u]);
+    wh_arena_ring_forecast_make(t.arena, tk, o.ring, o.k, o.slot, &o.win->fc);
+    o.win->opened = tag;
+    wh_atomic_store(&o.win->tag[tag & 1u], tag, WH_RELEASE);
 }
 
 /* (c), thread 0: wait (bounded) for this launch's window; false on a timeout. */
 static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh_arena_span *w) {
-    uint32_t k = 0;
-    while (k < MC_LOOK_TRIES && wh_atomic_load(&o.win->tag, WH_ACQUIRE) != tag) { __nanosleep(32); ++k; }
+    uint32_t k = 0, *word = &o.win->tag[tag & 1u];
+    while (k < MC_LOOK_TRIES && wh_atomic_load(word, WH_ACQUIRE) != tag) { __nanosleep(32); ++k; }
     if (k == MC_LOOK_TRIES) return false;
-    *w = o.win->w;
+    *w = o.win->w[tag & 1u];
     return true;
+}
+
+/* (c), the last ticket's thread 0, the frame's total known and its window
+ * in w: first the forecast -- this frame's replace, then the next frame's
+ * window, published at once (the other buffer: this frame's blocks may
+ * still read theirs), so the next frame never waits for a lock or a commit
+ * -- then this frame's reservation (the lock, opened or handed on), checked
+ * against the forecast, and announced for the chain committer. */
+static __device__ void onepass_close(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t tag,
+                                     uint32_t next, uint32_t frame, const wh_arena_span *w, uint32_t all) {
+    onepass_window *win = o.win;
+    uint64_t n = all < w->count ? all : w->count;
+    wh_arena_span fs;
+    wh_status fst = wh_arena_ring_forecast_replace(&win->fc, o.slot, n, TRI_BYTES, &fs);
+    if (!o.last && win->fc.valid) {
+        wh_arena_ring_forecast_window(&win->fc, (o.slot + 1u) % o.k, TRI_BYTES, &win->w[next & 1u]);
+        wh_atomic_store(&win->tag[next & 1u], next, WH_RELEASE);
+    }
+    if (win->opened != tag && !onepass_lock(o, t, before, frame)) {
+        win->fc.valid = 0u;                            /* the core did not follow: made again next frame */
+        return;
+    }
+    (void)wh_arena_ring_close_deferred(t.arena, &win->tk, w, all, TRI_BYTES, t.next);   /* checks w holds it */
+    if (!wh_arena_ring_forecast_check(fst, &fs, t.span)) win->fc.valid = 0u;
+    __threadfence();                                   /* the slot and the record, then the announce */
+    if (win->tk.locked) wh_arena_ring_reserve_publish(t.arena);
 }
 
 template <bool ARENA>
@@ -812,9 +864,11 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
         uint32_t excl = look_back(o.lb, tk, total, tag);
         if (threadIdx.x == 0) s_prefix = excl;
     }
-    /* ticket 0 opens once its prefix is out, so that no brick's count waits
-     * for the previous frame's commit (the lock, the plan): only the writes do */
-    if (ARENA && tk == 0 && threadIdx.x == 0) onepass_open(o, t, s_before, tag, frame);
+    /* where the last frame forecast no window, ticket 0 opens one once its
+     * prefix is out, so that no brick's count waits for the previous
+     * frame's commit (the lock, the plan): only the writes do */
+    if (ARENA && tk == 0 && threadIdx.x == 0 && wh_atomic_load(&o.win->tag[tag & 1u], WH_ACQUIRE) != tag)
+        onepass_open(o, t, s_before, tag, frame);
     __syncthreads();
     pdl_launch_dependents();                           /* every block has started: the next frame may come and wait */
     const uint32_t prefix = s_prefix;
@@ -828,12 +882,8 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
             *o.seq = seq + 1u;
             t.history[frame] = all;
             *t.frame = frame + 1u;
-            if (ARENA && win) {                        /* a count of 0 fails: the slot emptied, the failure counted */
-                const wh_arena_ring_ticket *rt = &o.win->tk;   /* ordered by the window's acquire */
-                (void)wh_arena_ring_close_deferred(t.arena, rt, &s_win, all, TRI_BYTES, t.next);
-                __threadfence();                       /* the slot and the record, then the announce */
-                if (rt->locked) wh_arena_ring_reserve_publish(t.arena);
-            }
+            if (ARENA && win)                          /* a count of 0 fails: the slot emptied, the failure counted */
+                onepass_close(o, t, s_before, tag, lb_tag(seq + 1u), frame, &s_win, all);
         }
     }
     __syncthreads();
@@ -1116,9 +1166,11 @@ static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true
 
 /* One pass a frame (onepass_kernel), any grid: a block a brick, by PDL
  * after the previous frame where pdl_probe saw it run. */
-template <bool ARENA> static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out) {
+template <bool ARENA>
+static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out, const wh_arena_span *ring = NULL, int f = 0,
+                                  int n = 1) {
     onepass_args o = {c.lb, c.op_seq, c.done, c.stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, c.op_scratch,
-                      c.op_scratch_bytes};
+                      c.op_scratch_bytes, ring, (uint32_t)c.k, (uint32_t)(f % c.k), f == n - 1};
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -1135,11 +1187,12 @@ static void frame_onepass_worst(ctx &c, int f, float **bufs) {
     WH_CUDA_OR_DIE(launch_onepass<false>(c, tail(c), bufs[f % c.k]));
     WH_LAUNCH_OR_DIE();
 }
-/* (c), one pass, the window of frame f in spans[f % K]; one
- * chain_commit_kernel for the chain's n frames on c.side, launched with
- * frame 0 (as frame_fused_side with g_chain: the lock handed on through the
- * ticket word, the chain's last commit unlocks, c.s rejoins c.side after
- * the last frame). */
+/* (c), one pass, frame f's mesh in spans[f % K], its window forecast by
+ * frame f - 1 (the chain's first frame opens its own; its last forecasts
+ * none); one chain_commit_kernel for the chain's n frames on c.side,
+ * launched with frame 0 (as frame_fused_side with g_chain: the lock handed
+ * on through the ticket word, the chain's last commit unlocks, c.s rejoins
+ * c.side after the last frame). */
 static void frame_onepass_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans, int n) {
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.handed = f != 0;                                     /* frame 0 locks */
@@ -1153,7 +1206,7 @@ static void frame_onepass_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans
         WH_CUDA_OR_DIE(launch_chain_commit(c, cm, spans, n));
         WH_LAUNCH_OR_DIE();
     }
-    WH_CUDA_OR_DIE(launch_onepass<true>(c, t, NULL));
+    WH_CUDA_OR_DIE(launch_onepass<true>(c, t, NULL, spans, f, n));
     WH_LAUNCH_OR_DIE();
     if (f == n - 1) side_join(c);
 }

@@ -735,6 +735,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle 
 
 #include "warpheap/arena_reserve.h"
 #include "warpheap/arena_window.h"
+#include "warpheap/arena_forecast.h"
 
 WH_EXTERN_C_END
 

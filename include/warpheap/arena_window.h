@@ -35,30 +35,35 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__window_cap(const wh_arena_plan_block *b, u
     return b->size > pad ? wh__arena_div(b->size - pad, stride) : 0u;
 }
 
-/* The window of the ticket's reservation for elements of stride, from its
- * plan (which must be current): the cursor's free block as part 0 and the
- * next recorded free block as part 1 -- the two extents wh__plan_span picks
- * for every count up to the window's -- or, where the cursor's block holds
+/* The window of a reservation for elements of stride on plan pl (region
+ * at base, bytes long): the cursor's free block as part 0 and the next
+ * recorded free block as part 1 -- the two extents wh__plan_span picks for
+ * every count up to the window's -- or, where the cursor's block holds
  * nothing, the first recorded block that holds something, alone.  Empty
- * (count 0) if the plan cannot tell. */
-WH_INLINE WH_HOST_DEVICE void wh__window_of(const wh_arena_ring_ticket *t, uint64_t stride, wh_arena_span *w) {
-    const wh_arena_ring_plan *pl = &t->pl;
+ * (count 0) if the plan holds nothing. */
+WH_INLINE WH_HOST_DEVICE void wh__window_on(const wh_arena_ring_plan *pl, uint64_t base, uint64_t bytes,
+                                           uint64_t stride, wh_arena_span *w) {
     memset(w, 0, sizeof *w);
-    if (!t->locked || !t->current || t->partial || !stride || !pl->granule) return;
+    if (!stride || !pl->granule) return;
     uint32_t n = pl->nfree < WH_ARENA_PLAN_BLOCKS ? pl->nfree : WH_ARENA_PLAN_BLOCKS;
-    uint64_t pad = stride - wh__arena_gcd(stride, pl->granule), most = wh__arena_div(t->bytes, stride);
+    uint64_t pad = stride - wh__arena_gcd(stride, pl->granule), most = wh__arena_div(bytes, stride);
     uint32_t i = 0;
     while (i < n && wh__window_cap(&pl->blk[i], pad, stride) == 0) ++i;
     if (i == n) return;
     uint64_t c0 = wh__window_cap(&pl->blk[i], pad, stride);
-    w->part[0] = wh__plan_handle(t->base, &pl->blk[i], stride);
+    w->part[0] = wh__plan_handle(base, &pl->blk[i], stride);
     w->count0 = w->count = c0 < most ? c0 : most;
     /* a second extent only after the cursor's own block (plan_span's rule) */
     if (i != 0 || pl->blk[0].id != pl->start || n < 2 || w->count != c0) return;
     uint64_t c1 = wh__window_cap(&pl->blk[1], pad, stride);
     if (c1 == 0) return;
-    w->part[1] = wh__plan_handle(t->base, &pl->blk[1], stride);
+    w->part[1] = wh__plan_handle(base, &pl->blk[1], stride);
     w->count = c0 + c1 < most ? c0 + c1 : most;
+}
+/* The same for a ticket, whose plan must be current. */
+WH_INLINE WH_HOST_DEVICE void wh__window_of(const wh_arena_ring_ticket *t, uint64_t stride, wh_arena_span *w) {
+    memset(w, 0, sizeof *w);
+    if (t->locked && t->current && !t->partial) wh__window_on(&t->pl, t->base, t->bytes, stride, w);
 }
 
 /* Open the reservation of the ticket's slot (lock held: begin's ticket, or
@@ -84,21 +89,32 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_open(wh_arena_ref a, wh_arena_ring_t
     wh__window_of(t, stride, w);
 }
 
+/* Whether every element of made sits where the window put it: the same
+ * first address and, past part 0, the same split and second address. */
+WH_INLINE WH_HOST_DEVICE bool wh_arena_window_holds(const wh_arena_span *w, const wh_arena_span *made) {
+    if (made->count > w->count || made->part[0].ptr != w->part[0].ptr) return false;
+    return made->count <= made->count0 || (made->count0 == w->count0 && made->part[1].ptr == w->part[1].ptr);
+}
+
 /* Close: the reservation of count elements (clamped to the window) written
  * to the slot and the pending record, not yet announced -- as
  * wh_arena_ring_reserve_end_deferred (the caller publishes with
  * wh_arena_ring_reserve_publish after a fence of its own), or announced at
  * once by wh_arena_ring_close.  Returns WH_OK; WH_ERR_OUT_OF_MEMORY when
  * the count was clamped (the slot holds the first w->count elements: what
- * was written); or the reserve's own failure. */
+ * was written); WH_ERR_CORRUPT if the slot's span does not put its elements
+ * where the window did (a window that was not this plan's: a forecast gone
+ * wrong, arena_forecast.h); or the reserve's own failure. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_close_deferred(wh_arena_ref a, const wh_arena_ring_ticket *t,
                                                                const wh_arena_span *w, uint64_t count, uint64_t stride,
                                                                const wh_arena_span *next) {
     uint64_t n = count <= w->count ? count : w->count;
     wh_status st = wh_arena_ring_reserve_end_deferred(a, t, n, stride, next);
-    if (st == WH_OK && n < count) {              /* n >= 1 from a current plan: the fast path, */
-        st = WH_ERR_OUT_OF_MEMORY;               /* so the commit reports it (and mirrors it)   */
-        wh__arena_note(a.s, st);
+    if (st != WH_OK) return st;
+    if (!wh_arena_window_holds(w, t->slot)) st = WH_ERR_CORRUPT;   /* a window not from this plan: */
+    else if (n < count) st = WH_ERR_OUT_OF_MEMORY;                  /* the writes are elsewhere      */
+    if (st != WH_OK) {                           /* the fast path (n >= 1 from a current plan), */
+        wh__arena_note(a.s, st);                 /* so the commit reports it and mirrors it      */
         a.s->pending.status = (uint32_t)st;
     }
     return st;

@@ -642,6 +642,138 @@ static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
     wh_arena_destroy(a);
 }
 
+/* The forecast (arena_forecast.h) against the core, frame by frame: the
+ * ring of test_ring_window, each frame's window forecast before the real
+ * open and compared with it, the count clamped to the window, the replace
+ * forecast and the real one closed and committed -- the same addresses and
+ * counts every frame, the same status.  A command between frames (flush)
+ * leaves the forecast valid; small blocks allocated and freed outside the
+ * ring (holes) do not, and it is made again from the next ticket -- which
+ * fails while the holes leave more free blocks than a plan records.  Every
+ * frame the forecast follows must match, and it must follow every frame
+ * outside those stretches. */
+static void test_ring_forecast(uint32_t k, uint32_t frames, uint64_t seed) {
+    uint64_t most = 0;
+    for (uint32_t f = 0; f < frames; ++f) {
+        uint64_t live = 0;
+        for (uint32_t j = 0; j < k && j <= f; ++j) live += (reserve_count(seed, f - j) * 36u + 32u + 255u) / 256u * 256u;
+        if (live > most) most = live;
+    }
+    wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE,
+                           .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};
+    wh_arena *a = NULL;
+    CHECK(wh_arena_create(&a, &cfg) == WH_OK);
+    if (!a) return;
+    wh_arena_ref r = wh_arena_device(a);
+    size_t meta = wh_arena_meta_bytes(a);
+    uint64_t *scratch = (uint64_t *)malloc(meta);
+    wh_arena_span ring[WH_ARENA_FORECAST_SLOTS];
+    wh_handle small[12];
+    memset(ring, 0, sizeof ring);
+    memset(small, 0, sizeof small);
+    wh_arena_forecast fc;
+    memset(&fc, 0, sizeof fc);
+    uint64_t followed = 0, made = 0, two = 0, failed = 0, clamped = 0, outside = 0;
+    for (uint32_t f = 0; f < frames; ++f) {
+        uint32_t slot = f % k;
+        outside += f % 500 < 200 || f % 500 >= 350;          /* no holes: more free blocks than a plan records */
+        size_t n = (size_t)reserve_count(seed, f);
+        if (f % 97 == 96) CHECK(wh_arena_flush_async(a, NULL) == WH_OK);
+        if (f % 500 == 200 || f % 500 == 350) {              /* holes, as in test_ring_reserve: the forecast is off */
+            bool second = f % 500 == 350;
+            for (int i = 0; i < 12 && !second; ++i) {
+                size_t b = 512;
+                CHECK(wh_arena_alloc_async(a, &b, &small[i], NULL) == WH_OK);
+            }
+            for (int i = 0; i < 12; ++i)
+                if ((i % 2 == 1) == second && small[i].ptr) CHECK(wh_arena_free_async(a, &small[i], NULL) == WH_OK);
+            (void)status_if_any(a);
+            fc.valid = 0u;
+        }
+        wh_arena_span fw, w;
+        wh_arena_ring_forecast_window(&fc, slot, 36, &fw);
+        wh_arena_ring_ticket tk;
+        CHECK(wh_arena_ring_reserve_begin(r, &ring[slot], 0, &tk) == WH_OK);
+        wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
+        if (!fc.valid) {                                     /* made from the real state, then followed */
+            wh_arena_ring_forecast_make(r, &tk, ring, k, slot, &fc);
+            wh_arena_ring_forecast_window(&fc, slot, 36, &fw);
+            made += fc.valid;
+        }
+        if (fc.valid) {
+            CHECK(wh_arena_ring_forecast_holds(&fw, &w));   /* the window, forecast */
+            followed++;
+        }
+        uint64_t np = n < w.count ? n : w.count;
+        wh_arena_span fs;
+        bool follow = fc.valid;                              /* then closed on the forecast's window, as a producer */
+        wh_status fst = follow ? wh_arena_ring_forecast_replace(&fc, slot, np, 36, &fs) : WH_ERR_CORRUPT;
+        wh_status got = wh_arena_ring_close(r, &tk, follow ? &fw : &w, n, 36, &ring[(f + 1) % k]);
+        CHECK(got != WH_ERR_CORRUPT);                        /* the window held what the core gave */
+        CHECK(!follow || wh_arena_ring_forecast_check(fst, &fs, &ring[slot]));
+        CHECK(wh_arena_ring_commit_thread(r, &ring[slot], scratch, meta) == WH_OK);
+        (void)status_if_any(a);
+        clamped += got == WH_ERR_OUT_OF_MEMORY;
+        if (fst == WH_ERR_CORRUPT) continue;
+        bool real_ok = got == WH_OK || got == WH_ERR_OUT_OF_MEMORY;
+        CHECK((fst == WH_OK) == real_ok);                    /* both succeed or both fail */
+        if (fst == WH_OK && real_ok) CHECK(wh_arena_ring_forecast_holds(&fs, &ring[slot]));
+        two += fs.part[1].ptr != 0;
+        failed += fst != WH_OK;
+    }
+    printf("ring forecast, K=%u: %u frames, %llu followed, made %llu times, %llu over two extents, %llu failed "
+           "as forecast, %llu clamped\n", k, frames, (unsigned long long)followed, (unsigned long long)made,
+           (unsigned long long)two, (unsigned long long)failed, (unsigned long long)clamped);
+    CHECK(followed >= outside && (k == 1 || two > 0) && failed > 0);
+    expect_walk_ok(a);
+    free(scratch);
+    wh_arena_destroy(a);
+}
+
+/* A window that is not the plan's (a forecast gone wrong): the close
+ * reserves all the same, so the ring stays in order, but reports
+ * WH_ERR_CORRUPT (counted, mirrored by the commit): the elements were
+ * written elsewhere.  A forecast invalid or past its slots gives an empty
+ * window and WH_ERR_CORRUPT from a replace. */
+static void test_ring_window_wrong(void) {
+    wh_arena *a = NULL;
+    wh_arena_config cfg = {.bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE};
+    CHECK(wh_arena_create(&a, &cfg) == WH_OK);
+    if (!a) return;
+    wh_arena_ref r = wh_arena_device(a);
+    size_t meta = wh_arena_meta_bytes(a);
+    void *scratch = malloc(meta);
+    wh_arena_span ring[2], w, fw;
+    memset(ring, 0, sizeof ring);
+    wh_arena_ring_ticket tk;
+    CHECK(wh_arena_ring_reserve_begin(r, &ring[0], 0, &tk) == WH_OK);
+    wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
+    CHECK(w.count > 1000);
+    wh_arena_span off = w;
+    off.part[0].ptr += 256;                                  /* the writes went 256 bytes further */
+    CHECK(wh_arena_ring_close(r, &tk, &off, 1000, 36, &ring[1]) == WH_ERR_CORRUPT);
+    CHECK(ring[0].count == 1000 && ring[0].part[0].ptr == w.part[0].ptr);   /* reserved all the same */
+    CHECK(wh_arena_ring_commit_thread(r, &ring[0], scratch, meta) == WH_OK);
+    CHECK(wh_arena_status(a) == WH_ERR_CORRUPT);             /* mirrored by the commit */
+    CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
+    wh_arena_forecast fc;
+    memset(&fc, 0, sizeof fc);
+    wh_arena_ring_forecast_window(&fc, 0, 36, &fw);
+    CHECK(fw.count == 0 && wh_arena_ring_forecast_replace(&fc, 0, 10, 36, &fw) == WH_ERR_CORRUPT);
+    CHECK(wh_arena_ring_reserve_begin(r, &ring[1], 0, &tk) == WH_OK);
+    wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
+    wh_arena_ring_forecast_make(r, &tk, ring, 2, 1, &fc);
+    CHECK(fc.valid && fc.held[0][0].size > 0 && fc.held[1][0].size == 0);
+    CHECK(wh_arena_ring_forecast_replace(&fc, 2, 10, 36, &fw) == WH_ERR_CORRUPT && !fc.valid);   /* no slot 2 */
+    CHECK(wh_arena_ring_close(r, &tk, &w, 500, 36, &ring[0]) == WH_OK);
+    CHECK(wh_arena_ring_commit_thread(r, &ring[1], scratch, meta) == WH_OK && wh_arena_status(a) == WH_OK);
+    expect_walk_ok(a);
+    free(scratch);
+    wh_arena_destroy(a);
+}
+
 /* A reserve whose begin cannot take the lock (a commit missing or late):
  * WH_ERR_RETRY_LIMIT after its bounded tries, counted, the slot untouched,
  * no reservation in flight, end does nothing; once the lock is free the
@@ -796,6 +928,8 @@ int main(int argc, char **argv) {
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
     for (uint32_t k = 1; k <= 4; ++k) test_ring_window(k, 1500, 200u + k);
+    for (uint32_t k = 1; k <= 5; ++k) test_ring_forecast(k, 2000, 300u + k);
+    test_ring_window_wrong();
     test_ring_begin_locked();
     test_ring_chain_edges();
     test_mirror_on_failure();

@@ -102,22 +102,27 @@ static void run_ring(unsigned t, void *p) {
     else ring_committer((ring_job *)p);
 }
 
-/* The one-pass frame (arena_window.h) in seven threads, as marching cubes'
- * one-pass kernel runs it in blocks: thread 0 opens each frame's
- * reservation (the lock handed on by the chain committer, or taken at a
- * chain's start; a stale plan made again on scratch) and publishes the
- * ticket and the window (release); four producers write their quarter of
- * the frame's elements through the window; the closer, once all four are
- * done, closes with the count (clamped where it outgrew the window) and
- * announces it after a fence, and reads every element back through the
- * slot; thread 1 commits the chain.  The twin replays the counts that went
- * through. */
+/* The one-pass frame (arena_window.h, arena_forecast.h) in seven threads,
+ * as marching cubes' one-pass kernel runs it in blocks.  Frame f starts
+ * once frame f - 1 is done (closed; the kernel's launch order).  Thread 0
+ * (ticket 0) opens the frame's reservation only where no forecast window
+ * came -- a chain's first frame -- and the frame does not end before it
+ * looked (checked: the kernel ends with its last block) -- taking the lock, making the forecast,
+ * publishing ticket and window (release); four producers write their
+ * quarter of the frame's elements through the window; the closer (the last
+ * ticket), once all four are done, clamps the count to the window, runs the
+ * replace on the forecast and publishes the next frame's window from it at
+ * once (not at a chain's end), then takes the lock handed on by the chain
+ * committer (thread 1) if ticket 0 did not, closes, checks the core against
+ * the forecast, announces after a fence, and reads every element back
+ * through the slot.  The twin replays the counts that went through. */
 enum { WIN_PRODUCERS = 4, WIN_THREADS = 3 + WIN_PRODUCERS };
 typedef struct window_job {
     ring_job r;
-    wh_arena_ring_ticket tk;       /* the open frame's, published by win_seq */
-    wh_arena_span w;
-    uint32_t win_seq, written, bad, clamped, remade;
+    wh_arena_ring_ticket tk;       /* the frame's reservation */
+    wh_arena_forecast fc;
+    wh_arena_span w[2];            /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
+    uint32_t tag[2], opened, checked, closed, written, bad, clamped, forecast, opens, mismatched;
     uint64_t *counts;              /* [frames]: what went through the window */
     void *open_scratch;
 } window_job;
@@ -125,10 +130,6 @@ typedef struct window_job {
 static uint32_t win_word(uint32_t f, uint64_t i) { return (uint32_t)(f * 2654435761u) ^ (uint32_t)i; }
 /* Frame f's count: the pipeline's, every 53rd more than the region holds (clamped). */
 static uint64_t win_target(uint32_t f) { return ring_count(f) + (f % 53 == 52 ? 120000u : 0u); }
-static uint64_t win_count(const window_job *j, uint32_t f) {
-    uint64_t n = win_target(f);
-    return n < j->w.count ? n : j->w.count;
-}
 /* Wait (bounded) until *word reaches want; false on a timeout. */
 static bool win_wait(const uint32_t *word, uint32_t want) {
     for (uint32_t k = 0; k < RING_TRIES; ++k) {
@@ -137,35 +138,47 @@ static bool win_wait(const uint32_t *word, uint32_t want) {
     }
     return false;
 }
+/* The lock for frame f: handed on by the chain committer, or taken at a chain's start. */
+static bool win_lock(window_job *j, uint32_t f) {
+    ring_job *rj = &j->r;
+    wh_arena_ref r = wh_arena_device(rj->a);
+    if (f % RING_CHAIN != 0) {
+        if (!win_wait(&rj->baton, 1u)) return false;
+        CHECK(wh_atomic_load(&rj->baton, WH_RELAXED) == 1u);
+        wh_atomic_store(&rj->baton, 0u, WH_RELAXED);
+        wh_arena_ring_reserve_read(r, &rj->ring[f % RING_K], &j->tk);
+        rj->handed++;
+        return true;
+    }
+    return wh_arena_ring_reserve_begin(r, &rj->ring[f % RING_K], RING_TRIES, &j->tk) == WH_OK;
+}
 
 static void window_opener(window_job *j) {
     ring_job *rj = &j->r;
     wh_arena_ref r = wh_arena_device(rj->a);
     for (uint32_t f = 0; f < rj->frames; ++f) {
-        wh_arena_ring_ticket tk;
-        if (f % RING_CHAIN != 0) {                        /* handed on by the chain committer */
-            if (!win_wait(&rj->baton, 1u)) { rj->timeouts++; return; }
-            CHECK(wh_atomic_load(&rj->baton, WH_RELAXED) == 1u);
-            wh_atomic_store(&rj->baton, 0u, WH_RELAXED);
-            wh_arena_ring_reserve_read(r, &rj->ring[f % RING_K], &tk);
-            rj->handed++;
-        } else if (wh_arena_ring_reserve_begin(r, &rj->ring[f % RING_K], RING_TRIES, &tk) != WH_OK) {
-            rj->timeouts++;
-            return;
+        if (!win_wait(&j->closed, f)) { rj->timeouts++; return; }             /* frame f - 1 done */
+        if (wh_atomic_load(&j->tag[f % 2], WH_ACQUIRE) != f + 1u) {          /* no forecast: open */
+            CHECK(f % RING_CHAIN == 0);                                      /* only a chain's first frame */
+            if (!win_lock(j, f)) { rj->timeouts++; return; }
+            wh_arena_ring_open(r, &j->tk, 36, j->open_scratch, rj->meta, &j->w[f % 2]);
+            wh_arena_ring_forecast_make(r, &j->tk, rj->ring, RING_K, f % RING_K, &j->fc);
+            CHECK(j->fc.valid);
+            j->opened = f + 1u;
+            j->opens++;
+            wh_atomic_store(&j->tag[f % 2], f + 1u, WH_RELEASE);
         }
-        bool stale = !tk.current;
-        wh_arena_ring_open(r, &tk, 36, j->open_scratch, rj->meta, &j->w);
-        j->remade += stale && tk.current;
-        j->tk = tk;
-        wh_atomic_store(&j->win_seq, f + 1u, WH_RELEASE);
+        wh_atomic_store(&j->checked, f + 1u, WH_RELEASE);                   /* ticket 0's part of the frame done */
     }
 }
 
 static void window_producer(window_job *j, unsigned q) {
     for (uint32_t f = 0; f < j->r.frames; ++f) {
-        if (!win_wait(&j->win_seq, f + 1u)) { j->r.timeouts++; return; }
-        uint64_t n = win_count(j, f), lo = n * q / WIN_PRODUCERS, hi = n * (q + 1u) / WIN_PRODUCERS;
-        for (uint64_t i = lo; i < hi; ++i) *(uint32_t *)wh_arena_span_at(&j->w, i, 36) = win_word(f, i);
+        if (!win_wait(&j->tag[f % 2], f + 1u)) { j->r.timeouts++; return; }
+        const wh_arena_span *w = &j->w[f % 2];
+        uint64_t t = win_target(f), n = t < w->count ? t : w->count, lo = n * q / WIN_PRODUCERS,
+                 hi = n * (q + 1u) / WIN_PRODUCERS;
+        for (uint64_t i = lo; i < hi; ++i) *(uint32_t *)wh_arena_span_at(w, i, 36) = win_word(f, i);
         wh_atomic_fetch_add(&j->written, 1u, WH_RELEASE);
     }
 }
@@ -174,13 +187,24 @@ static void window_closer(window_job *j) {
     ring_job *rj = &j->r;
     wh_arena_ref r = wh_arena_device(rj->a);
     for (uint32_t f = 0; f < rj->frames; ++f) {
-        if (!win_wait(&j->win_seq, f + 1u) || !win_wait(&j->written, WIN_PRODUCERS * (f + 1u))) {
+        if (!win_wait(&j->checked, f + 1u) || !win_wait(&j->tag[f % 2], f + 1u) ||
+            !win_wait(&j->written, WIN_PRODUCERS * (f + 1u))) {
             rj->timeouts++;
             return;
         }
-        uint64_t n = win_count(j, f);
+        const wh_arena_span *w = &j->w[f % 2];
+        uint64_t t = win_target(f), n = t < w->count ? t : w->count;
         j->counts[f] = n;
-        wh_status st = wh_arena_ring_close_deferred(r, &j->tk, &j->w, win_target(f), 36, &rj->ring[(f + 1) % RING_K]);
+        wh_arena_span fs;
+        wh_status fst = wh_arena_ring_forecast_replace(&j->fc, f % RING_K, n, 36, &fs);
+        if (!ring_chain_ends(rj, f) && j->fc.valid) {                         /* the next frame's window, now */
+            wh_arena_ring_forecast_window(&j->fc, (f + 1) % RING_K, 36, &j->w[(f + 1) % 2]);
+            wh_atomic_store(&j->tag[(f + 1) % 2], f + 2u, WH_RELEASE);
+            j->forecast++;
+        }
+        if (j->opened != f + 1u && !win_lock(j, f)) { rj->timeouts++; return; }
+        wh_status st = wh_arena_ring_close_deferred(r, &j->tk, w, t, 36, &rj->ring[(f + 1) % RING_K]);
+        j->mismatched += !wh_arena_ring_forecast_check(fst, &fs, &rj->ring[f % RING_K]);
         j->clamped += st == WH_ERR_OUT_OF_MEMORY;
         rj->failed += st != WH_OK && st != WH_ERR_OUT_OF_MEMORY;
         const wh_arena_span *sp = &rj->ring[f % RING_K];
@@ -188,6 +212,7 @@ static void window_closer(window_job *j) {
             for (uint64_t i = 0; i < n; ++i) j->bad += *(uint32_t *)wh_arena_span_at(sp, i, 36) != win_word(f, i);
         wh_fence();
         wh_arena_ring_reserve_publish(r);
+        wh_atomic_store(&j->closed, f + 1u, WH_RELEASE);
     }
 }
 
@@ -277,11 +302,13 @@ static void test_window_pipeline(uint32_t frames) {
     wh_arena_state *s = wh_arena_device(j.r.a).s;
     wh_arena_stats st;                                   /* every clamp and failure counted, and mirrored */
     CHECK(wh_arena_stats_get(j.r.a, &st) == WH_OK && st.failures == (uint64_t)j.clamped + j.r.failed);
-    CHECK(j.r.handed >= frames - frames / RING_CHAIN - 1u && j.r.failed > 0 && j.clamped > 0 && j.remade > 0);
+    /* every frame but a chain's first on the forecast's window, and the core always as forecast */
+    CHECK(j.opens == (frames + RING_CHAIN - 1u) / RING_CHAIN && j.forecast == frames - j.opens && j.mismatched == 0);
+    CHECK(j.r.handed >= frames - frames / RING_CHAIN - 1u && j.r.failed > 0 && j.clamped > 0);
     CHECK(s->warm_commits > frames / 2);
-    printf("window pipeline: %u frames, %u with the lock handed on, %u clamped, %u failed, %u stale plans made again, "
-           "%llu commits that only allocated\n", frames, j.r.handed, j.clamped, j.r.failed, j.remade,
-           (unsigned long long)s->warm_commits);
+    printf("window pipeline: %u frames, %u opened, %u on a forecast window, %u with the lock handed on, %u clamped, "
+           "%u failed, %llu commits that only allocated\n", frames, j.opens, j.forecast, j.r.handed, j.clamped,
+           j.r.failed, (unsigned long long)s->warm_commits);
     free(j.counts);
     free(j.open_scratch);
     free(j.r.scratch);

@@ -1,0 +1,243 @@
+/* Stream arena, RING policy: the block core's answers for a ring of FIFO
+ * spans, forecast from a few intervals -- so that a one-pass producer knows
+ * the next frame's window as soon as it knows this frame's count, with no
+ * lock and no commit in between (issue 3, marching cubes' one-pass frames).
+ *
+ * The open window (arena_window.h) comes from the plan the previous commit
+ * made, so a one-pass frame's writes wait for that commit (~7 us on the
+ * H100, bench/results/session-2026-11-26b-h100/r4).  But for a ring whose
+ * slots are replaced in order the core is a function of a few numbers: its
+ * free blocks (maximal: it merges on every free), the cursor, and each
+ * slot's blocks.  A forecast keeps exactly those, as offsets, and runs a
+ * replace on them: free the slot's blocks (merging with both neighbours),
+ * then the plan's answer (wh__plan_span: the code the reserve's fast path
+ * already trusts to be the core's answer).  The real replace still runs --
+ * reserved and committed as any other -- and its span must be the one
+ * forecast (wh_arena_ring_forecast_holds); a producer that finds it is not
+ * reports WH_ERR_CORRUPT and makes the forecast again from the real state.
+ * What it cannot follow (more free blocks than it keeps, a core without a
+ * spare descriptor to split with) makes it invalid or shows as a mismatch,
+ * never as a silent overlap: a block the core did not split leaves the
+ * forecast's "free" tail inside that block, which nobody else holds.
+ * Valid only while nothing but this ring's replaces changes the arena.
+ * Included by arena.h after arena_window.h. */
+#ifndef WARPHEAP_ARENA_FORECAST_H
+#define WARPHEAP_ARENA_FORECAST_H
+
+#define WH_ARENA_FORECAST_FREE 8     /* free blocks a forecast follows */
+#define WH_ARENA_FORECAST_SLOTS 8    /* ring slots */
+
+typedef struct wh_arena_extent {
+    uint64_t addr, size;             /* offset in the region, bytes; size 0: none */
+} wh_arena_extent;
+
+typedef struct wh_arena_forecast {
+    uint32_t valid, k;               /* k slots */
+    uint32_t nfree, pad;
+    uint64_t base, bytes, granule, cursor;
+    wh_arena_extent free[WH_ARENA_FORECAST_FREE];       /* address order, maximal */
+    wh_arena_extent held[WH_ARENA_FORECAST_SLOTS][2];   /* each slot's blocks */
+} wh_arena_forecast;
+
+/* fc's free blocks with slot's blocks freed, merged, into out (address
+ * order); false if they do not fit or overlap a free block (not a ring the
+ * forecast follows). */
+WH_INLINE WH_HOST_DEVICE bool wh__forecast_freed(const wh_arena_forecast *fc, uint32_t slot, wh_arena_extent *out,
+                                                uint32_t *n) {
+    uint32_t m = fc->nfree;
+    for (uint32_t i = 0; i < m; ++i) out[i] = fc->free[i];
+    for (int p = 0; p < 2; ++p) {
+        wh_arena_extent e = fc->held[slot][p];
+        if (e.size == 0) continue;
+        uint32_t i = 0;
+        while (i < m && out[i].addr < e.addr) ++i;                       /* e goes before out[i] */
+        if ((i > 0 && out[i - 1].addr + out[i - 1].size > e.addr) || (i < m && e.addr + e.size > out[i].addr))
+            return false;
+        bool left = i > 0 && out[i - 1].addr + out[i - 1].size == e.addr;
+        bool right = i < m && e.addr + e.size == out[i].addr;
+        if (left && right) {                                            /* three blocks become one */
+            out[i - 1].size += e.size + out[i].size;
+            for (uint32_t j = i; j + 1 < m; ++j) out[j] = out[j + 1];
+            --m;
+        } else if (left) {
+            out[i - 1].size += e.size;
+        } else if (right) {
+            out[i].addr = e.addr;
+            out[i].size += e.size;
+        } else {
+            if (m == WH_ARENA_FORECAST_FREE) return false;
+            for (uint32_t j = m; j > i; --j) out[j] = out[j - 1];
+            out[i] = e;
+            ++m;
+        }
+    }
+    *n = m;
+    return true;
+}
+
+/* The plan the core's walk would record from the cursor over free blocks
+ * fr[0..n) (address order): ring order from the block that holds the
+ * cursor (block 0 where the cursor is at the region's end), ids 1.. in that
+ * order, start 1 if the first is the cursor's own block, else 0 (a used
+ * block). */
+WH_INLINE WH_HOST_DEVICE void wh__forecast_plan(const wh_arena_forecast *fc, const wh_arena_extent *fr, uint32_t n,
+                                               wh_arena_ring_plan *pl) {
+    memset(pl, 0, sizeof *pl);
+    uint64_t c = fc->cursor < fc->bytes ? fc->cursor : 0;
+    uint32_t j = 0;
+    while (j < n && fr[j].addr + fr[j].size <= c) ++j;                 /* the first block that ends after c */
+    for (uint32_t k = 0; k < n && pl->nfree < WH_ARENA_PLAN_BLOCKS; ++k) {
+        const wh_arena_extent *e = &fr[(j + k) % n];
+        wh_arena_plan_block *b = &pl->blk[pl->nfree];
+        b->addr = e->addr;
+        b->size = e->size;
+        b->id = ++pl->nfree;
+    }
+    pl->start = n && j < n && fr[j].addr <= c ? 1u : 0u;
+    pl->complete = n <= WH_ARENA_PLAN_BLOCKS;
+    pl->granule = fc->granule;
+    pl->valid = 1u;
+}
+
+/* Make the forecast from what the reserve of ring[slot] read (a ticket
+ * whose plan is current, the lock held): the plan's free blocks (all of
+ * them: a complete plan), the cursor, and the blocks of the ring's other
+ * slots.  Invalid if the plan is not complete or a slot's block is not
+ * what its handle says. */
+WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const wh_arena_ring_ticket *t,
+                                                         const wh_arena_span *ring, uint32_t k, uint32_t slot,
+                                                         wh_arena_forecast *fc) {
+    wh_arena_state *s = a.s;
+    const wh_arena_ring_plan *pl = &t->pl;
+    memset(fc, 0, sizeof *fc);
+    if (!t->locked || !t->current || t->partial || !pl->complete || k == 0 || k > WH_ARENA_FORECAST_SLOTS ||
+        slot >= k || pl->nfree > WH_ARENA_FORECAST_FREE)
+        return;
+    fc->k = k;
+    fc->base = t->base;
+    fc->bytes = t->bytes;
+    fc->granule = pl->granule;
+    fc->cursor = s->ring_cursor;
+    for (uint32_t i = 0; i < pl->nfree; ++i) {                          /* ring order to address order */
+        wh_arena_extent e = {pl->blk[i].addr, pl->blk[i].size};
+        uint32_t j = fc->nfree++;
+        for (; j > 0 && fc->free[j - 1].addr > e.addr; --j) fc->free[j] = fc->free[j - 1];
+        fc->free[j] = e;
+    }
+    wh_blocks *c = wh__arena_core(s);
+    const wh_block *d = wh_blocks_desc(c);
+    const uint32_t *gen = wh__arena_gen(s);
+    for (uint32_t i = 0; i < k; ++i) {
+        if (i == slot) continue;                                         /* the plan freed it already */
+        for (int p = 0; p < 2; ++p) {
+            wh_handle h = ring[i].part[p];
+            if (!h.ptr) continue;
+            if (h.block >= c->capacity || d[h.block].state != WH_BLOCK_USED || gen[h.block] != h.gen) return;
+            fc->held[i][p].addr = d[h.block].addr;
+            fc->held[i][p].size = d[h.block].size;
+        }
+    }
+    fc->valid = 1u;
+}
+
+/* The window the next replace of slot will write into (as
+ * wh_arena_ring_open's): empty if the forecast is invalid. */
+WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_window(const wh_arena_forecast *fc, uint32_t slot, uint64_t stride,
+                                                           wh_arena_span *w) {
+    wh_arena_extent fr[WH_ARENA_FORECAST_FREE];
+    uint32_t n = 0;
+    wh_arena_ring_plan pl;
+    memset(w, 0, sizeof *w);
+    if (!fc->valid || slot >= fc->k || !wh__forecast_freed(fc, slot, fr, &n)) return;
+    wh__forecast_plan(fc, fr, n, &pl);
+    wh__window_on(&pl, fc->base, fc->bytes, stride, w);
+}
+
+/* Cut size bytes from the front of the free block at addr (fr, n blocks). */
+WH_INLINE WH_HOST_DEVICE bool wh__forecast_take(wh_arena_extent *fr, uint32_t *n, uint64_t addr, uint64_t size) {
+    for (uint32_t i = 0; i < *n; ++i) {
+        if (fr[i].addr != addr) continue;
+        if (size > fr[i].size) return false;
+        fr[i].addr += size;
+        fr[i].size -= size;
+        if (fr[i].size == 0) {
+            for (uint32_t j = i; j + 1 < *n; ++j) fr[j] = fr[j + 1];
+            --*n;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* The offset of the plan block whose handle begins at ptr. */
+WH_INLINE WH_HOST_DEVICE bool wh__forecast_block_at(const wh_arena_ring_plan *pl, uint64_t base, uint64_t stride,
+                                                   uint64_t ptr, uint64_t *addr) {
+    for (uint32_t i = 0; i < pl->nfree && i < WH_ARENA_PLAN_BLOCKS; ++i)
+        if (wh__plan_handle(base, &pl->blk[i], stride).ptr == ptr) {
+            *addr = pl->blk[i].addr;
+            return true;
+        }
+    return false;
+}
+
+/* The replace of slot by count elements of stride, on the forecast: *out
+ * gets the span the core will give (addresses and counts; no descriptors)
+ * and the forecast moves on.  WH_OK; WH_ERR_OUT_OF_MEMORY where the core
+ * will fail (the slot's blocks freed all the same, as the core frees them);
+ * WH_ERR_CORRUPT where the forecast cannot tell (then invalid). */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_forecast_replace(wh_arena_forecast *fc, uint32_t slot, uint64_t count,
+                                                                 uint64_t stride, wh_arena_span *out) {
+    wh_arena_extent fr[WH_ARENA_FORECAST_FREE];
+    uint32_t n = 0;
+    wh_arena_ring_plan pl;
+    memset(out, 0, sizeof *out);
+    if (!fc->valid || slot >= fc->k || !wh__forecast_freed(fc, slot, fr, &n)) {
+        fc->valid = 0u;
+        return WH_ERR_CORRUPT;
+    }
+    wh__forecast_plan(fc, fr, n, &pl);
+    wh_arena_extent took[2] = {{0, 0}, {0, 0}};
+    bool ok = wh__plan_span(&pl, fc->base, fc->bytes, count, stride, out);
+    if (!ok && !pl.complete && count != 0 && stride != 0) {             /* past what it follows */
+        fc->valid = 0u;
+        return WH_ERR_CORRUPT;
+    }
+    if (ok) {
+        uint64_t pad = stride - wh__arena_gcd(stride, fc->granule);
+        bool two = out->part[1].ptr != 0;
+        took[0].size = wh__plan_round(fc->granule, (two ? out->count0 : count) * stride + pad);
+        if (two) took[1].size = wh__plan_round(fc->granule, (count - out->count0) * stride + pad);
+        for (int p = 0; p < (two ? 2 : 1); ++p)
+            if (!wh__forecast_block_at(&pl, fc->base, stride, out->part[p].ptr, &took[p].addr) ||
+                !wh__forecast_take(fr, &n, took[p].addr, took[p].size)) {
+                fc->valid = 0u;
+                return WH_ERR_CORRUPT;
+            }
+        fc->cursor = took[two ? 1 : 0].addr + took[two ? 1 : 0].size;
+    }
+    for (uint32_t i = 0; i < n; ++i) fc->free[i] = fr[i];
+    fc->nfree = n;
+    fc->held[slot][0] = took[0];
+    fc->held[slot][1] = took[1];
+    return ok ? WH_OK : WH_ERR_OUT_OF_MEMORY;
+}
+
+/* Whether the core's span holds the elements where the forecast put them:
+ * the same addresses and the same split (descriptors are the core's). */
+WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_holds(const wh_arena_span *forecast, const wh_arena_span *made) {
+    return forecast->part[0].ptr == made->part[0].ptr && forecast->part[1].ptr == made->part[1].ptr &&
+           forecast->count0 == made->count0 && forecast->count == made->count;
+}
+
+/* After the real reserve of *slot (its span written): whether the core did
+ * what the forecast's replace said (fst, fs) -- both succeeded with the
+ * same span, or both failed.  False also where the forecast could not tell
+ * (fst WH_ERR_CORRUPT); then the caller makes it again from the real state. */
+WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_check(wh_status fst, const wh_arena_span *fs,
+                                                          const wh_arena_span *slot) {
+    wh_arena_span made = wh__span_load(slot);
+    if (fst == WH_OK) return made.part[0].ptr != 0 && wh_arena_ring_forecast_holds(fs, &made);
+    return fst == WH_ERR_OUT_OF_MEMORY && made.part[0].ptr == 0;
+}
+
+#endif /* WARPHEAP_ARENA_FORECAST_H */
