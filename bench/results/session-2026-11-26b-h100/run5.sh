@@ -12,7 +12,7 @@ show mc_64_short 60 "$A/marching_cubes" --n=64 --k=3 --frames=60 --reps=3
 show mc_128_short 90 "$A/marching_cubes" --n=128 --k=3 --frames=60 --reps=3
 step mc_memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 "$A/marching_cubes" --n=16 --k=3 --frames=30 --reps=1
 tail -3 "$O/mc_memcheck.log"
-mc_sanitize_onepass
+step mc_memcheck_onepass 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$A/marching_cubes" --n=64 --bz=4 --k=3 --frames=20 --reps=1
 tail -3 "$O/mc_memcheck_onepass.log"
 cat "$O/steps.txt"
 pack
