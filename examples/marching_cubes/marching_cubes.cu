@@ -688,46 +688,42 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  *   (c): into the window of the frame's arena reservation, known before
  *     its count: the previous frame's last ticket forecast it
  *     (arena_forecast.h: the ring's replace run on a few intervals) and
- *     published it the moment it knew its own total -- so a frame waits for
- *     no lock and no commit before it writes.  Where none came (a chain's
- *     first frame; a forecast lost), ticket 0's thread 0, once its prefix is
- *     out, takes the lock (handed on by the chain committer through the
- *     ticket word, or its own at a chain's start), opens the window from the
- *     plan (arena_window.h) and makes the forecast.  The last ticket, whose
- *     inclusive prefix is the frame's total, forecasts the next window, then
- *     reserves (the lock handed on by the commit of the frame before, if
- *     ticket 0 did not take it), checks that the core put the span where
- *     the window did (else WH_ERR_CORRUPT, counted, and the forecast made
- *     again) and announces it for the chain committer (chain_commit_kernel),
- *     which commits while the next frame runs.  A frame whose total outgrew
- *     the window keeps what fit, and the arena counts a failure (a dropped
- *     frame).  r3 opened every frame's window in ticket 0 before its count:
- *     19 us a frame at 16^3 against (a)'s 6 (bench/results/session-2026-11-26b-h100).
+ *     published it the moment it knew its own total; a chain's first
+ *     window comes from the committer (posts_commit_kernel, on a side
+ *     stream), which made the forecast from the real state.  The last
+ *     ticket clamps the frame's total to the window, runs the replace on
+ *     the forecast, posts it, and publishes the next window -- so a frame
+ *     waits for no lock and no commit.  The committer holds the arena's
+ *     lock for the chain and commits the posts in order, each checked
+ *     against the forecast (WH_ERR_CORRUPT if the core put the span
+ *     elsewhere; a clamped frame counts as a failure: a dropped frame).
+ *     Taken on the way (bench/results/session-2026-11-26b-h100): r3 opened
+ *     each frame's window from the plan in ticket 0 before its count (19 us
+ *     a frame at 16^3 against (a)'s 6); r4 after its prefix (15.8); r5
+ *     forecast the window but reserved in the last ticket, which then
+ *     waited for the previous commit's lock (18 us).
  * The look-back words carry a tag from a launch counter that never resets
  * (onepass_args.seq), so no word needs clearing between frames.  Every
  * wait is bounded (MC_LOOK_TRIES; a timeout counted in *stuck, the
  * brick writes nothing).  Like the side-stream commit, this assumes the
  * committer's block resident beside the frame's (launched first, at the
  * greatest priority). */
+#define MC_POSTS 16               /* frames posted ahead of the committer, at most */
 struct onepass_window {
     wh_arena_span w[2];          /* where element i goes, by the tag's parity  */
     uint32_t tag[2];             /* the launch whose window it is              */
-    uint32_t opened;             /* the launch whose ticket 0 opened (tag)      */
-    wh_arena_ring_ticket tk;     /* the frame's reservation, open or by the     */
-                                 /* last ticket                                 */
     wh_arena_forecast fc;        /* the ring, forecast                         */
+    wh_arena_ring_post posts[MC_POSTS];   /* launch q's in posts[q % MC_POSTS] */
+    uint32_t consumed;           /* posts the committer has committed (q + 1)  */
 };
 struct onepass_args {
     uint64_t *lb;                /* [bricks]: tag << 34 | flag << 32 | triangles */
     uint32_t *seq;               /* launches so far (never reset)              */
-    uint32_t *ticket;            /* tickets in the low bits; the baton above    */
+    uint32_t *ticket;            /* tickets                                    */
     uint32_t *stuck;
     uint3 bricks;                /* the grid of bricks                         */
     onepass_window *win;         /* (c)                                         */
-    void *scratch;               /* (c): open's copy of the image, stale plans  */
-    uint64_t scratch_bytes;
-    const wh_arena_span *ring;   /* (c): the K slots; this frame's is slot      */
-    uint32_t k, slot;
+    uint32_t k, slot;            /* (c): K slots; this frame replaces slot      */
     bool last;                   /* (c): the chain's last frame: no forecast on */
 };
 #define LB_TOTAL 1ull            /* the brick's own total */
@@ -773,32 +769,6 @@ static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, 
     return UINT32_MAX;
 }
 
-/* (c), thread 0: the arena's lock for this frame -- handed on by the
- * previous frame's commit (the baton in the word its block took its ticket
- * with, or awaited), or taken -- and the state read into the frame's
- * ticket.  False: no lock (the ticket says so; counted by the arena). */
-static __device__ bool onepass_lock(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t frame) {
-    wh_arena_ring_ticket *tk = &o.win->tk;            /* in place: no copy on the stack */
-    if (t.handed && baton_handed(before, o.ticket, o.stuck, frame)) {
-        wh_arena_ring_reserve_read(t.arena, t.span, tk);
-        return true;
-    }
-    return wh_arena_ring_reserve_begin(t.arena, t.span, MC_LOCK_POLLS, tk) == WH_OK;
-}
-
-/* (c), ticket 0's thread 0, where no forecast window came for this launch
- * (a chain's first frame; the forecast lost): the lock, the window opened
- * from the plan, the forecast made from what the open read. */
-static __device__ void onepass_open(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t tag,
-                                    uint32_t frame) {
-    wh_arena_ring_ticket *tk = &o.win->tk;
-    (void)onepass_lock(o, t, before, frame);
-    wh_arena_ring_open(t.arena, tk, TRI_BYTES, o.scratch, o.scratch_bytes, &o.win->w[tag & 1u]);
-    wh_arena_ring_forecast_make(t.arena, tk, o.ring, o.k, o.slot, &o.win->fc);
-    o.win->opened = tag;
-    wh_atomic_store(&o.win->tag[tag & 1u], tag, WH_RELEASE);
-}
-
 /* (c), thread 0: wait (bounded) for this launch's window; false on a timeout. */
 static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh_arena_span *w) {
     uint32_t k = 0, *word = &o.win->tag[tag & 1u];
@@ -808,30 +778,30 @@ static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh
     return true;
 }
 
-/* (c), the last ticket's thread 0, the frame's total known and its window
- * in w: first the forecast -- this frame's replace, then the next frame's
- * window, published at once (the other buffer: this frame's blocks may
- * still read theirs), so the next frame never waits for a lock or a commit
- * -- then this frame's reservation (the lock, opened or handed on), checked
- * against the forecast, and announced for the chain committer. */
-static __device__ void onepass_close(const onepass_args &o, const tail_args &t, uint32_t before, uint32_t tag,
-                                     uint32_t next, uint32_t frame, const wh_arena_span *w, uint32_t all) {
+/* (c), the last ticket's thread 0 (launch seq, the frame's total known,
+ * its window in w): the replace run on the forecast and posted for the
+ * committer (once it has consumed the post that had the place), then the
+ * next frame's window forecast and published (the other buffer: this
+ * frame's blocks may still read theirs).  No lock, no wait for a commit. */
+static __device__ void onepass_post(const onepass_args &o, uint32_t seq, const wh_arena_span *w, uint32_t all) {
     onepass_window *win = o.win;
+    uint32_t k = 0;
+    while (k < MC_LOOK_TRIES && wh_atomic_load(&win->consumed, WH_ACQUIRE) + MC_POSTS < seq + 1u) {
+        __nanosleep(64);
+        ++k;
+    }
+    if (k == MC_LOOK_TRIES) atomicAdd(o.stuck, 1u);
+    wh_arena_ring_post *p = &win->posts[seq % MC_POSTS];
     uint64_t n = all < w->count ? all : w->count;
-    wh_arena_span fs;
-    wh_status fst = wh_arena_ring_forecast_replace(&win->fc, o.slot, n, TRI_BYTES, &fs);
+    p->count = n;
+    p->clamped = n < all;
+    p->fstatus = (uint32_t)wh_arena_ring_forecast_replace(&win->fc, o.slot, n, TRI_BYTES, &p->forecast);
+    wh_atomic_store(&p->seq, seq + 1u, WH_RELEASE);
+    uint32_t next = lb_tag(seq + 1u);
     if (!o.last && win->fc.valid) {
         wh_arena_ring_forecast_window(&win->fc, (o.slot + 1u) % o.k, TRI_BYTES, &win->w[next & 1u]);
         wh_atomic_store(&win->tag[next & 1u], next, WH_RELEASE);
     }
-    if (win->opened != tag && !onepass_lock(o, t, before, frame)) {
-        win->fc.valid = 0u;                            /* the core did not follow: made again next frame */
-        return;
-    }
-    (void)wh_arena_ring_close_deferred(t.arena, &win->tk, w, all, TRI_BYTES, t.next);   /* checks w holds it */
-    if (!wh_arena_ring_forecast_check(fst, &fs, t.span)) win->fc.valid = 0u;
-    __threadfence();                                   /* the slot and the record, then the announce */
-    if (win->tk.locked) wh_arena_ring_reserve_publish(t.arena);
 }
 
 template <bool ARENA>
@@ -841,7 +811,7 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
-    __shared__ uint32_t s_tk, s_before, s_prefix;
+    __shared__ uint32_t s_tk, s_prefix;
     __shared__ wh_arena_span s_win;
     __shared__ bool s_ok;
     int m = n - 1;
@@ -850,8 +820,7 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     uint32_t frame = *t.frame, seq = *o.seq, tag = lb_tag(seq);   /* both read before the ticket (acq_rel) */
     uint32_t nb = o.bricks.x * o.bricks.y * o.bricks.z;
     if (threadIdx.x == 0) {
-        s_before = wh_atomic_fetch_add(o.ticket, 1u, WH_ACQ_REL);
-        s_tk = s_before & MC_ARRIVALS;
+        s_tk = wh_atomic_fetch_add(o.ticket, 1u, WH_ACQ_REL);
     }
     __syncthreads();
     const uint32_t tk = s_tk;
@@ -864,11 +833,6 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
         uint32_t excl = look_back(o.lb, tk, total, tag);
         if (threadIdx.x == 0) s_prefix = excl;
     }
-    /* where the last frame forecast no window, ticket 0 opens one once its
-     * prefix is out, so that no brick's count waits for the previous
-     * frame's commit (the lock, the plan): only the writes do */
-    if (ARENA && tk == 0 && threadIdx.x == 0 && wh_atomic_load(&o.win->tag[tag & 1u], WH_ACQUIRE) != tag)
-        onepass_open(o, t, s_before, tag, frame);
     __syncthreads();
     pdl_launch_dependents();                           /* every block has started: the next frame may come and wait */
     const uint32_t prefix = s_prefix;
@@ -882,14 +846,32 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
             *o.seq = seq + 1u;
             t.history[frame] = all;
             *t.frame = frame + 1u;
-            if (ARENA && win)                          /* a count of 0 fails: the slot emptied, the failure counted */
-                onepass_close(o, t, s_before, tag, lb_tag(seq + 1u), frame, &s_win, all);
+            if (ARENA && win) onepass_post(o, seq, &s_win, all);   /* a count of 0 fails: the slot emptied, counted */
         }
     }
     __syncthreads();
     if (!s_ok || total == 0) return;                   /* block-uniform */
     wh_arena_span sp = ARENA ? s_win : buffer_span(out);
     emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);
+}
+
+/* The commits of a chain of one-pass frames (one block on the side
+ * stream, launched with the chain's first frame): the arena's lock for the
+ * chain, the forecast and frame 0's window made from the real state and
+ * published with frame 0's launch tag, then each frame's post committed in
+ * order, the image kept in smem (wh_arena_ring_commit_posts_block).  The
+ * launch counter is read before frame 0 can move it: frame 0 moves it only
+ * once it has this window. */
+static __global__ void __launch_bounds__(THREADS, 1) posts_commit_kernel(commit_args cm, wh_arena_span *ring, uint32_t k,
+                                                                       uint32_t frames, onepass_window *win,
+                                                                       const uint32_t *op_seq) {
+    __shared__ uint32_t seq0;
+    if (threadIdx.x == 0) seq0 = *(volatile const uint32_t *)op_seq;
+    __syncthreads();
+    uint32_t tag0 = lb_tag(seq0);
+    (void)wh_arena_ring_commit_posts_block(cm.arena, ring, k, 0u, seq0, frames, win->posts, MC_POSTS, &win->consumed,
+                                           TRI_BYTES, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, &win->fc,
+                                           &win->w[tag0 & 1u], &win->tag[tag0 & 1u], tag0);
 }
 
 /* ---- one frame ---------------------------------------------------------------------- */
@@ -910,8 +892,6 @@ struct ctx {
     uint64_t *lb;                                         /* onepass_kernel: look-back words, a brick each */
     uint32_t *op_seq;                                     /* its launches so far */
     onepass_window *win;                                  /* its open window (c) */
-    void *op_scratch;                                     /* open's copy of the image (stale plans) */
-    size_t op_scratch_bytes;
 };
 
 static cudaError_t launch_count(ctx &c, const tail_args &t) {
@@ -1166,11 +1146,9 @@ static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true
 
 /* One pass a frame (onepass_kernel), any grid: a block a brick, by PDL
  * after the previous frame where pdl_probe saw it run. */
-template <bool ARENA>
-static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out, const wh_arena_span *ring = NULL, int f = 0,
-                                  int n = 1) {
-    onepass_args o = {c.lb, c.op_seq, c.done, c.stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, c.op_scratch,
-                      c.op_scratch_bytes, ring, (uint32_t)c.k, (uint32_t)(f % c.k), f == n - 1};
+template <bool ARENA> static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out, int f = 0, int n = 1) {
+    onepass_args o = {c.lb, c.op_seq, c.done, c.stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, (uint32_t)c.k,
+                      (uint32_t)(f % c.k), f == n - 1};
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -1187,26 +1165,23 @@ static void frame_onepass_worst(ctx &c, int f, float **bufs) {
     WH_CUDA_OR_DIE(launch_onepass<false>(c, tail(c), bufs[f % c.k]));
     WH_LAUNCH_OR_DIE();
 }
-/* (c), one pass, frame f's mesh in spans[f % K], its window forecast by
- * frame f - 1 (the chain's first frame opens its own; its last forecasts
- * none); one chain_commit_kernel for the chain's n frames on c.side,
- * launched with frame 0 (as frame_fused_side with g_chain: the lock handed
- * on through the ticket word, the chain's last commit unlocks, c.s rejoins
- * c.side after the last frame). */
+/* (c), one pass, frame f's mesh in spans[f % K], written into the window
+ * forecast for it; one posts_commit_kernel for the chain's n frames on
+ * c.side, launched with frame 0 (it publishes frame 0's window, commits
+ * the frames' posts in order, holds the arena's lock for the chain; c.s
+ * rejoins c.side after the last frame). */
 static void frame_onepass_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans, int n) {
-    tail_args t = arena_tail(c, f, a, spans, 0, true);
-    t.handed = f != 0;                                     /* frame 0 locks */
     if (f == 0) {
         WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
         WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
         commit_args cm = {};
         cm.arena = wh_arena_device(a);
         cm.smem_bytes = fused_arena_smem(a);
-        cm.baton = c.done;
-        WH_CUDA_OR_DIE(launch_chain_commit(c, cm, spans, n));
+        WH_CUDA_OR_DIE(launch_side(c, cm.smem_bytes, posts_commit_kernel, cm, spans, (uint32_t)c.k, (uint32_t)n, c.win,
+                                   (const uint32_t *)c.op_seq));
         WH_LAUNCH_OR_DIE();
     }
-    WH_CUDA_OR_DIE(launch_onepass<true>(c, t, NULL, spans, f, n));
+    WH_CUDA_OR_DIE(launch_onepass<true>(c, tail(c), NULL, f, n));
     WH_LAUNCH_OR_DIE();
     if (f == n - 1) side_join(c);
 }
@@ -1528,6 +1503,7 @@ static void stack_for_kernels(void) {
     const void *k[] = {(const void *)onepass_kernel<true>, (const void *)onepass_kernel<false>,
                        (const void *)fused_kernel<true, true>, (const void *)fused_kernel<true>,
                        (const void *)fused_kernel<false>, (const void *)commit_kernel, (const void *)chain_commit_kernel,
+                       (const void *)posts_commit_kernel,
                        (const void *)generate_kernel<true>, (const void *)generate_kernel<false>,
                        (const void *)count_kernel<true>, (const void *)count_kernel<false>};
     size_t need = 0, have = 0;
@@ -1579,8 +1555,6 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaMemset(c.op_seq, 0, sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&c.win, sizeof(onepass_window)));
     WH_CUDA_OR_DIE(cudaMemset(c.win, 0, sizeof(onepass_window)));
-    c.op_scratch_bytes = 1u << 20;                        /* the example's arenas: 64 blocks, a few KiB */
-    WH_CUDA_OR_DIE(cudaMalloc(&c.op_scratch, c.op_scratch_bytes));
 }
 
 /* The side stream, its events and the status word (the end of main). */

@@ -99,23 +99,21 @@ WH_INLINE WH_HOST_DEVICE void wh__forecast_plan(const wh_arena_forecast *fc, con
     pl->valid = 1u;
 }
 
-/* Make the forecast from what the reserve of ring[slot] read (a ticket
- * whose plan is current, the lock held): the plan's free blocks (all of
- * them: a complete plan), the cursor, and the blocks of the ring's other
- * slots.  Invalid if the plan is not complete or a slot's block is not
- * what its handle says. */
-WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const wh_arena_ring_ticket *t,
-                                                         const wh_arena_span *ring, uint32_t k, uint32_t slot,
-                                                         wh_arena_forecast *fc) {
-    wh_arena_state *s = a.s;
-    const wh_arena_ring_plan *pl = &t->pl;
+/* Make the forecast from plan pl (current, complete) for the replace of
+ * ring[slot] on state s (the real image under the lock, or a staged copy):
+ * the plan's free blocks, the cursor, and the blocks of the ring's other
+ * slots (their descriptors in s).  Invalid if the plan is not complete or
+ * a slot's block is not what its handle says. */
+WH_INLINE WH_HOST_DEVICE void wh__forecast_from(wh_arena_state *s, const wh_arena_ring_plan *pl,
+                                               const wh_arena_span *ring, uint32_t k, uint32_t slot,
+                                               wh_arena_forecast *fc) {
     memset(fc, 0, sizeof *fc);
-    if (!t->locked || !t->current || t->partial || !pl->complete || k == 0 || k > WH_ARENA_FORECAST_SLOTS ||
-        slot >= k || pl->nfree > WH_ARENA_FORECAST_FREE)
+    if (!pl->valid || !pl->complete || k == 0 || k > WH_ARENA_FORECAST_SLOTS || slot >= k ||
+        pl->nfree > WH_ARENA_FORECAST_FREE)
         return;
     fc->k = k;
-    fc->base = t->base;
-    fc->bytes = t->bytes;
+    fc->base = s->base;
+    fc->bytes = s->bytes;
     fc->granule = pl->granule;
     fc->cursor = s->ring_cursor;
     for (uint32_t i = 0; i < pl->nfree; ++i) {                          /* ring order to address order */
@@ -129,8 +127,9 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const 
     const uint32_t *gen = wh__arena_gen(s);
     for (uint32_t i = 0; i < k; ++i) {
         if (i == slot) continue;                                         /* the plan freed it already */
+        wh_arena_span sp = wh__span_load(&ring[i]);
         for (int p = 0; p < 2; ++p) {
-            wh_handle h = ring[i].part[p];
+            wh_handle h = sp.part[p];
             if (!h.ptr) continue;
             if (h.block >= c->capacity || d[h.block].state != WH_BLOCK_USED || gen[h.block] != h.gen) return;
             fc->held[i][p].addr = d[h.block].addr;
@@ -138,6 +137,14 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const 
         }
     }
     fc->valid = 1u;
+}
+/* The same from what a reserve of ring[slot] read (its ticket: the lock
+ * held, the plan current and read whole). */
+WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const wh_arena_ring_ticket *t,
+                                                         const wh_arena_span *ring, uint32_t k, uint32_t slot,
+                                                         wh_arena_forecast *fc) {
+    memset(fc, 0, sizeof *fc);
+    if (t->locked && t->current && !t->partial) wh__forecast_from(a.s, &t->pl, ring, k, slot, fc);
 }
 
 /* The window the next replace of slot will write into (as
@@ -239,5 +246,194 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_check(wh_status fst, const 
     if (fst == WH_OK) return made.part[0].ptr != 0 && wh_arena_ring_forecast_holds(fs, &made);
     return fst == WH_ERR_OUT_OF_MEMORY && made.part[0].ptr == 0;
 }
+
+/* ---- the committer of a forecast ring -------------------------------- *
+ * The producer of frame f writes into the window forecast for it, runs the
+ * replace on the forecast, and posts what it did: the count, whether it
+ * was clamped to the window, and the forecast's span and status.  It never
+ * takes the lock.  One committer (a thread, or a block that keeps the image
+ * in smem) holds the lock for a chain of frames: it makes the forecast and
+ * the chain's first window from the real state, then commits each post in
+ * order -- the real replace, checked against the forecast -- writes the
+ * slot, and counts the post consumed, so its place in the post ring can be
+ * used again. */
+typedef struct wh_arena_ring_post {
+    uint32_t seq;                /* frame number + 1 (release): posted       */
+    uint32_t clamped;            /* 1: the count outgrew the window          */
+    uint32_t fstatus, pad;       /* the forecast's replace: WH_OK, or a failure */
+    uint64_t count;              /* elements written                         */
+    wh_arena_span forecast;      /* where (addresses, counts)                */
+} wh_arena_ring_post;
+
+/* One post on state s (lock held; the real image or a staged copy), the
+ * slot's span held (parts in `freed` freed on s already): the real replace
+ * into *made.  Returns the status to report: the core's failure;
+ * WH_ERR_CORRUPT where the core did not do what the forecast said (the
+ * elements were written elsewhere); WH_ERR_OUT_OF_MEMORY where the producer
+ * clamped; else WH_OK. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__post_commit(wh_arena_state *s, const wh_arena_ring_post *p,
+                                                  const wh_arena_span *held, uint32_t freed, uint64_t stride,
+                                                  wh_arena_span *made) {
+    wh_status st = WH_OK;
+    memset(made, 0, sizeof *made);
+    for (int q = 0; q < 2 && st == WH_OK; ++q)
+        if (held->part[q].ptr && !(freed >> q & 1u)) st = wh__arena_do_free(s, held->part[q]);
+    if (st == WH_OK) st = wh__arena_do_alloc_span(s, p->count, stride, made);
+    bool same = st == WH_OK ? p->fstatus == WH_OK && wh_arena_ring_forecast_holds(&p->forecast, made)
+                            : p->fstatus != WH_OK;
+    if (!same) return WH_ERR_CORRUPT;
+    return st != WH_OK ? st : p->clamped ? WH_ERR_OUT_OF_MEMORY : WH_OK;
+}
+
+/* The chain's start, lock held: the forecast and the window for the
+ * replace of ring[s0] from a plan made on copy (a copy of the image, which
+ * it changes: the slot's span freed there; *freed says which parts), the
+ * window published (release of w_value into *w_flag). */
+WH_INLINE WH_HOST_DEVICE void wh__posts_begin(wh_arena_state *copy, const wh_arena_span *ring, uint32_t k, uint32_t s0,
+                                             uint64_t stride, wh_arena_forecast *fc, wh_arena_span *w,
+                                             uint32_t *w_flag, uint32_t w_value, uint32_t *freed) {
+    wh_arena_span held = wh__span_load(&ring[s0]);
+    wh_arena_ring_plan pl = wh__ring_plan_make(copy, &ring[s0], &held);
+    *freed = pl.valid ? 3u : 0u;
+    wh__forecast_from(copy, &pl, ring, k, s0, fc);
+    memset(w, 0, sizeof *w);
+    if (fc->valid) wh__window_on(&pl, copy->base, copy->bytes, stride, w);
+    wh_fence();
+    wh_atomic_store(w_flag, w_value, WH_RELEASE);
+}
+
+/* Wait (bounded: tries) for post f (seq f + 1) in the ring of npost. */
+WH_INLINE WH_HOST_DEVICE bool wh__post_wait(wh_arena_ring_post *posts, uint32_t npost, uint32_t f, uint32_t tries) {
+    for (uint32_t n = 0; n < tries; ++n) {
+        if (wh_atomic_load(&posts[f % npost].seq, WH_ACQUIRE) == f + 1u) return true;
+        wh_backoff(n < 8u ? n : 8u);
+    }
+    return false;
+}
+
+/* The committer by one thread, in place (the CPU backend's; a test's):
+ * lock (tries polls), the forecast into *fc and the first window into *w
+ * for the replace of ring[s0] (published: w_value into *w_flag; scratch
+ * >= wh_arena_meta_bytes, 8-aligned, for the plan), then frames posts
+ * f0, f0 + 1, ... (post f replaces ring[(s0 + f - f0) % k], elements of
+ * stride) each awaited (tries), committed, the slot written, *consumed = f
+ * + 1 (release); then unlock.  Returns the last status (WH_ERR_RETRY_LIMIT:
+ * no lock, or a post that did not come; the chain stops there). */
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
+    wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t s0, uint32_t f0, uint32_t frames,
+    wh_arena_ring_post *posts, uint32_t npost, uint32_t *consumed, uint64_t stride, void *scratch,
+    uint64_t scratch_bytes, uint32_t tries, wh_arena_forecast *fc, wh_arena_span *w, uint32_t *w_flag,
+    uint32_t w_value) {
+    wh_arena_state *s = a.s;
+    uint64_t bytes = wh__arena_image_bytes(s);
+    if (!ring || k == 0 || s0 >= k || !posts || npost == 0 || !scratch || scratch_bytes < bytes || (bytes & 7u))
+        return WH_ERR_INVALID_ARGUMENT;
+    if (!wh__arena_lock_poll(s, tries)) {
+        wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+        return WH_ERR_RETRY_LIMIT;
+    }
+    uint32_t freed = 0;
+    wh__ring_copy_words((uint64_t *)scratch, NULL, s, bytes / 8u, true);
+    wh__posts_begin((wh_arena_state *)scratch, ring, k, s0, stride, fc, w, w_flag, w_value, &freed);
+    wh_status st = WH_OK;
+    for (uint32_t i = 0; i < frames; ++i) {
+        uint32_t f = f0 + i;
+        if (!wh__post_wait(posts, npost, f, tries)) {
+            st = WH_ERR_RETRY_LIMIT;
+            wh__arena_note(s, st);
+            break;
+        }
+        wh_arena_span *slot = &ring[(s0 + i) % k], held = *slot, made;
+        st = wh__post_commit(s, &posts[f % npost], &held, 0u, stride, &made);
+        *slot = made;
+        wh__arena_note(s, st);
+        wh__arena_publish(s, st);
+        wh_atomic_store(consumed, f + 1u, WH_RELEASE);
+    }
+    wh__arena_unlock(s);
+    return st;
+}
+
+#ifdef __CUDACC__
+/* The committer by one block (every thread, converged, the same
+ * arguments), the image kept in smem from frame to frame (smem as
+ * wh_arena_ring_commit_block; without room thread 0 runs the thread
+ * version in place, with smem as its scratch... none: then it returns
+ * WH_ERR_INVALID_ARGUMENT).  Thread 0 commits each post on the copy -- the
+ * next slot's span freed there ahead, so a commit only allocates -- and
+ * writes the slot; the block writes back the words that changed; one fence,
+ * then the post counted consumed.  As the thread version otherwise. */
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
+    wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t s0, uint32_t f0, uint32_t frames,
+    wh_arena_ring_post *posts, uint32_t npost, uint32_t *consumed, uint64_t stride, void *smem, uint64_t smem_bytes,
+    uint32_t tries, wh_arena_forecast *fc, wh_arena_span *w, uint32_t *w_flag, uint32_t w_value) {
+    __shared__ uint32_t wh__posts_go;
+    __shared__ wh_status wh__posts_st;
+    wh_arena_state *s = a.s, *copy = (wh_arena_state *)smem;
+    uint64_t words = wh__arena_image_bytes(s) / 8u, *img = (uint64_t *)smem, *real = (uint64_t *)s;
+    uint64_t orig[WH_ARENA_STAGE_WORDS];
+    if (!ring || k == 0 || s0 >= k || !posts || npost == 0 || !wh__ring_can_stage(s, smem, smem_bytes))
+        return WH_ERR_INVALID_ARGUMENT;                 /* uniform: the same arguments */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        wh__posts_go = wh__arena_lock_poll(s, tries);
+        if (!wh__posts_go) wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+    }
+    __syncthreads();
+    if (!wh__posts_go) return WH_ERR_RETRY_LIMIT;
+    wh__ring_stage_words(img, real, orig, words, true);
+    __syncthreads();
+    uint32_t freed = 0;                                 /* thread 0's: parts of the next slot freed on the copy */
+    wh_arena_span held;                                 /* thread 0's: what that slot held */
+    if (threadIdx.x == 0) {
+        wh__posts_begin(copy, ring, k, s0, stride, fc, w, w_flag, w_value, &freed);
+        held = wh__span_load(&ring[s0]);
+        wh__posts_st = WH_OK;
+    }
+    __syncthreads();
+    for (uint32_t i = 0; i < frames; ++i) {
+        uint32_t f = f0 + i;
+        if (threadIdx.x == 0) {
+            wh__posts_go = wh__post_wait(posts, npost, f, tries);
+            if (wh__posts_go) {
+                wh_arena_span made;
+                wh_status st = wh__post_commit(copy, &posts[f % npost], &held, freed, stride, &made);
+                ring[(s0 + i) % k] = made;
+                wh__arena_note(s, st);
+                wh__arena_account(copy, st);
+                if (wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
+                wh__posts_st = st;
+            } else {
+                wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+                wh__posts_st = WH_ERR_RETRY_LIMIT;
+            }
+        }
+        __syncthreads();
+        if (!wh__posts_go) break;                       /* uniform */
+        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* the words that changed, back */
+            uint64_t x = threadIdx.x + (uint64_t)j * blockDim.x;
+            if (x < words && wh__ring_written_back(x) && img[x] != orig[j]) real[x] = img[x];
+            if (x < words) orig[j] = img[x];
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();                            /* the block's writes (cumulative), then the count */
+            wh_atomic_store(consumed, f + 1u, WH_RELEASE);
+            freed = 0;                                  /* the next slot's free, ahead, on the copy only */
+            if (i + 1u < frames) {
+                held = wh__span_load(&ring[(s0 + i + 1u) % k]);
+                for (int q = 0; q < 2; ++q)
+                    if (held.part[q].ptr && wh__arena_do_free(copy, held.part[q]) == WH_OK) freed |= 1u << q;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        __threadfence();
+        wh__arena_unlock(s);
+    }
+    return wh__posts_st;
+}
+#endif
 
 #endif /* WARPHEAP_ARENA_FORECAST_H */
