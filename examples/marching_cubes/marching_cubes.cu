@@ -709,6 +709,7 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  * committer's block resident beside the frame's (launched first, at the
  * greatest priority). */
 #define MC_POSTS 16               /* frames posted ahead of the committer, at most */
+enum { ONEPASS_STUCK_LOOK, ONEPASS_STUCK_WINDOW, ONEPASS_STUCK_POST, ONEPASS_STUCK_KINDS };   /* timeouts, by wait */
 struct onepass_window {
     wh_arena_span w[2];          /* where element i goes, by the tag's parity  */
     uint32_t tag[2];             /* the launch whose window it is              */
@@ -720,7 +721,7 @@ struct onepass_args {
     uint64_t *lb;                /* [bricks]: tag << 34 | flag << 32 | triangles */
     uint32_t *seq;               /* launches so far (never reset)              */
     uint32_t *ticket;            /* tickets                                    */
-    uint32_t *stuck;
+    uint32_t *stuck;             /* [ONEPASS_STUCK_KINDS] */
     uint3 bricks;                /* the grid of bricks                         */
     onepass_window *win;         /* (c)                                         */
     uint32_t k, slot;            /* (c): K slots; this frame replaces slot      */
@@ -790,18 +791,25 @@ static __device__ void onepass_post(const onepass_args &o, uint32_t seq, const w
         __nanosleep(64);
         ++k;
     }
-    if (k == MC_LOOK_TRIES) atomicAdd(o.stuck, 1u);
+    if (k == MC_LOOK_TRIES) atomicAdd(&o.stuck[ONEPASS_STUCK_POST], 1u);
     wh_arena_ring_post *p = &win->posts[seq % MC_POSTS];
     uint64_t n = all < w->count ? all : w->count;
+    wh_arena_forecast fc = win->fc;                    /* local: the loads at once, not one by one */
+    wh_arena_span fs, nw;
+    wh_status fst = wh_arena_ring_forecast_replace(&fc, o.slot, n, TRI_BYTES, &fs);
+    uint32_t next = lb_tag(seq + 1u);
+    bool more = !o.last && fc.valid;
+    if (more) wh_arena_ring_forecast_window(&fc, (o.slot + 1u) % o.k, TRI_BYTES, &nw);
     p->count = n;
     p->clamped = n < all;
-    p->fstatus = (uint32_t)wh_arena_ring_forecast_replace(&win->fc, o.slot, n, TRI_BYTES, &p->forecast);
+    p->fstatus = (uint32_t)fst;
+    p->forecast = fs;
     wh_atomic_store(&p->seq, seq + 1u, WH_RELEASE);
-    uint32_t next = lb_tag(seq + 1u);
-    if (!o.last && win->fc.valid) {
-        wh_arena_ring_forecast_window(&win->fc, (o.slot + 1u) % o.k, TRI_BYTES, &win->w[next & 1u]);
+    if (more) {
+        win->w[next & 1u] = nw;
         wh_atomic_store(&win->tag[next & 1u], next, WH_RELEASE);
     }
+    win->fc = fc;                                      /* the next frame's last ticket reads it: after this kernel */
 }
 
 template <bool ARENA>
@@ -839,7 +847,8 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     if (threadIdx.x == 0) {
         bool win = !ARENA || onepass_window_of(o, tag, &s_win);
         s_ok = prefix != UINT32_MAX && win;
-        if (!s_ok) atomicAdd(o.stuck, 1u);
+        if (prefix == UINT32_MAX) atomicAdd(&o.stuck[ONEPASS_STUCK_LOOK], 1u);
+        if (!win) atomicAdd(&o.stuck[ONEPASS_STUCK_WINDOW], 1u);
         if (tk == nb - 1u) {                           /* the last ticket: the frame's total (0 if unknown) */
             uint32_t all = s_ok ? prefix + total : 0u;
             *o.ticket = 0;                             /* every ticket taken; before the announce: the baton comes after */
@@ -891,6 +900,7 @@ struct ctx {
     int side_priority;                                    /* the commit kernel's: the device's greatest */
     uint64_t *lb;                                         /* onepass_kernel: look-back words, a brick each */
     uint32_t *op_seq;                                     /* its launches so far */
+    uint32_t *op_stuck;                                   /* its timeouts, by wait (ONEPASS_STUCK_*) */
     onepass_window *win;                                  /* its open window (c) */
 };
 
@@ -1147,7 +1157,7 @@ static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true
 /* One pass a frame (onepass_kernel), any grid: a block a brick, by PDL
  * after the previous frame where pdl_probe saw it run. */
 template <bool ARENA> static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out, int f = 0, int n = 1) {
-    onepass_args o = {c.lb, c.op_seq, c.done, c.stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, (uint32_t)c.k,
+    onepass_args o = {c.lb, c.op_seq, c.done, c.op_stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, (uint32_t)c.k,
                       (uint32_t)(f % c.k), f == n - 1};
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
@@ -1551,8 +1561,9 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&c.join, cudaEventDisableTiming));
     WH_CUDA_OR_DIE(cudaMalloc(&c.lb, c.nbricks * sizeof(uint64_t)));
     WH_CUDA_OR_DIE(cudaMemset(c.lb, 0, c.nbricks * sizeof(uint64_t)));   /* tag 0: no launch's */
-    WH_CUDA_OR_DIE(cudaMalloc(&c.op_seq, sizeof(uint32_t)));
-    WH_CUDA_OR_DIE(cudaMemset(c.op_seq, 0, sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMalloc(&c.op_seq, (1 + ONEPASS_STUCK_KINDS) * sizeof(uint32_t)));
+    WH_CUDA_OR_DIE(cudaMemset(c.op_seq, 0, (1 + ONEPASS_STUCK_KINDS) * sizeof(uint32_t)));
+    c.op_stuck = c.op_seq + 1;
     WH_CUDA_OR_DIE(cudaMalloc(&c.win, sizeof(onepass_window)));
     WH_CUDA_OR_DIE(cudaMemset(c.win, 0, sizeof(onepass_window)));
 }
@@ -2147,6 +2158,12 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NR0 - 4; ++i) same = same && mesh_c[i] == mesh_a;
     for (size_t i = 0; i < mesh_fused.size(); ++i) same = same && mesh_fused[i] == mesh_a;
     if (uint32_t n = fused_stuck(c)) { fprintf(stderr, "fused kernel: %u barrier timeouts\n", n); bad = 1; }
+    uint32_t ost[ONEPASS_STUCK_KINDS];
+    WH_CUDA_OR_DIE(cudaMemcpy(ost, c.op_stuck, sizeof ost, cudaMemcpyDeviceToHost));
+    if (ost[0] || ost[1] || ost[2]) {
+        fprintf(stderr, "one pass: timeouts: look-back %u, window %u, post %u\n", ost[0], ost[1], ost[2]);
+        bad = 1;
+    }
     printf("last frame: %u triangles; meshes of (a), (b), every (c) %s\n", hist[last], same ? "identical" : "DIFFER");
     write_results(a, c, r, nr, needed);
     teardown_side(c);

@@ -288,10 +288,13 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__post_commit(wh_arena_state *s, const wh_a
 /* The chain's start, lock held: the forecast and the window for the
  * replace of ring[s0] from a plan made on copy (a copy of the image, which
  * it changes: the slot's span freed there; *freed says which parts), the
- * window published (release of w_value into *w_flag). */
+ * window published (release of w_value into *w_flag), and every post
+ * before f0 counted consumed (none is this chain's). */
 WH_INLINE WH_HOST_DEVICE void wh__posts_begin(wh_arena_state *copy, const wh_arena_span *ring, uint32_t k, uint32_t s0,
                                              uint64_t stride, wh_arena_forecast *fc, wh_arena_span *w,
-                                             uint32_t *w_flag, uint32_t w_value, uint32_t *freed) {
+                                             uint32_t *w_flag, uint32_t w_value, uint32_t *freed, uint32_t *consumed,
+                                             uint32_t f0) {
+    wh_atomic_store(consumed, f0, WH_RELAXED);        /* no post before f0 is this chain's (the release below) */
     wh_arena_span held = wh__span_load(&ring[s0]);
     wh_arena_ring_plan pl = wh__ring_plan_make(copy, &ring[s0], &held);
     *freed = pl.valid ? 3u : 0u;
@@ -334,7 +337,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
     }
     uint32_t freed = 0;
     wh__ring_copy_words((uint64_t *)scratch, NULL, s, bytes / 8u, true);
-    wh__posts_begin((wh_arena_state *)scratch, ring, k, s0, stride, fc, w, w_flag, w_value, &freed);
+    wh__posts_begin((wh_arena_state *)scratch, ring, k, s0, stride, fc, w, w_flag, w_value, &freed, consumed, f0);
     wh_status st = WH_OK;
     for (uint32_t i = 0; i < frames; ++i) {
         uint32_t f = f0 + i;
@@ -386,7 +389,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
     uint32_t freed = 0;                                 /* thread 0's: parts of the next slot freed on the copy */
     wh_arena_span held;                                 /* thread 0's: what that slot held */
     if (threadIdx.x == 0) {
-        wh__posts_begin(copy, ring, k, s0, stride, fc, w, w_flag, w_value, &freed);
+        wh__posts_begin(copy, ring, k, s0, stride, fc, w, w_flag, w_value, &freed, consumed, f0);
         held = wh__span_load(&ring[s0]);
         wh__posts_st = WH_OK;
     }
