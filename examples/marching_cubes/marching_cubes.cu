@@ -804,12 +804,11 @@ static __device__ void onepass_post(const onepass_args &o, uint32_t seq, const w
     p->clamped = n < all;
     p->fstatus = (uint32_t)fst;
     p->forecast = fs;
-    wh_atomic_store(&p->seq, seq + 1u, WH_RELEASE);
-    if (more) {
-        win->w[next & 1u] = nw;
-        wh_atomic_store(&win->tag[next & 1u], next, WH_RELEASE);
-    }
+    if (more) win->w[next & 1u] = nw;
     win->fc = fc;                                      /* the next frame's last ticket reads it: after this kernel */
+    __threadfence();                                   /* one fence for both announces (release) */
+    *(volatile uint32_t *)&p->seq = seq + 1u;
+    if (more) *(volatile uint32_t *)&win->tag[next & 1u] = next;
 }
 
 template <bool ARENA>
@@ -821,7 +820,7 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     __shared__ mc_gtables tab;
     __shared__ uint32_t s_tk, s_prefix;
     __shared__ wh_arena_span s_win;
-    __shared__ bool s_ok;
+    __shared__ bool s_ok, s_win_ok;
     int m = n - 1;
     load_tables(&tab);                                 /* load_brick syncs; written once, before any frame */
     pdl_wait();                                        /* the previous frame done, and its memory */
@@ -842,23 +841,26 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
         if (threadIdx.x == 0) s_prefix = excl;
     }
     __syncthreads();
-    pdl_launch_dependents();                           /* every block has started: the next frame may come and wait */
     const uint32_t prefix = s_prefix;
     if (threadIdx.x == 0) {
-        bool win = !ARENA || onepass_window_of(o, tag, &s_win);
-        s_ok = prefix != UINT32_MAX && win;
+        s_win_ok = !ARENA || onepass_window_of(o, tag, &s_win);
+        s_ok = prefix != UINT32_MAX && s_win_ok;
         if (prefix == UINT32_MAX) atomicAdd(&o.stuck[ONEPASS_STUCK_LOOK], 1u);
-        if (!win) atomicAdd(&o.stuck[ONEPASS_STUCK_WINDOW], 1u);
-        if (tk == nb - 1u) {                           /* the last ticket: the frame's total (0 if unknown) */
-            uint32_t all = s_ok ? prefix + total : 0u;
-            *o.ticket = 0;                             /* every ticket taken; before the announce: the baton comes after */
-            *o.seq = seq + 1u;
-            t.history[frame] = all;
-            *t.frame = frame + 1u;
-            if (ARENA && win) onepass_post(o, seq, &s_win, all);   /* a count of 0 fails: the slot emptied, counted */
-        }
+        if (!s_win_ok) atomicAdd(&o.stuck[ONEPASS_STUCK_WINDOW], 1u);
     }
     __syncthreads();
+    /* every block has started and has its window: the next frame's blocks
+     * may come and wait (earlier, they could fill the SMs before the
+     * chain's committer has one to publish the first window on) */
+    pdl_launch_dependents();
+    if (threadIdx.x == 0 && tk == nb - 1u) {           /* the last ticket: the frame's total (0 if unknown) */
+        uint32_t all = s_ok ? prefix + total : 0u;
+        *o.ticket = 0;                                 /* every ticket taken */
+        *o.seq = seq + 1u;
+        t.history[frame] = all;
+        *t.frame = frame + 1u;
+        if (ARENA && s_win_ok) onepass_post(o, seq, &s_win, all);   /* while the other threads write; a count */
+    }                                                  /* of 0 fails: the slot emptied, counted  */
     if (!s_ok || total == 0) return;                   /* block-uniform */
     wh_arena_span sp = ARENA ? s_win : buffer_span(out);
     emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);

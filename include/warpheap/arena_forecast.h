@@ -358,14 +358,16 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
 }
 
 #ifdef __CUDACC__
+#define WH_ARENA_POSTS_BATCH 8       /* posts a block commits between write-backs */
 /* The committer by one block (every thread, converged, the same
  * arguments), the image kept in smem from frame to frame (smem as
- * wh_arena_ring_commit_block; without room thread 0 runs the thread
- * version in place, with smem as its scratch... none: then it returns
- * WH_ERR_INVALID_ARGUMENT).  Thread 0 commits each post on the copy -- the
- * next slot's span freed there ahead, so a commit only allocates -- and
- * writes the slot; the block writes back the words that changed; one fence,
- * then the post counted consumed.  As the thread version otherwise. */
+ * wh_arena_ring_commit_block: without room, WH_ERR_INVALID_ARGUMENT and
+ * nothing done).  Thread 0 commits the posts there (up to
+ * WH_ARENA_POSTS_BATCH: a committer behind catches up) on the copy -- the
+ * next slot's span freed there ahead, so the first of them only allocates
+ * -- and writes their slots; the block writes back the words that
+ * changed; one fence, then the posts counted consumed.  As the thread
+ * version otherwise. */
 WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
     wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t s0, uint32_t f0, uint32_t frames,
     wh_arena_ring_post *posts, uint32_t npost, uint32_t *consumed, uint64_t stride, void *smem, uint64_t smem_bytes,
@@ -394,37 +396,46 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
         wh__posts_st = WH_OK;
     }
     __syncthreads();
-    for (uint32_t i = 0; i < frames; ++i) {
-        uint32_t f = f0 + i;
-        if (threadIdx.x == 0) {
-            wh__posts_go = wh__post_wait(posts, npost, f, tries);
-            if (wh__posts_go) {
-                wh_arena_span made;
-                wh_status st = wh__post_commit(copy, &posts[f % npost], &held, freed, stride, &made);
-                ring[(s0 + i) % k] = made;
+    for (uint32_t i = 0; i < frames;) {
+        if (threadIdx.x == 0) {                         /* the posts there, up to a batch: one write-back */
+            uint32_t n = 0;
+            bool go = wh__post_wait(posts, npost, f0 + i, tries);
+            if (!go) {
+                wh__arena_note(s, WH_ERR_RETRY_LIMIT);
+                wh__posts_st = WH_ERR_RETRY_LIMIT;
+            }
+            while (go) {
+                uint32_t f = f0 + i + n;
+                wh_arena_span *slot = &ring[(s0 + i + n) % k], made;
+                if (n != 0) held = wh__span_load(slot);
+                wh_status st = wh__post_commit(copy, &posts[f % npost], &held, n == 0 ? freed : 0u, stride, &made);
+                *slot = made;
                 wh__arena_note(s, st);
                 wh__arena_account(copy, st);
                 if (wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
                 wh__posts_st = st;
-            } else {
-                wh__arena_note(s, WH_ERR_RETRY_LIMIT);
-                wh__posts_st = WH_ERR_RETRY_LIMIT;
+                ++n;
+                go = n < WH_ARENA_POSTS_BATCH && i + n < frames &&
+                     wh_atomic_load(&posts[(f + 1u) % npost].seq, WH_ACQUIRE) == f + 2u;
             }
+            wh__posts_go = n;
         }
         __syncthreads();
-        if (!wh__posts_go) break;                       /* uniform */
+        uint32_t n = wh__posts_go;
+        if (n == 0) break;                              /* uniform: a post that did not come */
         for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* the words that changed, back */
             uint64_t x = threadIdx.x + (uint64_t)j * blockDim.x;
             if (x < words && wh__ring_written_back(x) && img[x] != orig[j]) real[x] = img[x];
             if (x < words) orig[j] = img[x];
         }
         __syncthreads();
+        i += n;
         if (threadIdx.x == 0) {
             __threadfence();                            /* the block's writes (cumulative), then the count */
-            wh_atomic_store(consumed, f + 1u, WH_RELEASE);
+            wh_atomic_store(consumed, f0 + i, WH_RELEASE);
             freed = 0;                                  /* the next slot's free, ahead, on the copy only */
-            if (i + 1u < frames) {
-                held = wh__span_load(&ring[(s0 + i + 1u) % k]);
+            if (i < frames) {
+                held = wh__span_load(&ring[(s0 + i) % k]);
                 for (int q = 0; q < 2; ++q)
                     if (held.part[q].ptr && wh__arena_do_free(copy, held.part[q]) == WH_OK) freed |= 1u << q;
             }
