@@ -709,13 +709,19 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  * committer's block resident beside the frame's (launched first, at the
  * greatest priority). */
 #define MC_POSTS 16               /* frames posted ahead of the committer, at most */
-enum { ONEPASS_STUCK_LOOK, ONEPASS_STUCK_WINDOW, ONEPASS_STUCK_POST, ONEPASS_STUCK_KINDS };   /* timeouts, by wait */
+/* What the one-pass frames count (onepass_args.stuck): timeouts by wait,
+ * forecasts lost (a replace the forecast could not follow: the frames after
+ * it get no window until the next chain), the last ticket's post (ns, summed). */
+enum { ONEPASS_STUCK_LOOK, ONEPASS_STUCK_WINDOW, ONEPASS_STUCK_POST, ONEPASS_LOST, ONEPASS_POST_NS, ONEPASS_POSTS,
+       ONEPASS_STUCK_KINDS };
 struct onepass_window {
     wh_arena_span w[2];          /* where element i goes, by the tag's parity  */
     uint32_t tag[2];             /* the launch whose window it is              */
     wh_arena_forecast fc;        /* the ring, forecast                         */
     wh_arena_ring_post posts[MC_POSTS];   /* launch q's in posts[q % MC_POSTS] */
     uint32_t consumed;           /* posts the committer has committed (q + 1)  */
+    uint32_t chains_stopped;     /* committers that stopped short              */
+    uint32_t chains_unforecast;  /* ... that ended with no valid forecast       */
 };
 struct onepass_args {
     uint64_t *lb;                /* [bricks]: tag << 34 | flag << 32 | triangles */
@@ -797,6 +803,7 @@ static __device__ void onepass_post(const onepass_args &o, uint32_t seq, const w
     wh_arena_forecast fc = win->fc;                    /* local: the loads at once, not one by one */
     wh_arena_span fs, nw;
     wh_status fst = wh_arena_ring_forecast_replace(&fc, o.slot, n, TRI_BYTES, &fs);
+    if (fst == WH_ERR_CORRUPT) atomicAdd(&o.stuck[ONEPASS_LOST], 1u);
     uint32_t next = lb_tag(seq + 1u);
     bool more = !o.last && fc.valid;
     if (more) wh_arena_ring_forecast_window(&fc, (o.slot + 1u) % o.k, TRI_BYTES, &nw);
@@ -828,8 +835,14 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     uint32_t nb = o.bricks.x * o.bricks.y * o.bricks.z;
     if (threadIdx.x == 0) {
         s_tk = wh_atomic_fetch_add(o.ticket, 1u, WH_ACQ_REL);
+        s_win_ok = !ARENA;                             /* (c): the window, if it is there already (the previous */
+        if (ARENA && wh_atomic_load(&o.win->tag[tag & 1u], WH_ACQUIRE) == tag) {   /* frame published it): read */
+            s_win = o.win->w[tag & 1u];                /* while the field is computed                       */
+            s_win_ok = true;
+        }
     }
     __syncthreads();
+    const bool early = s_win_ok;
     const uint32_t tk = s_tk;
     int3 b = make_int3((int)(tk % o.bricks.x) * BX, (int)(tk / o.bricks.x % o.bricks.y) * BY,
                        (int)(tk / (o.bricks.x * o.bricks.y) * c_bz));
@@ -841,26 +854,32 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
         if (threadIdx.x == 0) s_prefix = excl;
     }
     __syncthreads();
+    /* the next frame's blocks may come and wait once every block has
+     * started and has its window (earlier, at a chain's start, they could
+     * fill the SMs before the committer has one to publish the window on) */
+    if (early) pdl_launch_dependents();
     const uint32_t prefix = s_prefix;
     if (threadIdx.x == 0) {
-        s_win_ok = !ARENA || onepass_window_of(o, tag, &s_win);
+        if (!early) s_win_ok = onepass_window_of(o, tag, &s_win);
         s_ok = prefix != UINT32_MAX && s_win_ok;
         if (prefix == UINT32_MAX) atomicAdd(&o.stuck[ONEPASS_STUCK_LOOK], 1u);
         if (!s_win_ok) atomicAdd(&o.stuck[ONEPASS_STUCK_WINDOW], 1u);
     }
     __syncthreads();
-    /* every block has started and has its window: the next frame's blocks
-     * may come and wait (earlier, they could fill the SMs before the
-     * chain's committer has one to publish the first window on) */
-    pdl_launch_dependents();
+    if (!early) pdl_launch_dependents();
     if (threadIdx.x == 0 && tk == nb - 1u) {           /* the last ticket: the frame's total (0 if unknown) */
         uint32_t all = s_ok ? prefix + total : 0u;
         *o.ticket = 0;                                 /* every ticket taken */
         *o.seq = seq + 1u;
         t.history[frame] = all;
         *t.frame = frame + 1u;
-        if (ARENA && s_win_ok) onepass_post(o, seq, &s_win, all);   /* while the other threads write; a count */
-    }                                                  /* of 0 fails: the slot emptied, counted  */
+        if (ARENA && s_win_ok) {                       /* while the other threads write; a count */
+            uint64_t t0 = globaltimer();               /* of 0 fails: the slot emptied, counted  */
+            onepass_post(o, seq, &s_win, all);
+            atomicAdd(&o.stuck[ONEPASS_POST_NS], (uint32_t)(globaltimer() - t0));
+            atomicAdd(&o.stuck[ONEPASS_POSTS], 1u);
+        }
+    }
     if (!s_ok || total == 0) return;                   /* block-uniform */
     wh_arena_span sp = ARENA ? s_win : buffer_span(out);
     emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);
@@ -880,9 +899,13 @@ static __global__ void __launch_bounds__(THREADS, 1) posts_commit_kernel(commit_
     if (threadIdx.x == 0) seq0 = *(volatile const uint32_t *)op_seq;
     __syncthreads();
     uint32_t tag0 = lb_tag(seq0);
-    (void)wh_arena_ring_commit_posts_block(cm.arena, ring, k, 0u, seq0, frames, win->posts, MC_POSTS, &win->consumed,
-                                           TRI_BYTES, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, &win->fc,
-                                           &win->w[tag0 & 1u], &win->tag[tag0 & 1u], tag0);
+    wh_status st = wh_arena_ring_commit_posts_block(cm.arena, ring, k, 0u, seq0, frames, win->posts, MC_POSTS,
+                                                    &win->consumed, TRI_BYTES, arena_smem, cm.smem_bytes,
+                                                    MC_COMMIT_POLLS, &win->fc, &win->w[tag0 & 1u], &win->tag[tag0 & 1u],
+                                                    tag0);
+    if (threadIdx.x == 0 && (st == WH_ERR_RETRY_LIMIT || st == WH_ERR_INVALID_ARGUMENT))
+        atomicAdd(&win->chains_stopped, 1u);            /* no lock, a post that never came, no room */
+    if (threadIdx.x == 0 && !win->fc.valid) atomicAdd(&win->chains_unforecast, 1u);
 }
 
 /* ---- one frame ---------------------------------------------------------------------- */
@@ -2160,10 +2183,16 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NR0 - 4; ++i) same = same && mesh_c[i] == mesh_a;
     for (size_t i = 0; i < mesh_fused.size(); ++i) same = same && mesh_fused[i] == mesh_a;
     if (uint32_t n = fused_stuck(c)) { fprintf(stderr, "fused kernel: %u barrier timeouts\n", n); bad = 1; }
+    uint32_t chains[2];
+    WH_CUDA_OR_DIE(cudaMemcpy(chains, &c.win->chains_stopped, sizeof chains, cudaMemcpyDeviceToHost));
+    printf("one pass: %u chains stopped short, %u ended unforecast\n", chains[0], chains[1]);
     uint32_t ost[ONEPASS_STUCK_KINDS];
     WH_CUDA_OR_DIE(cudaMemcpy(ost, c.op_stuck, sizeof ost, cudaMemcpyDeviceToHost));
-    if (ost[0] || ost[1] || ost[2]) {
-        fprintf(stderr, "one pass: timeouts: look-back %u, window %u, post %u\n", ost[0], ost[1], ost[2]);
+    printf("one pass: %u forecasts lost; the last ticket's post %.2f us on average (%u)\n", ost[ONEPASS_LOST],
+           ost[ONEPASS_POSTS] ? 1e-3 * ost[ONEPASS_POST_NS] / ost[ONEPASS_POSTS] : 0.0, ost[ONEPASS_POSTS]);
+    if (ost[ONEPASS_STUCK_LOOK] || ost[ONEPASS_STUCK_WINDOW] || ost[ONEPASS_STUCK_POST]) {
+        fprintf(stderr, "one pass: timeouts: look-back %u, window %u, post %u\n", ost[ONEPASS_STUCK_LOOK],
+                ost[ONEPASS_STUCK_WINDOW], ost[ONEPASS_STUCK_POST]);
         bad = 1;
     }
     printf("last frame: %u triangles; meshes of (a), (b), every (c) %s\n", hist[last], same ? "identical" : "DIFFER");
