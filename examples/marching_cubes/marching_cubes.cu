@@ -711,7 +711,7 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
 #define MC_POSTS 16               /* frames posted ahead of the committer, at most */
 /* What the one-pass frames count (onepass_args.stuck): timeouts by wait,
  * forecasts lost (a replace the forecast could not follow: the frames after
- * it get no window until the next chain), the last ticket's post (ns, summed). */
+ * it get no window until the next chain), the arena block's work (ns, summed). */
 enum { ONEPASS_STUCK_LOOK, ONEPASS_STUCK_WINDOW, ONEPASS_STUCK_POST, ONEPASS_LOST, ONEPASS_POST_NS, ONEPASS_POSTS,
        ONEPASS_STUCK_KINDS };
 struct onepass_window {
@@ -720,6 +720,7 @@ struct onepass_window {
     wh_arena_forecast fc;        /* the ring, forecast                         */
     wh_arena_ring_post posts[MC_POSTS];   /* launch q's in posts[q % MC_POSTS] */
     uint32_t consumed;           /* posts the committer has committed (q + 1)  */
+    uint32_t total;              /* the last frame's triangles, for its post    */
     uint32_t chains_stopped;     /* committers that stopped short              */
     uint32_t chains_unforecast;  /* ... that ended with no valid forecast       */
 };
@@ -731,7 +732,7 @@ struct onepass_args {
     uint3 bricks;                /* the grid of bricks                         */
     onepass_window *win;         /* (c)                                         */
     uint32_t k, slot;            /* (c): K slots; this frame replaces slot      */
-    bool last;                   /* (c): the chain's last frame: no forecast on */
+    bool first, last;            /* (c): the chain's first frame, its last      */
 };
 #define LB_TOTAL 1ull            /* the brick's own total */
 #define LB_PREFIX 2ull           /* its inclusive prefix  */
@@ -785,37 +786,67 @@ static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh
     return true;
 }
 
-/* (c), the last ticket's thread 0 (launch seq, the frame's total known,
- * its window in w): the replace run on the forecast and posted for the
- * committer (once it has consumed the post that had the place), then the
- * next frame's window forecast and published (the other buffer: this
- * frame's blocks may still read theirs).  No lock, no wait for a commit. */
-static __device__ void onepass_post(const onepass_args &o, uint32_t seq, const wh_arena_span *w, uint32_t all) {
+/* (c), one thread: the post of launch pseq (its total all, clamped to its
+ * window pw, slot pslot) -- the replace run on the forecast -- and, unless
+ * next is 0, the window of the replace of slot nslot for launch tag next,
+ * forecast from it and published first (the other buffer: the blocks of
+ * launch pseq may still read theirs).  Waits (bounded) until the committer
+ * has consumed the post that had the place.  No lock, no commit awaited. */
+static __device__ void onepass_post(const onepass_args &o, uint32_t pseq, uint32_t pslot, const wh_arena_span *pw,
+                                    uint32_t all, uint32_t nslot, uint32_t next) {
     onepass_window *win = o.win;
+    wh_arena_forecast fc = win->fc;                    /* local: the loads at once, not one by one */
+    uint64_t n = all < pw->count ? all : pw->count;
+    wh_arena_span fs, nw;
+    wh_status fst = wh_arena_ring_forecast_replace(&fc, pslot, n, TRI_BYTES, &fs);
+    if (fst == WH_ERR_CORRUPT) atomicAdd(&o.stuck[ONEPASS_LOST], 1u);
+    if (next && fc.valid) {
+        wh_arena_ring_forecast_window(&fc, nslot, TRI_BYTES, &nw);
+        win->w[next & 1u] = nw;
+        __threadfence();
+        *(volatile uint32_t *)&win->tag[next & 1u] = next;   /* release: the window out first */
+    }
+    win->fc = fc;                                      /* the next post reads it: after this kernel */
     uint32_t k = 0;
-    while (k < MC_LOOK_TRIES && wh_atomic_load(&win->consumed, WH_ACQUIRE) + MC_POSTS < seq + 1u) {
+    while (k < MC_LOOK_TRIES && wh_atomic_load(&win->consumed, WH_ACQUIRE) + MC_POSTS < pseq + 1u) {
         __nanosleep(64);
         ++k;
     }
     if (k == MC_LOOK_TRIES) atomicAdd(&o.stuck[ONEPASS_STUCK_POST], 1u);
-    wh_arena_ring_post *p = &win->posts[seq % MC_POSTS];
-    uint64_t n = all < w->count ? all : w->count;
-    wh_arena_forecast fc = win->fc;                    /* local: the loads at once, not one by one */
-    wh_arena_span fs, nw;
-    wh_status fst = wh_arena_ring_forecast_replace(&fc, o.slot, n, TRI_BYTES, &fs);
-    if (fst == WH_ERR_CORRUPT) atomicAdd(&o.stuck[ONEPASS_LOST], 1u);
-    uint32_t next = lb_tag(seq + 1u);
-    bool more = !o.last && fc.valid;
-    if (more) wh_arena_ring_forecast_window(&fc, (o.slot + 1u) % o.k, TRI_BYTES, &nw);
+    wh_arena_ring_post *p = &win->posts[pseq % MC_POSTS];
     p->count = n;
     p->clamped = n < all;
     p->fstatus = (uint32_t)fst;
     p->forecast = fs;
-    if (more) win->w[next & 1u] = nw;
-    win->fc = fc;                                      /* the next frame's last ticket reads it: after this kernel */
-    __threadfence();                                   /* one fence for both announces (release) */
-    *(volatile uint32_t *)&p->seq = seq + 1u;
-    if (more) *(volatile uint32_t *)&win->tag[next & 1u] = next;
+    __threadfence();
+    *(volatile uint32_t *)&p->seq = pseq + 1u;         /* release */
+}
+
+/* (c), the arena block (ticket 0: no brick), thread 0, while the bricks
+ * count: the previous frame's post, then this frame's window, forecast --
+ * off the frames' path, so that neither the last brick of a frame nor the
+ * start of the next waits for it.  A chain's first frame posts nothing
+ * (the last frame of a chain posts its own) and forecasts its window only
+ * if the forecast is current (no block taken or freed since the last
+ * chain's committer left it exact); else the chain's committer publishes
+ * it. */
+static __device__ void onepass_arena_block(const onepass_args &o, const tail_args &t, uint32_t seq, uint32_t tag) {
+    onepass_window *win = o.win;
+    uint64_t t0 = globaltimer();
+    if (o.first) {
+        if (!wh_arena_ring_forecast_current(&win->fc, t.arena)) return;
+        wh_arena_forecast fc = win->fc;
+        wh_arena_span w;
+        wh_arena_ring_forecast_window(&fc, o.slot, TRI_BYTES, &w);
+        win->w[tag & 1u] = w;
+        __threadfence();
+        *(volatile uint32_t *)&win->tag[tag & 1u] = tag;
+    } else {
+        wh_arena_span pw = win->w[lb_tag(seq - 1u) & 1u];
+        onepass_post(o, seq - 1u, (o.slot + o.k - 1u) % o.k, &pw, win->total, o.slot, tag);
+    }
+    atomicAdd(&o.stuck[ONEPASS_POST_NS], (uint32_t)(globaltimer() - t0));
+    atomicAdd(&o.stuck[ONEPASS_POSTS], 1u);
 }
 
 template <bool ARENA>
@@ -833,6 +864,7 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     pdl_wait();                                        /* the previous frame done, and its memory */
     uint32_t frame = *t.frame, seq = *o.seq, tag = lb_tag(seq);   /* both read before the ticket (acq_rel) */
     uint32_t nb = o.bricks.x * o.bricks.y * o.bricks.z;
+    const uint32_t A = ARENA ? 1u : 0u;                /* (c): ticket 0 is the arena block */
     if (threadIdx.x == 0) {
         s_tk = wh_atomic_fetch_add(o.ticket, 1u, WH_ACQ_REL);
         s_win_ok = !ARENA;                             /* (c): the window, if it is there already (the previous */
@@ -843,7 +875,11 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     }
     __syncthreads();
     const bool early = s_win_ok;
-    const uint32_t tk = s_tk;
+    if (ARENA && s_tk == 0) {                          /* uniform */
+        if (threadIdx.x == 0) onepass_arena_block(o, t, seq, tag);
+        return;
+    }
+    const uint32_t tk = s_tk - A;                      /* the brick */
     int3 b = make_int3((int)(tk % o.bricks.x) * BX, (int)(tk / o.bricks.x % o.bricks.y) * BY,
                        (int)(tk / (o.bricks.x * o.bricks.y) * c_bz));
     load_brick(sf, ball, n, frame, balls, b.x, b.y, b.z);
@@ -873,13 +909,9 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
         *o.seq = seq + 1u;
         t.history[frame] = all;
         *t.frame = frame + 1u;
-        if (ARENA && s_win_ok) {                       /* while the other threads write; a count */
-            uint64_t t0 = globaltimer();               /* of 0 fails: the slot emptied, counted  */
-            onepass_post(o, seq, &s_win, all);
-            atomicAdd(&o.stuck[ONEPASS_POST_NS], (uint32_t)(globaltimer() - t0));
-            atomicAdd(&o.stuck[ONEPASS_POSTS], 1u);
-        }
-    }
+        if (ARENA) o.win->total = all;                 /* for the next frame's arena block, which posts it */
+        if (ARENA && o.last && s_win_ok) onepass_post(o, seq, o.slot, &s_win, all, 0u, 0u);   /* a chain's last: */
+    }                                                  /* posts its own, while the other threads write */
     if (!s_ok || total == 0) return;                   /* block-uniform */
     wh_arena_span sp = ARENA ? s_win : buffer_span(out);
     emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);
@@ -1183,12 +1215,12 @@ static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true
  * after the previous frame where pdl_probe saw it run. */
 template <bool ARENA> static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out, int f = 0, int n = 1) {
     onepass_args o = {c.lb, c.op_seq, c.done, c.op_stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, (uint32_t)c.k,
-                      (uint32_t)(f % c.k), f == n - 1};
+                      (uint32_t)(f % c.k), f == 0, f == n - 1};
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3(c.nbricks);
+    cfg.gridDim = dim3(c.nbricks + (ARENA ? 1u : 0u));  /* (c): and the arena block */
     cfg.blockDim = dim3(THREADS);
     cfg.stream = c.s;
     cfg.attrs = at;
@@ -2188,7 +2220,7 @@ int main(int argc, char **argv) {
     printf("one pass: %u chains stopped short, %u ended unforecast\n", chains[0], chains[1]);
     uint32_t ost[ONEPASS_STUCK_KINDS];
     WH_CUDA_OR_DIE(cudaMemcpy(ost, c.op_stuck, sizeof ost, cudaMemcpyDeviceToHost));
-    printf("one pass: %u forecasts lost; the last ticket's post %.2f us on average (%u)\n", ost[ONEPASS_LOST],
+    printf("one pass: %u forecasts lost; the arena block %.2f us on average (%u)\n", ost[ONEPASS_LOST],
            ost[ONEPASS_POSTS] ? 1e-3 * ost[ONEPASS_POST_NS] / ost[ONEPASS_POSTS] : 0.0, ost[ONEPASS_POSTS]);
     if (ost[ONEPASS_STUCK_LOOK] || ost[ONEPASS_STUCK_WINDOW] || ost[ONEPASS_STUCK_POST]) {
         fprintf(stderr, "one pass: timeouts: look-back %u, window %u, post %u\n", ost[ONEPASS_STUCK_LOOK],

@@ -35,6 +35,8 @@ typedef struct wh_arena_forecast {
     uint32_t valid, k;               /* k slots */
     uint32_t nfree, pad;
     uint64_t base, bytes, granule, cursor;
+    uint64_t stamp;                  /* the arena's allocs + frees when a committer */
+                                     /* left it exact (the end of a chain)          */
     wh_arena_extent free[WH_ARENA_FORECAST_FREE];       /* address order, maximal */
     wh_arena_extent held[WH_ARENA_FORECAST_SLOTS][2];   /* each slot's blocks */
 } wh_arena_forecast;
@@ -247,6 +249,15 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_check(wh_status fst, const 
     return fst == WH_ERR_OUT_OF_MEMORY && made.part[0].ptr == 0;
 }
 
+/* Whether fc, left exact by a chain's committer, still is: no block taken
+ * or freed in the arena since (its counters, read unlocked: a chain's
+ * producer asks before the chain's committer commits anything).  Then the
+ * next chain's producer may forecast its first window itself. */
+WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_current(const wh_arena_forecast *fc, wh_arena_ref a) {
+    const volatile uint64_t *c = (const volatile uint64_t *)&a.s->allocs;
+    return fc->valid && fc->stamp == c[0] + c[1];
+}
+
 /* ---- the committer of a forecast ring -------------------------------- *
  * The producer of frame f writes into the window forecast for it, runs the
  * replace on the forecast, and posts what it did: the count, whether it
@@ -285,24 +296,38 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__post_commit(wh_arena_state *s, const wh_a
     return st != WH_OK ? st : p->clamped ? WH_ERR_OUT_OF_MEMORY : WH_OK;
 }
 
-/* The chain's start, lock held: the forecast and the window for the
- * replace of ring[s0] from a plan made on copy (a copy of the image, which
- * it changes: the slot's span freed there; *freed says which parts), the
- * window published (release of w_value into *w_flag), and every post
- * before f0 counted consumed (none is this chain's). */
+/* The chain's start, lock held: every post before f0 counted consumed
+ * (none is this chain's); the slot ring[s0] freed on copy (a copy of the
+ * image; *freed says which parts) by the plan made there; and unless fc is
+ * current (wh_arena_ring_forecast_current: the producer forecasts the
+ * first window itself), the forecast made from that plan and the window
+ * for the replace of ring[s0] published (release of w_value into *w_flag). */
 WH_INLINE WH_HOST_DEVICE void wh__posts_begin(wh_arena_state *copy, const wh_arena_span *ring, uint32_t k, uint32_t s0,
                                              uint64_t stride, wh_arena_forecast *fc, wh_arena_span *w,
                                              uint32_t *w_flag, uint32_t w_value, uint32_t *freed, uint32_t *consumed,
                                              uint32_t f0) {
     wh_atomic_store(consumed, f0, WH_RELAXED);        /* no post before f0 is this chain's (the release below) */
+    bool current = fc->valid && fc->stamp == copy->allocs + copy->frees;   /* before the plan's free */
     wh_arena_span held = wh__span_load(&ring[s0]);
     wh_arena_ring_plan pl = wh__ring_plan_make(copy, &ring[s0], &held);
     *freed = pl.valid ? 3u : 0u;
+    if (current) {                                    /* the producer forecasts the first window itself */
+        wh_atomic_store(consumed, f0, WH_RELEASE);
+        return;
+    }
     wh__forecast_from(copy, &pl, ring, k, s0, fc);
     memset(w, 0, sizeof *w);
     if (fc->valid) wh__window_on(&pl, copy->base, copy->bytes, stride, w);
     wh_fence();
     wh_atomic_store(w_flag, w_value, WH_RELEASE);
+}
+/* The chain's end (all its posts committed; s the state as committed): the
+ * forecast stamped exact, then the count released once more. */
+WH_INLINE WH_HOST_DEVICE void wh__posts_end(const wh_arena_state *s, wh_arena_forecast *fc, uint32_t *consumed,
+                                           uint32_t f) {
+    fc->stamp = s->allocs + s->frees;
+    wh_fence();
+    wh_atomic_store(consumed, f, WH_RELEASE);
 }
 
 /* Wait (bounded: tries) for post f (seq f + 1) in the ring of npost. */
@@ -317,10 +342,12 @@ WH_INLINE WH_HOST_DEVICE bool wh__post_wait(wh_arena_ring_post *posts, uint32_t 
 /* The committer by one thread, in place (the CPU backend's; a test's):
  * lock (tries polls), the forecast into *fc and the first window into *w
  * for the replace of ring[s0] (published: w_value into *w_flag; scratch
- * >= wh_arena_meta_bytes, 8-aligned, for the plan), then frames posts
+ * >= wh_arena_meta_bytes, 8-aligned, for the plan) unless fc is current,
+ * then frames posts
  * f0, f0 + 1, ... (post f replaces ring[(s0 + f - f0) % k], elements of
  * stride) each awaited (tries), committed, the slot written, *consumed = f
- * + 1 (release); then unlock.  Returns the last status (WH_ERR_RETRY_LIMIT:
+ * + 1 (release); then fc stamped exact (wh_arena_ring_forecast_current)
+ * and unlock.  Returns the last status (WH_ERR_RETRY_LIMIT:
  * no lock, or a post that did not come; the chain stops there). */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
     wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t s0, uint32_t f0, uint32_t frames,
@@ -353,6 +380,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
         wh__arena_publish(s, st);
         wh_atomic_store(consumed, f + 1u, WH_RELEASE);
     }
+    if (st != WH_ERR_RETRY_LIMIT) wh__posts_end(s, fc, consumed, f0 + frames);
     wh__arena_unlock(s);
     return st;
 }
@@ -443,6 +471,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
         __syncthreads();
     }
     if (threadIdx.x == 0) {
+        if (wh__posts_st != WH_ERR_RETRY_LIMIT) wh__posts_end(copy, fc, consumed, f0 + frames);
         __threadfence();
         wh__arena_unlock(s);
     }
