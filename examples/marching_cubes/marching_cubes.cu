@@ -1248,7 +1248,9 @@ static void frame_onepass_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans
                                    (const uint32_t *)c.op_seq));
         WH_LAUNCH_OR_DIE();
     }
-    WH_CUDA_OR_DIE(launch_onepass<true>(c, tail(c), NULL, f, n));
+    tail_args t = tail(c);
+    t.arena = wh_arena_device(a);                          /* the arena block asks whether the forecast is current */
+    WH_CUDA_OR_DIE(launch_onepass<true>(c, t, NULL, f, n));
     WH_LAUNCH_OR_DIE();
     if (f == n - 1) side_join(c);
 }
