@@ -686,22 +686,27 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  * its own.  Then it writes at once: no grid barrier, no second pass.
  *   (a): into the worst-case buffer.
  *   (c): into the window of the frame's arena reservation, known before
- *     its count: the previous frame's last ticket forecast it
- *     (arena_forecast.h: the ring's replace run on a few intervals) and
- *     published it the moment it knew its own total; a chain's first
- *     window comes from the committer (posts_commit_kernel, on a side
- *     stream), which made the forecast from the real state.  The last
- *     ticket clamps the frame's total to the window, runs the replace on
- *     the forecast, posts it, and publishes the next window -- so a frame
- *     waits for no lock and no commit.  The committer holds the arena's
- *     lock for the chain and commits the posts in order, each checked
- *     against the forecast (WH_ERR_CORRUPT if the core put the span
- *     elsewhere; a clamped frame counts as a failure: a dropped frame).
- *     Taken on the way (bench/results/session-2026-11-26b-h100): r3 opened
- *     each frame's window from the plan in ticket 0 before its count (19 us
- *     a frame at 16^3 against (a)'s 6); r4 after its prefix (15.8); r5
- *     forecast the window but reserved in the last ticket, which then
- *     waited for the previous commit's lock (18 us).
+ *     its count and without a lock: the ring's replaces run on a forecast
+ *     (arena_forecast.h: a few intervals that follow the block core
+ *     exactly).  Ticket 0 is the arena block: while the bricks count, it
+ *     runs the previous frame's replace on the forecast, posts it for the
+ *     committer, and publishes this frame's window forecast from it.  The
+ *     last brick leaves the frame's total for the next frame's arena block
+ *     (a chain's last frame posts its own).  The committer
+ *     (posts_commit_kernel, one block on a side stream for the chain)
+ *     holds the arena's lock, commits the posts in order against the real
+ *     block core -- WH_ERR_CORRUPT if the core put a span anywhere but
+ *     where the forecast did -- and stamps the forecast exact at the
+ *     chain's end, so the next chain's arena block forecasts its first
+ *     window too (else the committer publishes it from the real state).  A
+ *     frame whose total outgrew its window keeps what fit, and the arena
+ *     counts a failure (a dropped frame).  On the way
+ *     (bench/results/session-2026-11-26b-h100, 16^3, (a) one pass 6 us a
+ *     frame): r3 opened each window from the plan under the lock in ticket
+ *     0 before its count, 19 us; r4 after its prefix, 15.8; r7 forecast
+ *     the windows but did the replace and the post in the last brick, 11.8
+ *     (~6 us of one thread's work at the frame's end); r11 the arena
+ *     block, 10.1 -- and at 128^3 57.5 us against (a)'s 56.0.
  * The look-back words carry a tag from a launch counter that never resets
  * (onepass_args.seq), so no word needs clearing between frames.  Every
  * wait is bounded (MC_LOOK_TRIES; a timeout counted in *stuck, the

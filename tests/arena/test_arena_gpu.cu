@@ -561,6 +561,173 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     CHECK(wh_arena_destroy(ref) == WH_OK && wh_arena_destroy(a) == WH_OK);
 }
 
+/* The forecast ring (arena_forecast.h) on the GPU, as marching cubes'
+ * one-pass frames drive it: a producer kernel a frame (a block) writes its
+ * elements through the window forecast for it, runs the replace on the
+ * forecast, posts it and publishes the next window -- no lock -- while one
+ * committer block a round on a second stream commits the posts in order
+ * (wh_arena_ring_commit_posts_block).  A twin replays the counts that went
+ * through as commands: the same spans, the same block core; every live
+ * slot's elements read back as written; the arena counts exactly the
+ * failures the forecast announced (no WH_ERR_CORRUPT). */
+struct post_ring {
+    wh_arena_forecast fc;
+    wh_arena_span w[2];                /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
+    uint32_t tag[2], consumed, lost, expect_failures;
+    wh_arena_ring_post posts[8];
+};
+static __global__ void post_producer_kernel(wh_arena_ref a, post_ring *pr, const size_t *count, size_t *went,
+                                            uint32_t f, uint32_t k, bool first, bool last, unsigned *timeouts) {
+    __shared__ wh_arena_span w;
+    __shared__ bool ok;
+    if (threadIdx.x == 0) {
+        if (first && wh_arena_ring_forecast_current(&pr->fc, a)) {   /* the chain's first window, forecast */
+            wh_arena_ring_forecast_window(&pr->fc, f % k, 36, &pr->w[f % 2]);
+            __threadfence();
+            *(volatile uint32_t *)&pr->tag[f % 2] = f + 1u;
+        }
+        uint32_t n = 0;
+        while (n < AHEAD_POLLS && wh_atomic_load(&pr->tag[f % 2], WH_ACQUIRE) != f + 1u) { __nanosleep(64); ++n; }
+        ok = n < AHEAD_POLLS;
+        if (!ok) atomicAdd(timeouts, 1u);
+        w = pr->w[f % 2];
+    }
+    __syncthreads();
+    if (!ok) return;
+    uint64_t all = *count, cnt = all < w.count ? all : w.count;
+    for (uint64_t i = threadIdx.x; i < cnt; i += blockDim.x)
+        *(uint32_t *)wh_arena_span_at(&w, i, 36) = (uint32_t)(f * 2654435761u) ^ (uint32_t)i;
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    __threadfence();                                   /* the elements before the post */
+    uint32_t n = 0;
+    while (n < AHEAD_POLLS && wh_atomic_load(&pr->consumed, WH_ACQUIRE) + 8u < f + 1u) { __nanosleep(64); ++n; }
+    if (n == AHEAD_POLLS) atomicAdd(timeouts, 1u);
+    wh_arena_ring_post *p = &pr->posts[f % 8];
+    p->count = cnt;
+    p->clamped = cnt < all;
+    p->fstatus = (uint32_t)wh_arena_ring_forecast_replace(&pr->fc, f % k, cnt, 36, &p->forecast);
+    pr->lost += p->fstatus == WH_ERR_CORRUPT;
+    pr->expect_failures += p->fstatus != WH_OK || p->clamped;
+    went[f] = cnt;
+    if (!last && pr->fc.valid) wh_arena_ring_forecast_window(&pr->fc, (f + 1) % k, 36, &pr->w[(f + 1) % 2]);
+    __threadfence();
+    *(volatile uint32_t *)&p->seq = f + 1u;
+    if (!last && pr->fc.valid) *(volatile uint32_t *)&pr->tag[(f + 1) % 2] = f + 2u;
+}
+static __global__ void posts_commit_kernel(wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t f0, uint32_t frames,
+                                           post_ring *pr, uint64_t smem_bytes, unsigned *timeouts) {
+    extern __shared__ uint64_t smem[];
+    wh_status st = wh_arena_ring_commit_posts_block(a, ring, k, f0 % k, f0, frames, pr->posts, 8, &pr->consumed, 36, smem,
+                                                    smem_bytes, AHEAD_POLLS, &pr->fc, &pr->w[f0 % 2], &pr->tag[f0 % 2],
+                                                    f0 + 1u);
+    if (threadIdx.x == 0 && (st == WH_ERR_RETRY_LIMIT || st == WH_ERR_INVALID_ARGUMENT)) atomicAdd(timeouts, 1u);
+}
+static __global__ void check_slots(const wh_arena_span *ring, uint32_t k, uint32_t last, unsigned long long *bad) {
+    for (uint32_t j = 0; j < k && j <= last; ++j) {
+        uint32_t f = last - j;
+        const wh_arena_span *sp = &ring[f % k];
+        for (uint64_t i = threadIdx.x; sp->part[0].ptr && i < sp->count; i += blockDim.x)
+            if (*(const uint32_t *)wh_arena_span_at(sp, i, 36) != ((uint32_t)(f * 2654435761u) ^ (uint32_t)i))
+                atomicAdd(bad, 1ull);
+    }
+}
+
+static void test_ring_posts(uint32_t rounds) {
+    enum { K = 3, CHAIN = 40 };
+    const uint64_t seed = 7, max_count = 60000;
+    wh_arena_config cfg = {};
+    cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4);            /* as test_ring_reserve: some out of memory */
+    cfg.max_blocks = 64;
+    cfg.backend = WH_ARENA_CUDA;
+    cfg.policy = WH_ARENA_RING;
+    cfg.mirror = WH_ARENA_MIRROR_ON_FAILURE;
+    cfg.index = WH_BLOCKS_LIST;
+    wh_arena *ref = NULL, *a = NULL;
+    if (wh_arena_create(&ref, &cfg) != WH_OK || wh_arena_create(&a, &cfg) != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        exit(1);
+    }
+    size_t *d_count = dalloc<size_t>(rounds), *d_went = dalloc<size_t>(rounds);
+    wh_arena_span *d_ref = dalloc<wh_arena_span>(K), *d_ring = dalloc<wh_arena_span>(K);
+    post_ring *pr = dalloc<post_ring>(1);
+    WH_CUDA_OR_DIE(cudaMemset(pr, 0, sizeof *pr));
+    unsigned *d_timeouts = dalloc<unsigned>(1);
+    unsigned long long *d_bad = dalloc<unsigned long long>(1);
+    WH_CUDA_OR_DIE(cudaMemset(d_timeouts, 0, sizeof(unsigned)));
+    WH_CUDA_OR_DIE(cudaMemset(d_bad, 0, sizeof(unsigned long long)));
+    cudaStream_t s, s2;
+    cudaEvent_t fork, join;
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    ring_counts<<<1, 256, 0, s>>>(d_count, rounds, seed, max_count);
+    WH_LAUNCH_OR_DIE();
+    size_t smem = wh_arena_meta_bytes(a);
+    uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
+    for (uint32_t f0 = 0; f0 < rounds; f0 += CHAIN) {
+        uint32_t e = f0 + CHAIN < rounds ? f0 + CHAIN : rounds;
+        WH_CUDA_OR_DIE(cudaEventRecord(fork, s));
+        WH_CUDA_OR_DIE(cudaStreamWaitEvent(s2, fork, 0));
+        posts_commit_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), d_ring, K, f0, e - f0, pr, smem, d_timeouts);
+        WH_LAUNCH_OR_DIE();
+        for (uint32_t f = f0; f < e; ++f) {
+            post_producer_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), pr, d_count + f, d_went, f, K, f == f0,
+                                                   f + 1 == e, d_timeouts);
+            WH_LAUNCH_OR_DIE();
+        }
+        WH_CUDA_OR_DIE(cudaEventRecord(join, s2));
+        WH_CUDA_OR_DIE(cudaStreamWaitEvent(s, join, 0));
+        for (uint32_t f = f0; f < e; ++f)              /* the twin: what went through, as commands */
+            CHECK(wh_arena_replace_span_async(ref, d_went + f, 36, &d_ref[f % K], s) == WH_OK);
+        check_slots<<<1, 256, 0, s>>>(d_ring, K, e - 1, d_bad);
+        WH_LAUNCH_OR_DIE();
+        WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+        std::vector<wh_arena_span> x = fetch(d_ref, K), y = fetch(d_ring, K);
+        for (int j = 0; j < K; ++j) {
+            for (int p = 0; p < 2; ++p) {
+                CHECK((x[j].part[p].ptr ? x[j].part[p].ptr - rbase : 0) == (y[j].part[p].ptr ? y[j].part[p].ptr - base : 0));
+                CHECK(x[j].part[p].block == y[j].part[p].block && x[j].part[p].gen == y[j].part[p].gen);
+            }
+            CHECK(x[j].count0 == y[j].count0 && x[j].count == y[j].count);
+        }
+        CHECK(image_tail(ref) == image_tail(a));
+        (void)wh_arena_clear_status_async(ref, s);
+    }
+    post_ring h;
+    unsigned timeouts = 1;
+    unsigned long long bad = 1;
+    WH_CUDA_OR_DIE(cudaMemcpy(&h, pr, sizeof h, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(&timeouts, d_timeouts, sizeof timeouts, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost));
+    wh_arena_stats y;
+    CHECK(wh_arena_flush_async(a, s) == WH_OK);
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
+    CHECK(wh_arena_stats_get(a, &y) == WH_OK);
+    CHECK(timeouts == 0 && bad == 0 && h.lost == 0 && h.fc.valid);
+    CHECK(y.failures == h.expect_failures && h.expect_failures > 0 && y.first_status != WH_ERR_CORRUPT);
+    wh_arena_state st;
+    WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
+    CHECK(st.lock == 0);
+    wh_blocks_report rep;
+    CHECK(wh_arena_check(a, &rep) == WH_OK);
+    printf("gpu ring posts: %u frames on forecast windows, %llu failures as forecast, no lock on the producers' side\n",
+           rounds, (unsigned long long)y.failures);
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
+    WH_CUDA_OR_DIE(cudaEventDestroy(fork));
+    WH_CUDA_OR_DIE(cudaEventDestroy(join));
+    WH_CUDA_OR_DIE(cudaFree(d_timeouts));
+    WH_CUDA_OR_DIE(cudaFree(d_bad));
+    WH_CUDA_OR_DIE(cudaFree(pr));
+    WH_CUDA_OR_DIE(cudaFree(d_count));
+    WH_CUDA_OR_DIE(cudaFree(d_went));
+    WH_CUDA_OR_DIE(cudaFree(d_ref));
+    WH_CUDA_OR_DIE(cudaFree(d_ring));
+    CHECK(wh_arena_destroy(ref) == WH_OK && wh_arena_destroy(a) == WH_OK);
+}
+
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) { printf("no GPU: skipped\n"); return WH_TEST_SKIP; }
     bool small = wh_arg_flag(argc, argv, "--small");
@@ -572,5 +739,6 @@ int main(int argc, char **argv) {
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_ON_FAILURE);
     test_ring_reserve(small ? 240 : 2000, WH_ARENA_MIRROR_EVERY);      /* 240: six rounds, one of each kind */
     test_ring_reserve(small ? 240 : 2000, WH_ARENA_MIRROR_ON_FAILURE);
+    test_ring_posts(small ? 200 : 2000);
     return wh_test_finish("test_arena_gpu");
 }
