@@ -570,6 +570,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
  * through as commands: the same spans, the same block core; every live
  * slot's elements read back as written; the arena counts exactly the
  * failures the forecast announced (no WH_ERR_CORRUPT). */
+static bool g_verbose = false;                          /* --verbose: every posts round */
 struct post_ring {
     wh_arena_forecast fc;
     wh_arena_span w[2];                /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
@@ -692,8 +693,21 @@ static void test_ring_posts(uint32_t rounds) {
             }
             CHECK(x[j].count0 == y[j].count0 && x[j].count == y[j].count);
         }
-        CHECK(image_tail(ref) == image_tail(a));
+        bool same = image_tail(ref) == image_tail(a);
+        CHECK(same);
         (void)wh_arena_clear_status_async(ref, s);
+        if (!same || g_verbose) {
+            post_ring h;
+            unsigned to = 0;
+            std::vector<size_t> went(e - f0);
+            WH_CUDA_OR_DIE(cudaMemcpy(&h, pr, sizeof h, cudaMemcpyDeviceToHost));
+            WH_CUDA_OR_DIE(cudaMemcpy(&to, d_timeouts, sizeof to, cudaMemcpyDeviceToHost));
+            WH_CUDA_OR_DIE(cudaMemcpy(went.data(), d_went + f0, went.size() * sizeof(size_t), cudaMemcpyDeviceToHost));
+            printf("posts round %u: %s, timeouts %u, lost %u, expected failures %u, forecast %s (%u free), consumed %u, "
+                   "went %zu %zu %zu\n", f0, same ? "same" : "DIFFERENT", to, h.lost, h.expect_failures,
+                   h.fc.valid ? "valid" : "invalid", h.fc.nfree, h.consumed, went[0], went[1], went[2]);
+            if (!same && f0 > 0) break;
+        }
     }
     post_ring h;
     unsigned timeouts = 1;
@@ -731,6 +745,11 @@ static void test_ring_posts(uint32_t rounds) {
 int main(int argc, char **argv) {
     if (!wh_cuda_available()) { printf("no GPU: skipped\n"); return WH_TEST_SKIP; }
     bool small = wh_arg_flag(argc, argv, "--small");
+    g_verbose = wh_arg_flag(argc, argv, "--verbose");
+    if (wh_arg_flag(argc, argv, "--posts")) {                 /* the forecast ring alone */
+        test_ring_posts(small ? 200 : 2000);
+        return wh_test_finish("test_arena_gpu --posts");
+    }
     test_status_no_sync();
     if (small) test_random(60, 16, 2, 64);
     else test_random((uint32_t)wh_arg_int(argc, argv, "--rounds", 3000), 256, 64, 400);
