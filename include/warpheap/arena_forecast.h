@@ -35,8 +35,8 @@ typedef struct wh_arena_forecast {
     uint32_t valid, k;               /* k slots */
     uint32_t nfree, pad;
     uint64_t base, bytes, granule, cursor;
-    uint64_t stamp;                  /* the arena's allocs + frees when a committer */
-                                     /* left it exact (the end of a chain)          */
+    uint64_t stamp;                  /* the arena's allocs + frees + 1 when a       */
+                                     /* committer left it exact (a chain's end)     */
     wh_arena_extent free[WH_ARENA_FORECAST_FREE];       /* address order, maximal */
     wh_arena_extent held[WH_ARENA_FORECAST_SLOTS][2];   /* each slot's blocks */
 } wh_arena_forecast;
@@ -108,45 +108,53 @@ WH_INLINE WH_HOST_DEVICE void wh__forecast_plan(const wh_arena_forecast *fc, con
  * a slot's block is not what its handle says. */
 WH_INLINE WH_HOST_DEVICE void wh__forecast_from(wh_arena_state *s, const wh_arena_ring_plan *pl,
                                                const wh_arena_span *ring, uint32_t k, uint32_t slot,
-                                               wh_arena_forecast *fc) {
+                                               wh_arena_forecast *out) {
+    wh_arena_forecast f;                     /* made here, then written whole: a producer may read *out */
+    wh_arena_forecast *fc = &f;              /* meanwhile (wh_arena_ring_forecast_current) */
     memset(fc, 0, sizeof *fc);
-    if (!pl->valid || !pl->complete || k == 0 || k > WH_ARENA_FORECAST_SLOTS || slot >= k ||
-        pl->nfree > WH_ARENA_FORECAST_FREE)
-        return;
-    fc->k = k;
-    fc->base = s->base;
-    fc->bytes = s->bytes;
-    fc->granule = pl->granule;
-    fc->cursor = s->ring_cursor;
-    for (uint32_t i = 0; i < pl->nfree; ++i) {                          /* ring order to address order */
-        wh_arena_extent e = {pl->blk[i].addr, pl->blk[i].size};
-        uint32_t j = fc->nfree++;
-        for (; j > 0 && fc->free[j - 1].addr > e.addr; --j) fc->free[j] = fc->free[j - 1];
-        fc->free[j] = e;
-    }
-    wh_blocks *c = wh__arena_core(s);
-    const wh_block *d = wh_blocks_desc(c);
-    const uint32_t *gen = wh__arena_gen(s);
-    for (uint32_t i = 0; i < k; ++i) {
-        if (i == slot) continue;                                         /* the plan freed it already */
-        wh_arena_span sp = wh__span_load(&ring[i]);
-        for (int p = 0; p < 2; ++p) {
-            wh_handle h = sp.part[p];
-            if (!h.ptr) continue;
-            if (h.block >= c->capacity || d[h.block].state != WH_BLOCK_USED || gen[h.block] != h.gen) return;
-            fc->held[i][p].addr = d[h.block].addr;
-            fc->held[i][p].size = d[h.block].size;
+    fc->stamp = UINT64_MAX;                  /* current only once a committer stamps it */
+    bool ok = pl->valid && pl->complete && k != 0 && k <= WH_ARENA_FORECAST_SLOTS && slot < k &&
+              pl->nfree <= WH_ARENA_FORECAST_FREE;
+    if (ok) {
+        fc->k = k;
+        fc->base = s->base;
+        fc->bytes = s->bytes;
+        fc->granule = pl->granule;
+        fc->cursor = s->ring_cursor;
+        for (uint32_t i = 0; i < pl->nfree; ++i) {                      /* ring order to address order */
+            wh_arena_extent e = {pl->blk[i].addr, pl->blk[i].size};
+            uint32_t j = fc->nfree++;
+            for (; j > 0 && fc->free[j - 1].addr > e.addr; --j) fc->free[j] = fc->free[j - 1];
+            fc->free[j] = e;
+        }
+        wh_blocks *c = wh__arena_core(s);
+        const wh_block *d = wh_blocks_desc(c);
+        const uint32_t *gen = wh__arena_gen(s);
+        for (uint32_t i = 0; i < k && ok; ++i) {
+            if (i == slot) continue;                                     /* the plan freed it already */
+            wh_arena_span sp = wh__span_load(&ring[i]);
+            for (int p = 0; p < 2 && ok; ++p) {
+                wh_handle h = sp.part[p];
+                if (!h.ptr) continue;
+                ok = h.block < c->capacity && d[h.block].state == WH_BLOCK_USED && gen[h.block] == h.gen;
+                if (ok) {
+                    fc->held[i][p].addr = d[h.block].addr;
+                    fc->held[i][p].size = d[h.block].size;
+                }
+            }
         }
     }
-    fc->valid = 1u;
+    fc->valid = ok;
+    *out = f;
 }
 /* The same from what a reserve of ring[slot] read (its ticket: the lock
  * held, the plan current and read whole). */
 WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const wh_arena_ring_ticket *t,
                                                          const wh_arena_span *ring, uint32_t k, uint32_t slot,
                                                          wh_arena_forecast *fc) {
-    memset(fc, 0, sizeof *fc);
-    if (t->locked && t->current && !t->partial) wh__forecast_from(a.s, &t->pl, ring, k, slot, fc);
+    wh_arena_ring_plan none;
+    memset(&none, 0, sizeof none);
+    wh__forecast_from(a.s, t->locked && t->current && !t->partial ? &t->pl : &none, ring, k, slot, fc);
 }
 
 /* The window the next replace of slot will write into (as
@@ -255,7 +263,7 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_check(wh_status fst, const 
  * next chain's producer may forecast its first window itself. */
 WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_current(const wh_arena_forecast *fc, wh_arena_ref a) {
     const volatile uint64_t *c = (const volatile uint64_t *)&a.s->allocs;
-    return fc->valid && fc->stamp == c[0] + c[1];
+    return fc->valid && fc->stamp == c[0] + c[1] + 1u;
 }
 
 /* ---- the committer of a forecast ring -------------------------------- *
@@ -307,7 +315,7 @@ WH_INLINE WH_HOST_DEVICE void wh__posts_begin(wh_arena_state *copy, const wh_are
                                              uint32_t *w_flag, uint32_t w_value, uint32_t *freed, uint32_t *consumed,
                                              uint32_t f0) {
     wh_atomic_store(consumed, f0, WH_RELAXED);        /* no post before f0 is this chain's (the release below) */
-    bool current = fc->valid && fc->stamp == copy->allocs + copy->frees;   /* before the plan's free */
+    bool current = fc->valid && fc->stamp == copy->allocs + copy->frees + 1u;   /* before the plan's free */
     wh_arena_span held = wh__span_load(&ring[s0]);
     wh_arena_ring_plan pl = wh__ring_plan_make(copy, &ring[s0], &held);
     *freed = pl.valid ? 3u : 0u;
@@ -325,7 +333,7 @@ WH_INLINE WH_HOST_DEVICE void wh__posts_begin(wh_arena_state *copy, const wh_are
  * forecast stamped exact, then the count released once more. */
 WH_INLINE WH_HOST_DEVICE void wh__posts_end(const wh_arena_state *s, wh_arena_forecast *fc, uint32_t *consumed,
                                            uint32_t f) {
-    fc->stamp = s->allocs + s->frees;
+    fc->stamp = s->allocs + s->frees + 1u;            /* + 1: a forecast never stamped (0) is never current */
     wh_fence();
     wh_atomic_store(consumed, f, WH_RELEASE);
 }

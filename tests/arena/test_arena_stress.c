@@ -123,7 +123,7 @@ typedef struct window_job {
     wh_arena_forecast fc;
     wh_arena_span w[2];            /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
     wh_arena_ring_post posts[WIN_POSTS];
-    uint32_t tag[2], consumed, written, bad, clamped, failing, forecast, chained;
+    uint32_t tag[2], consumed, chains, written, bad, clamped, failing, forecast, chained;
     uint64_t *counts;              /* [frames]: what went through the window */
     void *open_scratch;
 } window_job;
@@ -149,6 +149,7 @@ static void window_committer(window_job *j) {
                                                          rj->meta, RING_TRIES, &j->fc, &j->w[f % 2], &j->tag[f % 2],
                                                          f + 1u);
         if (st == WH_ERR_RETRY_LIMIT) { rj->timeouts++; return; }
+        wh_atomic_fetch_add(&j->chains, 1u, WH_RELEASE);  /* the chain over (a stream's join) */
     }
 }
 
@@ -187,6 +188,7 @@ static void window_closer(window_job *j) {
             j->forecast++;
         }
         if (!win_wait(&j->consumed, f + 1u)) { rj->timeouts++; return; }     /* committed: the slot is written */
+        if (ring_chain_ends(rj, f) && !win_wait(&j->chains, f / RING_CHAIN + 1u)) { rj->timeouts++; return; }
         if (ring_chain_ends(rj, f) && f + 1u < rj->frames &&                  /* the next chain's first window: */
             wh_arena_ring_forecast_current(&j->fc, wh_arena_device(rj->a))) { /* here, or the committer's       */
             wh_arena_ring_forecast_window(&j->fc, (f + 1) % RING_K, 36, &j->w[(f + 1) % 2]);
