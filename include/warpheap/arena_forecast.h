@@ -403,7 +403,10 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
  * next slot's span freed there ahead, so the first of them only allocates
  * -- and writes their slots; the block writes back the words that
  * changed; one fence, then the posts counted consumed.  As the thread
- * version otherwise. */
+ * version otherwise.  Its frame needs ~1-2 KiB of local memory: raise
+ * cudaLimitStackSize to it before launching a committer beside producers
+ * that wait for it (a launch past the limit has the driver grow local
+ * memory first, which waits for the device to idle: for the producers). */
 WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
     wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t s0, uint32_t f0, uint32_t frames,
     wh_arena_ring_post *posts, uint32_t npost, uint32_t *consumed, uint64_t stride, void *smem, uint64_t smem_bytes,

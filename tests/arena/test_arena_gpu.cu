@@ -20,6 +20,8 @@
 #include "warpheap/cuda_check.h"
 #include "wh_test.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <vector>
 
 enum { GROUP = 64 };
@@ -634,8 +636,26 @@ static __global__ void check_slots(const wh_arena_span *ring, uint32_t k, uint32
     }
 }
 
+/* The stack limit raised, before any launch, to what kernels need: a launch
+ * that needs more has the driver grow local memory first, which waits for
+ * the device to idle -- and a committer launched so beside producers that
+ * wait for its window waits for them in turn (r14/r15 of
+ * bench/results/session-2026-11-26b-h100: the first round's committer
+ * started only once every producer had timed out). */
+static void stack_for(std::initializer_list<const void *> kernels) {
+    size_t need = 0, have = 0;
+    for (const void *f : kernels) {
+        cudaFuncAttributes fa;
+        WH_CUDA_OR_DIE(cudaFuncGetAttributes(&fa, f));
+        need = std::max(need, fa.localSizeBytes);
+    }
+    WH_CUDA_OR_DIE(cudaDeviceGetLimit(&have, cudaLimitStackSize));
+    if (need > have) WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitStackSize, need));
+}
+
 static void test_ring_posts(uint32_t rounds) {
     enum { K = 3, CHAIN = 40 };
+    stack_for({(const void *)posts_commit_kernel, (const void *)post_producer_kernel, (const void *)check_slots});
     const uint64_t seed = 7, max_count = 60000;
     wh_arena_config cfg = {};
     cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4);            /* as test_ring_reserve: some out of memory */
