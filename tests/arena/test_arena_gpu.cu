@@ -739,7 +739,10 @@ static void test_ring_posts(uint32_t rounds) {
     CHECK(wh_arena_flush_async(a, s) == WH_OK);
     WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
     CHECK(wh_arena_stats_get(a, &y) == WH_OK);
-    CHECK(timeouts == 0 && bad == 0 && h.lost == 0 && h.fc.valid);
+    CHECK_EQ_U64(timeouts, 0);
+    CHECK_EQ_U64(bad, 0);
+    CHECK_EQ_U64(h.lost, 0);
+    CHECK(h.fc.valid);
     CHECK(y.failures == h.expect_failures && h.expect_failures > 0 && y.first_status != WH_ERR_CORRUPT);
     wh_arena_state st;
     WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
