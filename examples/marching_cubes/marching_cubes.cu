@@ -940,8 +940,8 @@ static __global__ void __launch_bounds__(THREADS, 1) posts_commit_kernel(commit_
                                                     &win->consumed, TRI_BYTES, arena_smem, cm.smem_bytes,
                                                     MC_COMMIT_POLLS, &win->fc, &win->w[tag0 & 1u], &win->tag[tag0 & 1u],
                                                     tag0);
-    if (threadIdx.x == 0 && (st == WH_ERR_RETRY_LIMIT || st == WH_ERR_INVALID_ARGUMENT))
-        atomicAdd(&win->chains_stopped, 1u);            /* no lock, a post that never came, no room */
+    if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT)   /* no lock, or a post that never came (else the */
+        atomicAdd(&win->chains_stopped, 1u);            /* last post's status)                          */
     if (threadIdx.x == 0 && !win->fc.valid) atomicAdd(&win->chains_unforecast, 1u);
 }
 

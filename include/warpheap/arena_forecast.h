@@ -355,7 +355,8 @@ WH_INLINE WH_HOST_DEVICE bool wh__post_wait(wh_arena_ring_post *posts, uint32_t 
  * f0, f0 + 1, ... (post f replaces ring[(s0 + f - f0) % k], elements of
  * stride) each awaited (tries), committed, the slot written, *consumed = f
  * + 1 (release); then fc stamped exact (wh_arena_ring_forecast_current)
- * and unlock.  Returns the last status (WH_ERR_RETRY_LIMIT:
+ * and unlock.  Returns WH_ERR_INVALID_ARGUMENT for bad arguments (nothing
+ * done), else the last status (WH_ERR_RETRY_LIMIT:
  * no lock, or a post that did not come; the chain stops there). */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
     wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t s0, uint32_t f0, uint32_t frames,

@@ -624,7 +624,7 @@ static __global__ void posts_commit_kernel(wh_arena_ref a, wh_arena_span *ring, 
     wh_status st = wh_arena_ring_commit_posts_block(a, ring, k, f0 % k, f0, frames, pr->posts, 8, &pr->consumed, 36, smem,
                                                     smem_bytes, AHEAD_POLLS, &pr->fc, &pr->w[f0 % 2], &pr->tag[f0 % 2],
                                                     f0 + 1u);
-    if (threadIdx.x == 0 && (st == WH_ERR_RETRY_LIMIT || st == WH_ERR_INVALID_ARGUMENT)) atomicAdd(timeouts, 1u);
+    if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT) atomicAdd(timeouts, 1u);   /* else the last post's status */
 }
 static __global__ void check_slots(const wh_arena_span *ring, uint32_t k, uint32_t last, unsigned long long *bad) {
     for (uint32_t j = 0; j < k && j <= last; ++j) {
