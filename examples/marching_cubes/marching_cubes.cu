@@ -1580,14 +1580,7 @@ static void stack_for_kernels(void) {
                        (const void *)posts_commit_kernel,
                        (const void *)generate_kernel<true>, (const void *)generate_kernel<false>,
                        (const void *)count_kernel<true>, (const void *)count_kernel<false>};
-    size_t need = 0, have = 0;
-    for (const void *f : k) {
-        cudaFuncAttributes fa;
-        WH_CUDA_OR_DIE(cudaFuncGetAttributes(&fa, f));
-        need = std::max(need, fa.localSizeBytes);
-    }
-    WH_CUDA_OR_DIE(cudaDeviceGetLimit(&have, cudaLimitStackSize));
-    if (need > have) WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitStackSize, need));
+    wh_cuda_stack_for(k, (int)(sizeof k / sizeof k[0]));
 }
 
 static void setup(ctx &c, const args &a, mc_tables &t) {

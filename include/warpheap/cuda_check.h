@@ -31,4 +31,21 @@
     } while (0)
 #define WH_LAUNCH_OR_DIE() WH_CUDA_OR_DIE(cudaGetLastError())
 
+/* Raise cudaLimitStackSize, before any of them runs, to what the largest
+ * local frame of these n kernels needs.  A launch that needs more than the
+ * limit has the driver grow local memory first, which waits for the device
+ * to idle: a kernel launched beside others that wait for it (a committer
+ * beside its producers, arena_forecast.h) then waits for them in turn.  In
+ * programs: exits on a CUDA error. */
+static inline void wh_cuda_stack_for(const void *const *kernels, int n) {
+    size_t need = 0, have = 0;
+    for (int i = 0; i < n; ++i) {
+        struct cudaFuncAttributes fa;
+        WH_CUDA_OR_DIE(cudaFuncGetAttributes(&fa, kernels[i]));
+        if (fa.localSizeBytes > need) need = fa.localSizeBytes;
+    }
+    WH_CUDA_OR_DIE(cudaDeviceGetLimit(&have, cudaLimitStackSize));
+    if (need > have) WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitStackSize, need));
+}
+
 #endif /* WARPHEAP_CUDA_CHECK_H */

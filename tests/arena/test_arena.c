@@ -403,9 +403,10 @@ static uint64_t reserve_count(uint64_t seed, uint32_t f) {
     return 20000 + 300u * (f % 200 < 100 ? f % 200 : 200 - f % 200) + r % 3000 + ((r >> 20) % 13 == 0 ? 15000 : 0);
 }
 
-static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
-    enum { MAXK = 8 };
-    uint64_t most = 0;                                   /* the most bytes K live spans need, as in test_ring_spans */
+/* The arena of the RING reserve tests: 1/16 short of the most bytes K live
+ * spans of reserve_count need (some replaces split, some fail), both cores. */
+static wh_arena_config ring_test_config(uint32_t k, uint32_t frames, uint64_t seed) {
+    uint64_t most = 0;                                   /* as in test_ring_spans */
     for (uint32_t f = 0; f < frames; ++f) {
         uint64_t live = 0;
         for (uint32_t j = 0; j < k && j <= f; ++j) live += (reserve_count(seed, f - j) * 36u + 32u + 255u) / 256u * 256u;
@@ -413,7 +414,22 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     }
     wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
                            .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE,
-                           .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};             /* both cores */
+                           .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};
+    return cfg;
+}
+
+/* The same span in two arenas: offsets from each base, descriptors, counts. */
+static void expect_same_span(const wh_arena_span *x, uint64_t xbase, const wh_arena_span *y, uint64_t ybase) {
+    for (int p = 0; p < 2; ++p) {
+        CHECK((x->part[p].ptr ? x->part[p].ptr - xbase : 0) == (y->part[p].ptr ? y->part[p].ptr - ybase : 0));
+        CHECK(x->part[p].block == y->part[p].block && x->part[p].gen == y->part[p].gen);
+    }
+    CHECK(x->count0 == y->count0 && x->count == y->count);
+}
+
+static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
+    enum { MAXK = 8 };
+    wh_arena_config cfg = ring_test_config(k, frames, seed);
     wh_arena *ref = NULL, *a = NULL;
     CHECK(wh_arena_create(&ref, &cfg) == WH_OK && wh_arena_create(&a, &cfg) == WH_OK);
     if (!ref || !a) return;
@@ -522,11 +538,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         failed += want != WH_OK;
         const wh_arena_span *x = &r_ring[f % k], *y = &ring[f % k];
         split += y->part[1].ptr != 0;
-        for (int p = 0; p < 2; ++p) {
-            CHECK((x->part[p].ptr ? x->part[p].ptr - rbase : 0) == (y->part[p].ptr ? y->part[p].ptr - base : 0));
-            CHECK(x->part[p].block == y->part[p].block && x->part[p].gen == y->part[p].gen);
-        }
-        CHECK(x->count0 == y->count0 && x->count == y->count);
+        expect_same_span(x, rbase, y, base);
         CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, meta - s->gen_off) == 0);
         if (!handed && f % 15 == 4) expect_walk_ok(a);         /* the lock free: between chains */
     }
@@ -566,15 +578,7 @@ static uint32_t window_word(uint32_t f, uint64_t i) { return (uint32_t)(f * 2654
 
 static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
     enum { MAXK = 8 };
-    uint64_t most = 0;
-    for (uint32_t f = 0; f < frames; ++f) {
-        uint64_t live = 0;
-        for (uint32_t j = 0; j < k && j <= f; ++j) live += (reserve_count(seed, f - j) * 36u + 32u + 255u) / 256u * 256u;
-        if (live > most) most = live;
-    }
-    wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
-                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE,
-                           .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};
+    wh_arena_config cfg = ring_test_config(k, frames, seed);
     wh_arena *ref = NULL, *a = NULL;
     CHECK(wh_arena_create(&ref, &cfg) == WH_OK && wh_arena_create(&a, &cfg) == WH_OK);
     if (!ref || !a) return;
@@ -616,11 +620,7 @@ static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
         CHECK(wh_arena_ring_commit_thread(r, &ring[f % k], scratch, meta) == WH_OK);
         { wh_status sa = status_if_any(a); CHECK(sa == expect); if (sa != expect) fprintf(stderr, "f %u got %d expect %d status %d n %zu np %llu wc %llu\n", f, got, expect, sa, n, (unsigned long long)np, (unsigned long long)w.count); }
         const wh_arena_span *x = &r_ring[f % k], *y = &ring[f % k];
-        for (int p = 0; p < 2; ++p) {
-            CHECK((x->part[p].ptr ? x->part[p].ptr - rbase : 0) == (y->part[p].ptr ? y->part[p].ptr - base : 0));
-            CHECK(x->part[p].block == y->part[p].block && x->part[p].gen == y->part[p].gen);
-        }
-        CHECK(x->count0 == y->count0 && x->count == y->count);
+        expect_same_span(x, rbase, y, base);
         if (want == WH_OK) {                                 /* what went through the window is in the slot */
             CHECK(y->count == np);
             for (uint64_t i = 0; i < np; i += 1u + i % 7u)
@@ -653,15 +653,7 @@ static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
  * frame the forecast follows must match, and it must follow every frame
  * outside those stretches. */
 static void test_ring_forecast(uint32_t k, uint32_t frames, uint64_t seed) {
-    uint64_t most = 0;
-    for (uint32_t f = 0; f < frames; ++f) {
-        uint64_t live = 0;
-        for (uint32_t j = 0; j < k && j <= f; ++j) live += (reserve_count(seed, f - j) * 36u + 32u + 255u) / 256u * 256u;
-        if (live > most) most = live;
-    }
-    wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
-                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE,
-                           .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};
+    wh_arena_config cfg = ring_test_config(k, frames, seed);
     wh_arena *a = NULL;
     CHECK(wh_arena_create(&a, &cfg) == WH_OK);
     if (!a) return;

@@ -20,8 +20,6 @@
 #include "warpheap/cuda_check.h"
 #include "wh_test.h"
 
-#include <algorithm>
-#include <initializer_list>
 #include <vector>
 
 enum { GROUP = 64 };
@@ -432,6 +430,41 @@ static std::vector<uint8_t> image_tail(wh_arena *a) {
     return h;
 }
 
+/* A reference arena and the arena under test, the same configuration. */
+static void make_twins(const wh_arena_config &cfg, wh_arena **ref, wh_arena **a) {
+    if (wh_arena_create(ref, &cfg) != WH_OK || wh_arena_create(a, &cfg) != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        exit(1);
+    }
+}
+/* Two streams and the events that fork the second from the first and join it back. */
+static void make_fork_join(cudaStream_t *s, cudaStream_t *s2, cudaEvent_t *fork, cudaEvent_t *join) {
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(s2, cudaStreamNonBlocking));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(fork, cudaEventDisableTiming));
+    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(join, cudaEventDisableTiming));
+}
+static void free_fork_join(cudaStream_t s, cudaStream_t s2, cudaEvent_t fork, cudaEvent_t join) {
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
+    WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
+    WH_CUDA_OR_DIE(cudaEventDestroy(fork));
+    WH_CUDA_OR_DIE(cudaEventDestroy(join));
+}
+
+/* The twin's ring and the arena's: the same spans (offsets from each base,
+ * descriptors, counts). */
+static void expect_same_ring(const wh_arena_span *d_x, uint64_t xbase, const wh_arena_span *d_y, uint64_t ybase,
+                             int k) {
+    std::vector<wh_arena_span> x = fetch(d_x, k), y = fetch(d_y, k);
+    for (int j = 0; j < k; ++j) {
+        for (int p = 0; p < 2; ++p) {
+            CHECK((x[j].part[p].ptr ? x[j].part[p].ptr - xbase : 0) == (y[j].part[p].ptr ? y[j].part[p].ptr - ybase : 0));
+            CHECK(x[j].part[p].block == y[j].part[p].block && x[j].part[p].gen == y[j].part[p].gen);
+        }
+        CHECK(x[j].count0 == y[j].count0 && x[j].count == y[j].count);
+    }
+}
+
 static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     enum { K = 3 };
     const uint64_t seed = 99, max_count = 60000;
@@ -443,18 +476,12 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     cfg.mirror = mirror;
     cfg.index = mirror == WH_ARENA_MIRROR_ON_FAILURE ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF;   /* both kinds of core */
     wh_arena *ref = NULL, *a = NULL;
-    if (wh_arena_create(&ref, &cfg) != WH_OK || wh_arena_create(&a, &cfg) != WH_OK) {
-        fprintf(stderr, "%s\n", wh_last_error());
-        exit(1);
-    }
+    make_twins(cfg, &ref, &a);
     size_t *d_count = dalloc<size_t>(rounds);
     wh_arena_span *d_ref = dalloc<wh_arena_span>(K), *d_ring = dalloc<wh_arena_span>(K);
     cudaStream_t s, s2;
     cudaEvent_t fork, join;
-    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    make_fork_join(&s, &s2, &fork, &join);
     unsigned *d_timeouts = dalloc<unsigned>(1);
     WH_CUDA_OR_DIE(cudaMemset(d_timeouts, 0, sizeof(unsigned)));
     uint32_t *d_baton = dalloc<uint32_t>(1);           /* the lock handed from commit to reserve */
@@ -520,14 +547,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
         }
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         t_res += wh_now_seconds() - t1;
-        std::vector<wh_arena_span> x = fetch(d_ref, K), y = fetch(d_ring, K);
-        for (int j = 0; j < K; ++j) {
-            for (int p = 0; p < 2; ++p) {
-                CHECK((x[j].part[p].ptr ? x[j].part[p].ptr - rbase : 0) == (y[j].part[p].ptr ? y[j].part[p].ptr - base : 0));
-                CHECK(x[j].part[p].block == y[j].part[p].block && x[j].part[p].gen == y[j].part[p].gen);
-            }
-            CHECK(x[j].count0 == y[j].count0 && x[j].count == y[j].count);
-        }
+        expect_same_ring(d_ref, rbase, d_ring, base, K);
         CHECK(image_tail(ref) == image_tail(a));
         CHECK(wh_arena_status(ref) == wh_arena_status(a));
     }
@@ -551,10 +571,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
            mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds, (unsigned long long)y.failures,
            (unsigned long long)st.planned, (unsigned long long)st.warm_commits, t_cmd * 1e6 / rounds,
            t_res * 1e6 / rounds);
-    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
-    WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
-    WH_CUDA_OR_DIE(cudaEventDestroy(fork));
-    WH_CUDA_OR_DIE(cudaEventDestroy(join));
+    free_fork_join(s, s2, fork, join);
     WH_CUDA_OR_DIE(cudaFree(d_timeouts));
     WH_CUDA_OR_DIE(cudaFree(d_baton));
     WH_CUDA_OR_DIE(cudaFree(d_count));
@@ -636,26 +653,13 @@ static __global__ void check_slots(const wh_arena_span *ring, uint32_t k, uint32
     }
 }
 
-/* The stack limit raised, before any launch, to what kernels need: a launch
- * that needs more has the driver grow local memory first, which waits for
- * the device to idle -- and a committer launched so beside producers that
- * wait for its window waits for them in turn (r14/r15 of
- * bench/results/session-2026-11-26b-h100: the first round's committer
- * started only once every producer had timed out). */
-static void stack_for(std::initializer_list<const void *> kernels) {
-    size_t need = 0, have = 0;
-    for (const void *f : kernels) {
-        cudaFuncAttributes fa;
-        WH_CUDA_OR_DIE(cudaFuncGetAttributes(&fa, f));
-        need = std::max(need, fa.localSizeBytes);
-    }
-    WH_CUDA_OR_DIE(cudaDeviceGetLimit(&have, cudaLimitStackSize));
-    if (need > have) WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitStackSize, need));
-}
-
 static void test_ring_posts(uint32_t rounds) {
     enum { K = 3, CHAIN = 40 };
-    stack_for({(const void *)posts_commit_kernel, (const void *)post_producer_kernel, (const void *)check_slots});
+    /* the stack limit first: else round 0's committer waited for local memory behind its producers
+     * (r14/r15 of bench/results/session-2026-11-26b-h100) */
+    const void *kernels[] = {(const void *)posts_commit_kernel, (const void *)post_producer_kernel,
+                             (const void *)check_slots};
+    wh_cuda_stack_for(kernels, 3);
     const uint64_t seed = 7, max_count = 60000;
     wh_arena_config cfg = {};
     cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4);            /* as test_ring_reserve: some out of memory */
@@ -665,10 +669,7 @@ static void test_ring_posts(uint32_t rounds) {
     cfg.mirror = WH_ARENA_MIRROR_ON_FAILURE;
     cfg.index = WH_BLOCKS_LIST;
     wh_arena *ref = NULL, *a = NULL;
-    if (wh_arena_create(&ref, &cfg) != WH_OK || wh_arena_create(&a, &cfg) != WH_OK) {
-        fprintf(stderr, "%s\n", wh_last_error());
-        exit(1);
-    }
+    make_twins(cfg, &ref, &a);
     size_t *d_count = dalloc<size_t>(rounds), *d_went = dalloc<size_t>(rounds);
     wh_arena_span *d_ref = dalloc<wh_arena_span>(K), *d_ring = dalloc<wh_arena_span>(K);
     post_ring *pr = dalloc<post_ring>(1);
@@ -679,10 +680,7 @@ static void test_ring_posts(uint32_t rounds) {
     WH_CUDA_OR_DIE(cudaMemset(d_bad, 0, sizeof(unsigned long long)));
     cudaStream_t s, s2;
     cudaEvent_t fork, join;
-    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    make_fork_join(&s, &s2, &fork, &join);
     ring_counts<<<1, 256, 0, s>>>(d_count, rounds, seed, max_count);
     WH_LAUNCH_OR_DIE();
     size_t smem = wh_arena_meta_bytes(a);
@@ -705,14 +703,7 @@ static void test_ring_posts(uint32_t rounds) {
         check_slots<<<1, 256, 0, s>>>(d_ring, K, e - 1, d_bad);
         WH_LAUNCH_OR_DIE();
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
-        std::vector<wh_arena_span> x = fetch(d_ref, K), y = fetch(d_ring, K);
-        for (int j = 0; j < K; ++j) {
-            for (int p = 0; p < 2; ++p) {
-                CHECK((x[j].part[p].ptr ? x[j].part[p].ptr - rbase : 0) == (y[j].part[p].ptr ? y[j].part[p].ptr - base : 0));
-                CHECK(x[j].part[p].block == y[j].part[p].block && x[j].part[p].gen == y[j].part[p].gen);
-            }
-            CHECK(x[j].count0 == y[j].count0 && x[j].count == y[j].count);
-        }
+        expect_same_ring(d_ref, rbase, d_ring, base, K);
         bool same = image_tail(ref) == image_tail(a);
         CHECK(same);
         (void)wh_arena_clear_status_async(ref, s);
@@ -751,10 +742,7 @@ static void test_ring_posts(uint32_t rounds) {
     CHECK(wh_arena_check(a, &rep) == WH_OK);
     printf("gpu ring posts: %u frames on forecast windows, %llu failures as forecast, no lock on the producers' side\n",
            rounds, (unsigned long long)y.failures);
-    WH_CUDA_OR_DIE(cudaStreamDestroy(s));
-    WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
-    WH_CUDA_OR_DIE(cudaEventDestroy(fork));
-    WH_CUDA_OR_DIE(cudaEventDestroy(join));
+    free_fork_join(s, s2, fork, join);
     WH_CUDA_OR_DIE(cudaFree(d_timeouts));
     WH_CUDA_OR_DIE(cudaFree(d_bad));
     WH_CUDA_OR_DIE(cudaFree(pr));
