@@ -863,7 +863,7 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     __shared__ mc_gtables tab;
     __shared__ uint32_t s_tk, s_prefix;
     __shared__ wh_arena_span s_win;
-    __shared__ bool s_ok, s_win_ok;
+    __shared__ bool s_win_ok;
     int m = n - 1;
     load_tables(&tab);                                 /* load_brick syncs; written once, before any frame */
     pdl_wait();                                        /* the previous frame done, and its memory */
@@ -893,23 +893,22 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     if (threadIdx.x < 32) {
         uint32_t excl = look_back(o.lb, tk, total, tag);
         if (threadIdx.x == 0) s_prefix = excl;
+    } else if (ARENA && threadIdx.x == 32 && !early) { /* (c): the window awaited beside the look-back */
+        s_win_ok = onepass_window_of(o, tag, &s_win);
     }
     __syncthreads();
     /* the next frame's blocks may come and wait once every block has
      * started and has its window (earlier, at a chain's start, they could
      * fill the SMs before the committer has one to publish the window on) */
-    if (early) pdl_launch_dependents();
+    pdl_launch_dependents();
     const uint32_t prefix = s_prefix;
+    const bool ok = prefix != UINT32_MAX && s_win_ok;  /* block-uniform */
     if (threadIdx.x == 0) {
-        if (!early) s_win_ok = onepass_window_of(o, tag, &s_win);
-        s_ok = prefix != UINT32_MAX && s_win_ok;
         if (prefix == UINT32_MAX) atomicAdd(&o.stuck[ONEPASS_STUCK_LOOK], 1u);
         if (!s_win_ok) atomicAdd(&o.stuck[ONEPASS_STUCK_WINDOW], 1u);
     }
-    __syncthreads();
-    if (!early) pdl_launch_dependents();
     if (threadIdx.x == 0 && tk == nb - 1u) {           /* the last ticket: the frame's total (0 if unknown) */
-        uint32_t all = s_ok ? prefix + total : 0u;
+        uint32_t all = ok ? prefix + total : 0u;
         *o.ticket = 0;                                 /* every ticket taken */
         *o.seq = seq + 1u;
         t.history[frame] = all;
@@ -917,7 +916,7 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
         if (ARENA) o.win->total = all;                 /* for the next frame's arena block, which posts it */
         if (ARENA && o.last && s_win_ok) onepass_post(o, seq, o.slot, &s_win, all, 0u, 0u);   /* a chain's last: */
     }                                                  /* posts its own, while the other threads write */
-    if (!s_ok || total == 0) return;                   /* block-uniform */
+    if (!ok || total == 0) return;                     /* block-uniform */
     wh_arena_span sp = ARENA ? s_win : buffer_span(out);
     emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);
 }
