@@ -791,6 +791,15 @@ static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh
     return true;
 }
 
+/* (c), one thread: the window of the replace of slot, forecast from fc,
+ * published for launch tag (release: the window out before the tag). */
+static __device__ void onepass_publish_window(onepass_window *win, const wh_arena_forecast *fc, uint32_t slot,
+                                              uint32_t tag) {
+    wh_arena_ring_forecast_window(fc, slot, TRI_BYTES, &win->w[tag & 1u]);
+    __threadfence();
+    *(volatile uint32_t *)&win->tag[tag & 1u] = tag;
+}
+
 /* (c), one thread: the post of launch pseq (its total all, clamped to its
  * window pw, slot pslot) -- the replace run on the forecast -- and, unless
  * next is 0, the window of the replace of slot nslot for launch tag next,
@@ -802,15 +811,10 @@ static __device__ void onepass_post(const onepass_args &o, uint32_t pseq, uint32
     onepass_window *win = o.win;
     wh_arena_forecast fc = win->fc;                    /* local: the loads at once, not one by one */
     uint64_t n = all < pw->count ? all : pw->count;
-    wh_arena_span fs, nw;
+    wh_arena_span fs;
     wh_status fst = wh_arena_ring_forecast_replace(&fc, pslot, n, TRI_BYTES, &fs);
     if (fst == WH_ERR_CORRUPT) atomicAdd(&o.stuck[ONEPASS_LOST], 1u);
-    if (next && fc.valid) {
-        wh_arena_ring_forecast_window(&fc, nslot, TRI_BYTES, &nw);
-        win->w[next & 1u] = nw;
-        __threadfence();
-        *(volatile uint32_t *)&win->tag[next & 1u] = next;   /* release: the window out first */
-    }
+    if (next && fc.valid) onepass_publish_window(win, &fc, nslot, next);
     win->fc = fc;                                      /* the next post reads it: after this kernel */
     uint32_t k = 0;
     while (k < MC_LOOK_TRIES && wh_atomic_load(&win->consumed, WH_ACQUIRE) + MC_POSTS < pseq + 1u) {
@@ -840,12 +844,8 @@ static __device__ void onepass_arena_block(const onepass_args &o, const tail_arg
     uint64_t t0 = globaltimer();
     if (o.first) {
         if (!wh_arena_ring_forecast_current(&win->fc, t.arena)) return;
-        wh_arena_forecast fc = win->fc;
-        wh_arena_span w;
-        wh_arena_ring_forecast_window(&fc, o.slot, TRI_BYTES, &w);
-        win->w[tag & 1u] = w;
-        __threadfence();
-        *(volatile uint32_t *)&win->tag[tag & 1u] = tag;
+        wh_arena_forecast fc = win->fc;                /* local: the loads at once */
+        onepass_publish_window(win, &fc, o.slot, tag);
     } else {
         wh_arena_span pw = win->w[lb_tag(seq - 1u) & 1u];
         onepass_post(o, seq - 1u, (o.slot + o.k - 1u) % o.k, &pw, win->total, o.slot, tag);

@@ -6,13 +6,4 @@
 # blocks than the GPU holds at once).
 set -u
 . "$(dirname "$0")/common.sh" r9
-show() { step "$@"; grep -E "one pass|one committer a chain|sync \+ mallocAsync  |identical|DIFFER|best|grid|timeouts|one pass" "$O/$1.log"; }
-show mc_16_short 60 "$A/marching_cubes" --n=16 --k=3 --frames=60 --reps=3
-show mc_64_short 60 "$A/marching_cubes" --n=64 --k=3 --frames=60 --reps=3
-show mc_128_short 90 "$A/marching_cubes" --n=128 --k=3 --frames=60 --reps=3
-step mc_memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 "$A/marching_cubes" --n=16 --k=3 --frames=30 --reps=1
-tail -3 "$O/mc_memcheck.log"
-step mc_memcheck_onepass 150 compute-sanitizer --tool memcheck --error-exitcode 1 "$A/marching_cubes" --n=64 --bz=4 --k=3 --frames=20 --reps=1
-tail -3 "$O/mc_memcheck_onepass.log"
-cat "$O/steps.txt"
-pack
+short_calls "|one pass"
