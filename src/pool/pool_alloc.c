@@ -63,10 +63,15 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
     return WH_OK;
 }
 
+/* The range places large blocks itself (wh__vmm_alloc). */
+static uint32_t wh__find_in(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
+    return p->use_vmm ? wh__vmm_alloc(p, size, align, slot) : wh_blocks_alloc_aligned(p->core, size, align, slot);
+}
+
 /* align: 0 or at most config.alignment for any block. */
 static uint32_t wh__find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
-    uint32_t b = wh_blocks_alloc_aligned(p->core, size, align, slot);
-    return b != WH_BLOCK_NONE ? b : wh_blocks_alloc_aligned(p->core, size, align, WH__READY);
+    uint32_t b = wh__find_in(p, size, align, slot);
+    return b != WH_BLOCK_NONE ? b : wh__find_in(p, size, align, WH__READY);
 }
 
 static bool wh__others_hold_free(const wh_pool *p) {

@@ -56,6 +56,7 @@ typedef struct wh__vmm {
     uint64_t base, size, gran;       /* the range and the mapping granule          */
     uint64_t hole_bytes;             /* unbacked bytes: reserved = size - these     */
     uint64_t walk_frees;             /* frees counter at the last release walk     */
+    uint64_t big;                    /* the largest request that reached growth     */
     uint32_t ngran, head;            /* granules; the arena's first descriptor      */
     uint32_t *piece;                 /* per granule: first granule of its piece, or NONE */
     uint32_t *plen;                  /* per first granule: granules in the piece    */
@@ -110,6 +111,7 @@ void wh__events_destroy(wh_pool *p);
 wh_status wh__vmm_create(wh_pool *p);
 void wh__vmm_destroy(wh_pool *p);
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
+uint32_t wh__vmm_alloc(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait);
 wh_status wh__vmm_check(wh_pool *p);
 
