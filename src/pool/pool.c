@@ -61,15 +61,9 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
     p->cfg = c;
     uint32_t nindex = 1 + c.max_streams;
     uint64_t bytes = wh_blocks_bytes(c.index, nindex, c.max_blocks);
-    uint64_t map = 1;
-    while (map < 2ull * c.max_blocks) map <<= 1;
     p->core = aligned_alloc(64, (bytes + 63) & ~63ull);
     p->info = calloc(c.max_blocks, sizeof *p->info);
-    p->map_keys = calloc(map, sizeof *p->map_keys);
-    p->map_vals = calloc(map, sizeof *p->map_vals);
-    p->map_mask = map - 1;
-    p->map_shift = (uint32_t)(64 - wh_log2_64(map));
-    if (!p->core || !p->info || !p->map_keys || !p->map_vals ||
+    if (!p->core || !p->info || !wh__map_init(p) ||
         !wh_blocks_init(p->core, bytes, c.index, nindex, c.max_blocks, c.alignment)) {
         wh__pool_free_tables(p);
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory for %u block descriptors",
@@ -200,6 +194,9 @@ static wh_status wh__check_locked(wh_pool *p) {
             return wh__fail(WH_ERR_CORRUPT, "pool: block %u at 0x%" PRIx64 " missing from the address map", b, d[b].addr);
     }
     for (uint64_t i = 0; i <= p->map_mask; ++i) mapped += p->map_keys[i] != 0;
+    if (mapped != p->map_count || 2 * mapped > p->map_mask + 1)
+        return wh__fail(WH_ERR_CORRUPT, "pool: the address map holds %" PRIu64 " keys, counted %" PRIu64 ", in %" PRIu64
+                        " entries", mapped, p->map_count, p->map_mask + 1);
     for (uint32_t i = 0; i < p->narenas; ++i) arena_sum += p->arenas[i].size;
     uint32_t tagged = p->hot != WH_BLOCK_NONE;
     if (tagged && p->info[p->hot].state != WH__TAGGED)

@@ -158,6 +158,9 @@ static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, cons
     uint32_t slot;
     wh_status st = wh__slot_of(p, s, &slot);
     if (st != WH_OK) return st;
+    if (!wh__map_reserve(p))                         /* before anything changes */
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the address map (%" PRIu64 " entries)",
+                        p->map_count);
     uint64_t size = wh_blocks_round(p->core, bytes);
     if (size == 0 || size > (UINT64_MAX >> 2) || (p->cfg.max_bytes && size > p->cfg.max_bytes))
         return wh__fail(WH_ERR_TOO_LARGE, "pool: request of %zu B is beyond %" PRIu64 " B", bytes,

@@ -77,7 +77,7 @@ struct wh_pool {
     wh__info *info;                  /* per descriptor                             */
     uint64_t *map_keys;              /* address -> descriptor, open addressing     */
     uint32_t *map_vals;
-    uint64_t map_mask;
+    uint64_t map_mask, map_count;    /* entries - 1; keys in the map               */
     uint32_t map_shift, nslots;      /* nslots: READY + streams seen so far        */
     wh_stream streams[WH__MAX_SLOTS];
     wh__event reclaim_ev[WH__MAX_SLOTS];
@@ -125,6 +125,9 @@ static inline uint64_t wh__align_pad(const wh_pool *p, uint64_t align) {
 static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }
 
 /* pool_ptrmap.c */
+#define WH__MAP_MIN_BITS 10
+bool wh__map_init(wh_pool *p);
+bool wh__map_reserve(wh_pool *p);
 void wh__map_put(wh_pool *p, uint64_t key, uint32_t val);
 uint32_t wh__map_get(const wh_pool *p, uint64_t key);
 void wh__map_del(wh_pool *p, uint64_t key);
