@@ -10,7 +10,8 @@
  * part of a hole (cuMemCreate + cuMemMap + cuMemSetAccess) next to the free
  * block that is short of the request, so reserved follows the request, not
  * a fixed arena step.  When growing would take reserved above the budget
- * (the peak in use plus 1/10), whole mapped pieces inside free READY blocks
+ * (the peak in use plus 1/10; for requests large against it, up to 14/100:
+ * wh__move_budget), whole mapped pieces inside free READY blocks
  * are *moved* there instead (cuMemUnmap, cuMemMap of the same handle,
  * cuMemSetAccess): reserved stays, and the driver neither releases nor
  * creates memory, which costs it ~0.32 us a MiB and ~9 us a piece on the
@@ -30,7 +31,12 @@
  * batched access, the tie-break of wh__move_source and a hard budget of
  * 1/64, 112 MiB held 1.12-1.14x on the CPU replay (wh_pool_replay) at a
  * modelled driver time 7-13% under 128 MiB's with 1/32 for N = 1e4 / 1e5;
- * 96 MiB 1.12-1.13x but 1.141 (was 1.135) at max 64 MiB.
+ * 96 MiB 1.12-1.13x but 1.141 (was 1.135) at max 64 MiB.  Since only
+ * whole pieces move, a large block is placed in its free block where the
+ * rest stays in whole pieces (wh__spot), and a hole between two free blocks
+ * is filled by moves too; the margin this won pays for moves that start
+ * later (1.144x at 25-30% less modelled driver time; on the H100 11.7-15.8
+ * us an operation instead of 15.6-22.2, bench/results/session-2026-11-26c-h100).
  *
  * The CUDA entry points come from cudaGetDriverEntryPointByVersion, so the
  * library does not link libcuda.  The CPU backend does the same with mmap
@@ -68,6 +74,9 @@
 #endif
 #ifndef WH__MOVE_K
 #define WH__MOVE_K 3                     /* ... or + 3 of the largest requests, if less      */
+#endif
+#ifndef WH__FILL_WHOLE
+#define WH__FILL_WHOLE 1                 /* 0: a hole between free blocks gets new pieces    */
 #endif
 #ifndef WH__PLACE_MIN
 #define WH__PLACE_MIN (64ull << 20)      /* blocks placed by wh__spot: this size and more   */
@@ -596,7 +605,7 @@ static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, bool access) {
  * f's hole: the blocks next to it are not sources.) */
 static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t size, uint64_t align, uint32_t slot) {
     (void)need;
-    if (f.hole == WH_BLOCK_NONE) return WH_BLOCK_NONE;
+    if (f.hole == WH_BLOCK_NONE || (!WH__FILL_WHOLE && f.side == 0)) return WH_BLOCK_NONE;
     const wh_block *d = wh_blocks_desc(p->core);
     uint64_t G = p->vmm.gran, hs = d[f.hole].size, done = 0;
     /* A hole between two free blocks (often where a piece was moved out)

@@ -350,6 +350,32 @@ static void stream_order(void) {
     wh_pool_destroy(p);
 }
 
+/* The address map grows from 1024 entries while blocks are live: every
+ * pointer is still found after each doubling (a free of each, in an order
+ * unlike the allocations'), the walk counts its keys, and a foreign pointer
+ * is still refused. */
+static void address_map_grows(void) {
+    wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU});
+    enum { N = 5000 };
+    static void *x[N];
+    for (int i = 0; i < N; ++i) {
+        x[i] = wh_pool_alloc(p, 200000 + (size_t)(i % 7) * 4096, S(i % 3));   /* > 64 KiB: no size class */
+        CHECK(x[i] != NULL);
+        if (i == 511 || i == 512 || i == 2047 || i == 4095) check_ok(p);
+    }
+    check_ok(p);
+    int x0 = 0;
+    CHECK(wh_pool_free(p, &x0, S(0)) == WH_ERR_FOREIGN_POINTER);
+    for (int i = 0; i < N; ++i) {
+        int k = (int)((uint64_t)i * 2654435761u % N);   /* a permutation: the multiplier is prime to N */
+        CHECK(wh_pool_free(p, x[k], S(k % 3)) == WH_OK);
+        CHECK(wh_pool_free(p, x[k], S(k % 3)) == WH_ERR_DOUBLE_FREE);
+    }
+    check_ok(p);
+    CHECK_EQ_U64(pool_stats(p).in_use, 0);
+    wh_pool_destroy(p);
+}
+
 int main(void) {
     basic(WH_BLOCKS_TLSF);
     basic(WH_BLOCKS_MAXHEAP);
@@ -364,5 +390,6 @@ int main(void) {
     size_classes();
     few_descriptors();
     stream_order();
+    address_map_grows();
     return wh_test_finish("test_pool");
 }

@@ -2,7 +2,7 @@
  * CPU backend: it is the one address range (VMM), whose peak reserved stays
  * near peak live on the benchmark's patterns -- Futhark's loop within 1.10
  * (separate arenas: 4.02) and RMM's random_allocations with blocks up to
- * 64 MiB within 1.15 (arenas: up to 1.18) -- at the GPU's 2 MiB granule
+ * 1 GiB within 1.15 (arenas: up to 1.60) -- at the GPU's 2 MiB granule
  * (the CPU backend places blocks as the GPU does); and where
  * no address range can be reserved the default falls back to arenas, while
  * VMM asked for by name fails. */
@@ -74,9 +74,10 @@ static void rmm_free(void *pool, void *p) { CHECK(wh_pool_free(pool, p, S(1)) ==
 
 /* RMM's random_allocations exactly as the benchmark runs it (same trace,
  * live bytes capped at 16 GiB, a cold pass then 5 / 3 / 1 warm ones): at
- * most 1.15 for blocks up to 1 and 64 MiB; up to 1 GiB, where moves keep
- * reserved near the budget (pool_vmm.c), at most 1.17 (measured 1.139,
- * 1.151, 1.156; 1.375 before moves). */
+ * most 1.15, the issue's goal, for every size.  Up to 1 GiB moves hold
+ * reserved at their budget, 1.14 over the peak in use (pool_vmm.c):
+ * measured 1.144 for each N (1.375 before moves, 1.139-1.161 with moves
+ * before placement, when this bound was 1.17). */
 static void random_allocations(void) {
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
     for (int i = 0; i < 3; ++i)
@@ -93,7 +94,7 @@ static void random_allocations(void) {
             double r = (double)s.reserved_peak / (double)peak;
             printf("random_allocations N=%llu max=%llu MiB, default growth: peak reserved / peak live = %.3f\n",
                    (unsigned long long)ns[i], (unsigned long long)maxs[j], r);
-            CHECK(r <= (maxs[j] <= 64 ? 1.15 : 1.17));
+            CHECK(r <= 1.15);
             CHECK_EQ_U64(s.in_use, 0);
             CHECK(wh_pool_destroy(p) == WH_OK);
         }

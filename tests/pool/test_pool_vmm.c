@@ -173,9 +173,41 @@ static void moves(void) {
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
 
+/* Where a large block goes in a free block: where the rest stays in whole
+ * pieces.  One growth of 300 MiB maps pieces of 112, 112 and 76 MiB; freed,
+ * they are one free block.  A block of 70 MiB at its start would share the
+ * first piece and leave 188 MiB of whole pieces; at its end it shares the
+ * 76-MiB piece and leaves 224.  trim then unmaps every whole free piece. */
+static void placement(void) {
+    const uint64_t M = 1ull << 20;
+    wh_pool *p = make(0);
+    char *big = wh_pool_alloc(p, 300 * M, S(1));
+    CHECK(big != NULL);
+    CHECK_EQ_U64(pool_stats(p).arena_allocs, 3);           /* three pieces */
+    CHECK(wh_pool_free(p, big, S(1)) == WH_OK);
+    char *a = wh_pool_alloc(p, 70 * M, S(1));
+    CHECK(a == big + 230 * M);                            /* at the end of the 76-MiB piece */
+    a[0] = 1;
+    a[70 * M - 1] = 2;
+    check_ok(p);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    CHECK_EQ_U64(pool_stats(p).reserved, 76 * M);         /* the two 112-MiB pieces went back */
+    CHECK(a[0] == 1 && a[70 * M - 1] == 2);
+    check_ok(p);
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
+    char *b = wh_pool_alloc(p, 10 * M, S(1));              /* small blocks: at the start */
+    CHECK(b == big + 224 * M);
+    CHECK(wh_pool_free(p, b, S(1)) == WH_OK);
+    CHECK(wh_pool_trim(p, 0) == WH_OK);
+    CHECK_EQ_U64(pool_stats(p).reserved, 0);
+    check_ok(p);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
 int main(void) {
     fit_trim_refill();
     cap();
+    placement();
     random_run();
     moves();
     return wh_test_finish("test_pool_vmm");
