@@ -3,6 +3,9 @@
 # WH__* macros) into DIR (default build-carry/vmm), for a device run that
 # compares them in one call.  Each line of VARIANTS: NAME FLAGS...
 #   bench/pool/build-variants.sh [DIR] < variants.txt
+# REPLAY=1: the CPU replay instead (wh_pool_replay_NAME, no CUDA; CONF a
+# CPU build's include dir, e.g. CONF=build-cpu/include), for
+#   DIR/wh_pool_replay_NAME --seeds=8
 set -euo pipefail
 DIR=${1:-build-carry/vmm}
 CUDA=${CUDA_HOME:-/usr/local/cuda}
@@ -10,6 +13,12 @@ CONF=${CONF:-build/include}      # a configured build's warpheap/config.h
 mkdir -p "$DIR"
 while read -r name flags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
+  if [[ "${REPLAY:-0}" == 1 ]]; then
+    gcc -O2 -std=gnu11 $flags -Iinclude -I"$CONF" -Isrc -Ibench/pool \
+        bench/pool/replay_cpu.c src/pool/*.c src/core/*.c -o "$DIR/wh_pool_replay_$name" -lpthread -lm
+    echo "built $DIR/wh_pool_replay_$name ($flags)"
+    continue
+  fi
   gcc -O2 -std=gnu11 $flags -Iinclude -I"$CONF" -Isrc -Ibench/pool -I"$CUDA/include" \
       bench/pool/pool_bench.c src/pool/*.c src/core/*.c -o "$DIR/wh_pool_bench_$name" \
       -L"$CUDA/lib64" -lcudart -lpthread -lm

@@ -7,7 +7,10 @@
  * and in the last warm one; and Futhark's loop (2000 iterations).
  * Placement does not depend on the backend, so the ratios are the GPU's;
  * times are not measured here.
- * Usage: wh_pool_replay [--md]   (CSV on stdout, or a markdown table) */
+ * --seeds=K: instead, the default growth on K traces of the same pattern
+ * (seeds 0 .. K-1, 0 being the benchmark's), a cold pass and one warm pass
+ * each: mean and worst peak reserved / peak live and modelled driver time.
+ * Usage: wh_pool_replay [--md | --seeds=K]   (CSV on stdout, or a markdown table) */
 #include "warpheap/pool.h"
 
 #include <stdio.h>
@@ -37,7 +40,44 @@ static double model_us(const wh_pool_stats *a, const wh_pool_stats *b) {
     return creates * (9.7 + 0.7 + 23.0) + grows * 11.0 + frees * (21.5 + 8.0) + mib * 0.32 + moves * (21.5 + 0.7 + 23.0);
 }
 
+/* --seeds=K: the default growth over K traces (see the top). */
+static int over_seeds(int k) {
+    const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
+    printf("| N | max | peak reserved / peak live, mean / worst | modelled driver us/op warm, mean / worst | cold, mean |\n"
+           "| ---: | ---: | ---: | ---: | ---: |\n");
+    for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i) {
+            double r_sum = 0, r_max = 0, us_sum = 0, us_max = 0, cold_sum = 0;
+            for (int sd = 0; sd < k; ++sd) {
+                wh_pool_config c = {.backend = WH_POOL_CPU, .vmm_range = 64ull << 30, .vmm_granule = 2u << 20};
+                wh_pool *p;
+                if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+                uint64_t peak = 0, pl = 0;
+                wh_pool_stats z = {0}, a, b;
+                uint64_t cold = rmm_random_allocations_seeded(ns[i], maxs[j] << 20, (uint64_t)sd, replay_alloc, replay_free,
+                                                              p, &peak);
+                wh_pool_get_stats(p, &a);
+                uint64_t ops = rmm_random_allocations_seeded(ns[i], maxs[j] << 20, (uint64_t)sd, replay_alloc, replay_free,
+                                                             p, &pl);
+                wh_pool_get_stats(p, &b);
+                if (wh_pool_check(p) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+                double r = (double)b.reserved_peak / (double)(pl > peak ? pl : peak), us = model_us(&a, &b) / (double)ops;
+                r_sum += r;
+                us_sum += us;
+                r_max = r > r_max ? r : r_max;
+                us_max = us > us_max ? us : us_max;
+                cold_sum += model_us(&z, &a) / (double)cold;
+                wh_pool_destroy(p);
+            }
+            printf("| %llu | %llu MiB | %.3f / %.3f | %.2f / %.2f | %.2f |\n", (unsigned long long)ns[i],
+                   (unsigned long long)maxs[j], r_sum / k, r_max, us_sum / k, us_max, cold_sum / k);
+            fflush(stdout);
+        }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strncmp(argv[1], "--seeds=", 8)) return over_seeds(atoi(argv[1] + 8) > 0 ? atoi(argv[1] + 8) : 1);
     bool md = argc > 1 && !strcmp(argv[1], "--md");
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
     if (md) printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | last warm pass | "

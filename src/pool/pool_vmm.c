@@ -467,7 +467,8 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
  * largest requests: below ~3 of them, with blocks up to 1 GiB, moves came
  * every fifth request; at 1.14x instead of 1.10x the CPU replay moved a
  * little less and mapped and released new pieces 1/200 as often (mean
- * modelled driver time -21..29% over six traces).  Blocks up to 64 MiB
+ * modelled driver time -22..28% over eight traces, wh_pool_replay
+ * --seeds=8).  Blocks up to 64 MiB
  * keep the 1.10x that holds their footprint. */
 static uint64_t wh__move_budget(const wh_pool *p, uint64_t size) {
     uint64_t lo = wh__budget(p, size, WH__SLACK_PM), hi = wh__budget(p, size, WH__MOVE_PM);
