@@ -35,7 +35,7 @@
  * whole pieces move, a large block is placed in its free block where the
  * rest stays in whole pieces (wh__spot), and a hole between two free blocks
  * is filled by moves too; the margin this won pays for moves that start
- * later (1.144x at 25-30% less modelled driver time; on the H100 11.7-15.8
+ * later (1.144x at 22-28% less modelled driver time; on the H100 11.7-15.8
  * us an operation instead of 15.6-22.2, bench/results/session-2026-11-26c-h100).
  *
  * The CUDA entry points come from cudaGetDriverEntryPointByVersion, so the
@@ -463,12 +463,14 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
 
 /* Past this, growth moves pieces instead of mapping new ones: room for
  * WH__MOVE_K of the largest requests, between growth's budget and
- * WH__MOVE_PM/1000 over the peak in use.  A free block must hold the
- * largest requests: below ~3 of them, with blocks up to 1 GiB, moves came
- * every fifth request; at 1.14x instead of 1.10x the CPU replay moved a
- * little less and mapped and released new pieces 1/200 as often (mean
- * modelled driver time -22..28% over eight traces, wh_pool_replay
- * --seeds=8).  Blocks up to 64 MiB
+ * WH__MOVE_PM/1000 over the peak in use.  With blocks up to 1 GiB, 1.14x
+ * instead of 1.10x moved a little less and mapped and released new pieces
+ * 1/700 as often (wh_pool_replay's warm pass at N = 1e5: 11 against 8322),
+ * and the mean modelled driver time over eight traces fell by 22-28%
+ * (wh_pool_replay --seeds=8).  On the benchmark's trace (wh_pool_replay
+ * built with -DWH__MOVE_K=k) K = 1, which leaves 1.10x there, modelled
+ * 14.8 / 17.1 / 18.6 us an operation for N = 1e3 / 1e4 / 1e5, K = 2 (1.125x)
+ * 13.9 / 15.5 / 16.6 and K = 3 12.6 / 13.9 / 14.6.  Blocks up to 64 MiB
  * keep the 1.10x that holds their footprint. */
 static uint64_t wh__move_budget(const wh_pool *p, uint64_t size) {
     uint64_t lo = wh__budget(p, size, WH__SLACK_PM), hi = wh__budget(p, size, WH__MOVE_PM);
@@ -611,8 +613,9 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     uint64_t G = p->vmm.gran, hs = d[f.hole].size, done = 0;
     /* A hole between two free blocks (often where a piece was moved out)
      * is filled whole, from its low end.  (Mapping new pieces there instead
-     * took reserved past the budget, and the walk then released ~7 pieces
-     * at once: 1/2 of the requests that grew on the CPU replay.) */
+     * took reserved past the budget, and the walk then released pieces
+     * elsewhere: most of the pieces mapped and released in the replay's
+     * warm passes at 1 GiB.) */
     bool whole = f.side == 0;
     if (whole) f.side = -1;
     uint32_t lo = wh__gran_of(p, d[f.hole].addr), hi = lo + (uint32_t)(hs / G);
