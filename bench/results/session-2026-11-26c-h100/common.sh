@@ -8,6 +8,6 @@
 pool_1g() {
   local bin=$1 name=$2; shift 2
   mkdir -p "$O/$name"
-  step "$name" 60 "$bin" --out="$O/$name" --random-max=1024 "$@"
+  step "$name" 120 "$bin" --out="$O/$name" --random-max=1024 "$@"
   grep -E "^\| 1[0]+ \| 1024" "$O/$name/pool_bench.md"
 }
