@@ -180,8 +180,13 @@ typedef enum wh_arena_mirror {
                                     /* last failure or wh_arena_flush_async       */
 } wh_arena_mirror;
 
+/* The largest region an arena takes: 2^48 bytes, the span of a 48-bit
+ * virtual address space (x86-64 and today's GPUs).  Larger sizes are
+ * refused with WH_ERR_TOO_LARGE before any rounding could wrap them. */
+#define WH_ARENA_MAX_BYTES (1ull << 48)
+
 typedef struct wh_arena_config {
-    size_t bytes;                /* region size (required)                         */
+    size_t bytes;                /* region size (required), <= WH_ARENA_MAX_BYTES  */
     void *region;                /* optional: caller's memory (pool / cudaMalloc), */
                                  /* granule aligned; NULL: the arena allocates     */
     uint32_t max_blocks;         /* descriptors, free + used; 0 = 65536             */

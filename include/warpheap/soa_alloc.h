@@ -166,10 +166,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_chunk_object(const wh_soa *s, uint32_t
     return wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t], (uint32_t)wh_nth_set_bit64(got, r));
 }
 
-/* Destroy the object p (any type: the type is in the pointer). */
-WH_INLINE WH_HOST_DEVICE void wh_soa_free(const wh_soa *s, uint64_t p) {
-    if (!p) return;
+/* Destroy the object p (any type: the type is in the pointer).  WH_OK, also
+ * for the null pointer. */
+WH_INLINE WH_HOST_DEVICE wh_status wh_soa_free(const wh_soa *s, uint64_t p) {
+    if (!p) return WH_OK;
     wh__soa_release(s, wh__soa_block_of(s, p), 1ull << wh_soa_ptr_slot(p), wh_soa_ptr_type(p));
+    return WH_OK;
 }
 
 #endif /* WARPHEAP_SOA_ALLOC_H */

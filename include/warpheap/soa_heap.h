@@ -20,6 +20,10 @@
 #include "warpheap/soa_pointer.h"
 
 #define WH_SOA_MAX_TYPES 16u
+/* The largest data segment of a block: 1 GiB.  The 64-object rule of 3.2
+ * stops there (a type of 64 MiB gets 16 objects a block), and no type may be
+ * larger.  It keeps a block's size within the 32 bits of block_bytes. */
+#define WH_SOA_BLOCK_DATA_MAX (1u << 30)
 
 /* Heap-wide counters, in heap memory (device memory for a device heap). */
 enum {
@@ -28,6 +32,7 @@ enum {
     WH_SOA_CTR_BAD_FREE,            /* free of a slot that was not allocated        */
     WH_SOA_CTR_SLOW_PATH,           /* blocks initialised                           */
     WH_SOA_CTR_BLOCKS_FREED,        /* blocks given back (emptied and deleted)      */
+    WH_SOA_CTR_FOREIGN_FREE,        /* free of a pointer this heap never handed out */
     WH_SOA_CTR_COUNT
 };
 /* Bytes before block 0: the counters, then wh__soa_opening's words. */

@@ -51,6 +51,15 @@ static void test_create_errors(void) {
     cfg.granule = 0;
     cfg.region = (void *)(uintptr_t)0x1008;              /* not granule aligned */
     CHECK(wh_arena_create(&a, &cfg) == WH_ERR_INVALID_ARGUMENT);
+    cfg.region = NULL;
+    size_t huge[] = {SIZE_MAX, SIZE_MAX - 255, (size_t)WH_ARENA_MAX_BYTES + 1};
+    for (unsigned k = 0; k < 3; ++k) {                   /* sizes past what an arena addresses */
+        cfg.bytes = huge[k];
+        CHECK(wh_arena_create(&a, &cfg) == WH_ERR_TOO_LARGE);
+        CHECK(a == NULL);
+    }
+    printf("  huge: %s\n", wh_last_error());
+    cfg.bytes = 4096;
     CHECK(wh_arena_create(NULL, &cfg) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_arena_create(&a, NULL) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_arena_destroy(NULL) == WH_OK);

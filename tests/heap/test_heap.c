@@ -223,10 +223,12 @@ static void test_fragmentation(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
-/* FUSED tags a header absorbed by a merge GONE: freeing it again is a double
- * free, not a chunk spliced into the middle of another (heap_fused.h). */
-static void test_fused_gone(void) {
-    wh_heap h = make(WH_HEAP_CIRCULAR_FUSED, 1u << 20);
+/* The circular kinds tag a header absorbed by a merge GONE: freeing it again
+ * is a double free, not a chunk spliced into the middle of another
+ * (heap_circular.h).  Afterwards the ring is whole and hands out no
+ * overlapping chunks. */
+static void test_circ_gone(wh_heap_kind kind) {
+    wh_heap h = make(kind, 1u << 20);
     uint8_t *a = (uint8_t *)wh_malloc(&h, 100), *b = (uint8_t *)wh_malloc(&h, 100);
     CHECK(a == h.base + 16 && b == a + 128);              /* split off the root chunk in turn */
     wh_free(&h, b);
@@ -239,6 +241,12 @@ static void test_fused_gone(void) {
     CHECK_EQ_U64(s.foreign_frees, 0);
     CHECK_EQ_U64(s.largest_free, ((uint64_t)h.split_root - 1u) * 16u);   /* the root chunk is whole again */
     check_walk(&h, 0);
+    /* two chunks that cover b's old place must not overlap */
+    uint8_t *c = (uint8_t *)wh_malloc(&h, 200), *d = (uint8_t *)wh_malloc(&h, 200);
+    CHECK(c != NULL && d != NULL && (c + 200 <= d || d + 200 <= c));
+    check_walk(&h, 2);
+    wh_free(&h, d);
+    wh_free(&h, c);
     CHECK(wh_malloc(&h, ((size_t)h.split_root - 1u) * 16u) == a);
     check_walk(&h, 1);
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -379,6 +387,7 @@ int main(void) {
     test_reuse_when_dry(WH_HEAP_DEFAULT, 48);
     test_reuse_when_dry(WH_HEAP_SLAB, 256);
     test_fragmentation();
-    test_fused_gone();
+    test_circ_gone(WH_HEAP_CIRCULAR);
+    test_circ_gone(WH_HEAP_CIRCULAR_FUSED);
     return wh_test_finish("test_heap");
 }

@@ -3,7 +3,10 @@
  * at 50-bit addresses, subclass objects share the superclass's field arrays,
  * exhaustion gives null pointers and leaves the heap usable, device_do
  * enumerates exactly the live objects, parallel_new creates n objects packed
- * cap to a block (and falls back to single allocations when blocks run out). */
+ * cap to a block (and falls back to single allocations when blocks run out),
+ * bad frees (double, of another heap, forged) are refused and counted without
+ * touching any heap, and a type too large for the 64-object rule still gets
+ * objects that do not overlap. */
 #include "warpheap/soa.h"
 #include "wh_test.h"
 
@@ -259,6 +262,117 @@ static void test_packed_arrays(void) {
     wh_soa_destroy(&s);
 }
 
+/* The slots of live objects, as a set: no slot may be handed out twice. */
+static bool all_distinct(const uint64_t *ps, uint64_t n) {
+    for (uint64_t i = 0; i < n; ++i)
+        for (uint64_t j = i + 1; j < n; ++j)
+            if (ps[i] == ps[j]) return false;
+    return true;
+}
+
+/* A second free of a block's last object arrives after the block went back
+ * to the free list: it is refused, and no slot is later handed out twice. */
+static void test_double_free_last(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 2};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    uint64_t p = wh_soa_alloc(&s, Pt_TYPE);
+    CHECK(p != 0);
+    CHECK(wh_soa_free(&s, p) == WH_OK);                       /* the block is free again */
+    CHECK(wh_soa_free(&s, p) == WH_ERR_DOUBLE_FREE);
+    CHECK(wh_soa_free(&s, p) == WH_ERR_DOUBLE_FREE);
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_BAD_FREE], 2);
+    CHECK_EQ_U64(st.free_blocks, st.blocks);
+    /* fill the heap: every slot once */
+    uint64_t n = 0, *ps = malloc(((uint64_t)s.nblocks * 64u + 1) * 8);
+    for (uint64_t q; n <= (uint64_t)s.nblocks * 64u && (q = wh_soa_alloc(&s, Pt_TYPE)) != 0;) ps[n++] = q;
+    CHECK_EQ_U64(n, (uint64_t)s.nblocks * 64u);
+    CHECK(all_distinct(ps, n));
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    /* a double free of an object whose block still holds others: refused too */
+    CHECK(wh_soa_free(&s, ps[0]) == WH_OK);
+    CHECK(wh_soa_free(&s, ps[0]) == WH_ERR_DOUBLE_FREE);
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    CHECK(wh_soa_alloc(&s, Pt_TYPE) != 0);
+    CHECK(wh_soa_alloc(&s, Pt_TYPE) == 0);                    /* one slot came back, not two */
+    free(ps);
+    wh_soa_destroy(&s);
+}
+
+/* Pointers this heap never handed out: another heap's object, forged type
+ * or capacity bits, addresses outside the heap or between slots.  Each is
+ * refused as foreign; neither heap changes. */
+static void test_foreign_frees(void) {
+    wh_soa a, b;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 2};
+    CHECK(wh_soa_create(&a, &cfg) == WH_OK);
+    CHECK(wh_soa_create(&b, &cfg) == WH_OK);
+    uint64_t pa = wh_soa_alloc(&a, Pt_TYPE), pb = wh_soa_alloc(&b, Qt_TYPE);
+    CHECK(pa != 0 && pb != 0);
+    CHECK(wh_soa_free(&b, pa) == WH_ERR_FOREIGN_POINTER);      /* another heap's object */
+    CHECK(wh_soa_free(&a, pb) == WH_ERR_FOREIGN_POINTER);
+    uint64_t tags = pa & ~WH_SOA_ADDR_MASK, blocks = (uint64_t)(uintptr_t)a.blocks;
+    uint64_t forged[] = {
+        pa ^ (15ull << WH_SOA_TYPE_SHIFT),                      /* an unknown type id */
+        wh_soa_ptr_make(wh_soa_ptr_block(pa), Qt_TYPE, a.cap[Qt_TYPE], 0),   /* its block is Pt's */
+        pa ^ (5ull << WH_SOA_CAP_SHIFT),                        /* a wrong capacity */
+        tags | (blocks + (uint64_t)a.nblocks * a.block_bytes),  /* past the last block */
+        tags | (blocks - 1024u),                                /* before block 0 */
+        pa + WH_SOA_BLOCK_ALIGN,                                /* inside a block, not its start */
+        0x123456789abcdefull,                                   /* garbage */
+        ~0ull,
+    };
+    for (unsigned k = 0; k < sizeof forged / sizeof *forged; ++k)
+        CHECK(wh_soa_free(&a, forged[k]) == WH_ERR_FOREIGN_POINTER);
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(&a, &bad) == WH_OK && bad == 0);
+    CHECK(wh_soa_check(&b, &bad) == WH_OK && bad == 0);
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&a, &st) == WH_OK);
+    CHECK_EQ_U64(st.objects[Pt_TYPE], 1);                        /* pa lives on */
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_FOREIGN_FREE], 1 + sizeof forged / sizeof *forged);
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_BAD_FREE], 0);
+    CHECK(wh_soa_stats_get(&b, &st) == WH_OK);
+    CHECK_EQ_U64(st.objects[Qt_TYPE], 1);
+    CHECK(wh_soa_free(&a, pa) == WH_OK);
+    CHECK(wh_soa_free(&b, pb) == WH_OK);
+    CHECK(wh_soa_free(&a, 0) == WH_OK);                        /* null: nothing to do */
+    wh_soa_destroy(&a);
+    wh_soa_destroy(&b);
+}
+
+/* A type of 64 MiB: 64 objects would need a 4 GiB block, past the block
+ * size's 32 bits.  The block stops at WH_SOA_BLOCK_DATA_MAX and holds fewer
+ * objects; they lie a whole object apart.  A type larger than that block is
+ * refused with the limit in the message. */
+static void test_huge_type(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {{"Huge", 0, 64u << 20, -1, 0}};
+    wh_soa_config cfg = {(size_t)WH_SOA_BLOCK_DATA_MAX + (8u << 20), t, 1, false, 2};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    CHECK_EQ_U64(s.cap[0], WH_SOA_BLOCK_DATA_MAX / (64u << 20));
+    CHECK_EQ_U64(s.nblocks, 1);
+    uint64_t p = wh_soa_alloc(&s, 0), q = wh_soa_alloc(&s, 0);
+    CHECK(p != 0 && q != 0 && p != q);
+    uint8_t *fp = (uint8_t *)wh_soa_field(p, 0, 64u << 20), *fq = (uint8_t *)wh_soa_field(q, 0, 64u << 20);
+    uint64_t apart = fp > fq ? (uint64_t)(fp - fq) : (uint64_t)(fq - fp);
+    CHECK(apart >= (64u << 20));
+    CHECK(fp + (64u << 20) <= s.blocks + s.block_bytes && fq + (64u << 20) <= s.blocks + s.block_bytes);
+    CHECK(wh_soa_free(&s, p) == WH_OK && wh_soa_free(&s, q) == WH_OK);
+    wh_soa_destroy(&s);
+    t[0].size = WH_SOA_BLOCK_DATA_MAX + 1u;
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_LARGE);
+    printf("  huge type: %s\n", wh_last_error());
+    t[0].size = 0xFFFFFFFFu;
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_LARGE);
+}
+
 int main(void) {
     test_image();
     test_config();
@@ -267,5 +381,8 @@ int main(void) {
     test_exhaustion_and_iter();
     test_parallel_new_packed();
     test_packed_arrays();
+    test_double_free_last();
+    test_foreign_frees();
+    test_huge_type();
     return wh_test_finish("test_soa");
 }
