@@ -45,9 +45,10 @@
 /* A span read word by word from memory another block or kernel wrote. */
 WH_INLINE WH_HOST_DEVICE wh_arena_span wh__span_load(const wh_arena_span *p) {
     wh_arena_span sp;
+    uint64_t d[sizeof sp / 8u];
     const volatile uint64_t *w = (const volatile uint64_t *)p;
-    uint64_t *d = (uint64_t *)&sp;
     for (unsigned i = 0; i < sizeof sp / 8u; ++i) d[i] = w[i];
+    memcpy(&sp, d, sizeof sp);
     return sp;
 }
 

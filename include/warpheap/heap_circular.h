@@ -20,6 +20,10 @@
  *   plain write (ThreadSanitizer reports it), and should that user data equal
  *   the free magic exactly, the walker would take it.  The seed's design has
  *   this; only out-of-band headers would remove it.
+ * - A header absorbed by a merge is flagged GONE, in the same CAS that takes
+ *   it from free: a second free of a chunk that a neighbour has since
+ *   absorbed is then a double free, not a chunk spliced into the middle of
+ *   another.  Walkers step over GONE to its next, a header when it went.
  * - A walker that locks a free chunk too small for it first tries to absorb
  *   the free chunks after it (bounded): the paper merges only on free, which
  *   leaves runs of free chunks that never join.
@@ -45,6 +49,7 @@
 
 #define WH_CIRC_FREE     0xF4EEC1A5u
 #define WH_CIRC_USED     0x05EDC1A5u
+#define WH_CIRC_GONE     0x0DEAC1A5u   /* a header absorbed by a merge */
 #define WH_CIRC_MAX_FRAG 2u      /* split when the chunk is >= 2x the need  */
 #define WH_CIRC_MIN_UNITS 16u    /* smallest pre-split chunk: 256 B         */
 #define WH_CIRC_MERGES   8u      /* free neighbours a walker may absorb     */
@@ -176,7 +181,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_absorb(const wh_heap *h, uint32_t off
         if (wh__circ_segment(h, next) != seg) break;
         wh_circ_header *n = wh__circ_hdr(h, next);
         uint32_t expected = WH_CIRC_FREE;
-        if (!wh_atomic_cas(&n->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_RELAXED)) break;
+        if (!wh_atomic_cas(&n->flag, &expected, WH_CIRC_GONE, WH_ACQ_REL, WH_RELAXED)) break;
         uint32_t nn = wh_atomic_load(&n->next, WH_ACQUIRE);
         wh_atomic_store(&c->next, nn, WH_RELEASE);   /* n's header is now inside c */
         wh__circ_absorbed(h, off, next);
@@ -243,19 +248,21 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
         } else {
             next = wh_atomic_load(&c->next, WH_ACQUIRE);
         }
-        wh__circ_step(h, &wk, next, expected == WH_CIRC_FREE || expected == WH_CIRC_USED);
+        wh__circ_step(h, &wk, next, expected == WH_CIRC_FREE || expected == WH_CIRC_USED || expected == WH_CIRC_GONE);
     }
     return (void *)0;
 }
 
-/* Free; a pointer that is not a used chunk is counted as foreign or double. */
+/* Free; a pointer that is not a used chunk is counted as foreign, a free or
+ * absorbed one as a double free. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
     uint32_t off = wh__circ_unit_of(h, p);
     if (off == UINT32_MAX) return;
     wh_circ_header *c = wh__circ_hdr(h, off);
     uint32_t flag = wh_atomic_load(&c->flag, WH_ACQUIRE);
     if (flag != WH_CIRC_USED) {
-        wh__heap_count(flag == WH_CIRC_FREE ? &h->ctl->double_frees : &h->ctl->foreign_frees);
+        bool freed = flag == WH_CIRC_FREE || flag == WH_CIRC_GONE;
+        wh__heap_count(freed ? &h->ctl->double_frees : &h->ctl->foreign_frees);
         return;
     }
     uint32_t next = wh_atomic_load(&c->next, WH_ACQUIRE);
@@ -263,7 +270,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
     if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) {   /* merge with next */
         wh_circ_header *n = wh__circ_hdr(h, next);
         uint32_t expected = WH_CIRC_FREE;
-        if (wh_atomic_cas(&n->flag, &expected, WH_CIRC_USED, WH_ACQ_REL, WH_RELAXED)) {
+        if (wh_atomic_cas(&n->flag, &expected, WH_CIRC_GONE, WH_ACQ_REL, WH_RELAXED)) {
             wh_atomic_store(&c->next, wh_atomic_load(&n->next, WH_ACQUIRE), WH_RELEASE);
             wh__circ_absorbed(h, off, next);
         }

@@ -41,8 +41,6 @@
 
 #include "warpheap/heap_circular.h"
 
-#define WH_CIRCF_GONE 0x0DEAC1A5u   /* tag of a header absorbed by a merge */
-
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__circf_word(const wh_heap *h, uint32_t unit) {
     return (uint64_t *)(h->base + (uint64_t)unit * 16u);
 }
@@ -55,7 +53,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circf_next(uint64_t w) { return (uint32_t)
 WH_INLINE WH_HOST_DEVICE bool wh__circf_take(const wh_heap *h, uint32_t at, uint64_t w) {
     uint32_t next = wh__circf_next(w);
     if (wh__circf_tag(w) != WH_CIRC_FREE || next <= at || next > h->end) return false;
-    return wh_atomic_cas(wh__circf_word(h, at), &w, wh__circf_pack(WH_CIRCF_GONE, next), WH_ACQ_REL, WH_RELAXED);
+    return wh_atomic_cas(wh__circf_word(h, at), &w, wh__circf_pack(WH_CIRC_GONE, next), WH_ACQ_REL, WH_RELAXED);
 }
 
 /* The walker holds [off, next) locked and needs `need` units: absorb free
@@ -109,7 +107,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circf_malloc(const wh_heap *h, uint64_t bytes
             next = wh__circf_next(w);
             tag = wh__circf_tag(w);
         }
-        wh__circ_step(h, &wk, next, tag == WH_CIRC_FREE || tag == WH_CIRC_USED || tag == WH_CIRCF_GONE);
+        wh__circ_step(h, &wk, next, tag == WH_CIRC_FREE || tag == WH_CIRC_USED || tag == WH_CIRC_GONE);
     }
     return (void *)0;
 }
@@ -125,7 +123,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circf_free(const wh_heap *h, void *p) {
     uint64_t w = wh_atomic_load(word, WH_ACQUIRE);
     uint32_t tag = wh__circf_tag(w), next = wh__circf_next(w), merged = next;
     if (tag != WH_CIRC_USED || next <= off || next > h->end) {
-        bool freed = tag == WH_CIRC_FREE || tag == WH_CIRCF_GONE;
+        bool freed = tag == WH_CIRC_FREE || tag == WH_CIRC_GONE;
         wh__heap_count(freed ? &h->ctl->double_frees : &h->ctl->foreign_frees);
         return;
     }

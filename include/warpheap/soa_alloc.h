@@ -166,12 +166,41 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_chunk_object(const wh_soa *s, uint32_t
     return wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t], (uint32_t)wh_nth_set_bit64(got, r));
 }
 
-/* Destroy the object p (any type: the type is in the pointer).  WH_OK, also
- * for the null pointer. */
+/* The block of object pointer p if p can be an object of this heap: a type
+ * of the heap that can have objects, that type's capacity, a slot below it,
+ * and the address of one of the heap's blocks.  WH_BITMAP_NONE otherwise. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_checked(const wh_soa *s, uint64_t p) {
+    uint32_t t = wh_soa_ptr_type(p);
+    if (t >= s->ntypes || !s->cap[t] || wh_soa_ptr_cap(p) != s->cap[t] || wh_soa_ptr_slot(p) >= s->cap[t])
+        return WH_BITMAP_NONE;
+    uint64_t addr = (uint64_t)(uintptr_t)wh_soa_ptr_block(p), base = (uint64_t)(uintptr_t)s->blocks;
+    if (addr < base) return WH_BITMAP_NONE;
+    uint64_t b = (addr - base) / s->block_bytes;
+    if (b >= s->nblocks || b * s->block_bytes != addr - base) return WH_BITMAP_NONE;
+    return (uint32_t)b;
+}
+
+/* Destroy the object p (any type: the type is in the pointer); WH_OK, also
+ * for the null pointer.  A pointer this heap never handed out (another
+ * heap's, forged, or in a block that was never of its type) is refused with
+ * WH_ERR_FOREIGN_POINTER, an object already destroyed with
+ * WH_ERR_DOUBLE_FREE; each is counted (wh_soa_stats) and changes nothing.
+ * A second free after the slot was handed out again frees the new object:
+ * no allocator without per-object generations can tell the two apart. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_soa_free(const wh_soa *s, uint64_t p) {
     if (!p) return WH_OK;
-    wh__soa_release(s, wh__soa_block_of(s, p), 1ull << wh_soa_ptr_slot(p), wh_soa_ptr_type(p));
-    return WH_OK;
+    uint32_t b = wh__soa_block_checked(s, p), t = wh_soa_ptr_type(p);
+    if (b == WH_BITMAP_NONE || wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE) != t) {
+        wh__soa_count(s, WH_SOA_CTR_FOREIGN_FREE);
+        return WH_ERR_FOREIGN_POINTER;
+    }
+    /* a block of type t that went back to the free list: its last object
+     * was destroyed before (init_block lists a block before its slots open) */
+    if (!wh_bitmap_get(&s->alloc_blocks[t], b)) {
+        wh__soa_count(s, WH_SOA_CTR_BAD_FREE);
+        return WH_ERR_DOUBLE_FREE;
+    }
+    return wh__soa_release(s, b, 1ull << wh_soa_ptr_slot(p), t) ? WH_OK : WH_ERR_DOUBLE_FREE;
 }
 
 #endif /* WARPHEAP_SOA_ALLOC_H */

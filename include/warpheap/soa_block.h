@@ -54,12 +54,17 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_sync_active(const wh_soa *s, uint32_t b, u
 WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b);
 
 /* Free the slots `bits` of block b, whose objects are of type t (Alg. 7, and
- * the rollback of a reservation in a block of another type, A.3). */
-WH_INLINE WH_HOST_DEVICE void wh__soa_release(const wh_soa *s, uint32_t b, uint64_t bits, uint32_t t) {
+ * the rollback of a reservation in a block of another type, A.3).  False,
+ * with nothing changed, when a slot of `bits` was not taken (a double free). */
+WH_INLINE WH_HOST_DEVICE bool wh__soa_release(const wh_soa *s, uint32_t b, uint64_t bits, uint32_t t) {
     uint64_t prev = wh_atomic_fetch_and(wh__soa_alloc_word(s, b), ~bits, WH_ACQ_REL);
-    if ((prev & bits) != bits) wh__soa_count(s, WH_SOA_CTR_BAD_FREE);
+    if ((prev & bits) != bits) {                 /* the clear changed no bit of a free slot */
+        wh__soa_count(s, WH_SOA_CTR_BAD_FREE);
+        return false;
+    }
     if (prev == ~0ull) wh__soa_sync_active(s, b, t);          /* was full: active again */
     if ((prev & ~bits) == ~wh__soa_usable(s->cap[t])) wh__soa_try_delete(s, b);   /* now empty */
+    return true;
 }
 
 /* Delete b if it is empty (A.2, Alg. 9, iterative).  Set every slot bit: if
@@ -135,8 +140,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_init_block(const wh_soa *s, uint32_t t
     uint64_t mine = wh__soa_pick_bits(wh__soa_usable(cap), want < cap ? want : cap, 0);
     wh_atomic_store(wh__soa_type_word(s, b), t, WH_RELAXED);
     wh_atomic_store(wh__soa_iter_word(s, b), 0ull, WH_RELAXED);
-    wh_atomic_store(wh__soa_alloc_word(s, b), ~wh__soa_usable(cap) | mine, WH_RELEASE);
+    /* listed before its slots open: a free (wh_soa_free) of any object of
+     * the block then finds the block listed under its type */
     (void)wh_bitmap_try_set(&s->alloc_blocks[t], b);
+    wh_atomic_store(wh__soa_alloc_word(s, b), ~wh__soa_usable(cap) | mine, WH_RELEASE);
     wh__soa_sync_active(s, b, t);
     wh__soa_count(s, WH_SOA_CTR_SLOW_PATH);
     *got = mine;

@@ -125,6 +125,9 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
     if (!out || !cfg) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     *out = NULL;
     if (cfg->bytes == 0) return wh__fail(WH_ERR_TOO_SMALL, "arena: region of 0 bytes");
+    if ((uint64_t)cfg->bytes > WH_ARENA_MAX_BYTES)
+        return wh__fail(WH_ERR_TOO_LARGE, "arena: region of %zu bytes, more than an arena addresses (%llu)",
+                        cfg->bytes, (unsigned long long)WH_ARENA_MAX_BYTES);
     uint64_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
     if (cfg->region && ((uintptr_t)cfg->region & (g - 1u)))
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: region %p not aligned to the granule %llu", cfg->region,

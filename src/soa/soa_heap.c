@@ -36,6 +36,9 @@ static wh_status check_types(const wh_soa_config *cfg) {
         const wh_soa_type_desc *d = &cfg->types[t];
         if (d->id != t) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u has id %u (must be its index)", t, d->id);
         if (d->size == 0) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u has size 0", t);
+        if (d->size > WH_SOA_BLOCK_DATA_MAX)
+            return wh__fail(WH_ERR_TOO_LARGE, "soa: type %u (%s) is %u bytes, more than a block holds (%u)", t,
+                            d->name ? d->name : "?", d->size, WH_SOA_BLOCK_DATA_MAX);
         if (d->parent >= (int32_t)t) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u: parent must come first", t);
         concrete += !d->abstract;
     }
@@ -43,17 +46,19 @@ static wh_status check_types(const wh_soa_config *cfg) {
     return WH_OK;
 }
 
-/* Rule of 3.2, generalised: data segment max(64 * smallest, largest). */
+/* Rule of 3.2, generalised: data segment max(64 * smallest, largest), at
+ * most WH_SOA_BLOCK_DATA_MAX (check_types keeps every type within it). */
 static uint32_t plan_types(wh_soa *s, const wh_soa_config *cfg) {
-    uint32_t smin = ~0u, smax = 0;
+    uint64_t smin = ~0u, smax = 0;
     for (uint32_t t = 0; t < cfg->ntypes; ++t) {
         if (cfg->types[t].abstract) continue;
         if (cfg->types[t].size < smin) smin = cfg->types[t].size;
         if (cfg->types[t].size > smax) smax = cfg->types[t].size;
     }
-    size_t data = round_up((size_t)smin * 64u > smax ? (size_t)smin * 64u : smax, WH_SOA_BLOCK_ALIGN);
+    uint64_t data = smin * 64u > smax ? smin * 64u : smax;
+    data = round_up(data < WH_SOA_BLOCK_DATA_MAX ? data : WH_SOA_BLOCK_DATA_MAX, WH_SOA_BLOCK_ALIGN);
     for (uint32_t t = 0; t < cfg->ntypes; ++t) {
-        size_t c = cfg->types[t].abstract ? 0 : data / cfg->types[t].size;
+        uint64_t c = cfg->types[t].abstract ? 0 : data / cfg->types[t].size;
         s->cap[t] = (uint8_t)(c > 64 ? 64 : c);
         for (int32_t a = (int32_t)t; a >= 0; a = cfg->types[a].parent) s->subtypes[a] |= (uint16_t)(1u << t);
     }
