@@ -11,8 +11,8 @@
  * of growing: arenas, and the one range with holes (config.growth VMM, which
  * the CPU backend does with mmap, so a block in an unmapped hole faults).
  *
- * Built two ways: with clang -fsanitize=fuzzer (tests/pool/fuzz.sh), and as
- * a plain test (WH_FUZZ_MAIN) that runs a fixed number of random inputs.
+ * Built two ways: with clang -fsanitize=fuzzer (scripts/fuzz.sh pool), and
+ * as a ctest of fixed random inputs (tests/support/fuzz_main.c).
  */
 #include "warpheap/pool.h"
 
@@ -208,21 +208,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     wh_pool_destroy(w.pool);
     return 0;
 }
-
-#ifdef WH_FUZZ_MAIN
-/* Plain test: --runs=N random inputs of up to 4 KiB. */
-int main(int argc, char **argv) {
-    long runs = 300;
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], "--runs=", 7)) runs = atol(argv[i] + 7);
-    static uint8_t buf[4096];
-    for (long r = 0; r < runs; ++r) {
-        uint64_t x = wh_hash64((uint64_t)r);
-        size_t n = 2 + x % (sizeof buf - 2);
-        for (size_t i = 0; i < n; ++i) buf[i] = (uint8_t)wh_hash64(x + i);
-        LLVMFuzzerTestOneInput(buf, n);
-    }
-    printf("fuzz_pool: %ld random inputs passed\n", runs);
-    return 0;
-}
-#endif
