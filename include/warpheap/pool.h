@@ -61,6 +61,13 @@ typedef struct wh_pool_config {
      * event recorded on a busy stream is not complete.  NULL: never busy. */
     bool (*stream_busy)(wh_stream stream, void *user);
     void *stream_busy_user;
+    uint32_t stream_wait_ms;   /* CPU backend only: how long a call that must
+                                  wait for a busy stream (exhaustion, trim,
+                                  forget_stream) waits, the pool's lock released,
+                                  before it gives up: the blocks stay unavailable
+                                  and wh_last_error names the busy streams.  0:
+                                  no wait (a busy stream is like an unfinished
+                                  event query).  CUDA waits for the stream.    */
     wh_pool_growth growth;     /* default: VMM where the driver can reserve a
                                   range, else ARENAS (wh_pool_create)             */
     size_t vmm_range;          /* VMM: address range; 0 = 2x max_bytes, else 2x the

@@ -112,7 +112,8 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
 wh_status wh_pool_destroy(wh_pool *p) {
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_destroy: pool is NULL");
     pthread_mutex_lock(&p->lock);
-    wh__pending_poll(p, true);                       /* their events go back first */
+    (void)wh__wait_streams(p);
+    wh__pending_poll(p);                             /* their events go back first */
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
     for (uint32_t i = 0; i < p->narenas && !p->use_vmm; ++i) wh__mem_free(p, p->arenas[i].raw);
@@ -146,8 +147,9 @@ wh_status wh_pool_trim(wh_pool *p, size_t keep_bytes) {
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_trim: pool is NULL");
     pthread_mutex_lock(&p->lock);
     wh__tag_flush(p);
-    wh__pending_poll(p, true);
-    wh__reclaim(p, true);
+    (void)wh__wait_streams(p);
+    wh__pending_poll(p);
+    wh__reclaim(p);
     if (p->use_vmm) {
         uint64_t target = p->st.in_use + keep_bytes;
         wh__vmm_release(p, target < p->st.in_use ? UINT64_MAX : target, true);

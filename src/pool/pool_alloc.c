@@ -78,21 +78,28 @@ static bool wh__others_hold_free(const wh_pool *p) {
     return p->core->arena_bytes - p->core->used_bytes > wh_blocks_index(p->core, WH__READY)->free_bytes;
 }
 
+/* Wait for every stream (the lock released meanwhile), then take what their
+ * work freed. */
+static void wh__wait_and_poll(wh_pool *p) {
+    (void)wh__wait_streams(p);
+    wh__pending_poll(p);
+    wh__reclaim(p);
+}
+
 /* Everything short of failing: other streams, the driver, then all caches. */
 static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
     uint32_t b = WH_BLOCK_NONE;
     if (p->npending || wh__others_hold_free(p)) {
-        wh__pending_poll(p, false);
-        wh__reclaim(p, false);
+        wh__pending_poll(p);
+        wh__reclaim(p);
         if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     }
     if (p->use_vmm) {                                     /* the range: map what is short */
         if ((b = wh__vmm_grow_find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
         wh__tag_flush(p);
-        wh__pending_poll(p, true);
-        wh__reclaim(p, true);
+        wh__wait_and_poll(p);
         if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
-        wh__vmm_release(p, 0, true);                      /* every free piece, then once more */
+        wh__vmm_release(p, 0, false);                      /* every free piece, then once more */
         return wh__vmm_grow_find(p, size, align, slot);
     }
     uint64_t grow = size + wh__align_pad(p, align);      /* a new arena fits it aligned */
@@ -100,8 +107,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
     if (p->core->arena_bytes - p->core->used_bytes >= grow) wh__trim_arenas(p, 0);
     if (wh__grow(p, grow) == WH_OK && (b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     wh__tag_flush(p);                                     /* exhaustion: trim, retry */
-    wh__pending_poll(p, true);
-    wh__reclaim(p, true);
+    wh__wait_and_poll(p);
     if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     wh__trim_arenas(p, 0);
     if (wh__grow(p, grow) == WH_OK) b = wh__find(p, size, align, slot);
@@ -121,9 +127,9 @@ static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
     return wh__fail(WH_ERR_OUT_OF_MEMORY,
                     "pool exhausted: request %" PRIu64 " B, reserved %" PRIu64 " B in %u arenas, in use %" PRIu64
                     " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %" PRIu64
-                    " B, blocks %u/%u",
+                    " B, blocks %u/%u, streams still busy %u",
                     bytes, wh__reserved(p), p->narenas, p->st.in_use, wh__reserved(p) - p->st.in_use,
-                    largest, p->npending, (uint64_t)p->cfg.max_bytes, blocks, p->core->capacity);
+                    largest, p->npending, (uint64_t)p->cfg.max_bytes, blocks, p->core->capacity, p->busy_streams);
 }
 
 static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *tag, uint32_t slot) {
@@ -254,7 +260,7 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     p->st.in_use -= wh_blocks_desc(p->core)[b].size;
     p->st.requested -= in->requested;
     if (uses) {
-        if (p->npending >= WH__PENDING_POLL) wh__pending_poll(p, false);
+        if (p->npending >= WH__PENDING_POLL) wh__pending_poll(p);
     } else if (in->tag == wh__large_tag) {
         wh__hot_keep(p, b);
     } else if (!in->tag || !wh__tag_keep(p, b)) {

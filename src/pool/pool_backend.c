@@ -6,6 +6,7 @@
 #include "pool_internal.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #if WH_HAVE_CUDA
 #include "warpheap/cuda_check.h"
@@ -87,6 +88,22 @@ bool wh__event_done(wh_pool *p, wh__event *e) {
     return !wh__cpu_busy(p, e->stream);
 }
 
+/* CPU backend: streams run nothing, so only the test hook can keep one busy
+ * and only another thread can make it idle.  A real wait: sleep in growing
+ * steps (10 us .. 10 ms) until it is idle, for at most cfg.stream_wait_ms. */
+static bool wh__cpu_wait_idle(wh_pool *p, wh_stream s) {
+    struct timespec t0, now, nap = {0, 10000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (wh__cpu_busy(p, s)) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double ms = 1e3 * (double)(now.tv_sec - t0.tv_sec) + 1e-6 * (double)(now.tv_nsec - t0.tv_nsec);
+        if (ms >= (double)p->cfg.stream_wait_ms) return false;
+        nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 10000000) nap.tv_nsec *= 2;
+    }
+    return true;
+}
+
 bool wh__event_wait(wh_pool *p, wh__event *e) {
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
@@ -95,12 +112,18 @@ bool wh__event_wait(wh_pool *p, wh__event *e) {
         return false;
     }
 #endif
-    /* CPU: another thread must make the stream idle; bounded wait. */
-    for (unsigned k = 0; k < 64u; ++k) {
-        if (!wh__cpu_busy(p, e->stream)) return true;
-        wh_backoff(k + 5u);
+    return wh__cpu_wait_idle(p, e->stream);
+}
+
+bool wh__stream_sync(wh_pool *p, wh_stream s) {
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        if (cudaStreamSynchronize((cudaStream_t)s) == cudaSuccess) return true;
+        (void)cudaGetLastError();                /* a stream destroyed meanwhile: nothing to wait for */
+        return false;
     }
-    return false;
+#endif
+    return wh__cpu_wait_idle(p, s);
 }
 
 /* Keep the event for reuse (CUDA); nothing to do on the CPU. */

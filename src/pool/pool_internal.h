@@ -94,6 +94,7 @@ struct wh_pool {
     wh__tag_entry tags[WH__TAGS];
     uint32_t hot;                    /* pool_tags.c: the hot block, or NONE         */
     bool use_vmm;
+    uint32_t busy_streams;           /* streams still busy after the last wait      */
     wh__vmm vmm;
     wh_pool_stats st;
 };
@@ -103,7 +104,8 @@ wh_status wh__mem_alloc(wh_pool *p, uint64_t bytes, void **raw, uint64_t *base);
 void wh__mem_free(wh_pool *p, void *raw);
 wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s);
 bool wh__event_done(wh_pool *p, wh__event *e);
-bool wh__event_wait(wh_pool *p, wh__event *e);
+bool wh__event_wait(wh_pool *p, wh__event *e);   /* lock held: only where a wait is rare */
+bool wh__stream_sync(wh_pool *p, wh_stream s);    /* the stream's queued work; lock not held */
 void wh__event_release(wh_pool *p, wh__event *e);
 void wh__events_destroy(wh_pool *p);
 
@@ -112,7 +114,7 @@ wh_status wh__vmm_create(wh_pool *p);
 void wh__vmm_destroy(wh_pool *p);
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
 uint32_t wh__vmm_alloc(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
-void wh__vmm_release(wh_pool *p, uint64_t target, bool wait);
+void wh__vmm_release(wh_pool *p, uint64_t target, bool wait);   /* wait: wh__wait_streams first */
 wh_status wh__vmm_check(wh_pool *p);
 
 /* Extra bytes a block needs so that an address in it is a multiple of align
@@ -135,8 +137,9 @@ void wh__map_del(wh_pool *p, uint64_t key);
 /* pool_streams.c */
 wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot);
 wh_status wh__defer(wh_pool *p, uint32_t b, uint64_t uses);
-void wh__pending_poll(wh_pool *p, bool wait);
-void wh__reclaim(wh_pool *p, bool wait);
+void wh__pending_poll(wh_pool *p);
+void wh__reclaim(wh_pool *p);
+bool wh__wait_streams(wh_pool *p);
 
 /* pool_tags.c */
 uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot);

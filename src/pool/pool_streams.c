@@ -71,12 +71,12 @@ wh_status wh__defer(wh_pool *p, uint32_t b, uint64_t uses) {
 }
 
 /* Release the pending blocks whose events have all completed. */
-void wh__pending_poll(wh_pool *p, bool wait) {
+void wh__pending_poll(wh_pool *p) {
     for (uint32_t i = p->npending; i-- > 0;) {
         wh__pending *e = &p->pending[i];
         bool done = true;
         for (uint32_t k = 0; k < e->nev && done; ++k)
-            done = wait ? wh__event_wait(p, &e->ev[k]) : wh__event_done(p, &e->ev[k]);
+            done = wh__event_done(p, &e->ev[k]);
         if (!done) continue;
         for (uint32_t k = 0; k < e->nev; ++k) wh__event_release(p, &e->ev[k]);
         uint32_t b = e->block;
@@ -94,7 +94,7 @@ static void wh__drain_to_ready(wh_pool *p, uint32_t s) {
 
 /* Move every stream's free blocks whose stream has finished its queued work
  * to READY.  An event recorded now is later than every free in that index. */
-void wh__reclaim(wh_pool *p, bool wait) {
+void wh__reclaim(wh_pool *p) {
     for (uint32_t s = 1; s < p->nslots; ++s) {
         if (wh_blocks_index(p->core, s)->nfree == 0) continue;
         if (p->retired >> s & 1u) {                  /* a pending block came back to a gone stream */
@@ -102,9 +102,30 @@ void wh__reclaim(wh_pool *p, bool wait) {
             continue;
         }
         if (wh__event_record(p, &p->reclaim_ev[s], p->streams[s]) != WH_OK) continue;
-        bool done = wait ? wh__event_wait(p, &p->reclaim_ev[s]) : wh__event_done(p, &p->reclaim_ev[s]);
-        if (done) wh__drain_to_ready(p, s);
+        if (wh__event_done(p, &p->reclaim_ev[s])) wh__drain_to_ready(p, s);
     }
+}
+
+/* Wait for the work queued so far on every stream the pool knows (called
+ * with the lock held; returns with it held).  The lock is released for the
+ * wait: other threads go on allocating and freeing meanwhile, and on the CPU
+ * backend the thread that makes a stream idle is not locked out.  A later
+ * wh__pending_poll / wh__reclaim then finds the blocks freed before the wait
+ * safe.  False when a stream stayed busy (the CPU backend's bound): counted
+ * in busy_streams, which the exhaustion message names. */
+bool wh__wait_streams(wh_pool *p) {
+    wh_stream s[WH__MAX_SLOTS];
+    uint32_t n = 0, busy = 0;
+    for (uint32_t k = 1; k < p->nslots; ++k)
+        if (!(p->retired >> k & 1u)) s[n++] = p->streams[k];
+    pthread_mutex_unlock(&p->lock);
+    for (uint32_t i = 0; i < n; ++i) busy += !wh__stream_sync(p, s[i]);
+    pthread_mutex_lock(&p->lock);
+    /* other threads added map entries meanwhile: room for the caller's again
+     * (on failure the map is still at most half full plus their few) */
+    (void)wh__map_reserve(p);
+    p->busy_streams = busy;
+    return busy == 0;
 }
 
 /* The stream's work done, everything it freed is safe for all: stale
@@ -114,11 +135,14 @@ static wh_status wh__forget_locked(wh_pool *p, wh_stream s) {
     uint32_t k = 1;
     while (k < p->nslots && (p->streams[k] != s || (p->retired >> k & 1u))) ++k;
     if (k == p->nslots) return WH_OK;                  /* never seen */
-    wh_status st = wh__event_record(p, &p->reclaim_ev[k], s);
-    if (st != WH_OK) return st;
-    if (!wh__event_wait(p, &p->reclaim_ev[k]))
-        return wh__fail(WH_ERR_RETRY_LIMIT, "wh_pool_forget_stream: the stream's work did not finish");
-    wh__pending_poll(p, false);
+    pthread_mutex_unlock(&p->lock);                    /* wait with the pool free for others */
+    bool done = wh__stream_sync(p, s);
+    pthread_mutex_lock(&p->lock);
+    if (!done) return wh__fail(WH_ERR_RETRY_LIMIT, "wh_pool_forget_stream: the stream's work did not finish");
+    k = 1;                                             /* the slot table may have changed */
+    while (k < p->nslots && (p->streams[k] != s || (p->retired >> k & 1u))) ++k;
+    if (k == p->nslots) return WH_OK;                  /* forgotten meanwhile */
+    wh__pending_poll(p);
     wh__drain_to_ready(p, k);
     p->retired |= 1ull << k;
     if (p->last_slot == k) p->last_slot = 0;

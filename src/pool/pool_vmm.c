@@ -375,8 +375,9 @@ static bool wh__ready_free(const wh_pool *p, const wh_block *b) {
  * stream's kernel). */
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
     wh__vmm *v = &p->vmm;
-    wh__pending_poll(p, wait);
-    wh__reclaim(p, wait);
+    if (wait) (void)wh__wait_streams(p);
+    wh__pending_poll(p);
+    wh__reclaim(p);
     v->walk_frees = p->st.frees;
     const wh_block *d = wh_blocks_desc(p->core);
     uint32_t b = v->head;

@@ -7,7 +7,9 @@
 #include "wh_test.h"
 #include "pool_check.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 static bool busy[8];
 static bool stream_busy(wh_stream s, void *user) {
@@ -376,6 +378,65 @@ static void address_map_grows(void) {
     wh_pool_destroy(p);
 }
 
+/* A call that must wait for a busy stream waits with the pool's lock
+ * released: while the waiter is blocked, another thread takes the pool's
+ * statistics (the lock) and then finishes the stream's work; the waiter
+ * then gets the memory the stream freed.  With the lock held across the
+ * wait, the other thread could not finish the work before the waiter gave
+ * up, and the allocation would fail for a reason no user could see. */
+typedef struct waiter { wh_pool *p; void *got; double t_done; } waiter;
+static void *wait_for_memory(void *arg) {
+    waiter *w = (waiter *)arg;
+    w->got = wh_pool_alloc(w->p, 3u << 20, S(2));    /* needs what stream 1 freed */
+    w->t_done = wh_now_seconds();
+    return NULL;
+}
+static wh_pool *one_arena(uint32_t wait_ms) {
+    wh_pool_config c = {.backend = WH_POOL_CPU, .max_bytes = 4u << 20, .small_arena = 4u << 20,
+                        .medium_arena = 4u << 20, .stream_busy = stream_busy, .stream_wait_ms = wait_ms,
+                        .growth = WH_POOL_GROW_ARENAS};
+    wh_pool *p = NULL;
+    CHECK(wh_pool_create(&p, &c) == WH_OK);
+    return p;
+}
+static void waits_without_lock(void) {
+    wh_pool *p = one_arena(5000);
+    void *a = wh_pool_alloc(p, 3u << 20, S(1));
+    CHECK(a != NULL);
+    busy[1] = true;                                   /* work queued on stream 1 uses a */
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
+    waiter w = {p, NULL, 0};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, wait_for_memory, &w) == 0);
+    struct timespec nap = {0, 100000000};             /* the waiter is waiting by now */
+    nanosleep(&nap, NULL);
+    wh_pool_stats st;
+    CHECK(wh_pool_get_stats(p, &st) == WH_OK);        /* the lock is free meanwhile */
+    double t_stats = wh_now_seconds();
+    busy[1] = false;                                  /* the stream's work finishes */
+    pthread_join(t, NULL);
+    CHECK(w.got == a);                                /* the block stream 1 freed */
+    CHECK(t_stats < w.t_done);                        /* the stats did not wait for the waiter */
+    CHECK(wh_pool_free(p, w.got, S(2)) == WH_OK);
+    check_ok(p);
+    wh_pool_destroy(p);
+    /* a stream that stays busy: the wait ends after stream_wait_ms with the cause named */
+    p = one_arena(200);
+    void *b = wh_pool_alloc(p, 3u << 20, S(1));
+    CHECK(b != NULL);
+    busy[1] = true;
+    CHECK(wh_pool_free(p, b, S(1)) == WH_OK);
+    double t0 = wh_now_seconds();
+    CHECK(wh_pool_alloc(p, 3u << 20, S(2)) == NULL);
+    double waited = wh_now_seconds() - t0;
+    CHECK(waited >= 0.2 && waited < 3.0);
+    CHECK(strstr(wh_last_error(), "streams still busy 1") != NULL);
+    printf("  busy stream: %s (after %.2f s)\n", wh_last_error(), waited);
+    busy[1] = false;
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
 int main(void) {
     basic(WH_BLOCKS_TLSF);
     basic(WH_BLOCKS_MAXHEAP);
@@ -391,5 +452,6 @@ int main(void) {
     few_descriptors();
     stream_order();
     address_map_grows();
+    waits_without_lock();
     return wh_test_finish("test_pool");
 }

@@ -1,9 +1,10 @@
 /* Host pool stress on the CPU backend: many threads on one pool, each
  * allocating (plain and tagged, on a few shared streams, sometimes recording
  * a second stream), filling its blocks with an owner pattern and checking it
- * before free, and now and then marking a stream busy or idle (the CPU
- * backend's stream_busy hook: blocks wait on the pending list and in their
- * stream's index meanwhile); one thread also runs the heap walk and trims.  At
+ * before free, and now and then queueing work on a stream (the CPU backend's
+ * stream_busy hook: busy for up to 2 ms; blocks wait on the pending list and
+ * in their stream's index meanwhile); one thread also runs the heap walk and
+ * trims.  At
  * the end every thread's live blocks are checked for overlap, the walk must
  * account for every byte and the stats must balance; after the last free and
  * a trim nothing may stay reserved. */
@@ -24,11 +25,17 @@ static uint32_t ops_per_thread;
 static thread_state *states;
 static uint64_t walk_errors;
 static const char *const sites[4] = {"s0", "s1", "s2", "s3"};
-static uint32_t busy[STREAMS + 1];
+/* A stream is busy until its deadline (ns): its work finishes by itself, as
+ * on a GPU, so a thread that waits for it is never waiting for another
+ * thread -- every wait ends, and how the threads are scheduled changes no
+ * outcome. */
+static uint64_t busy_until[STREAMS + 1];
+
+static uint64_t now_ns(void) { return (uint64_t)(wh_now_seconds() * 1e9); }
 
 static bool stress_busy(wh_stream s, void *user) {
     (void)user;
-    return __atomic_load_n(&busy[(uintptr_t)s % (STREAMS + 1)], __ATOMIC_ACQUIRE) != 0;
+    return now_ns() < __atomic_load_n(&busy_until[(uintptr_t)s % (STREAMS + 1)], __ATOMIC_ACQUIRE);
 }
 
 /* Pattern in the first and last 256 bytes (the whole block when smaller). */
@@ -59,8 +66,8 @@ static void worker(unsigned t, void *arg) {
             }
             wh_pool_trim(pool, 1u << 20);
         }
-        if ((r >> 10) % 512 == 0)
-            __atomic_store_n(&busy[1 + (r >> 40) % STREAMS], (r >> 20) % 4 == 0, __ATOMIC_RELEASE);
+        if ((r >> 10) % 512 == 0)                     /* work queued for up to 2 ms */
+            __atomic_store_n(&busy_until[1 + (r >> 40) % STREAMS], now_ns() + (r >> 20) % 2000000u, __ATOMIC_RELEASE);
         if ((r % 100) < 55 && st->nlive < MAXLIVE) {
             size_t n = 1 + (r >> 8) % ((r >> 50) & 1 ? 2000 : 200000);
             const void *tag = (r >> 52) % 3 == 0 ? sites[(r >> 54) & 3] : NULL;
@@ -91,6 +98,7 @@ int main(int argc, char **argv) {
     for (int kind = 0; kind < 3; ++kind) {           /* TLSF, max-heap, TLSF in one range (VMM) */
         wh_pool_config c = {.backend = WH_POOL_CPU, .index = kind == 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
                             .max_blocks = 1u << 14, .max_streams = 8, .stream_busy = stress_busy,
+                            .stream_wait_ms = 5000,
                             .growth = kind == 2 ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS};
         CHECK(wh_pool_create(&pool, &c) == WH_OK);
         states = calloc(threads, sizeof *states);
@@ -109,7 +117,7 @@ int main(int argc, char **argv) {
                 live_bytes += wh_pool_usable_size(pool, states[t].live[k].p);
             }
         }
-        for (unsigned k = 0; k <= STREAMS; ++k) busy[k] = 0;     /* every stream idle again */
+        for (unsigned k = 0; k <= STREAMS; ++k) busy_until[k] = 0;   /* every stream idle again */
         qsort(all, nlive, sizeof *all, by_addr);
         uint64_t overlaps = 0;
         for (uint64_t k = 1; k < nlive; ++k) overlaps += all[k - 1].p + all[k - 1].n > all[k].p;
