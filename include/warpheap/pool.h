@@ -48,9 +48,13 @@ typedef enum wh_pool_growth {
                                   blocks between processes                       */
 } wh_pool_growth;
 
+/* The largest alignment of config.alignment and of wh_pool_alloc_aligned. */
+#define WH_POOL_MAX_ALIGNMENT ((size_t)1 << 30)
+
 typedef struct wh_pool_config {
     wh_pool_backend backend;
-    size_t alignment;          /* of every pointer; power of two; 0 = 256       */
+    size_t alignment;          /* of every pointer; power of two up to
+                                  WH_POOL_MAX_ALIGNMENT; 0 = 256                  */
     size_t max_bytes;          /* cap on reserved bytes; 0 = what the driver has */
     size_t small_arena;        /* arena for requests <= 1 MiB; 0 = 2 MiB         */
     size_t medium_arena;       /* arena for requests < 10 MiB; 0 = 20 MiB        */

@@ -32,14 +32,16 @@ typedef enum wh_status {
     WH_ERR_CUDA,              /* a CUDA runtime call failed                        */
     WH_ERR_NO_DEVICE,         /* no GPU, or built without CUDA                     */
     WH_ERR_UNSUPPORTED,       /* valid request this build or backend cannot serve  */
+    WH_ERR_IN_USE,            /* destroyed with live allocations (released anyway) */
     WH_STATUS_COUNT
 } wh_status;
 
 /* A static English sentence for a status; never NULL, also for unknown codes. */
 const char *wh_strerror(wh_status status);
 
-/* Details of the last failure in the calling thread ("pool exhausted: 3.1 GiB
- * reserved, ..."), or "" if the last call that sets it succeeded. */
+/* Details of the calling thread's last failure ("pool exhausted: request
+ * ..., reserved ..."), or "" when its last call of the host API succeeded.
+ * Every host function that returns a status or an allocation sets it. */
 const char *wh_last_error(void);
 
 /* The library's WH_VERSION, for checking that headers and binary agree. */
@@ -49,8 +51,10 @@ const char *wh_version_string(void);
 /* Whether this build has the CUDA backend and a usable GPU is present. */
 bool wh_cuda_available(void);
 
-/* Internal: record a formatted detail message for wh_last_error(). */
+/* Internal: record a formatted detail message for wh_last_error(); and
+ * clear it, at the entry of a host API function. */
 wh_status wh__fail(wh_status status, const char *fmt, ...);
+void wh__clear_error(void);
 
 WH_EXTERN_C_END
 

@@ -122,6 +122,7 @@ static void release(wh_arena *a) {
 }
 
 wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
+    wh__clear_error();
     if (!out || !cfg) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     *out = NULL;
     if (cfg->bytes == 0) return wh__fail(WH_ERR_TOO_SMALL, "arena: region of 0 bytes");
@@ -136,7 +137,13 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
     if (!a) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: host memory");
     a->region = cfg->region;
     a->backend = cfg->backend;
-    if (a->backend == WH_ARENA_AUTO) a->backend = wh_cuda_available() ? WH_ARENA_CUDA : WH_ARENA_CPU;
+    /* AUTO: host memory only in a build without CUDA (see pool.c) */
+    if (a->backend == WH_ARENA_AUTO && WH_HAVE_CUDA && !wh_cuda_available()) {
+        free(a);
+        return wh__fail(WH_ERR_NO_DEVICE, "arena: no usable GPU for the automatic backend (ask for WH_ARENA_CPU "
+                        "to run commands on the host)");
+    }
+    if (a->backend == WH_ARENA_AUTO) a->backend = WH_HAVE_CUDA ? WH_ARENA_CUDA : WH_ARENA_CPU;
     wh_status st;
     if (a->backend == WH_ARENA_CPU) {
         st = create_cpu(a, cfg);
@@ -155,12 +162,36 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
     return WH_OK;
 }
 
+/* Live blocks, from the state (a copy of its header on the GPU, once the
+ * device is idle); 0 when it cannot be read. */
+static uint64_t live_blocks(const wh_arena *a) {
+    wh_arena_state s;
+    if (a->backend == WH_ARENA_CPU) {
+        s = *a->state;
+    } else {
+#if WH_HAVE_CUDA
+        if (cudaMemcpy(&s, a->state, sizeof s, cudaMemcpyDeviceToHost) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+#else
+        return 0;
+#endif
+    }
+    return s.allocs - s.frees;
+}
+
 wh_status wh_arena_destroy(wh_arena *a) {
+    wh__clear_error();
     if (!a) return WH_OK;
 #if WH_HAVE_CUDA
     if (a->backend == WH_ARENA_CUDA) WH_CUDA_TRY(cudaDeviceSynchronize());
 #endif
+    uint64_t live = live_blocks(a);
     release(a);
+    if (live)
+        return wh__fail(WH_ERR_IN_USE, "arena destroyed with %llu live allocation%s", (unsigned long long)live,
+                        live == 1 ? "" : "s");
     return WH_OK;
 }
 
@@ -180,6 +211,7 @@ static wh_status no_cuda(void) { return wh__fail(WH_ERR_NO_DEVICE, "arena: built
 
 static wh_status enqueue_alloc(wh_arena *a, const size_t *counts, size_t stride, uint32_t n, wh_handle *slots,
                                wh_stream s) {
+    wh__clear_error();
     if (!a || !counts || !slots) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (n == 0) return WH_OK;
     if (a->backend == WH_ARENA_CPU) {
@@ -207,6 +239,7 @@ wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t
 }
 
 wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n, wh_stream s) {
+    wh__clear_error();
     if (!a || !d_slots) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (n == 0) return WH_OK;
     if (a->backend == WH_ARENA_CPU) {
@@ -225,6 +258,7 @@ wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s) {
 }
 
 wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot, wh_stream s) {
+    wh__clear_error();
     if (!a || !d_count || !d_slot) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (a->backend == WH_ARENA_CPU) {
         (void)s;
@@ -240,6 +274,7 @@ wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stri
 
 wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t stride, wh_arena_span *d_slot,
                                       wh_stream s) {
+    wh__clear_error();
     if (!a || !d_count || !d_slot) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (a->backend == WH_ARENA_CPU) {
         (void)s;
@@ -255,6 +290,7 @@ wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t
 
 /* Clear (clear true) or flush: a command that writes the mirror now. */
 static wh_status enqueue_mirror(wh_arena *a, bool clear, wh_stream s) {
+    wh__clear_error();
     if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     if (a->backend == WH_ARENA_CPU) {
         (void)s;
@@ -276,6 +312,7 @@ wh_status wh_arena_flush_async(wh_arena *a, wh_stream s) { return enqueue_mirror
 /* A consistent snapshot of the mirror: retry while a command is writing it
  * (bounded: a writer holds it for a few stores). */
 wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out) {
+    wh__clear_error();
     if (!a || !out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     const volatile wh_arena_stats *m = (const volatile wh_arena_stats *)a->mirror;
     for (unsigned k = 0; k < 1u << 20; ++k) {
@@ -302,9 +339,10 @@ wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out) {
 }
 
 wh_status wh_arena_status(const wh_arena *a) {
+    if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_arena_status: arena is NULL");
     wh_arena_stats st;
-    if (wh_arena_stats_get(a, &st) != WH_OK) return WH_ERR_RETRY_LIMIT;
-    return (wh_status)st.first_status;
+    wh_status e = wh_arena_stats_get(a, &st);
+    return e != WH_OK ? e : (wh_status)st.first_status;
 }
 
 static wh_status check_image(const wh_arena_state *s, wh_blocks_report *r) {
@@ -327,6 +365,7 @@ static wh_status check_image(const wh_arena_state *s, wh_blocks_report *r) {
 }
 
 wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report) {
+    wh__clear_error();
     wh_blocks_report local;
     wh_blocks_report *r = report ? report : &local;
     if (!a) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");

@@ -4,7 +4,8 @@
 #include "warpheap/bitmap.h"
 
 wh_status wh_bitmap_init_host(wh_bitmap *bm, void *mem, uint64_t nbits, bool ones) {
-    if (!mem) return WH_ERR_INVALID_ARGUMENT;
+    wh__clear_error();
+    if (!mem) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_bitmap_init_host: memory is NULL");
     wh_status st = wh_bitmap_layout(bm, mem, nbits);
     if (st != WH_OK) return st;
     for (uint32_t l = 0; l < bm->levels; ++l)

@@ -18,6 +18,7 @@ static const char *const messages[WH_STATUS_COUNT] = {
     [WH_ERR_CUDA]             = "CUDA runtime error",
     [WH_ERR_NO_DEVICE]        = "no CUDA device (or built without CUDA)",
     [WH_ERR_UNSUPPORTED]      = "not supported by this build or backend",
+    [WH_ERR_IN_USE]           = "destroyed with live allocations",
 };
 
 const char *wh_strerror(wh_status status) {
@@ -28,6 +29,8 @@ const char *wh_strerror(wh_status status) {
 static _Thread_local char last_error[256];
 
 const char *wh_last_error(void) { return last_error; }
+
+void wh__clear_error(void) { last_error[0] = '\0'; }
 
 wh_status wh__fail(wh_status status, const char *fmt, ...) {
     int n = snprintf(last_error, sizeof last_error, "%s: ", wh_strerror(status));

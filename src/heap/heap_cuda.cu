@@ -74,6 +74,15 @@ extern "C" wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes) {
     return st;
 }
 
+extern "C" uint64_t wh__heap_in_use_device(const wh_heap *h) {
+    uint64_t v = 0;
+    if (cudaMemcpy(&v, &h->ctl->in_use, sizeof v, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
 extern "C" wh_status wh__heap_destroy_device(wh_heap *h) {
     WH_CUDA_TRY(cudaFree(h->arena_alloc));
     WH_CUDA_TRY(cudaFree(h->meta_alloc));

@@ -25,6 +25,7 @@ static void init_host(wh_heap *h) {
 }
 
 wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg_in) {
+    wh__clear_error();
     size_t arena = 0;
     wh_heap_config cfg_local, *cfg = NULL;
     if (cfg_in) {
@@ -58,6 +59,7 @@ wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg_in) {
 }
 
 wh_status wh_heap_reset(wh_heap *h) {
+    wh__clear_error();
     if (!h || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: reset of no heap");
     if (!on_host(h)) {
 #if WH_HAVE_CUDA
@@ -68,21 +70,33 @@ wh_status wh_heap_reset(wh_heap *h) {
     return WH_OK;
 }
 
+/* Live bytes are known only with WH_HEAP_TRACK (a counter; no walk), and
+ * matter only for kinds that free: BUMP and WRAP are released by destroy. */
 wh_status wh_heap_destroy(wh_heap *h) {
+    wh__clear_error();
     if (!h) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: destroy of NULL");
     if (!h->meta_alloc) return WH_OK;
+    uint64_t live = 0;
+    wh_status st = WH_OK;
+    bool track = (h->flags & WH_HEAP_TRACK) && h->kind != WH_HEAP_BUMP && h->kind != WH_HEAP_WRAP;
     if (!on_host(h)) {
 #if WH_HAVE_CUDA
-        return wh__heap_destroy_device(h);
+        if (track) live = wh__heap_in_use_device(h);
+        st = wh__heap_destroy_device(h);
 #endif
+    } else {
+        if (track) live = h->ctl->in_use;
+        free(h->arena_alloc);
+        free(h->meta_alloc);
+        memset(h, 0, sizeof *h);
     }
-    free(h->arena_alloc);
-    free(h->meta_alloc);
-    memset(h, 0, sizeof *h);
-    return WH_OK;
+    if (st == WH_OK && live)
+        return wh__fail(WH_ERR_IN_USE, "heap destroyed with %llu bytes in use", (unsigned long long)live);
+    return st;
 }
 
 wh_status wh_heap_trim(const wh_heap *h) {
+    wh__clear_error();
     if (!h || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: trim of no heap");
     if (!h->slab_segs) return WH_OK;
     if (!on_host(h)) {
@@ -95,6 +109,7 @@ wh_status wh_heap_trim(const wh_heap *h) {
 }
 
 wh_status wh_heap_stats(const wh_heap *h, wh_heap_usage *s) {
+    wh__clear_error();
     if (!h || !s || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: stats of no heap");
     if (!on_host(h)) {
 #if WH_HAVE_CUDA

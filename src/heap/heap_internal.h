@@ -22,6 +22,7 @@ uint32_t wh__heap_device_sms(void);      /* 0 when no GPU */
 wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes);
 wh_status wh__heap_init_device(wh_heap *h);
 wh_status wh__heap_destroy_device(wh_heap *h);
+uint64_t wh__heap_in_use_device(const wh_heap *h);   /* ctl->in_use; 0 on error */
 wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s);
 wh_status wh__heap_trim_device(const wh_heap *h);
 #endif

@@ -13,8 +13,9 @@
 
 static wh_status wh__resolve(wh_pool_config *c) {
     if (c->alignment == 0) c->alignment = WH__DEFAULT_ALIGN;
-    if (c->alignment & (c->alignment - 1) || c->alignment > (1u << 30))
-        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: alignment %zu is not a power of two <= 1 GiB", c->alignment);
+    if (c->alignment & (c->alignment - 1) || c->alignment > WH_POOL_MAX_ALIGNMENT)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: alignment %zu is not a power of two <= %zu", c->alignment,
+                        WH_POOL_MAX_ALIGNMENT);
     if (c->alignment < sizeof(void *)) c->alignment = sizeof(void *);
     if (c->small_arena == 0) c->small_arena = 2u << 20;
     if (c->medium_arena == 0) c->medium_arena = 20u << 20;
@@ -26,7 +27,12 @@ static wh_status wh__resolve(wh_pool_config *c) {
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_blocks %u not in [2, 2^28]", c->max_blocks);
     if (c->index != WH_BLOCKS_TLSF && c->index != WH_BLOCKS_MAXHEAP)
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown free index kind %d", (int)c->index);
-    if (c->backend == WH_POOL_AUTO) c->backend = wh_cuda_available() ? WH_POOL_CUDA : WH_POOL_CPU;
+    /* AUTO: host memory only in a build without CUDA; a CUDA build with no
+     * usable GPU says so rather than hand out host memory unasked */
+    if (c->backend == WH_POOL_AUTO && WH_HAVE_CUDA && !wh_cuda_available())
+        return wh__fail(WH_ERR_NO_DEVICE, "pool: no usable GPU for the automatic backend (ask for WH_POOL_CPU "
+                        "to pool host memory)");
+    if (c->backend == WH_POOL_AUTO) c->backend = WH_HAVE_CUDA ? WH_POOL_CUDA : WH_POOL_CPU;
     if (c->backend == WH_POOL_CUDA && !wh_cuda_available())
         return wh__fail(WH_ERR_NO_DEVICE, "pool: CUDA backend asked for, but %s",
                         WH_HAVE_CUDA ? "no GPU is usable" : "built without CUDA");
@@ -51,6 +57,7 @@ static void wh__pool_free_tables(wh_pool *p) {
 }
 
 wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
+    wh__clear_error();
     if (!out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_create: out is NULL");
     *out = NULL;
     wh_pool_config c = cfg ? *cfg : (wh_pool_config){0};
@@ -110,8 +117,10 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
 }
 
 wh_status wh_pool_destroy(wh_pool *p) {
+    wh__clear_error();
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_destroy: pool is NULL");
     pthread_mutex_lock(&p->lock);
+    uint64_t live = p->st.allocs - p->st.frees, bytes = p->st.in_use;
     (void)wh__wait_streams(p);
     wh__pending_poll(p);                             /* their events go back first */
     for (uint32_t i = 0; i < p->npending; ++i)
@@ -121,6 +130,9 @@ wh_status wh_pool_destroy(wh_pool *p) {
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_destroy(&p->lock);
     wh__pool_free_tables(p);
+    if (live)
+        return wh__fail(WH_ERR_IN_USE, "pool destroyed with %llu live allocation%s (%llu bytes)",
+                        (unsigned long long)live, live == 1 ? "" : "s", (unsigned long long)bytes);
     return WH_OK;
 }
 
@@ -144,6 +156,7 @@ void wh__trim_arenas(wh_pool *p, uint64_t keep) {
 }
 
 wh_status wh_pool_trim(wh_pool *p, size_t keep_bytes) {
+    wh__clear_error();
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_trim: pool is NULL");
     pthread_mutex_lock(&p->lock);
     wh__tag_flush(p);
@@ -161,6 +174,7 @@ wh_status wh_pool_trim(wh_pool *p, size_t keep_bytes) {
 }
 
 wh_status wh_pool_get_stats(wh_pool *p, wh_pool_stats *s) {
+    wh__clear_error();
     if (!p || !s) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_get_stats: NULL argument");
     pthread_mutex_lock(&p->lock);
     *s = p->st;
@@ -222,6 +236,7 @@ static wh_status wh__check_locked(wh_pool *p) {
 }
 
 wh_status wh_pool_check(wh_pool *p) {
+    wh__clear_error();
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_check: pool is NULL");
     pthread_mutex_lock(&p->lock);
     wh_status st = wh__check_locked(p);

@@ -10,6 +10,7 @@
 #include "pool_internal.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define WH__MIB (1024ull * 1024ull)
@@ -45,7 +46,10 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
     void *raw;
     uint64_t base;
     wh_status st = wh__mem_alloc(p, a, &raw, &base);
-    if (st != WH_OK) return st;
+    if (st != WH_OK) {
+        p->refused = a;                                  /* for the exhaustion message */
+        return st;
+    }
     if (p->narenas == p->arenas_cap) {
         uint32_t n = p->arenas_cap ? 2 * p->arenas_cap : 16;
         wh__arena *t = realloc(p->arenas, n * sizeof *t);
@@ -124,12 +128,17 @@ static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
         largest = l > largest ? l : largest;
         blocks += wh_blocks_index(p->core, i)->nfree;
     }
+    char cap[48] = "none", refused[96] = "";
+    if (p->cfg.max_bytes) snprintf(cap, sizeof cap, "%" PRIu64 " B", (uint64_t)p->cfg.max_bytes);
+    if (p->refused)
+        snprintf(refused, sizeof refused, "; the %s refused %" PRIu64 " B",
+                 p->cfg.backend == WH_POOL_CPU ? "host" : "driver", p->refused);
     return wh__fail(WH_ERR_OUT_OF_MEMORY,
                     "pool exhausted: request %" PRIu64 " B, reserved %" PRIu64 " B in %u arenas, in use %" PRIu64
-                    " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %" PRIu64
-                    " B, blocks %u/%u, streams still busy %u",
+                    " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %s, blocks %u/%u, "
+                    "streams still busy %u%s",
                     bytes, wh__reserved(p), p->narenas, p->st.in_use, wh__reserved(p) - p->st.in_use,
-                    largest, p->npending, (uint64_t)p->cfg.max_bytes, blocks, p->core->capacity, p->busy_streams);
+                    largest, p->npending, cap, blocks, p->core->capacity, p->busy_streams, refused);
 }
 
 static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *tag, uint32_t slot) {
@@ -179,6 +188,7 @@ static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, cons
     if (b == WH_BLOCK_NONE && tag && tag != wh__large_tag && !align) b = wh__tag_take(p, tag, size, slot);
     if (b != WH_BLOCK_NONE) p->st.tag_hits++;
     if (b == WH_BLOCK_NONE) b = wh__find(p, size, align, slot);
+    p->refused = 0;
     if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, align, slot);
     if (b == WH_BLOCK_NONE) return wh__exhausted(p, bytes);
     wh__make_live(p, b, bytes, tag, slot);
@@ -187,6 +197,7 @@ static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, cons
 }
 
 static wh_status wh__try_alloc(wh_pool *p, size_t bytes, size_t align, const void *tag, wh_stream s, void **out) {
+    wh__clear_error();
     if (!out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: out is NULL");
     *out = NULL;
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: pool is NULL");
@@ -210,6 +221,15 @@ wh_status wh_pool_try_alloc(wh_pool *p, size_t bytes, const void *tag, wh_stream
 
 void *wh_pool_alloc_aligned(wh_pool *p, size_t bytes, size_t alignment, wh_stream s) {
     void *ptr;
+    if (alignment == 0) {
+        (void)wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc_aligned: alignment 0 (a power of two is needed)");
+        return NULL;
+    }
+    if (alignment > WH_POOL_MAX_ALIGNMENT) {
+        (void)wh__fail(WH_ERR_TOO_LARGE, "wh_pool_alloc_aligned: alignment %zu is past the largest alignment, %llu B",
+                       alignment, (unsigned long long)WH_POOL_MAX_ALIGNMENT);
+        return NULL;
+    }
     return wh__try_alloc(p, bytes, alignment, NULL, s, &ptr) == WH_OK ? ptr : NULL;
 }
 
@@ -270,6 +290,7 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
 }
 
 wh_status wh_pool_free(wh_pool *p, void *ptr, wh_stream s) {
+    wh__clear_error();
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_free: pool is NULL");
     if (!ptr) return WH_OK;
     pthread_mutex_lock(&p->lock);
@@ -279,6 +300,7 @@ wh_status wh_pool_free(wh_pool *p, void *ptr, wh_stream s) {
 }
 
 wh_status wh_pool_record_stream(wh_pool *p, void *ptr, wh_stream s) {
+    wh__clear_error();
     if (!p || !ptr) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_record_stream: NULL argument");
     pthread_mutex_lock(&p->lock);
     uint32_t b, slot;

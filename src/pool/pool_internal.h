@@ -95,6 +95,7 @@ struct wh_pool {
     uint32_t hot;                    /* pool_tags.c: the hot block, or NONE         */
     bool use_vmm;
     uint32_t busy_streams;           /* streams still busy after the last wait      */
+    uint64_t refused;                /* bytes the driver (host) refused in this call */
     wh__vmm vmm;
     wh_pool_stats st;
 };

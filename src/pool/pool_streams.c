@@ -150,6 +150,7 @@ static wh_status wh__forget_locked(wh_pool *p, wh_stream s) {
 }
 
 wh_status wh_pool_forget_stream(wh_pool *p, wh_stream s) {
+    wh__clear_error();
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_forget_stream: pool is NULL");
     pthread_mutex_lock(&p->lock);
     wh_status st = wh__forget_locked(p, s);

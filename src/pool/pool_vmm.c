@@ -291,6 +291,7 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
             }
             p->st.driver_ns += wh__ns() - t;
             if (r != CUDA_SUCCESS) {
+                if (r == CUDA_ERROR_OUT_OF_MEMORY) p->refused = bytes;
                 st = r == CUDA_ERROR_OUT_OF_MEMORY ? WH_ERR_OUT_OF_MEMORY
                                                    : wh__fail(WH_ERR_CUDA, "pool: cuMemCreate/cuMemMap of %llu B: "
                                                               "CUresult %d", (unsigned long long)bytes, (int)r);
@@ -300,6 +301,7 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
         } else
 #endif
         if (mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE)) {
+            p->refused = bytes;
             st = WH_ERR_OUT_OF_MEMORY;
             break;
         }

@@ -94,6 +94,7 @@ static void init_host(wh_soa *s) {
 }
 
 wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
+    wh__clear_error();
     if (!soa || !cfg) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: null argument");
     memset(soa, 0, sizeof *soa);
     wh_status st = check_types(cfg);
@@ -141,10 +142,16 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
 }
 
 wh_status wh_soa_destroy(wh_soa *soa) {
-    if (!soa || !soa->mem) return WH_ERR_INVALID_ARGUMENT;
+    wh__clear_error();
+    if (!soa || !soa->mem) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: destroy of no heap");
+    uint64_t objects = 0, slots = 0;
+    (void)wh_soa_usage(soa, &objects, &slots);
+    wh__clear_error();
     wh_status st = WH_OK;
     if (soa->on_device) st = wh__soa_dev_free(soa->mem); else free(soa->mem);
     memset(soa, 0, sizeof *soa);
+    if (st == WH_OK && objects)
+        return wh__fail(WH_ERR_IN_USE, "object heap destroyed with %llu live objects", (unsigned long long)objects);
     return st;
 }
 
@@ -181,6 +188,7 @@ wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned) {
 }
 
 wh_status wh_soa_host_image(const wh_soa *soa, wh_soa *img, void **owned) {
+    wh__clear_error();
     if (soa->on_device) return wh__soa_image_copy(soa, img, owned);
     *img = *soa;
     *owned = NULL;
@@ -201,7 +209,8 @@ uint64_t wh__soa_failed_allocs(const wh_soa *soa) {
 }
 
 wh_status wh_soa_stats_get(const wh_soa *soa, wh_soa_stats *st) {
-    if (!soa || !st) return WH_ERR_INVALID_ARGUMENT;
+    wh__clear_error();
+    if (!soa || !st) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_soa_stats_get: NULL argument");
     wh_soa s;
     void *owned;
     wh_status e = wh_soa_host_image(soa, &s, &owned);
@@ -246,7 +255,8 @@ static uint64_t check_block(const wh_soa *s, uint32_t b) {
 }
 
 wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations) {
-    if (!soa || !violations) return WH_ERR_INVALID_ARGUMENT;
+    wh__clear_error();
+    if (!soa || !violations) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_soa_check: NULL argument");
     wh_soa s;
     void *owned;
     wh_status e = wh_soa_host_image(soa, &s, &owned);
@@ -272,9 +282,10 @@ wh_status wh__soa_dev_alloc(void **mem, size_t bytes) {
     (void)mem; (void)bytes;
     return wh__fail(WH_ERR_NO_DEVICE, "soa: device heap requested, built without CUDA");
 }
-wh_status wh__soa_dev_free(void *mem) { (void)mem; return WH_ERR_NO_DEVICE; }
-wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes) { (void)dst; (void)src; (void)bytes; return WH_ERR_NO_DEVICE; }
-wh_status wh__soa_dev_init(const wh_soa *soa) { (void)soa; return WH_ERR_NO_DEVICE; }
+static wh_status no_cuda(void) { return wh__fail(WH_ERR_NO_DEVICE, "soa: device heap, built without CUDA"); }
+wh_status wh__soa_dev_free(void *mem) { (void)mem; return no_cuda(); }
+wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes) { (void)dst; (void)src; (void)bytes; return no_cuda(); }
+wh_status wh__soa_dev_init(const wh_soa *soa) { (void)soa; return no_cuda(); }
 uint32_t wh__soa_dev_threads(void) { return 0; }
 #endif
 
@@ -294,7 +305,8 @@ static void usage_host(const wh_soa *s, uint64_t *objects, uint64_t *slots) {
 }
 
 wh_status wh_soa_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
-    if (!soa || !objects || !slots) return WH_ERR_INVALID_ARGUMENT;
+    wh__clear_error();
+    if (!soa || !objects || !slots) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_soa_usage: NULL argument");
     if (soa->on_device) return wh__soa_dev_usage(soa, objects, slots);
     usage_host(soa, objects, slots);
     return WH_OK;
@@ -302,6 +314,6 @@ wh_status wh_soa_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
 #if !WH_HAVE_CUDA
 wh_status wh__soa_dev_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
     (void)soa; (void)objects; (void)slots;
-    return WH_ERR_NO_DEVICE;
+    return no_cuda();
 }
 #endif
