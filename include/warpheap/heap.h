@@ -124,7 +124,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint32_t ki
 WH_INLINE WH_HOST_DEVICE void *wh__malloc_kind(const wh_heap *h, uint32_t kind, size_t bytes, uint32_t mask) {
     uint64_t n = (uint64_t)bytes;
     uint32_t group = wh_match_any64(mask, wh__heap_key(h, kind, n));
-    if (n == 0) return (void *)0;
+    if (n == 0 || !h->ctl) return (void *)0;         /* no heap (zeroed or destroyed handle): NULL */
     void *p = n > h->bytes ? (void *)0 : wh__heap_malloc_group(h, kind, n, group);
     if (!p) wh__heap_count(&h->ctl->failed);
     else if (h->flags & WH_HEAP_TRACK) wh__heap_track(h, (int64_t)wh__heap_counted(h, kind, n));
@@ -162,7 +162,7 @@ WH_INLINE WH_HOST_DEVICE void wh__paged_free(const wh_heap *h, void *p) {
 }
 
 WH_INLINE WH_HOST_DEVICE void wh__free_kind(const wh_heap *h, uint32_t kind, void *p) {
-    if (!p) return;
+    if (!p || !h->ctl) return;                       /* no heap: nothing it could free */
     switch (kind) {
     case WH_HEAP_BUMP: wh__bump_free(h, p); break;
     case WH_HEAP_WRAP: wh__wrap_free(h, p); break;

@@ -185,10 +185,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_checked(const wh_soa *s, uint64_
  * heap's, forged, or in a block that was never of its type) is refused with
  * WH_ERR_FOREIGN_POINTER, an object already destroyed with
  * WH_ERR_DOUBLE_FREE; each is counted (wh_soa_stats) and changes nothing.
+ * A zeroed or destroyed heap gives WH_ERR_INVALID_ARGUMENT.
  * A second free after the slot was handed out again frees the new object:
  * no allocator without per-object generations can tell the two apart. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_soa_free(const wh_soa *s, uint64_t p) {
     if (!p) return WH_OK;
+    if (!s->counters) return WH_ERR_INVALID_ARGUMENT;         /* a zeroed or destroyed heap */
     uint32_t b = wh__soa_block_checked(s, p), t = wh_soa_ptr_type(p);
     if (b == WH_BITMAP_NONE || wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE) != t) {
         wh__soa_count(s, WH_SOA_CTR_FOREIGN_FREE);

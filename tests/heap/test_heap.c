@@ -30,7 +30,14 @@ static void check_walk(const wh_heap *h, uint64_t live) {
 }
 
 static void test_create_errors(void) {
-    wh_heap h;
+    wh_heap h, gone;
+    memset(&gone, 0, sizeof gone);                       /* zeroed, or destroyed: no heap */
+    CHECK(wh_malloc(&gone, 64) == NULL);
+    wh_free(&gone, &gone);
+    CHECK(wh_malloc_as(&gone, WH_HEAP_CIRCULAR, 64) == NULL);
+    gone = make(WH_HEAP_SLAB, 1u << 20);
+    CHECK(wh_heap_destroy(&gone) == WH_OK);
+    CHECK(wh_malloc(&gone, 64) == NULL);
     wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
     CHECK(wh_heap_create(NULL, &cfg) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_heap_create(&h, NULL) == WH_ERR_INVALID_ARGUMENT);

@@ -343,7 +343,11 @@ static void test_foreign_frees(void) {
     CHECK(wh_soa_free(&a, pa) == WH_OK);
     CHECK(wh_soa_free(&b, pb) == WH_OK);
     CHECK(wh_soa_free(&a, 0) == WH_OK);                        /* null: nothing to do */
+    uint64_t again = wh_soa_alloc(&b, Qt_TYPE);
     wh_soa_destroy(&a);
+    CHECK(wh_soa_alloc(&a, Pt_TYPE) == 0);                     /* a destroyed heap: nothing, no crash */
+    CHECK(wh_soa_free(&a, again) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_soa_free(&b, again) == WH_OK);
     wh_soa_destroy(&b);
 }
 
