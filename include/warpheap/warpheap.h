@@ -55,6 +55,11 @@ bool wh_cuda_available(void);
  * clear it, at the entry of a host API function. */
 wh_status wh__fail(wh_status status, const char *fmt, ...);
 void wh__clear_error(void);
+/* Internal, for tests: the n-th request for memory from the driver or the
+ * host from now on fails, and with sticky every later one too (n = 0:
+ * none); call sites ask wh__fault() first. */
+void wh__fault_arm(long n, bool sticky);
+bool wh__fault(void);
 
 WH_EXTERN_C_END
 

@@ -42,7 +42,7 @@ static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **o
                         (unsigned long long)g);
     uint64_t gen_off, core_off;
     size_t n = meta_layout(cfg, cap, &gen_off, &core_off);
-    char *img = (char *)calloc(1, n);
+    char *img = wh__fault() ? NULL : (char *)calloc(1, n);
     if (!img) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: %zu bytes of host memory for metadata", n);
     wh_arena_state *s = (wh_arena_state *)img;
     s->base = base;
@@ -68,7 +68,7 @@ static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **o
 static wh_status create_cpu(wh_arena *a, const wh_arena_config *cfg) {
     if (!cfg->region) {
         size_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
-        a->region = aligned_alloc(g < 64 ? 64 : g, round_up(cfg->bytes ? cfg->bytes : 1, g < 64 ? 64 : g));
+        a->region = wh__fault() ? NULL : aligned_alloc(g < 64 ? 64 : g, round_up(cfg->bytes, g < 64 ? 64 : g));
         if (!a->region) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: %zu bytes of host memory", cfg->bytes);
         a->own_region = true;
     }
@@ -76,7 +76,7 @@ static wh_status create_cpu(wh_arena *a, const wh_arena_config *cfg) {
     wh_status st = build_image(cfg, (uint64_t)(uintptr_t)a->region, &img, &a->meta_bytes);
     if (st != WH_OK) return st;
     a->state = (wh_arena_state *)img;
-    a->mirror = (wh_arena_stats *)calloc(1, sizeof *a->mirror);
+    a->mirror = wh__fault() ? NULL : (wh_arena_stats *)calloc(1, sizeof *a->mirror);
     if (!a->mirror) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: status mirror");
     a->state->mirror = (uint64_t)(uintptr_t)a->mirror;
     a->mirror->region_bytes = a->state->bytes;
@@ -86,10 +86,11 @@ static wh_status create_cpu(wh_arena *a, const wh_arena_config *cfg) {
 #if WH_HAVE_CUDA
 static wh_status create_cuda(wh_arena *a, const wh_arena_config *cfg) {
     if (!cfg->region) {
-        WH_CUDA_TRY(cudaMalloc(&a->region, cfg->bytes ? cfg->bytes : 1));
+        WH_CUDA_TRY(wh__fault() ? cudaErrorMemoryAllocation : cudaMalloc(&a->region, cfg->bytes));
         a->own_region = true;
     }
-    WH_CUDA_TRY(cudaHostAlloc((void **)&a->mirror, sizeof *a->mirror, cudaHostAllocMapped));
+    WH_CUDA_TRY(wh__fault() ? cudaErrorMemoryAllocation
+                            : cudaHostAlloc((void **)&a->mirror, sizeof *a->mirror, cudaHostAllocMapped));
     memset(a->mirror, 0, sizeof *a->mirror);
     void *d_mirror = NULL;
     WH_CUDA_TRY(cudaHostGetDevicePointer(&d_mirror, a->mirror, 0));
@@ -98,7 +99,7 @@ static wh_status create_cuda(wh_arena *a, const wh_arena_config *cfg) {
     if (st != WH_OK) return st;
     ((wh_arena_state *)img)->mirror = (uint64_t)(uintptr_t)d_mirror;
     a->mirror->region_bytes = ((wh_arena_state *)img)->bytes;
-    cudaError_t e = cudaMalloc((void **)&a->state, a->meta_bytes);
+    cudaError_t e = wh__fault() ? cudaErrorMemoryAllocation : cudaMalloc((void **)&a->state, a->meta_bytes);
     if (e == cudaSuccess) e = cudaMemcpy(a->state, img, a->meta_bytes, cudaMemcpyHostToDevice);
     free(img);
     if (e != cudaSuccess) return wh__fail(WH_ERR_CUDA, "arena: metadata: %s", cudaGetErrorString(e));

@@ -58,8 +58,8 @@ extern "C" wh_status wh__heap_init_device(wh_heap *h) {
 extern "C" wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes) {
     if (!wh_cuda_available()) return wh__fail(WH_ERR_NO_DEVICE, "heap: no GPU for a device heap (use WH_HEAP_HOST)");
     void *arena = NULL, *meta = NULL;
-    cudaError_t e = cudaMalloc(&arena, arena_bytes);
-    if (e == cudaSuccess) e = cudaMalloc(&meta, h->meta_bytes);
+    cudaError_t e = wh__fault() ? cudaErrorMemoryAllocation : cudaMalloc(&arena, arena_bytes);
+    if (e == cudaSuccess) e = wh__fault() ? cudaErrorMemoryAllocation : cudaMalloc(&meta, h->meta_bytes);
     if (e != cudaSuccess) {
         if (arena) (void)cudaFree(arena);
         (void)cudaGetLastError();

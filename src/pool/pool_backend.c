@@ -19,6 +19,7 @@ static bool wh__is_cuda(const wh_pool *p) { return p->cfg.backend == WH_POOL_CUD
 
 wh_status wh__mem_alloc(wh_pool *p, uint64_t bytes, void **raw, uint64_t *base) {
     uint64_t a = p->cfg.alignment;
+    if (wh__fault()) return WH_ERR_OUT_OF_MEMORY;
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
         uint64_t extra = a > WH__CUDA_NATURAL_ALIGN ? a : 0;
@@ -57,7 +58,8 @@ wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s) {
         cudaError_t r = cudaSuccess;
         if (!e->ev) {
             if (p->nspare_ev) e->ev = p->spare_ev[--p->nspare_ev];
-            else r = cudaEventCreateWithFlags((cudaEvent_t *)&e->ev, cudaEventDisableTiming);
+            else r = wh__fault() ? cudaErrorMemoryAllocation
+                               : cudaEventCreateWithFlags((cudaEvent_t *)&e->ev, cudaEventDisableTiming);
         }
         if (r == cudaSuccess) r = cudaEventRecord((cudaEvent_t)e->ev, (cudaStream_t)s);
         if (r != cudaSuccess) {

@@ -284,7 +284,7 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
             CUmemAllocationProp prop = wh__prop(v->device);
             CUmemGenericAllocationHandle h = 0;
             uint64_t t = wh__ns();
-            CUresult r = wh__drv.create(&h, bytes, &prop, 0);
+            CUresult r = wh__fault() ? CUDA_ERROR_OUT_OF_MEMORY : wh__drv.create(&h, bytes, &prop, 0);
             if (r == CUDA_SUCCESS) {
                 r = wh__drv.map((CUdeviceptr)wh__addr(p, g), bytes, 0, h, 0);
                 if (r != CUDA_SUCCESS) (void)wh__drv.release(h);
@@ -300,7 +300,7 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
             v->handle[g] = (uint64_t)h;
         } else
 #endif
-        if (mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE)) {
+        if (wh__fault() || mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE)) {
             p->refused = bytes;
             st = WH_ERR_OUT_OF_MEMORY;
             break;
@@ -764,14 +764,15 @@ wh_status wh__vmm_create(wh_pool *p) {
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
         CUdeviceptr base = 0;
-        CUresult r = wh__drv.reserve(&base, range, gran, 0, 0);
+        CUresult r = wh__fault() ? CUDA_ERROR_OUT_OF_MEMORY : wh__drv.reserve(&base, range, gran, 0, 0);
         if (r != CUDA_SUCCESS) return wh__fail(WH_ERR_UNSUPPORTED, "pool: cuMemAddressReserve of %llu B: CUresult %d",
                                                (unsigned long long)range, (int)r);
         v->base = (uint64_t)base;
     } else
 #endif
     {
-        void *m = mmap(NULL, range + gran, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *m = wh__fault() ? MAP_FAILED
+                              : mmap(NULL, range + gran, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: cannot reserve %llu B of address space",
                                              (unsigned long long)range);
         v->raw = m;

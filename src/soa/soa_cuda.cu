@@ -16,6 +16,7 @@ static unsigned grid_for(uint64_t n) {
 }
 
 extern "C" wh_status wh__soa_dev_alloc(void **mem, size_t bytes) {
+    if (wh__fault()) return wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: cudaMalloc of %zu bytes refused", bytes);
     WH_CUDA_TRY(cudaMalloc(mem, bytes));
     return WH_OK;
 }
