@@ -78,7 +78,7 @@ static void bench_pdo(int dev, uint64_t objects, const char *heaps, int reps, FI
         if (csv) fprintf(csv, "pdo,%lld,%u,%llu,%.6f,%s\n", mb, c.soa.nblocks, (unsigned long long)objects,
                          1e3 * t[reps / 2], env);
         free(t);
-        APP_TRY(wh_soa_destroy(&c.soa));
+        APP_DESTROY(&c.soa);
     }
 }
 
@@ -119,7 +119,7 @@ static int bench_ls(int dev, const char *ks, FILE *csv, const char *env) {
                          (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS], ok, env);
         rc |= !ok;
         app_free(c.ptrs, dev);
-        APP_TRY(wh_soa_destroy(&c.soa));
+        APP_DESTROY(&c.soa);
     }
     return rc;
 }

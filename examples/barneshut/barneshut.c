@@ -452,7 +452,7 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
            (unsigned long long)*bad_tree);
     free(owned);
     app_free(c.ctr, dev);
-    APP_TRY(wh_soa_destroy(&soa));
+    APP_DESTROY(&soa);
     return t;
 }
 

@@ -248,7 +248,7 @@ static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, 
     rows_sort(out);
     app_print_heap(&soa, 0);
     free(owned);
-    APP_TRY(wh_soa_destroy(&soa));
+    APP_DESTROY(&soa);
     return t;
 }
 

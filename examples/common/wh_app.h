@@ -148,4 +148,15 @@ static inline void app_free_mapped(void *p, int on_device) {
         }                                                                         \
     } while (0)
 
+/* The end of a run: the simulation's objects are released with the heap, so
+ * WH_ERR_IN_USE (live objects at destroy) is what a run ends with. */
+#define APP_DESTROY(soa_ptr) do {                                                 \
+        wh_status dst_ = wh_soa_destroy(soa_ptr);                                 \
+        if (dst_ != WH_OK && dst_ != WH_ERR_IN_USE) {                             \
+            fprintf(stderr, "%s:%d: wh_soa_destroy: %s (%s)\n", __FILE__, __LINE__, \
+                    wh_strerror(dst_), wh_last_error());                          \
+            exit(1);                                                              \
+        }                                                                         \
+    } while (0)
+
 #endif

@@ -164,7 +164,7 @@ static double run_warpheap(const opts *o, uint32_t *out) {
     if (bad || st.counters[WH_SOA_CTR_FAILED_ALLOCS]) exit(1);
     app_free(c.alive, o->dev);
     app_free(c.agent, o->dev);
-    APP_TRY(wh_soa_destroy(&c.soa));
+    APP_DESTROY(&c.soa);
     return t;
 }
 

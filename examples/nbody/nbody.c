@@ -290,7 +290,7 @@ static double run_warpheap(uint64_t n, int iters, float dt, int dev, state *out)
     }
     if (k != n) { fprintf(stderr, "warpheap: %llu bodies, expected %llu\n", (unsigned long long)k, (unsigned long long)n); exit(1); }
     free(owned);
-    APP_TRY(wh_soa_destroy(&soa));
+    APP_DESTROY(&soa);
     return t;
 }
 

@@ -369,7 +369,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
     free(owned);
     app_free(c.nodes, dev);
     app_free(c.changed, dev);
-    APP_TRY(wh_soa_destroy(&soa));
+    APP_DESTROY(&soa);
     return t;
 }
 

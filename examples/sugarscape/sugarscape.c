@@ -435,7 +435,7 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
     app_print_heap(&soa, 1);
     free(owned);
     app_free(c.cells, dev);
-    APP_TRY(wh_soa_destroy(&soa));
+    APP_DESTROY(&soa);
     return t;
 }
 

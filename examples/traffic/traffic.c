@@ -299,7 +299,7 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     app_print_heap(&soa, 1);
     free(owned);
     app_free(c.cells, dev);
-    APP_TRY(wh_soa_destroy(&soa));
+    APP_DESTROY(&soa);
     return t;
 }
 

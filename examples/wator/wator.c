@@ -366,7 +366,7 @@ static double run_warpheap(const opts *o, grid *out) {
     app_print_heap(&soa, 1);
     free(owned);
     app_free(c.cells, o->dev);
-    APP_TRY(wh_soa_destroy(&soa));
+    APP_DESTROY(&soa);
     return t;
 }
 
