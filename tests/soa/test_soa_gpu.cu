@@ -16,6 +16,15 @@ WH_SOA_PARALLEL_DO(SA, soa_visit_a, soa_visit_ctx)
 WH_SOA_PARALLEL_DO(SC, soa_visit_c, soa_visit_ctx)
 WH_SOA_PARALLEL_DO(SC, soa_churn_c, soa_visit_ctx)
 
+
+/* Destroy: WH_ERR_IN_USE exactly when objects are still live; either way
+ * everything is released. */
+static void destroy_checked(wh_soa *s) {
+    uint64_t objects = 0, slots = 0;
+    CHECK(wh_soa_usage(s, &objects, &slots) == WH_OK);
+    CHECK(wh_soa_destroy(s) == (objects ? WH_ERR_IN_USE : WH_OK));
+}
+
 static __global__ void stress_kernel(wh_soa s, uint32_t threads, uint32_t ops, uint64_t *held, uint64_t *tags,
                                      uint32_t cap, uint32_t *n, soa_stress_counts *tot) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -133,7 +142,7 @@ static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, b
     WH_CUDA_OR_DIE(cudaFree(d_held)); WH_CUDA_OR_DIE(cudaFree(d_tags)); WH_CUDA_OR_DIE(cudaFree(d_n));
     WH_CUDA_OR_DIE(cudaFree(d_c)); WH_CUDA_OR_DIE(cudaFree(d_total)); WH_CUDA_OR_DIE(cudaFree(d_wrong));
     WH_CUDA_OR_DIE(cudaEventDestroy(e0)); WH_CUDA_OR_DIE(cudaEventDestroy(e1));
-    CHECK(wh_soa_destroy(&s) == WH_OK);
+    destroy_checked(&s);
 }
 
 /* parallel_new with full 32-lane groups: object i carries i; read back through
@@ -189,7 +198,7 @@ static void test_parallel_new(uint32_t n) {
            (unsigned long long)bad);
     free(owned);
     WH_CUDA_OR_DIE(cudaFree(d_count));
-    CHECK(wh_soa_destroy(&s) == WH_OK);
+    destroy_checked(&s);
 }
 
 /* A burst of allocations into types with no active block (as a parallel_do
@@ -246,7 +255,7 @@ static void test_burst(uint32_t n, size_t heap, bool fill, bool packed) {
     uint64_t bad = 0;
     CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
     WH_CUDA_OR_DIE(cudaFree(d_fails));
-    CHECK(wh_soa_destroy(&s) == WH_OK);
+    destroy_checked(&s);
 }
 
 int main(int argc, char **argv) {
