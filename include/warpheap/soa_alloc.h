@@ -192,15 +192,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_soa_free(const wh_soa *s, uint64_t p) {
     if (!p) return WH_OK;
     if (!s->counters) return WH_ERR_INVALID_ARGUMENT;         /* a zeroed or destroyed heap */
     uint32_t b = wh__soa_block_checked(s, p), t = wh_soa_ptr_type(p);
-    if (b == WH_BITMAP_NONE || wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE) != t) {
-        wh__soa_count(s, WH_SOA_CTR_FOREIGN_FREE);
-        return WH_ERR_FOREIGN_POINTER;
-    }
-    /* a block of type t that went back to the free list: its last object
-     * was destroyed before (init_block lists a block before its slots open) */
-    if (!wh_bitmap_get(&s->alloc_blocks[t], b)) {
-        wh__soa_count(s, WH_SOA_CTR_BAD_FREE);
-        return WH_ERR_DOUBLE_FREE;
+    /* the type word shares the slot word's line: the check costs one load */
+    uint32_t ty = b == WH_BITMAP_NONE ? ~0u : wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE);
+    if (ty != t) {
+        bool freed = ty == (t | WH_SOA_TYPE_FREED);    /* its block went back: its last object was freed */
+        wh__soa_count(s, freed ? WH_SOA_CTR_BAD_FREE : WH_SOA_CTR_FOREIGN_FREE);
+        return freed ? WH_ERR_DOUBLE_FREE : WH_ERR_FOREIGN_POINTER;
     }
     return wh__soa_release(s, b, 1ull << wh_soa_ptr_slot(p), t) ? WH_OK : WH_ERR_DOUBLE_FREE;
 }

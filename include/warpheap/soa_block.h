@@ -82,6 +82,8 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b) {
         uint32_t t = wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE);
         uint64_t pad = ~wh__soa_usable(s->cap[t]);
         if (prev == pad) {                     /* it was empty: b is ours */
+            /* a later free of one of its objects finds it freed (soa_alloc.h) */
+            wh_atomic_store(wh__soa_type_word(s, b), t | WH_SOA_TYPE_FREED, WH_RELEASE);
             wh__soa_sync_active(s, b, t);      /* full now: leaves active[t] */
             (void)wh_bitmap_try_clear(&s->alloc_blocks[t], b);
             (void)wh_bitmap_try_set(&s->free_blocks, b);
@@ -140,10 +142,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_init_block(const wh_soa *s, uint32_t t
     uint64_t mine = wh__soa_pick_bits(wh__soa_usable(cap), want < cap ? want : cap, 0);
     wh_atomic_store(wh__soa_type_word(s, b), t, WH_RELAXED);
     wh_atomic_store(wh__soa_iter_word(s, b), 0ull, WH_RELAXED);
-    /* listed before its slots open: a free (wh_soa_free) of any object of
-     * the block then finds the block listed under its type */
-    (void)wh_bitmap_try_set(&s->alloc_blocks[t], b);
     wh_atomic_store(wh__soa_alloc_word(s, b), ~wh__soa_usable(cap) | mine, WH_RELEASE);
+    (void)wh_bitmap_try_set(&s->alloc_blocks[t], b);
     wh__soa_sync_active(s, b, t);
     wh__soa_count(s, WH_SOA_CTR_SLOW_PATH);
     *got = mine;

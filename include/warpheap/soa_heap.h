@@ -130,6 +130,10 @@ WH_INLINE WH_HOST_DEVICE uint64_t *wh__soa_alloc_word(const wh_soa *s, uint32_t 
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__soa_iter_word(const wh_soa *s, uint32_t b) {
     return (uint64_t *)wh__soa_block(s, b) + 1;
 }
+/* The type word of a block given back to the free list: its last type with
+ * this bit, so that a second free of its last object is told from a foreign
+ * pointer (~0u: never used). */
+#define WH_SOA_TYPE_FREED 0x80000000u
 WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_type_word(const wh_soa *s, uint32_t b) {
     return (uint32_t *)(wh__soa_block(s, b) + 16);
 }
