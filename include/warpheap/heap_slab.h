@@ -645,7 +645,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
  * current one runs out. */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, uint32_t way, uint64_t v) {
     const uint32_t shift = WH_SEG_NEXT_SHIFT;             /* a variable: no warning at 0 */
-    uint64_t at = wh__seg_r0(v) && shift ? wh__seg_cap(h, c) >> shift : 0u;
+    uint64_t at = wh__seg_r0(v) && shift != 0u ? wh__seg_cap(h, c) >> shift : 0u;
     return !wh__seg_r1(v) && wh__seg_s(v) >= at && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
 }
 
