@@ -60,6 +60,9 @@ void wh__clear_error(void);
  * none); call sites ask wh__fault() first. */
 void wh__fault_arm(long n, bool sticky);
 bool wh__fault(void);
+/* Internal: aligned host memory for a structure, the size rounded up to the
+ * alignment, the fault hook asked first (src/core/host_mem.c). */
+void *wh__host_alloc(size_t align, size_t bytes);
 
 WH_EXTERN_C_END
 

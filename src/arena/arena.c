@@ -68,7 +68,7 @@ static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **o
 static wh_status create_cpu(wh_arena *a, const wh_arena_config *cfg) {
     if (!cfg->region) {
         size_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
-        a->region = wh__fault() ? NULL : aligned_alloc(g < 64 ? 64 : g, round_up(cfg->bytes, g < 64 ? 64 : g));
+        a->region = wh__host_alloc(g < 64 ? 64 : g, cfg->bytes);
         if (!a->region) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: %zu bytes of host memory", cfg->bytes);
         a->own_region = true;
     }
@@ -134,16 +134,14 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
     if (cfg->region && ((uintptr_t)cfg->region & (g - 1u)))
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: region %p not aligned to the granule %llu", cfg->region,
                         (unsigned long long)g);
+    /* AUTO: host memory only in a build without CUDA (see pool.c) */
+    if (cfg->backend == WH_ARENA_AUTO && WH_HAVE_CUDA && !wh_cuda_available())
+        return wh__fail(WH_ERR_NO_DEVICE, "arena: no usable GPU for the automatic backend (ask for WH_ARENA_CPU "
+                        "to run commands on the host)");
     wh_arena *a = (wh_arena *)calloc(1, sizeof *a);
     if (!a) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: host memory");
     a->region = cfg->region;
     a->backend = cfg->backend;
-    /* AUTO: host memory only in a build without CUDA (see pool.c) */
-    if (a->backend == WH_ARENA_AUTO && WH_HAVE_CUDA && !wh_cuda_available()) {
-        free(a);
-        return wh__fail(WH_ERR_NO_DEVICE, "arena: no usable GPU for the automatic backend (ask for WH_ARENA_CPU "
-                        "to run commands on the host)");
-    }
     if (a->backend == WH_ARENA_AUTO) a->backend = WH_HAVE_CUDA ? WH_ARENA_CUDA : WH_ARENA_CPU;
     wh_status st;
     if (a->backend == WH_ARENA_CPU) {

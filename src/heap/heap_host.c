@@ -44,8 +44,8 @@ wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg_in) {
         return wh__heap_create_device(h, arena);
 #endif
     }
-    h->arena_alloc = wh__fault() ? NULL : aligned_alloc(WH_SLAB_PAGE, (arena + WH_SLAB_PAGE - 1u) / WH_SLAB_PAGE * WH_SLAB_PAGE);
-    h->meta_alloc = wh__fault() ? NULL : aligned_alloc(256, (h->meta_bytes + 255u) / 256u * 256u);
+    h->arena_alloc = wh__host_alloc(WH_SLAB_PAGE, arena);
+    h->meta_alloc = wh__host_alloc(256, h->meta_bytes);
     if (!h->arena_alloc || !h->meta_alloc) {
         size_t meta = h->meta_bytes;
         free(h->arena_alloc);

@@ -68,7 +68,7 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
     p->cfg = c;
     uint32_t nindex = 1 + c.max_streams;
     uint64_t bytes = wh_blocks_bytes(c.index, nindex, c.max_blocks);
-    p->core = wh__fault() ? NULL : aligned_alloc(64, (bytes + 63) & ~63ull);
+    p->core = wh__host_alloc(64, bytes);
     p->info = calloc(c.max_blocks, sizeof *p->info);
     if (!p->core || !p->info || !wh__map_init(p) ||
         !wh_blocks_init(p->core, bytes, c.index, nindex, c.max_blocks, c.alignment)) {

@@ -122,7 +122,7 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
     if (cfg->on_device) {
         if ((st = wh__soa_dev_alloc(&mem, l.total)) != WH_OK) return st;
     } else {
-        mem = wh__fault() ? NULL : aligned_alloc(256, round_up(l.total, 256));
+        mem = wh__host_alloc(256, l.total);
         if (!mem) return wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: %zu bytes of host memory", l.total);
     }
     if ((uint64_t)(uintptr_t)mem + l.total > (1ull << WH_SOA_ADDR_BITS)) {
