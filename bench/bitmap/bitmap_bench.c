@@ -5,11 +5,10 @@
  *   wh_bitmap_bench [--threads=N] [--ops=N] [--csv=FILE]
  */
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "stress.h"
-#include "wh_test.h"
+#include "wh_cli.h"
 
 static void csv_row(FILE *f, const char *backend, const wh_stress_config *c, const wh_stress_result *r) {
     if (!f) return;
@@ -21,11 +20,15 @@ static void csv_row(FILE *f, const char *backend, const wh_stress_config *c, con
 
 int main(int argc, char **argv) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    uint32_t threads = (uint32_t)wh_arg_int(argc, argv, "--threads", cores > 16 ? cores : 16);
-    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 100000);
+    uint32_t threads = (uint32_t)(cores > 16 ? cores : 16);
+    uint32_t ops = 100000;
     const char *csv = NULL;
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], "--csv=", 6)) csv = argv[i] + 6;
+    wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "CPU threads (the cores here, at least 16)"),
+                        WH_CLI_UINT("ops", &ops, "operations per CPU thread"),
+                        WH_CLI_STRING("csv", &csv, "write the results to this CSV file"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "The hierarchical bitmap's stress as a demo: operations per second on the CPU "
+                 "backend and, where a GPU is found, on the GPU.");
     FILE *f = csv ? fopen(csv, "w") : NULL;
     if (f) fprintf(f, "backend,bits,threads,ops,seconds,ops_per_s,violations,inconsistent,owned_twice,verdict\n");
 

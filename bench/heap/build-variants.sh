@@ -14,7 +14,7 @@ NVCC=${NVCC:-$CUDA/bin/nvcc}
 mkdir -p "$DIR"
 one() {
   local name=$1; shift
-  "$NVCC" -O3 -DNDEBUG -arch=sm_90 -lineinfo "$@" -Iinclude -I"$BUILD/include" \
+  "$NVCC" -O3 -DNDEBUG -arch=sm_90 -lineinfo "$@" -Iinclude -I"$BUILD/include" -Iexamples/common \
       bench/heap/heap_bench.cu "$BUILD/lib/libwarpheap.a" -o "$DIR/wh_heap_bench_$name" -lm
   echo "built $DIR/wh_heap_bench_$name ($*)"
 }

@@ -25,6 +25,7 @@
  * --out=DIR, each with GPU, driver, CUDA version, date and --commit. */
 #include "warpheap/heap.h"
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 
 #include <algorithm>
 #include <stdio.h>
@@ -388,13 +389,6 @@ static int regs_of(const allocator *a) {
 }
 
 /* ---- main --------------------------------------------------------------------- */
-static const char *arg(int argc, char **argv, const char *name, const char *dflt) {
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return argv[i] + len + 1;
-    return dflt;
-}
-
 /* --tests=one,fill90,util,paper,regs and --kinds=bump,default,...: run only
  * those (all when not given); name must be a whole item of the list. */
 static const char *only_tests, *only_kinds;
@@ -410,13 +404,21 @@ static bool run_test(const char *t) { return listed(only_tests, t); }
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    const char *out = arg(argc, argv, "--out", ".");
-    const char *commit = arg(argc, argv, "--commit", "unknown");
-    bool quick = arg(argc, argv, "--quick", NULL) != NULL;
-    only_tests = arg(argc, argv, "--tests", NULL);
-    only_kinds = arg(argc, argv, "--kinds", NULL);
-    seg_shift_max = atoi(arg(argc, argv, "--seg-shift", "-1"));
-    seg_ways = (uint32_t)atoi(arg(argc, argv, "--ways", "0"));
+    const char *out = ".", *commit = "unknown", *one_sizes_opt = "16,256,4096";
+    bool quick = false;
+    wh_cli_opt cli[] = {
+        WH_CLI_STRING("out", &out, "directory of heap_bench.csv and heap_bench.md"),
+        WH_CLI_STRING("commit", &commit, "the commit named in the result files"),
+        WH_CLI_FLAG("quick", &quick, "leave out the 100-cycle Alloc-Cycle-Dealloc"),
+        WH_CLI_STRING_D("tests", &only_tests, "only these workloads, comma-separated (one,fill90,util,paper,regs,...)",
+                        "all"),
+        WH_CLI_STRING_D("kinds", &only_kinds, "only these allocators, comma-separated (bump,default,...)", "all"),
+        WH_CLI_INT_D("seg-shift", &seg_shift_max, "bump segments of up to 2^N pages per class (an ablation)",
+                     "-1: heap_layout.c's choice"),
+        WH_CLI_UINT_D("ways", &seg_ways, "slab and default heaps with this many ways per class", "0: by heap size"),
+        WH_CLI_STRING("one-sizes", &one_sizes_opt, "sizes of the one and onewarm workloads, comma-separated"),
+        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Device heap benchmarks: every kind against CUDA's device malloc and BUMP.");
     uint64_t heap = 8ull << 30;
     cudaDeviceProp prop;
     int dev = 0, driver = 0, runtime = 0;
@@ -459,7 +461,7 @@ int main(int argc, char **argv) {
     /* one allocation per thread, 1M threads (the goals) */
     uint64_t one_sizes[16];
     unsigned n_one = 0;
-    for (const char *p = arg(argc, argv, "--one-sizes", "16,256,4096"); *p && n_one < 16;) {
+    for (const char *p = one_sizes_opt; *p && n_one < 16;) {
         char *end;
         uint64_t v = strtoull(p, &end, 10);
         if (v) one_sizes[n_one++] = v;

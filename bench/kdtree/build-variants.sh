@@ -11,6 +11,7 @@ mkdir -p "$DIR"
 while read -r name flags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   "$CUDA/bin/nvcc" -O3 -DNDEBUG -arch=sm_90 -lineinfo $flags -Ibench/kdtree -Iinclude -I"$BUILD/include" \
+      -Iexamples/common \
       bench/kdtree/kd_bench.cu bench/kdtree/kd_build.cu "$BUILD/lib/libwh_kd_scene.a" "$BUILD/lib/libwarpheap.a" \
       -o "$DIR/wh_kdtree_bench_$name" -lm
   echo "built $DIR/wh_kdtree_bench_$name ($flags)"

@@ -23,6 +23,7 @@
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,13 +78,6 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static const char *opt_str(int argc, char **argv, const char *name, const char *dflt) {
-    size_t n = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return argv[i] + n + 1;
-    return dflt;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -447,27 +441,45 @@ static int md_from_csv(kd_opts *o, const char *csv) {
 int main(int argc, char **argv) {
     kd_opts o;
     memset(&o, 0, sizeof o);
-    snprintf(o.scenes, sizeof o.scenes, "%s", opt_str(argc, argv, "--scenes", "soup,torus,clustered"));
-    snprintf(o.sizes, sizeof o.sizes, "%s", opt_str(argc, argv, "--sizes", "20000,200000,2000000,10000000"));
-    snprintf(o.obj, sizeof o.obj, "%s", opt_str(argc, argv, "--obj", ""));
-    snprintf(o.out, sizeof o.out, "%s", opt_str(argc, argv, "--out", "."));
-    o.reps = atoi(opt_str(argc, argv, "--reps", "5"));
-    g_all_reps = atoi(opt_str(argc, argv, "--all-reps", "0")) != 0;
+    const char *scenes = "soup,torus,clustered", *sizes_opt = "20000,200000,2000000,10000000", *obj = "", *out = ".";
+    const char *kinds = "", *tag = "kdtree", *phases_opt = "200,20", *from = NULL;
+    int all_reps = 0;
+    o.reps = 5;
+    o.budget_s = 170;
+    wh_cli_opt cli[] = {
+        WH_CLI_STRING("scenes", &scenes, "generated scenes, comma-separated"),
+        WH_CLI_STRING("sizes", &sizes_opt, "triangles of each generated scene, comma-separated"),
+        WH_CLI_STRING("obj", &obj, "an OBJ file to build a tree of too"),
+        WH_CLI_STRING("out", &out, "directory of the CSV and markdown files"),
+        WH_CLI_INT("reps", &o.reps, "timed builds per row, 1 .. 9"),
+        WH_CLI_INT("all-reps", &all_reps, "1: every build --reps times, however slow"),
+        WH_CLI_DOUBLE("budget", &o.budget_s, "seconds after which the remaining scenes are skipped"),
+        WH_CLI_DOUBLE("solo", &g_solo_ms, "a warm-up build slower than this many ms is the only one timed"),
+        WH_CLI_UINT("retries", &g_retries, "retries of a failed list allocation"),
+        WH_CLI_UINT_D("free-batch", &g_free_batch, "parents' lists freed per warp-wide call", "0: one, each at once"),
+        WH_CLI_UINT("profile", &g_profile, "1: count cycles in allocation, free, node and queue wait"),
+        WH_CLI_UINT_D("ways", &g_ways, "slab and default heaps with this many ways per class", "0: by heap size"),
+        WH_CLI_STRING_D("kinds", &kinds, "only these allocators, comma-separated (e.g. BUMP,DEFAULT)", "all"),
+        WH_CLI_STRING("tag", &tag, "name of the output files"),
+        WH_CLI_STRING("phases", &phases_opt, "heap sizes in multiples of the root's list, comma-separated"),
+        WH_CLI_STRING("from-csv", &from, "only rewrite the markdown of this CSV file (no GPU needed)"),
+        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "k-d tree build time per allocator on generated scenes (and OBJ files), every "
+                 "tree checked.");
+    snprintf(o.scenes, sizeof o.scenes, "%s", scenes);
+    snprintf(o.sizes, sizeof o.sizes, "%s", sizes_opt);
+    snprintf(o.obj, sizeof o.obj, "%s", obj);
+    snprintf(o.out, sizeof o.out, "%s", out);
+    g_all_reps = all_reps != 0;
     if (o.reps < 1) o.reps = 1;
     if (o.reps > KD_MAX_REPS) o.reps = KD_MAX_REPS;
-    o.budget_s = atof(opt_str(argc, argv, "--budget", "170"));
-    g_solo_ms = atof(opt_str(argc, argv, "--solo", "10000"));
-    g_retries = (uint32_t)atoi(opt_str(argc, argv, "--retries", "0"));
-    g_free_batch = (uint32_t)atoi(opt_str(argc, argv, "--free-batch", "0"));
-    g_profile = (uint32_t)atoi(opt_str(argc, argv, "--profile", "0"));
-    g_ways = (uint32_t)atoi(opt_str(argc, argv, "--ways", "0"));
-    snprintf(g_kinds, sizeof g_kinds, "%s", opt_str(argc, argv, "--kinds", ""));
-    snprintf(o.tag, sizeof o.tag, "%s", opt_str(argc, argv, "--tag", "kdtree"));
+    snprintf(g_kinds, sizeof g_kinds, "%s", kinds);
+    snprintf(o.tag, sizeof o.tag, "%s", tag);
     char phases[64];
-    snprintf(phases, sizeof phases, "%s", opt_str(argc, argv, "--phases", "200,20"));
+    snprintf(phases, sizeof phases, "%s", phases_opt);
     for (char *p = strtok(phases, ","); p && o.nphases < 4; p = strtok(NULL, ","))
         if (atoi(p) > 0) o.phases[o.nphases++] = (uint32_t)atoi(p);
-    const char *from = opt_str(argc, argv, "--from-csv", NULL);
     if (from) {
         o.nphases = 0;
         return md_from_csv(&o, from);

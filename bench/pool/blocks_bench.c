@@ -15,6 +15,7 @@
  * Usage: wh_blocks_bench [--csv=FILE] [--md=FILE]
  */
 #include "warpheap/blocks.h"
+#include "wh_cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,15 +102,11 @@ static result_t run(wh_blocks_kind kind, const char *trace, uint64_t n, uint64_t
     return best;
 }
 
-static const char *arg(int argc, char **argv, const char *name) {
-    size_t l = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, l) && argv[i][l] == '=') return argv[i] + l + 1;
-    return NULL;
-}
-
 int main(int argc, char **argv) {
-    const char *csvp = arg(argc, argv, "--csv"), *mdp = arg(argc, argv, "--md");
+    const char *csvp = NULL, *mdp = NULL;
+    wh_cli_opt cli[] = {WH_CLI_STRING("csv", &csvp, "write the results to this CSV file"),
+                        WH_CLI_STRING_D("md", &mdp, "write the markdown table to this file", "stdout"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "The block core's free indices, TLSF against the max-heap, on the same traces.");
     FILE *csv = csvp ? fopen(csvp, "w") : NULL, *md = mdp ? fopen(mdp, "w") : stdout;
     if ((csvp && !csv) || !md) { perror("open"); return 1; }
     if (csv) fprintf(csv, "trace,index,ops,ns_per_op,footprint_over_peak_live,peak_live_bytes,fails\n");

@@ -14,12 +14,12 @@ mkdir -p "$DIR"
 while read -r name flags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   if [[ "${REPLAY:-0}" == 1 ]]; then
-    gcc -O2 -std=gnu11 $flags -Iinclude -I"$CONF" -Isrc -Ibench/pool \
+    gcc -O2 -std=gnu11 $flags -Iinclude -I"$CONF" -Isrc -Ibench/pool -Iexamples/common \
         bench/pool/replay_cpu.c src/pool/*.c src/core/*.c -o "$DIR/wh_pool_replay_$name" -lpthread -lm
     echo "built $DIR/wh_pool_replay_$name ($flags)"
     continue
   fi
-  gcc -O2 -std=gnu11 $flags -Iinclude -I"$CONF" -Isrc -Ibench/pool -I"$CUDA/include" \
+  gcc -O2 -std=gnu11 $flags -Iinclude -I"$CONF" -Isrc -Ibench/pool -Iexamples/common -I"$CUDA/include" \
       bench/pool/pool_bench.c src/pool/*.c src/core/*.c -o "$DIR/wh_pool_bench_$name" \
       -L"$CUDA/lib64" -lcudart -lpthread -lm
   echo "built $DIR/wh_pool_bench_$name ($flags)"

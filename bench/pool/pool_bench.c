@@ -25,6 +25,7 @@
 #include "warpheap/pool.h"
 #include "warpheap/cuda_check.h"
 #include "rmm_pattern.h"
+#include "wh_cli.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -208,19 +209,6 @@ static double four_streams(alloc_if *a, int ops_per_thread) {
     return (now() - t0) * 1e9 / (4.0 * ops_per_thread);
 }
 
-static const char *arg(int argc, char **argv, const char *name) {
-    size_t l = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, l) && argv[i][l] == '=') return argv[i] + l + 1;
-    return NULL;
-}
-
-static bool flag(int argc, char **argv, const char *name) {
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], name)) return true;
-    return false;
-}
-
 static void header(void) {
     struct cudaDeviceProp prop;
     int drv = 0, rt = 0;
@@ -238,10 +226,16 @@ static void header(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *out = arg(argc, argv, "--out");
-    bool quick = flag(argc, argv, "--quick"), no_base = flag(argc, argv, "--no-baselines");
-    const char *only = arg(argc, argv, "--random-max");
-    uint64_t only_max = only ? strtoull(only, NULL, 10) : 0;
+    const char *out = NULL;
+    bool quick = false, no_base = false;
+    uint64_t only_max = 0;
+    wh_cli_opt cli[] = {
+        WH_CLI_STRING("out", &out, "directory of pool_bench.csv and pool_bench.md (required)"),
+        WH_CLI_FLAG("quick", &quick, "a shorter run: fewer latency pairs, random_allocations up to N = 1e4"),
+        WH_CLI_UINT_D("random-max", &only_max, "only random_allocations, with this largest size in MiB",
+                      "0: every test"),
+        WH_CLI_FLAG("no-baselines", &no_base, "with --random-max: only warpheap's default growth"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Host pool benchmark against cudaMalloc and cudaMallocAsync.");
     if (!out || !wh_cuda_available()) { fprintf(stderr, "usage: wh_pool_bench --out=DIR (needs a GPU)\n"); return 1; }
     char path[4096];
     snprintf(path, sizeof path, "%s/pool_bench.csv", out);

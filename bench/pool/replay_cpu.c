@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rmm_pattern.h"
+#include "wh_cli.h"
 
 static void *replay_alloc(void *pool, size_t n) {
     void *p = wh_pool_alloc(pool, n, (wh_stream)(uintptr_t)1);
@@ -77,8 +78,18 @@ static int over_seeds(int k) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1 && !strncmp(argv[1], "--seeds=", 8)) return over_seeds(atoi(argv[1] + 8) > 0 ? atoi(argv[1] + 8) : 1);
-    bool md = argc > 1 && !strcmp(argv[1], "--md");
+    bool md = false;
+    int seeds = 0;
+    wh_cli_opt cli[] = {
+        WH_CLI_FLAG("md", &md, "a markdown table instead of CSV"),
+        WH_CLI_INT_D("seeds", &seeds, "instead, the default growth on this many traces of the pattern", "none"),
+        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "RMM's random_allocations and Futhark's loop replayed on the pool's CPU backend.");
+    if (md && wh_cli_given(cli, "seeds")) {
+        fprintf(stderr, "%s: --md and --seeds exclude each other\n", argv[0]);
+        return WH_CLI_EXIT_USAGE;
+    }
+    if (wh_cli_given(cli, "seeds")) return over_seeds(seeds > 0 ? seeds : 1);
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
     if (md) printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | last warm pass | "
                    "warm: growths / moves / MiB released | warm: modelled driver us per op |\n"

@@ -23,7 +23,7 @@ static inline uint64_t rmm_random_allocations_seeded(uint64_t n, uint64_t max, u
                                                      void (*release)(void *ctx, void *p), void *ctx,
                                                      uint64_t *peak_live) {
     const uint64_t cap = 16ull << 30;
-    rmm_blk *live = malloc(sizeof(rmm_blk) * n);
+    rmm_blk *live = (rmm_blk *)malloc(sizeof(rmm_blk) * n);
     if (!live) { fprintf(stderr, "rmm_random_allocations: no host memory for %llu blocks\n", (unsigned long long)n); exit(1); }
     uint64_t nlive = 0, allocs = 0, bytes = 0, ops = 0;
     *peak_live = 0;
@@ -32,7 +32,8 @@ static inline uint64_t rmm_random_allocations_seeded(uint64_t n, uint64_t max, u
         bool do_alloc = nlive == 0 || ((x >> 33) % 100 < 73 && allocs < n && bytes + size < cap);
         void *p = do_alloc ? alloc(ctx, size) : NULL;
         if (do_alloc && p) {
-            live[nlive++] = (rmm_blk){p, size};
+            live[nlive].p = p;
+            live[nlive++].n = size;
             allocs++;
             bytes += size;
             if (bytes > *peak_live) *peak_live = bytes;

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "wh_cli.h"
+
 #define REPS 9
 #define MIB (1024ull * 1024ull)
 
@@ -203,8 +205,8 @@ static void moves(FILE *f, CUdeviceptr va, size_t half, size_t p, int n, int m, 
 
 int main(int argc, char **argv) {
     const char *csv = NULL;
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], "--csv=", 6)) csv = argv[i] + 6;
+    wh_cli_opt cli[] = {WH_CLI_STRING("csv", &csv, "write the results to this CSV file"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "What the driver's virtual-memory calls cost, size by size.");
     DRV(cuInit(0));
     CUdevice dev;
     CUcontext ctx;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 
 #define THREADS 256
 #define PER_THREAD 64u          /* each thread's bound: no loop runs unbounded */
@@ -55,13 +56,6 @@ static __global__ void drain(void **ptrs, uint32_t nthreads) {
     }
 }
 
-static const char *arg(int argc, char **argv, const char *key) {
-    size_t n = strlen(key);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], key, n) && argv[i][n] == '=') return argv[i] + n + 1;
-    return NULL;
-}
-
 /* One run: objects that fit and the bytes they hold. */
 static void run(void **ptrs, uint32_t *d_count, uint64_t *d_bytes, uint32_t nthreads, uint32_t a, uint32_t b,
                 float ratio, uint64_t heap) {
@@ -87,8 +81,16 @@ static void run(void **ptrs, uint32_t *d_count, uint64_t *d_bytes, uint32_t nthr
 }
 
 int main(int argc, char **argv) {
-    const char *h = arg(argc, argv, "--heap-mb"), *sz = arg(argc, argv, "--sizes"), *mix = arg(argc, argv, "--mix");
-    uint64_t heap = (uint64_t)(h ? atoi(h) : 64) << 20;
+    uint32_t heap_mb = 64;
+    const char *sz = NULL, *mix = NULL;
+    wh_cli_opt cli[] = {WH_CLI_UINT("heap-mb", &heap_mb, "CUDA's device heap limit in MiB"),
+                        WH_CLI_STRING_D("sizes", &sz, "object sizes in bytes, comma-separated", "16,24,...,128,16"),
+                        WH_CLI_STRING_D("mix", &mix,
+                                        "also A:B:R, R objects of B bytes per object of A bytes (e.g. 32:80:0.72)",
+                                        "none"),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "What CUDA's device malloc costs per object, by object size.");
+    uint64_t heap = (uint64_t)heap_mb << 20;
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
     size_t got;
     WH_CUDA_OR_DIE(cudaDeviceGetLimit(&got, cudaLimitMallocHeapSize));

@@ -11,6 +11,7 @@
  */
 #include "warpheap/soa.h"
 #include "wh_app.h"
+#include "wh_cli.h"
 
 #define SMALL_FIELDS(F) F(float, x) F(float, y) F(uint32_t, n) F(uint32_t, pad)
 WH_SOA_CLASS(Small, 0, SMALL_FIELDS)
@@ -125,12 +126,24 @@ static int bench_ls(int dev, const char *ks, FILE *csv, const char *env) {
 }
 
 int main(int argc, char **argv) {
-    int dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
-    uint64_t objects = (uint64_t)app_arg(argc, argv, "--objects", dev ? 1000000 : 20000);
-    const char *heaps = app_args(argc, argv, "--heaps", dev ? "64,128,256,512,1024,2048,4096,8192,16384" : "8,16,32,64");
-    const char *ks = app_args(argc, argv, "--ls-k", dev ? "1,4,16,64" : "1,4");
-    int reps = (int)app_arg(argc, argv, "--reps", 20);
-    const char *csvp = app_args(argc, argv, "--csv", NULL);
+    int cpu = 0, reps = 20;
+    uint64_t objects = 0;
+    const char *heaps = NULL, *ks = NULL, *csvp = NULL;
+    wh_cli_opt cli[] = {
+        WH_CLI_UINT_D("objects", &objects, "objects of the parallel_do test", "1000000 on the GPU, 20000 on the CPU"),
+        WH_CLI_STRING_D("heaps", &heaps, "heap sizes of the parallel_do test in MiB, comma-separated",
+                        "64,128,...,16384 on the GPU, 8,16,32,64 on the CPU"),
+        WH_CLI_INT("reps", &reps, "timed runs of each parallel_do"),
+        WH_CLI_STRING_D("ls-k", &ks, "objects per thread of Linux scalability, comma-separated",
+                        "1,4,16,64 on the GPU, 1,4 on the CPU"),
+        WH_CLI_FLAG("cpu", &cpu, "run on the CPU backend even where a GPU is found"),
+        WH_CLI_STRING("csv", &csvp, "append the result rows to this CSV file"),
+        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Object allocator benchmarks: parallel_do as the heap grows, and Linux scalability.");
+    int dev = wh_cuda_available() && !cpu;
+    if (!wh_cli_given(cli, "objects")) objects = dev ? 1000000 : 20000;
+    if (!heaps) heaps = dev ? "64,128,256,512,1024,2048,4096,8192,16384" : "8,16,32,64";
+    if (!ks) ks = dev ? "1,4,16,64" : "1,4";
     char env[512];
     app_env(env, sizeof env, dev);
     printf("wh_soa_bench: %s\n", env);

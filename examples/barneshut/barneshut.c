@@ -490,15 +490,26 @@ static void write_picture(const char *path, const bodies *s) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
-    uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 300000);
-    int iters = (int)app_arg(argc, argv, "--iters", 4000);
+    uint64_t n = 300000;
+    int iters = 4000, fit = 0;
     bh_ctx c;
     memset(&c, 0, sizeof c);
-    c.dt = (float)app_argf(argc, argv, "--dt", 0.005);
-    c.theta = (float)app_argf(argc, argv, "--theta", 0.5);
-    app_opts o = app_common_opts(argc, argv);
+    c.dt = 0.005f;
+    c.theta = 0.5f;
+    app_opts o = app_opts_new();
+    wh_cli_opt cli[] = {
+        WH_CLI_UINT("n", &n, "bodies"),
+        WH_CLI_INT("iters", &iters, "iterations"),
+        WH_CLI_DOUBLE("theta", &c.theta, "opening criterion: a node is opened when its size >= theta x distance"),
+        WH_CLI_DOUBLE("dt", &c.dt, "time step"),
+        WH_CLI_FLAG("fit", &fit, "exit 3 when a body or an allocation was lost (the problem does not fit)"),
+        APP_CLI_COMMON(&o, "all|warpheap|malloc"),
+        APP_CLI_LIMITS(&o),
+        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "DynaSOAr's barnes-hut benchmark (a quad tree of bodies) on the object allocator.");
+    app_opts_done(&o);
     int dev = o.dev, check = o.check;
-    g_malloc_heap = app_heap_opt(argc, argv, 0);
+    g_malloc_heap = app_heap_opt(&o, 0);
     size_t heap = g_malloc_heap ? g_malloc_heap : (size_t)n * 400 + ((size_t)16 << 20);
     if (n < 1 || n > BH_MAX_BODIES || iters < 0) { fprintf(stderr, "barneshut: bad size\n"); return 2; }
     char env[512];
@@ -508,8 +519,8 @@ int main(int argc, char **argv) {
     bodies a = {0, 0}, b = {0, 0};
     size_t peak = 0, peak_b = 0;
     uint64_t bad_a = 0, bad_b = 0;
-    int fit = app_flag(argc, argv, "--fit"), rc = 0;
-    app_time_cap_opt(argc, argv, check);
+    int rc = 0;
+    app_time_cap_opt(&o);
     double t = -1;
     long long done = iters;
     if (app_wants(&o, "warpheap")) {

@@ -448,15 +448,25 @@ static void write_picture(const char *path, const rows *r) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
-    uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 40000);
-    int iters = (int)app_arg(argc, argv, "--iters", 2000);
-    float thr = (float)app_argf(argc, argv, "--threshold", 0.005);
-    app_opts o = app_common_opts(argc, argv);
+    uint64_t n = 40000;
+    int iters = 2000;
+    float thr = 0.005f, dt = 0.02f;
+    app_opts o = app_opts_new();
+    wh_cli_opt cli[] = {WH_CLI_UINT("n", &n, "bodies"),
+                        WH_CLI_INT("iters", &iters, "iterations"),
+                        WH_CLI_DOUBLE("threshold", &thr, "bodies closer than this merge"),
+                        WH_CLI_DOUBLE("dt", &dt, "time step"),
+                        APP_CLI_COMMON(&o, "all|warpheap|static|malloc"),
+                        APP_CLI_LIMITS(&o),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "DynaSOAr's collision benchmark (bodies that merge when close) on the object allocator.");
+    app_opts_done(&o);
     int dev = o.dev, check = o.check;
     if (n < 1 || n > 0xFFFFFFF0ull || iters < 0) { fprintf(stderr, "collision: bad size\n"); return 2; }
     co_ctx c;
     memset(&c, 0, sizeof c);
-    c.dt = (float)app_argf(argc, argv, "--dt", 0.02);
+    c.dt = dt;
     c.thr2 = thr * thr;
     c.n = n;
     char env[512];
@@ -464,8 +474,8 @@ int main(int argc, char **argv) {
     printf("collision: %llu bodies, %d iterations, threshold %g, %s\n", (unsigned long long)n, iters, thr, env);
     rows a = {0, 0}, b = {0, 0}, mm = {0, 0};
     app_runs r = app_runs_new(iters);
-    g_malloc_heap = app_heap_opt(argc, argv, 0);   /* both heaps */
-    app_time_cap_opt(argc, argv, check);
+    g_malloc_heap = app_heap_opt(&o, 0); /* both heaps */
+    app_time_cap_opt(&o);
     if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(n, iters, c, dev, &a, &r.peak[0]));
     if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(n, iters, c, dev, &b, &r.peak[1]));
 #if defined(__CUDACC__)

@@ -1,6 +1,6 @@
 /* Shared by the object-allocator examples (nbody, wator, gameoflife, collision,
- * sugarscape, traffic, structure, barneshut; wh_app_bench.h builds on it): options,
- * timing, the run environment (GPU, driver, CUDA version) for result files, and
+ * sugarscape, traffic, structure, barneshut; wh_app_bench.h builds on it;
+ * their options are parsed by wh_cli.h): timing, the run environment (GPU, driver, CUDA version) for result files, and
  * a PPM writer (binary P6: a header line and raw RGB, viewable everywhere and
  * convertible with any image tool).  Header-only C that also compiles as CUDA;
  * anyone may reuse it. */
@@ -30,30 +30,6 @@ static inline void app_sync(int on_device) {
     (void)on_device;
 #endif
 }
-static inline long long app_arg(int argc, char **argv, const char *name, long long dflt) {
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return atoll(argv[i] + len + 1);
-    return dflt;
-}
-static inline double app_argf(int argc, char **argv, const char *name, double dflt) {
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return atof(argv[i] + len + 1);
-    return dflt;
-}
-static inline const char *app_args(int argc, char **argv, const char *name, const char *dflt) {
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return argv[i] + len + 1;
-    return dflt;
-}
-static inline int app_flag(int argc, char **argv, const char *name) {
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], name)) return 1;
-    return 0;
-}
-
 /* "GPU name,driver,runtime" (or "cpu,-,-") for CSV files. */
 static inline void app_env(char *out, size_t n, int on_device) {
 #if defined(__CUDACC__)

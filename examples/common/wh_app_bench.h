@@ -1,6 +1,7 @@
 /* Benchmark scaffolding shared by the object-allocator examples: the options
- * every app takes (--mode, --csv, --ppm, --cpu, --check, --max-seconds,
- * --heap-mb), the time cap of a timed loop, the heap's use, peak and invariant
+ * every app takes (--mode, --csv, --ppm, --cpu, --check; --max-seconds and
+ * --heap-mb), declared once as pieces of each app's wh_cli table; the time
+ * cap of a timed loop, the heap's use, peak and invariant
  * check, and the result lines (stdout and CSV) of the variants.  Kept apart from wh_app.h because only the apps that
  * time variants against each other need it; it holds file-scope state (one
  * program, one set of options).  Header-only C that also compiles as CUDA. */
@@ -8,6 +9,7 @@
 #define WH_APP_BENCH_H
 
 #include "wh_app.h"
+#include "wh_cli.h"
 #include "warpheap/soa.h"
 
 /* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
@@ -31,35 +33,51 @@ static __attribute__((unused)) size_t budget_heap(size_t extra, size_t dflt) {
         if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
     }
 
-/* The options every app reads the same way. */
+/* The options every app reads the same way: app_opts_new gives their
+ * defaults, APP_CLI_COMMON and APP_CLI_LIMITS put them into the app's wh_cli
+ * table, app_opts_done derives the rest after wh_cli_parse. */
 typedef struct app_opts {
     const char *mode, *csv, *ppm;
-    int dev, check, all, pair;
+    int cpu, check;
+    double max_seconds;         /* --max-seconds; 0: no cap */
+    unsigned long long heap_mb; /* --heap-mb; 0: heaps sized from the problem */
+    int dev, all, pair;         /* derived: on the GPU; --mode=all; --mode=pair */
 } app_opts;
-static inline app_opts app_common_opts(int argc, char **argv) {
+static inline app_opts app_opts_new(void) {
     app_opts o;
-    o.mode = app_args(argc, argv, "--mode", "all");
-    o.csv = app_args(argc, argv, "--csv", NULL);
-    o.ppm = app_args(argc, argv, "--ppm", NULL);
-    o.dev = wh_cuda_available() && !app_flag(argc, argv, "--cpu");
-    o.check = app_flag(argc, argv, "--check");
-    o.all = !strcmp(o.mode, "all");
-    o.pair = !strcmp(o.mode, "pair");
+    memset(&o, 0, sizeof o);
+    o.mode = "all";
     return o;
+}
+/* --mode (MODES: the variants this app has, e.g. "all|warpheap|static|malloc"),
+ * --csv, --ppm, --cpu, --check. */
+#define APP_CLI_COMMON(o, modes)                                                                                       \
+  WH_CLI_STRING("mode", &(o)->mode, "the variants to run: " modes),                                                    \
+      WH_CLI_STRING("csv", &(o)->csv, "append the result rows to this CSV file"),                                      \
+      WH_CLI_STRING("ppm", &(o)->ppm, "write a picture of the final state to this PPM file"),                          \
+      WH_CLI_FLAG("cpu", &(o)->cpu, "run on the CPU backend even where a GPU is found"),                               \
+      WH_CLI_FLAG("check", &(o)->check, "compare the variants' results (exit 1 when they differ)")
+/* --max-seconds and --heap-mb, of the apps whose variants are timed and sized. */
+#define APP_CLI_LIMITS(o)                                                                                              \
+  WH_CLI_DOUBLE_D("max-seconds", &(o)->max_seconds,                                                                    \
+                  "stop each timed loop after about this many seconds; --check runs uncapped", "0: no cap"),           \
+      WH_CLI_UINT_D("heap-mb", &(o)->heap_mb, "MiB of device memory for each variant's heap and arrays",               \
+                    "0: sized from the problem")
+static inline void app_opts_done(app_opts *o) {
+    o->dev = wh_cuda_available() && !o->cpu;
+    o->all = !strcmp(o->mode, "all");
+    o->pair = !strcmp(o->mode, "pair");
 }
 /* Whether --mode names this variant or asks for all of them. */
 static inline int app_wants(const app_opts *o, const char *variant) {
     return o->all || !strcmp(o->mode, variant);
 }
-/* --heap-mb=N in bytes; `dflt` when it is not given. */
-static inline size_t app_heap_opt(int argc, char **argv, size_t dflt) {
-    long long mb = app_arg(argc, argv, "--heap-mb", 0);
-    return mb > 0 ? (size_t)mb << 20 : dflt;
+/* --heap-mb in bytes; `dflt` when it is not given (or 0). */
+static inline size_t app_heap_opt(const app_opts *o, size_t dflt) {
+    return o->heap_mb > 0 ? (size_t)o->heap_mb << 20 : dflt;
 }
 /* --max-seconds; a check needs every iteration, so it runs uncapped. */
-static inline void app_time_cap_opt(int argc, char **argv, int check) {
-    g_max_s = check ? 0.0 : app_argf(argc, argv, "--max-seconds", 0);
-}
+static inline void app_time_cap_opt(const app_opts *o) { g_max_s = o->check ? 0.0 : o->max_seconds; }
 /* The results of up to three capped variants: seconds (-1: it did not run),
  * iterations done (fewer when the time cap stopped it) and peak heap bytes. */
 typedef struct app_runs {

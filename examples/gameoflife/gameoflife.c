@@ -191,15 +191,21 @@ static double run_static(const opts *o, uint32_t *out) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
-    app_opts ao = app_common_opts(argc, argv);
+    app_opts ao = app_opts_new();
     opts o;
-    o.w = (uint32_t)app_arg(argc, argv, "--w", 2048);
-    o.h = (uint32_t)app_arg(argc, argv, "--h", 2048);
-    o.iters = (uint32_t)app_arg(argc, argv, "--iters", 300);
-    o.density = (uint32_t)app_arg(argc, argv, "--density", 25);
+    o.w = 2048, o.h = 2048, o.iters = 300, o.density = 25;
+    wh_cli_opt cli[] = {WH_CLI_UINT("w", &o.w, "grid width in cells"),
+                        WH_CLI_UINT("h", &o.h, "grid height in cells"),
+                        WH_CLI_UINT("iters", &o.iters, "iterations"),
+                        WH_CLI_UINT("density", &o.density, "percent of the cells alive at the start"),
+                        APP_CLI_COMMON(&ao, "all|pair|warpheap|static|malloc"),
+                        APP_CLI_LIMITS(&ao),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Game of Life on the object allocator.");
+    app_opts_done(&ao);
     o.dev = ao.dev;
     uint64_t n = (uint64_t)o.w * o.h;
-    o.heap = app_heap_opt(argc, argv, (size_t)(n * 48 + ((uint64_t)16 << 20)));
+    o.heap = app_heap_opt(&ao, (size_t)(n * 48 + ((uint64_t)16 << 20)));
     int check = ao.check;
     if (o.w < 3 || o.h < 3) { fprintf(stderr, "gameoflife: grid too small\n"); return 2; }
     char env[512];
@@ -208,7 +214,7 @@ int main(int argc, char **argv) {
     uint32_t *ga = (uint32_t *)calloc(n, 4), *gb = (uint32_t *)calloc(n, 4), *gm = (uint32_t *)calloc(n, 4);
     double ts[3] = {-1, -1, -1};
     long long done[3] = {o.iters, o.iters, o.iters};
-    app_time_cap_opt(argc, argv, check);
+    app_time_cap_opt(&ao);
     if (ao.pair || check || app_wants(&ao, "warpheap")) ts[0] = run_warpheap(&o, ga), app_take_done(&done[0]);
     if (ao.pair || check || app_wants(&ao, "static")) ts[1] = run_static(&o, gb), app_take_done(&done[1]);
 #if defined(__CUDACC__)

@@ -45,6 +45,7 @@ static __host__ __device__ void mc_arena_stamp(int k);
 #endif
 #include "warpheap/arena.h"
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 #include "wh_png.h"
 
 #include <algorithm>
@@ -1432,22 +1433,24 @@ static uint64_t needed_peak(const std::vector<uint32_t> &hist, int k) {
 }
 
 static void parse(int argc, char **argv, args &a) {
-    for (int i = 1; i < argc; ++i) {
-        const char *v = strchr(argv[i], '=');
-        if (!v) continue;
-        ++v;
-        if (!strncmp(argv[i], "--n=", 4)) a.n = atoi(v);
-        else if (!strncmp(argv[i], "--k=", 4)) a.k = atoi(v);
-        else if (!strncmp(argv[i], "--frames=", 9)) a.frames = atoi(v);
-        else if (!strncmp(argv[i], "--reps=", 7)) a.reps = atoi(v);
-        else if (!strncmp(argv[i], "--balls=", 8)) a.balls = atoi(v);
-        else if (!strncmp(argv[i], "--headroom=", 11)) a.headroom = atof(v);
-        else if (!strncmp(argv[i], "--png=", 6)) a.png = v;
-        else if (!strncmp(argv[i], "--csv=", 6)) a.csv = v;
-        else if (!strncmp(argv[i], "--md=", 5)) a.md = v;
-        else if (!strncmp(argv[i], "--profile=", 10)) a.profile = atoi(v) != 0;
-        else if (!strncmp(argv[i], "--bz=", 5)) a.bz = atoi(v);
-    }
+    int profile = a.profile;
+    wh_cli_opt cli[] = {
+        WH_CLI_INT("n", &a.n, "grid points per side, 8 .. 320"),
+        WH_CLI_INT("k", &a.k, "frames a mesh stays live, 1 .. 16"),
+        WH_CLI_INT("frames", &a.frames, "frames per run (rounded to whole graph launches)"),
+        WH_CLI_INT("reps", &a.reps, "timed runs per variant (the median is reported)"),
+        WH_CLI_INT("balls", &a.balls, "metaballs, 1 .. 16"),
+        WH_CLI_DOUBLE("headroom", &a.headroom, "smallest arena region over the warm-up's high-water mark"),
+        WH_CLI_STRING("png", &a.png, "picture of the last frame (empty: none)"),
+        WH_CLI_STRING("csv", &a.csv, "append the result rows to this CSV file"),
+        WH_CLI_STRING("md", &a.md, "append the result table to this markdown file"),
+        WH_CLI_INT("profile", &profile, "1: time the parts of a frame instead of the comparison"),
+        WH_CLI_INT_D("bz", &a.bz, "brick depth in cells: 4, 8 or 16", "0: chosen per grid"),
+        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "Marching cubes with GPU-computed mesh sizes: worst-case buffers, a host sync per "
+                 "frame, and the stream arena.");
+    a.profile = profile != 0;
     if (a.bz != 0 && a.bz != 4 && a.bz != 8 && a.bz != 16) {
         fprintf(stderr, "--bz=%d: a brick is 4, 8 or 16 cells deep (0: chosen per grid)\n", a.bz);
         exit(2);

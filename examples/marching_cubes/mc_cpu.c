@@ -11,6 +11,7 @@
 #include "mc_render.h"
 #include "mc_tables.h"
 #include "warpheap/arena.h"
+#include "wh_cli.h"
 #include "wh_png.h"
 
 #include <stdio.h>
@@ -25,13 +26,6 @@ typedef struct grid {
     float *f;
     uint32_t *counts, *offsets;
 } grid;
-
-static const char *arg(int argc, char **argv, const char *name, const char *dflt) {
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return argv[i] + len + 1;
-    return dflt;
-}
 
 static uint32_t cell_case(const grid *g, int x, int y, int z) {
     uint32_t m = 0;
@@ -94,9 +88,15 @@ static wh_arena_span whole(float *buf) {
 }
 
 int main(int argc, char **argv) {
-    int n = atoi(arg(argc, argv, "--n", "32")), frames = atoi(arg(argc, argv, "--frames", "24"));
+    int n = 32, frames = 24;
     int K = 3, balls = 8, bad = 0;
-    const char *png = arg(argc, argv, "--png", "");
+    const char *png = "";
+    wh_cli_opt cli[] = {
+        WH_CLI_INT("n", &n, "grid points per side, 8 .. 256"), WH_CLI_INT("frames", &frames, "frames, at least 3"),
+        WH_CLI_STRING("png", &png, "render the last frame into this PNG file (empty: none)"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "The marching-cubes example on the CPU backend, its mesh ring checked against a "
+                 "worst-case buffer.");
     if (n < 8 || n > 256 || frames < K) { fprintf(stderr, "mc_cpu: --n in [8,256], --frames >= 3\n"); return 1; }
     mc_tables t;
     if (mc_tables_build(&t)) { fprintf(stderr, "mc_cpu: tables\n"); return 1; }

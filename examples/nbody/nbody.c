@@ -332,10 +332,15 @@ static void write_picture(const char *path, const state *s) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
-    uint64_t n = (uint64_t)app_arg(argc, argv, "--n", 20000);
-    int iters = (int)app_arg(argc, argv, "--iters", 3000);
-    float dt = (float)app_argf(argc, argv, "--dt", 0.02);
-    app_opts o = app_common_opts(argc, argv);
+    uint64_t n = 20000;
+    int iters = 3000;
+    float dt = 0.02f;
+    app_opts o = app_opts_new();
+    wh_cli_opt cli[] = {WH_CLI_UINT("n", &n, "bodies"), WH_CLI_INT("iters", &iters, "iterations"),
+                        WH_CLI_DOUBLE("dt", &dt, "time step"), APP_CLI_COMMON(&o, "all|pair|warpheap|static|malloc"),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "N-body (all pairs) on the object allocator.");
+    app_opts_done(&o);
     int dev = o.dev, check = o.check;
     char env[512];
     app_env(env, sizeof env, dev);

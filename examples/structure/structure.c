@@ -460,10 +460,19 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
     st_ctx c;
     memset(&c, 0, sizeof c);
-    c.w = (uint32_t)app_arg(argc, argv, "--w", 1225);
-    c.h = (uint32_t)app_arg(argc, argv, "--h", 1225);
-    uint32_t steps = (uint32_t)app_arg(argc, argv, "--steps", 500), iters = (uint32_t)app_arg(argc, argv, "--iters", 40);
-    app_opts o = app_common_opts(argc, argv);
+    c.w = 1225, c.h = 1225;
+    uint32_t steps = 500, iters = 40;
+    app_opts o = app_opts_new();
+    wh_cli_opt cli[] = {WH_CLI_UINT("w", &c.w, "nodes across"),
+                        WH_CLI_UINT("h", &c.h, "nodes down"),
+                        WH_CLI_UINT("steps", &steps, "steps, the unit of time reported (--iters iterations each)"),
+                        WH_CLI_UINT("iters", &iters, "iterations per step"),
+                        APP_CLI_COMMON(&o, "all|warpheap|static|malloc"),
+                        APP_CLI_LIMITS(&o),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "DynaSOAr's structure benchmark (springs that break under a pull) on the object allocator.");
+    app_opts_done(&o);
     int dev = o.dev, check = o.check;
     uint64_t n = (uint64_t)c.w * c.h;
     if (c.w < 3 || c.h < 1 || n > 0x7FFFFFF0ull || iters < 1) { fprintf(stderr, "structure: bad size\n"); return 2; }
@@ -476,8 +485,8 @@ int main(int argc, char **argv) {
     mesh a, b, mm;
     memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&mm, 0, sizeof mm);
     app_runs r = app_runs_new(steps);
-    app_time_cap_opt(argc, argv, check);
-    g_malloc_heap = app_heap_opt(argc, argv, 0);
+    app_time_cap_opt(&o);
+    g_malloc_heap = app_heap_opt(&o, 0);
     if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(c, steps, iters, dev, &a, &r.peak[0]));
     if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(c, steps, iters, dev, &b, &r.peak[1]));
 #if defined(__CUDACC__)

@@ -715,12 +715,21 @@ static void write_picture(const char *path, const grid *g, uint32_t w, uint32_t 
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
-    uint32_t w = (uint32_t)app_arg(argc, argv, "--w", 1700), h = (uint32_t)app_arg(argc, argv, "--h", 1700);
-    uint32_t iters = (uint32_t)app_arg(argc, argv, "--iters", 10000);
-    app_opts o = app_common_opts(argc, argv);
+    uint32_t w = 1700, h = 1700;
+    uint32_t iters = 10000;
+    app_opts o = app_opts_new();
+    wh_cli_opt cli[] = {WH_CLI_UINT("w", &w, "grid width in cells"),
+                        WH_CLI_UINT("h", &h, "grid height in cells"),
+                        WH_CLI_UINT("iters", &iters, "iterations"),
+                        APP_CLI_COMMON(&o, "all|warpheap|static|malloc"),
+                        APP_CLI_LIMITS(&o),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "DynaSOAr's sugarscape benchmark (agents that harvest, age and breed) on the object allocator.");
+    app_opts_done(&o);
     int dev = o.dev, check = o.check;
     uint64_t n = (uint64_t)w * h;
-    g_malloc_heap = app_heap_opt(argc, argv, 0);
+    g_malloc_heap = app_heap_opt(&o, 0);
     size_t heap = g_malloc_heap ? budget_heap(n * 8, 0)   /* the Cell pointer array */
                                 : (size_t)(n * 96 + ((uint64_t)16 << 20));
     if (w < 3 || h < 3 || n > 0xFFFFFFF0ull) { fprintf(stderr, "sugarscape: bad size\n"); return 2; }
@@ -729,7 +738,7 @@ int main(int argc, char **argv) {
     printf("sugarscape: %ux%u cells, %u iterations, heap %zu MiB, %s\n", w, h, iters, heap >> 20, env);
     grid a = {0, 0}, b = {0, 0}, mm = {0, 0};
     app_runs r = app_runs_new(iters);
-    app_time_cap_opt(argc, argv, check);
+    app_time_cap_opt(&o);
     if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(w, h, iters, heap, dev, &a, &r.peak[0]));
     if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(w, h, iters, dev, &b, &r.peak[1]));
 #if defined(__CUDACC__)

@@ -512,19 +512,30 @@ static void write_picture(const char *path, const net *g, const state *s) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
-    uint32_t nis = (uint32_t)app_arg(argc, argv, "--isects", 17500);
-    uint32_t iters = (uint32_t)app_arg(argc, argv, "--iters", 12000);
-    app_opts o = app_common_opts(argc, argv);
-    int dev = o.dev, check = o.check;
+    uint32_t nis = 17500;
+    uint32_t iters = 12000;
     tr_ctx c;
     memset(&c, 0, sizeof c);
-    c.vmax = (uint32_t)app_arg(argc, argv, "--vmax", 10);
-    c.spawn = (uint32_t)app_arg(argc, argv, "--spawn", 3);
+    c.vmax = 10;
+    c.spawn = 3;
+    app_opts o = app_opts_new();
+    wh_cli_opt cli[] = {WH_CLI_UINT("isects", &nis, "intersections of the street network"),
+                        WH_CLI_UINT("iters", &iters, "iterations"),
+                        WH_CLI_UINT("vmax", &c.vmax, "a car's top speed in cells per iteration"),
+                        WH_CLI_UINT("spawn", &c.spawn, "percent chance that a free intersection creates a car"),
+                        APP_CLI_COMMON(&o, "all|warpheap|static|malloc"),
+                        APP_CLI_LIMITS(&o),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli,
+                 "DynaSOAr's traffic benchmark (Nagel-Schreckenberg cars on a street network) "
+                 "on the object allocator.");
+    app_opts_done(&o);
+    int dev = o.dev, check = o.check;
     c.iter = iters;                                    /* the runners read the count from here */
     if (nis < 4 || nis > 20000000u || c.vmax < 1 || c.vmax > TR_MAXV) { fprintf(stderr, "traffic: bad parameters\n"); return 2; }
     net g;
     net_build(&g, nis);
-    g_malloc_heap = app_heap_opt(argc, argv, 0);
+    g_malloc_heap = app_heap_opt(&o, 0);
     /* default: room for the cells and a car in a third of them at the fragmentation seen on the H100 (0.6) */
     size_t heap = g_malloc_heap ? budget_heap((size_t)g.ncells * 8, 0)    /* Cell pointers */
                                 : (size_t)g.ncells * 128 + ((size_t)16 << 20);
@@ -534,7 +545,7 @@ int main(int argc, char **argv) {
            iters, c.vmax, c.spawn, heap >> 20, env);
     state a = {0, 0}, b = {0, 0}, mm = {0, 0};
     app_runs r = app_runs_new(iters);
-    app_time_cap_opt(argc, argv, check);
+    app_time_cap_opt(&o);
     if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(&g, c, heap, dev, &a, &r.peak[0]));
     if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(&g, c, dev, &b, &r.peak[1]));
 #if defined(__CUDACC__)

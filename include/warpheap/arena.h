@@ -43,10 +43,6 @@
 
 WH_EXTERN_C_BEGIN
 
-/* A cudaStream_t on the CUDA backend (NULL: the default stream); ignored on
- * the CPU backend.  Same definition as in pool.h. */
-typedef void *wh_stream;
-
 /* Where an allocation landed.  ptr == 0 is the null handle (failure, or a
  * slot already freed).  16 bytes, one vector load. */
 typedef struct wh_handle {
@@ -157,7 +153,8 @@ typedef struct wh_arena_ref {
 typedef struct wh_arena wh_arena;
 
 typedef enum wh_arena_backend {
-    WH_ARENA_AUTO = 0,           /* CUDA if a GPU is there, else CPU       */
+    WH_ARENA_AUTO = 0,           /* CUDA in a CUDA build (WH_ERR_NO_DEVICE
+                                    without a GPU), CPU in a build without CUDA */
     WH_ARENA_CPU = 1,            /* host memory, commands run by the caller */
     WH_ARENA_CUDA = 2,           /* device memory, commands are kernels     */
 } wh_arena_backend;
@@ -201,46 +198,46 @@ typedef struct wh_arena_config {
 
 /* ---- host API --------------------------------------------------------------- */
 
-wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg);
-wh_status wh_arena_destroy(wh_arena *a);       /* waits for the device */
-wh_arena_ref wh_arena_device(const wh_arena *a);
-wh_arena_backend wh_arena_get_backend(const wh_arena *a);
+WH_API wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg);
+WH_API wh_status wh_arena_destroy(wh_arena *a);       /* waits for the device */
+WH_API wh_arena_ref wh_arena_device(const wh_arena *a);
+WH_API wh_arena_backend wh_arena_get_backend(const wh_arena *a);
 /* Bytes of the metadata image: the dynamic smem wh_arena_replace_span_block
  * needs to stage it (small max_blocks keep it small: about 11 KiB for 64). */
-size_t wh_arena_meta_bytes(const wh_arena *a);
-void *wh_arena_base(const wh_arena *a);
+WH_API size_t wh_arena_meta_bytes(const wh_arena *a);
+WH_API void *wh_arena_base(const wh_arena *a);
 
 /* Commands, in stream order.  Sizes and handles are device pointers (host
  * pointers on the CPU backend).  count*stride bytes; the address is a
  * multiple of stride from the region's start and granule aligned. */
-wh_status wh_arena_alloc_async(wh_arena *a, const size_t *d_bytes, wh_handle *d_slot, wh_stream s);
-wh_status wh_arena_alloc_strided_async(wh_arena *a, const size_t *d_count, size_t stride,
+WH_API wh_status wh_arena_alloc_async(wh_arena *a, const size_t *d_bytes, wh_handle *d_slot, wh_stream s);
+WH_API wh_status wh_arena_alloc_strided_async(wh_arena *a, const size_t *d_count, size_t stride,
                                        wh_handle *d_slot, wh_stream s);
 /* n allocations of d_counts[i]*stride bytes into d_slots[i], in order. */
-wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t stride, uint32_t n,
+WH_API wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t stride, uint32_t n,
                                      wh_handle *d_slots, wh_stream s);
 /* Frees the handle in *d_slot and writes the null handle there. */
-wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s);
-wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n, wh_stream s);
+WH_API wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s);
+WH_API wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n, wh_stream s);
 /* Free *d_slot unless it holds the null handle, then allocate *d_count *
  * stride bytes into it: one command where a ring of K buffers turns over. */
-wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot, wh_stream s);
+WH_API wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot, wh_stream s);
 /* The same for a span (arena_ring.h): free *d_slot's parts, allocate
  * *d_count * stride bytes in at most two extents under the RING policy. */
-wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t stride, wh_arena_span *d_slot,
+WH_API wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t stride, wh_arena_span *d_slot,
                                       wh_stream s);
-wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s);
+WH_API wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s);
 /* A command that writes the mirror (for WH_ARENA_MIRROR_ON_FAILURE). */
-wh_status wh_arena_flush_async(wh_arena *a, wh_stream s);
+WH_API wh_status wh_arena_flush_async(wh_arena *a, wh_stream s);
 
 /* The returned wh_status of the calls above says only whether the command
  * was enqueued.  What happened when it ran: */
-wh_status wh_arena_status(const wh_arena *a);               /* first failure, never syncs */
-wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out);   /* never syncs */
+WH_API wh_status wh_arena_status(const wh_arena *a);               /* first failure, never syncs */
+WH_API wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out);   /* never syncs */
 
 /* Heap walk: waits for the device, copies the metadata to the host and
  * checks the block core and the arena's counters.  WH_ERR_CORRUPT if wrong. */
-wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report);
+WH_API wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report);
 
 /* ---- device side (and the command bodies) ------------------------------------ */
 

@@ -317,17 +317,17 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_count_words(const wh_bitmap *bm, uin
 WH_EXTERN_C_BEGIN
 
 /* Lay out and fill a bitmap in host memory (all zeros or all ones). */
-wh_status wh_bitmap_init_host(wh_bitmap *bm, void *mem, uint64_t nbits, bool ones);
+WH_API wh_status wh_bitmap_init_host(wh_bitmap *bm, void *mem, uint64_t nbits, bool ones);
 /* Number of set bits; bitmap in host memory, no operation in flight. */
-uint64_t wh_bitmap_count_host(const wh_bitmap *bm);
+WH_API uint64_t wh_bitmap_count_host(const wh_bitmap *bm);
 /* Number of broken invariants: summary bits that disagree with their container,
  * and bits set past the end of a level.  0 means consistent (paper, Def. A.1). */
-uint64_t wh_bitmap_check_host(const wh_bitmap *bm);
+WH_API uint64_t wh_bitmap_check_host(const wh_bitmap *bm);
 /* Indices of all set bits, ascending, into out (room for count bits); visits
  * only containers whose summary bits are set.  Returns how many. */
-uint32_t wh_bitmap_indices_host(const wh_bitmap *bm, uint32_t *out);
+WH_API uint32_t wh_bitmap_indices_host(const wh_bitmap *bm, uint32_t *out);
 /* Same layout over other memory (e.g. a host copy of a device bitmap). */
-wh_bitmap wh_bitmap_rebase(const wh_bitmap *bm, void *mem);
+WH_API wh_bitmap wh_bitmap_rebase(const wh_bitmap *bm, void *mem);
 
 WH_EXTERN_C_END
 

@@ -36,6 +36,7 @@
 #define WARPHEAP_BLOCKS_H
 
 #include <stdlib.h>   /* abort */
+#include <string.h>   /* memset */
 
 #include "warpheap/warpheap.h"
 
@@ -214,7 +215,7 @@ WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh
         bytes < wh_blocks_bytes(kind, nindex, capacity))
         return NULL;
     wh_blocks *c = (wh_blocks *)mem;
-    *c = (wh_blocks){0};
+    memset(c, 0, sizeof *c);
     c->kind = (uint32_t)kind;
     c->nindex = nindex;
     c->capacity = capacity;

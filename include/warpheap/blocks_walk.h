@@ -98,7 +98,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
 
 /* Walk everything.  Returns true if consistent; *r gets the totals. */
 WH_INLINE WH_HOST_DEVICE bool wh_blocks_check(const wh_blocks *c, wh_blocks_report *r) {
-    *r = (wh_blocks_report){0};
+    memset(r, 0, sizeof *r);
     r->bad_block = WH_BLOCK_NONE;
     const wh_block *d = wh_blocks_desc(c);
     uint32_t spare = 0;

@@ -193,20 +193,20 @@ WH_EXTERN_C_BEGIN
 /* Create a heap: device memory, or host memory with WH_HEAP_HOST (always on a
  * build without CUDA).  WH_ERR_TOO_SMALL below one page (64 KiB) for slab and
  * default, below 4 KiB otherwise; WH_ERR_TOO_LARGE above 64 GiB;
- * WH_ERR_UNSUPPORTED for kinds not built yet. */
-wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg);
+ * WH_ERR_INVALID_ARGUMENT for an unknown kind. */
+WH_API wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg);
 /* Free everything: the heap is empty again (no kernel may be running on it). */
-wh_status wh_heap_reset(wh_heap *h);
-wh_status wh_heap_destroy(wh_heap *h);
+WH_API wh_status wh_heap_reset(wh_heap *h);
+WH_API wh_status wh_heap_destroy(wh_heap *h);
 /* Give the pages that the slab classes' bump segments hold untouched back to
  * the page pool (SLAB and DEFAULT; nothing for the other kinds).  They are
  * taken back anyway when the pool runs dry; call it before measuring
  * fragmentation, or to make room for page runs ahead of time.  Lock-free: it
  * takes nothing a class is handing out at that moment.  Waits for the GPU. */
-wh_status wh_heap_trim(const wh_heap *h);
+WH_API wh_status wh_heap_trim(const wh_heap *h);
 /* Walk the heap (no kernel may be running on it) and fill *s. */
-wh_status wh_heap_stats(const wh_heap *h, wh_heap_usage *s);
-const char *wh_heap_kind_name(wh_heap_kind kind);
+WH_API wh_status wh_heap_stats(const wh_heap *h, wh_heap_usage *s);
+WH_API const char *wh_heap_kind_name(wh_heap_kind kind);
 
 WH_EXTERN_C_END
 

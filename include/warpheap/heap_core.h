@@ -17,7 +17,7 @@
 #include "warpheap/bitmap.h"
 
 typedef enum wh_heap_kind {
-    WH_HEAP_DEFAULT = 0,          /* slabs for <= 64 KiB, page runs above      */
+    WH_HEAP_DEFAULT = 0,          /* slabs for <= 32 KiB, page runs above      */
     WH_HEAP_BUMP,                 /* AtomicMalloc: one atomic, no free          */
     WH_HEAP_WRAP,                 /* AWMalloc: BUMP that wraps; no free         */
     WH_HEAP_CIRCULAR,             /* CMalloc                                    */

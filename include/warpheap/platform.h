@@ -52,6 +52,15 @@
 #  define WH_EXTERN_C_END
 #endif
 
+/* Marks a function the shared library exports: the public wh_ API, and the
+ * few wh__ functions that public inline code and macros call.  The library
+ * is built with hidden visibility, so everything else stays inside it. */
+#if defined(__GNUC__)
+#  define WH_API __attribute__((visibility("default")))
+#else
+#  define WH_API
+#endif
+
 /* True while compiling code that runs on the GPU. */
 #if defined(__CUDA_ARCH__)
 #  define WH_ON_GPU 1
@@ -293,7 +302,7 @@ WH_INLINE WH_HOST_DEVICE void wh_syncwarp(uint32_t mask) {
  * what we wait for run.  attempt is the retry count so far. */
 #if !WH_ON_GPU
 WH_EXTERN_C_BEGIN
-void wh__cpu_yield(void);
+WH_API void wh__cpu_yield(void);
 WH_EXTERN_C_END
 #endif
 WH_INLINE WH_HOST_DEVICE void wh_backoff(unsigned attempt) {

@@ -20,14 +20,11 @@
 
 WH_EXTERN_C_BEGIN
 
-/* A stream: a cudaStream_t on the CUDA backend (NULL is the default stream),
- * any opaque handle on the CPU backend. */
-typedef void *wh_stream;
-
 typedef struct wh_pool wh_pool;
 
 typedef enum wh_pool_backend {
-    WH_POOL_AUTO = 0,     /* CUDA when available, else CPU                 */
+    WH_POOL_AUTO = 0,     /* CUDA in a CUDA build (WH_ERR_NO_DEVICE without
+                             a GPU), CPU in a build without CUDA          */
     WH_POOL_CPU = 1,      /* arenas in host memory, streams opaque          */
     WH_POOL_CUDA = 2,     /* arenas from cudaMalloc, cudaEvents for streams */
 } wh_pool_backend;
@@ -38,10 +35,11 @@ typedef enum wh_pool_growth {
     WH_POOL_GROW_ARENAS = 1,   /* separate cudaMalloc arenas, kept until trimmed    */
     WH_POOL_GROW_VMM = 2,      /* one reserved address range; physical memory mapped
                                   (cuMemCreate/cuMemMap) where blocks need it, in
-                                  pieces up to 128 MiB.  Past the peak in use +
-                                  1/10, growth moves whole pieces from free blocks
+                                  pieces up to 112 MiB.  Past the peak in use +
+                                  1/10 (up to 14/100 for requests large against
+                                  it), growth moves whole pieces from free blocks
                                   to where a request needs them (reserved stays);
-                                  past another 1/32, free pieces are unmapped (a
+                                  past another 1/64, free pieces are unmapped (a
                                   soft budget: an allocation does not wait for
                                   other streams' work to keep it).  Such memory
                                   has no cudaIpcGetMemHandle: use ARENAS to share
@@ -104,48 +102,48 @@ typedef struct wh_pool_stats {
 } wh_pool_stats;
 
 /* cfg may be NULL for defaults. */
-wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg);
+WH_API wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg);
 /* Returns every arena to the driver, live allocations included. */
-wh_status wh_pool_destroy(wh_pool *pool);
+WH_API wh_status wh_pool_destroy(wh_pool *pool);
 
 /* At least bytes, aligned, usable on stream at once.  NULL on failure
  * (size 0, too large, exhausted) with the reason in wh_last_error(). */
-void *wh_pool_alloc(wh_pool *pool, size_t bytes, wh_stream stream);
+WH_API void *wh_pool_alloc(wh_pool *pool, size_t bytes, wh_stream stream);
 /* Futhark's fast path: tag is a static label (compared by address) of the
  * allocation site.  Freeing keeps the block for its tag; the next request
  * with that tag takes it if it fits and is less than twice the request.
  * (Untagged requests up to 64 KiB are kept the same way, by size class.) */
-void *wh_pool_alloc_tagged(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream);
+WH_API void *wh_pool_alloc_tagged(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream);
 /* At an address that is a multiple of alignment (a power of two, any size;
  * config.alignment is the least every pointer gets). */
-void *wh_pool_alloc_aligned(wh_pool *pool, size_t bytes, size_t alignment, wh_stream stream);
+WH_API void *wh_pool_alloc_aligned(wh_pool *pool, size_t bytes, size_t alignment, wh_stream stream);
 /* Both of the above with the status: *out = pointer or NULL. */
-wh_status wh_pool_try_alloc(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream, void **out);
+WH_API wh_status wh_pool_try_alloc(wh_pool *pool, size_t bytes, const void *tag, wh_stream stream, void **out);
 
 /* Free on stream: the block is reused on stream at once, on another stream
  * only once the work queued on stream before this call has finished (and on
  * each stream named by wh_pool_record_stream).  NULL is a no-op. */
-wh_status wh_pool_free(wh_pool *pool, void *ptr, wh_stream stream);
+WH_API wh_status wh_pool_free(wh_pool *pool, void *ptr, wh_stream stream);
 /* Declare that ptr is also used by work queued on stream (PyTorch's
  * record_stream): its memory is reused only after that work, too. */
-wh_status wh_pool_record_stream(wh_pool *pool, void *ptr, wh_stream stream);
+WH_API wh_status wh_pool_record_stream(wh_pool *pool, void *ptr, wh_stream stream);
 
 /* Call before destroying a stream the pool has seen: waits for the work
  * queued on it, hands its free blocks to every stream and frees its slot
  * (a pool serves at most config.max_streams streams at a time). */
-wh_status wh_pool_forget_stream(wh_pool *pool, wh_stream stream);
+WH_API wh_status wh_pool_forget_stream(wh_pool *pool, wh_stream stream);
 
 /* Return cached memory to the driver until at most keep_bytes stay cached.
  * Waits for the streams that hold freed blocks.  Only whole free arenas go. */
-wh_status wh_pool_trim(wh_pool *pool, size_t keep_bytes);
+WH_API wh_status wh_pool_trim(wh_pool *pool, size_t keep_bytes);
 
-wh_status wh_pool_get_stats(wh_pool *pool, wh_pool_stats *stats);
+WH_API wh_status wh_pool_get_stats(wh_pool *pool, wh_pool_stats *stats);
 /* Usable size of a live allocation (0 if ptr is not one). */
-size_t wh_pool_usable_size(wh_pool *pool, const void *ptr);
+WH_API size_t wh_pool_usable_size(wh_pool *pool, const void *ptr);
 /* Heap walk: checks the block core and the pool's own bookkeeping against
  * each other and the stats.  WH_ERR_CORRUPT with details if they disagree. */
-wh_status wh_pool_check(wh_pool *pool);
-wh_pool_backend wh_pool_get_backend(const wh_pool *pool);
+WH_API wh_status wh_pool_check(wh_pool *pool);
+WH_API wh_pool_backend wh_pool_get_backend(const wh_pool *pool);
 
 WH_EXTERN_C_END
 

@@ -33,16 +33,16 @@
 WH_EXTERN_C_BEGIN
 /* Snapshot iteration bitmaps of type t and enumerate its blocks (Alg. 5)
  * into soa->do_blocks / do_count, on the default stream (soa_cuda.cu). */
-wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t);
+WH_API wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t);
 /* Allocation failures counted so far (synchronises). */
 WH_EXTERN_C_END
 #endif
 
 WH_EXTERN_C_BEGIN
-uint64_t wh__soa_failed_allocs(const wh_soa *soa);
+WH_API uint64_t wh__soa_failed_allocs(const wh_soa *soa);
 /* Run fn(k0, k1, ctx) over [0, n) split among host threads. */
 typedef void (*wh__soa_for_fn)(uint64_t k0, uint64_t k1, const void *ctx);
-void wh__soa_for_host(uint64_t n, uint32_t threads, wh__soa_for_fn fn, const void *ctx);
+WH_API void wh__soa_for_host(uint64_t n, uint32_t threads, wh__soa_for_fn fn, const void *ctx);
 WH_EXTERN_C_END
 
 #if defined(__cplusplus)

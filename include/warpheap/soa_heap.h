@@ -88,34 +88,34 @@ WH_EXTERN_C_BEGIN
  * (WH_ERR_TOO_SMALL), there are too many types, bad descriptors
  * (WH_ERR_INVALID_ARGUMENT / WH_ERR_TOO_LARGE), or addresses past the pointer
  * budget (WH_ERR_UNSUPPORTED). */
-wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg);
-wh_status wh_soa_destroy(wh_soa *soa);
+WH_API wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg);
+WH_API wh_status wh_soa_destroy(wh_soa *soa);
 /* Statistics (a host copy for a device heap: synchronises). */
-wh_status wh_soa_stats_get(const wh_soa *soa, wh_soa_stats *st);
+WH_API wh_status wh_soa_stats_get(const wh_soa *soa, wh_soa_stats *st);
 /* Live objects and the slots of all allocated blocks, quickly (a kernel and
  * two numbers for a device heap): fragmentation = 1 - objects / slots (the
  * paper's Fig. 12d).  No operation in flight. */
-wh_status wh_soa_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots);
+WH_API wh_status wh_soa_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots);
 /* Invariants with no operation in flight: every bitmap consistent; each block
  * either free (all slot bits set, in no type bitmap) or allocated to exactly
  * the type it records, non-empty, padding bits set, active iff not full.
  * *violations = number broken (0: consistent). */
-wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations);
+WH_API wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations);
 /* A host image of the heap (device heaps are copied; host heaps alias). */
 /* A host image of the heap for reading objects on the host: a copy for a
  * device heap (free *owned afterwards), the heap itself for a host heap. */
-wh_status wh_soa_host_image(const wh_soa *soa, wh_soa *img, void **owned);
+WH_API wh_status wh_soa_host_image(const wh_soa *soa, wh_soa *img, void **owned);
 /* An object pointer of heap soa, translated into its image img. */
-uint64_t wh_soa_image_ptr(const wh_soa *soa, const wh_soa *img, uint64_t p);
+WH_API uint64_t wh_soa_image_ptr(const wh_soa *soa, const wh_soa *img, uint64_t p);
 /* Internal: always copy (host or device heap) into aligned host memory. */
-wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned);
+WH_API wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned);
 
 /* parallel_do support (soa_do_host.c / soa_cuda.cu) */
 typedef void (*wh__soa_range_fn)(const wh_soa *s, uint32_t t, const uint32_t *blocks, uint32_t k0, uint32_t k1,
                                  const void *ctx);
 /* CPU backend: snapshot iteration bitmaps of type t, then run fn over the
  * allocated blocks on soa->cpu_threads threads. */
-wh_status wh__soa_do_host(const wh_soa *soa, uint32_t t, wh__soa_range_fn fn, const void *ctx);
+WH_API wh_status wh__soa_do_host(const wh_soa *soa, uint32_t t, wh__soa_range_fn fn, const void *ctx);
 WH_EXTERN_C_END
 
 /* ---- block layout ------------------------------------------------------------ */

@@ -36,24 +36,28 @@ typedef enum wh_status {
     WH_STATUS_COUNT
 } wh_status;
 
+/* A stream: a cudaStream_t on the CUDA backend (NULL is the default stream),
+ * any opaque handle on the CPU backend (the pool and the arena take one). */
+typedef void *wh_stream;
+
 /* A static English sentence for a status; never NULL, also for unknown codes. */
-const char *wh_strerror(wh_status status);
+WH_API const char *wh_strerror(wh_status status);
 
 /* Details of the calling thread's last failure ("pool exhausted: request
  * ..., reserved ..."), or "" when its last call of the host API succeeded.
  * Every host function that returns a status or an allocation sets it. */
-const char *wh_last_error(void);
+WH_API const char *wh_last_error(void);
 
 /* The library's WH_VERSION, for checking that headers and binary agree. */
-int wh_version(void);
-const char *wh_version_string(void);
+WH_API int wh_version(void);
+WH_API const char *wh_version_string(void);
 
 /* Whether this build has the CUDA backend and a usable GPU is present. */
-bool wh_cuda_available(void);
+WH_API bool wh_cuda_available(void);
 
 /* Internal: record a formatted detail message for wh_last_error(); and
  * clear it, at the entry of a host API function. */
-wh_status wh__fail(wh_status status, const char *fmt, ...);
+WH_API wh_status wh__fail(wh_status status, const char *fmt, ...);
 void wh__clear_error(void);
 /* Internal, for tests: the n-th request for memory from the driver or the
  * host from now on fails, and with sticky every later one too (n = 0:

@@ -97,7 +97,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
         /* Bump segments (heap_slab.h): under 2^20 slots (the first shift
-         * that reaches 2^19), at most 1/128 of the heap and 1024 pages.
+         * that reaches 2^19), at most 1/WH_SEG_HEAP_DIV of the heap and 1024 pages.
          * One thread per class prepares the next segment
          * while the current one is handed out; a whole GPU takes 2^17
          * slots in a few microseconds, about one preparation, so smaller

@@ -8,6 +8,7 @@
  *    overlap oracle and the heap walk, for both free indices;
  *  - the device-side warp functions, run by one host thread. */
 #include "arena_oracle.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 static wh_arena *make_policy(size_t bytes, uint32_t blocks, wh_blocks_kind kind, wh_arena_policy policy) {
@@ -914,7 +915,9 @@ static void test_warp_api(void) {
 }
 
 int main(int argc, char **argv) {
-    uint32_t commands = (uint32_t)wh_arg_int(argc, argv, "--commands", 40000);
+    uint32_t commands = 40000;
+    wh_cli_opt cli[] = {WH_CLI_UINT("commands", &commands, "commands of each random sequence"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Stream arena on the CPU backend: the command code run in stream order.");
     test_create_errors();
     test_bad_requests();
     test_exhaustion(WH_BLOCKS_TLSF);

@@ -18,6 +18,7 @@
  * --small: the sanitizer size. */
 #include "arena_oracle.h"
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <vector>
@@ -765,16 +766,23 @@ static void test_ring_posts(uint32_t rounds) {
 }
 
 int main(int argc, char **argv) {
+    bool small = false, posts = false;
+    uint32_t rounds = 3000;
+    wh_cli_opt cli[] = {WH_CLI_FLAG("small", &small, "the sanitizers' size: a few rounds, two fuzz blocks"),
+                        WH_CLI_FLAG("verbose", &g_verbose, "a line for every round of the forecast ring"),
+                        WH_CLI_FLAG("posts", &posts, "only the forecast ring"),
+                        WH_CLI_UINT("rounds", &rounds, "rounds of the random command sequence (not with --small)"),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Stream arena on the GPU: commands, device-side allocation, the RING policy.");
     if (!wh_cuda_available()) { printf("no GPU: skipped\n"); return WH_TEST_SKIP; }
-    bool small = wh_arg_flag(argc, argv, "--small");
-    g_verbose = wh_arg_flag(argc, argv, "--verbose");
-    if (wh_arg_flag(argc, argv, "--posts")) {                 /* the forecast ring alone */
+    if (posts) { /* the forecast ring alone */
         test_ring_posts(small ? 200 : 2000);
         return wh_test_finish("test_arena_gpu --posts");
     }
     test_status_no_sync();
     if (small) test_random(60, 16, 2, 64);
-    else test_random((uint32_t)wh_arg_int(argc, argv, "--rounds", 3000), 256, 64, 400);
+    else
+        test_random(rounds, 256, 64, 400);
     if (!small) time_commands(20000);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_EVERY);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_ON_FAILURE);

@@ -6,6 +6,7 @@
  * committed by another with the lock handed back and forth
  * (test_ring_pipeline).  Runs under ThreadSanitizer in CI. */
 #include "arena_oracle.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <sched.h>
@@ -297,8 +298,12 @@ static void test_window_pipeline(uint32_t frames) {
 }
 
 int main(int argc, char **argv) {
-    unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 8);
-    uint32_t steps = (uint32_t)wh_arg_int(argc, argv, "--steps", 20000);
+    unsigned threads = 8;
+    uint32_t steps = 20000, frames = 3000;
+    wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "threads allocating and freeing directly"),
+                        WH_CLI_UINT("steps", &steps, "operations per thread"),
+                        WH_CLI_UINT("frames", &frames, "frames of each ring and window pipeline"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Stream arena under concurrency on the CPU backend.");
     size_t region = 64u << 20;
     wh_arena *a = NULL;
     wh_arena_config cfg = {.bytes = region, .max_blocks = 1u << 16, .backend = WH_ARENA_CPU};
@@ -336,8 +341,8 @@ int main(int argc, char **argv) {
            (unsigned long long)sum.allocs, (unsigned long long)sum.frees, dt);
     wh_arena_destroy(a);
     free(slots); free(bytes); free(strides); free(counts);
-    test_ring_pipeline((uint32_t)wh_arg_int(argc, argv, "--frames", 3000), false);
-    test_ring_pipeline((uint32_t)wh_arg_int(argc, argv, "--frames", 3000), true);
-    test_window_pipeline((uint32_t)wh_arg_int(argc, argv, "--frames", 3000));
+    test_ring_pipeline(frames, false);
+    test_ring_pipeline(frames, true);
+    test_window_pipeline(frames);
     return wh_test_finish("test_arena_stress");
 }

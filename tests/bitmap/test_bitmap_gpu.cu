@@ -5,6 +5,7 @@
 #include "stress.h"
 #include "warpheap/bitmap_cuda.h"
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <algorithm>
@@ -93,15 +94,20 @@ static void test_drain(uint64_t nbits, unsigned blocks) {
 }
 
 int main(int argc, char **argv) {
+    bool small = false;
+    uint32_t ops = 0;
+    wh_cli_opt cli[] = {WH_CLI_FLAG("small", &small, "the sanitizers' size"),
+                        WH_CLI_UINT_D("ops", &ops, "operations per thread of the stress", "400, 50 with --small"),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Hierarchical bitmap on the GPU: bulk operations, a drain, and the stress.");
+    if (!wh_cli_given(cli, "ops")) ops = small ? 50 : 400;
     if (!wh_cuda_available()) { printf("test_bitmap_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
-    bool small = wh_arg_flag(argc, argv, "--small");
     test_bulk(1, 1);
     test_bulk(4097, 3);
     test_bulk(small ? 100000 : 1u << 28, small ? 7 : 1000);
     test_drain(small ? 5000 : 1u << 22, small ? 8 : 1024);
 
     /* the stress: a small bitmap under heavy contention, then a large one */
-    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", small ? 50 : 400);
     wh_stress_config cfgs[] = {
         {small ? 4096u : 1u << 16, small ? 2048u : 0u, ops, 1},
         {small ? 100000u : 1u << 22, small ? 2048u : 0u, ops, 4},

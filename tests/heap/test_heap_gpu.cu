@@ -14,6 +14,7 @@
  * walk accounts for every byte.  --small: sanitizer size (no 12 GiB heap). */
 #include "heap_stress.h"
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <stdio.h>
@@ -283,9 +284,13 @@ static void far(wh_heap_kind kind, uint64_t bytes) {
 }
 
 int main(int argc, char **argv) {
+    bool small = false;
+    long long budget_s = 25;
+    wh_cli_opt cli[] = {WH_CLI_FLAG("small", &small, "the sanitizers' size: a small grid and 64 MiB heaps"),
+                        WH_CLI_INT("budget", &budget_s, "seconds of each kind's stress at most"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Device heap on the GPU, every built kind: stress, exhaustion and the heap walk.");
     if (!wh_cuda_available()) { printf("test_heap_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
-    bool small = wh_arg_flag(argc, argv, "--small");
-    double budget = (double)wh_arg_int(argc, argv, "--budget", 25);
+    double budget = (double)budget_s;
     uint64_t target = small ? 0 : 10000000ull;
     uint64_t big = small ? 64ull << 20 : 2ull << 30;
     wh_hs_shape mixed = {small ? 20u : 80u, 4, 256, 8192};

@@ -12,6 +12,7 @@
  * plain one, by design of the seed's algorithm (see heap_circular.h), which
  * TSan rightly reports.  It runs in the plain CPU job with the same checks. */
 #include "heap_stress.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <stdio.h>
@@ -193,8 +194,11 @@ static void wrap(unsigned threads, uint32_t ops) {
 #endif
 
 int main(int argc, char **argv) {
-    unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 16);
-    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 20000);
+    unsigned threads = 16;
+    uint32_t ops = 20000;
+    wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "threads on one heap"),
+                        WH_CLI_UINT("ops", &ops, "operations per thread"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Heap stress on the CPU backend, every built kind, then the heap walk.");
     /* small sizes mostly, large ones now and then; the tiny heaps run full */
     wh_hs_shape mixed = {ops, 48, 512, 96 * 1024};
     wh_hs_shape tiny = {ops / 8u, 64, 2048, 70 * 1024};

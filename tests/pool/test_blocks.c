@@ -3,6 +3,7 @@
  * most one live block), a full heap walk every few operations, and bad input.
  * Ends by freeing everything: each arena must come back as one free block. */
 #include "warpheap/blocks_walk.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #define GRANULE 16u
@@ -138,7 +139,9 @@ static void walk_detects_corruption(void) {
 }
 
 int main(int argc, char **argv) {
-    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 200000);
+    uint32_t ops = 200000;
+    wh_cli_opt cli[] = {WH_CLI_UINT("ops", &ops, "random operations per run"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Block core, both free indices: random allocate/free against a shadow map.");
     const wh_blocks_kind kinds[3] = {WH_BLOCKS_TLSF, WH_BLOCKS_MAXHEAP, WH_BLOCKS_LIST};
     for (int k = 0; k < 3; ++k) {
         uint32_t n = k == 2 ? ops / 20 : ops;            /* LIST: every alloc scans the descriptors */

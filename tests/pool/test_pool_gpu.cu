@@ -9,6 +9,7 @@
  * with VMM, large blocks churning so that growth moves pieces. */
 #include "warpheap/pool.h"
 #include "warpheap/cuda_check.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <pthread.h>
@@ -288,6 +289,9 @@ static void default_growth(void) {
 }
 
 int main(int argc, char **argv) {
+    bool small = false;
+    wh_cli_opt cli[] = {WH_CLI_FLAG("small", &small, "the sanitizers' size: no host threads, fewer moves"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Host pool on the CUDA backend, growing by cudaMalloc arenas and by VMM.");
     if (!wh_cuda_available()) return WH_TEST_SKIP;
     default_growth();
     for (int g = 0; g < 2; ++g) {
@@ -296,10 +300,10 @@ int main(int argc, char **argv) {
         blocks_hold_data();
         stream_order();
         exhaustion();
-        if (!wh_arg_flag(argc, argv, "--small")) threads();
+        if (!small) threads();
     }
     growth = WH_POOL_GROW_VMM;
-    moves_hold_data(wh_arg_flag(argc, argv, "--small"));
+    moves_hold_data(small);
     if (wh_test_failures) fprintf(stderr, "last error: %s\n", wh_last_error());
     return wh_test_finish("test_pool_gpu");
 }

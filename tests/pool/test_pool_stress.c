@@ -9,6 +9,7 @@
  * account for every byte and the stats must balance; after the last free and
  * a trim nothing may stay reserved. */
 #include "warpheap/pool.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <pthread.h>
@@ -93,8 +94,11 @@ static int by_addr(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 16);
-    ops_per_thread = (uint32_t)wh_arg_int(argc, argv, "--ops", 60000);
+    unsigned threads = 16;
+    ops_per_thread = 60000;
+    wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "threads on one pool"),
+                        WH_CLI_UINT("ops", &ops_per_thread, "operations per thread"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Host pool stress on the CPU backend: many threads on one pool.");
     for (int kind = 0; kind < 3; ++kind) {           /* TLSF, max-heap, TLSF in one range (VMM) */
         wh_pool_config c = {.backend = WH_POOL_CPU, .index = kind == 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
                             .max_blocks = 1u << 14, .max_streams = 8, .stream_busy = stress_busy,

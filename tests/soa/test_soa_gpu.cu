@@ -7,6 +7,7 @@
  * live object exactly once, also while objects replace themselves.
  * --small: sanitizer size. */
 #include "soa_stress.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <algorithm>
@@ -259,13 +260,18 @@ static void test_burst(uint32_t n, size_t heap, bool fill, bool packed) {
 }
 
 int main(int argc, char **argv) {
+    bool small = false;
+    uint32_t ops = 0;
+    wh_cli_opt cli[] = {WH_CLI_FLAG("small", &small, "the sanitizers' size"),
+                        WH_CLI_UINT_D("ops", &ops, "operations per thread of the stress", "400, 40 with --small"),
+                        WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Object allocator on the GPU: the stress loop on a full grid, roomy and exhausted.");
+    if (!wh_cli_given(cli, "ops")) ops = small ? 40 : 400;
     if (!wh_cuda_available()) { printf("test_soa_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
-    bool small = wh_arg_flag(argc, argv, "--small");
     test_parallel_new(small ? 5000u : 1000000u);
     test_burst(small ? 20000u : 2000000u, small ? (16u << 20) : (256u << 20), true, !small);
     test_burst(small ? 20000u : 2000000u, 256u << 20, false, false);
     uint32_t threads = small ? 2048u : 132u * 2048u;
-    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", small ? 40 : 400);
     stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false);   /* roomy */
     stress(small ? (256u << 10) : (8u << 20), threads, ops, 16, true);   /* exhausted */
     return wh_test_finish("test_soa_gpu");

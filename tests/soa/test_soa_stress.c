@@ -6,6 +6,7 @@
  * visiting every live object exactly once, also while objects replace
  * themselves.  Run under ThreadSanitizer in CI (label stress). */
 #include "soa_stress.h"
+#include "wh_cli.h"
 #include "wh_test.h"
 
 #include <stdlib.h>
@@ -120,8 +121,11 @@ static void stress(size_t bytes, unsigned threads, uint32_t ops, uint32_t cap, i
 }
 
 int main(int argc, char **argv) {
-    unsigned threads = (unsigned)wh_arg_int(argc, argv, "--threads", 16);
-    uint32_t ops = (uint32_t)wh_arg_int(argc, argv, "--ops", 100000);
+    unsigned threads = 16;
+    uint32_t ops = 100000;
+    wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "threads on one heap"),
+                        WH_CLI_UINT("ops", &ops, "operations per thread"), WH_CLI_END};
+    wh_cli_parse(argc, argv, cli, "Object allocator stress on the CPU backend: mixed new/destroy of three types.");
     stress(64u << 20, threads, ops, 512, 0);      /* roomy: no allocation may fail */
     stress(96u << 10, threads, ops, 512, 1);      /* tight: exhaustion, blocks recycled */
     return wh_test_finish("test_soa_stress");

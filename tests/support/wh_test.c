@@ -53,16 +53,3 @@ void wh_run_threads(unsigned n, wh_thread_fn fn, void *arg) {
     free(tids);
     free(jobs);
 }
-
-long long wh_arg_int(int argc, char **argv, const char *name, long long dflt) {
-    size_t len = strlen(name);
-    for (int i = 1; i < argc; ++i)
-        if (!strncmp(argv[i], name, len) && argv[i][len] == '=') return atoll(argv[i] + len + 1);
-    return dflt;
-}
-
-int wh_arg_flag(int argc, char **argv, const char *name) {
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], name)) return 1;
-    return 0;
-}

@@ -42,9 +42,7 @@ double wh_now_seconds(void);
 typedef void (*wh_thread_fn)(unsigned i, void *arg);
 void wh_run_threads(unsigned n, wh_thread_fn fn, void *arg);
 
-/* Command-line: value of "--name=V" or default. */
-long long wh_arg_int(int argc, char **argv, const char *name, long long dflt);
-int wh_arg_flag(int argc, char **argv, const char *name);
+/* Command-line options: examples/common/wh_cli.h (on every test's include path). */
 
 #ifdef __cplusplus
 }
