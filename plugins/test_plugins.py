@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """warpheap plug-in test (needs a GPU, PyTorch and/or CuPy).
 
 Runs each workload twice, each time in a fresh Python process (PyTorch's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* warpheap host pool as a drop-in allocator for PyTorch and CuPy (issue 6,
  * part 6).  One pool per device, created at first use.  Exported:
  *   PyTorch CUDAPluggableAllocator:  wh_torch_alloc / wh_torch_free

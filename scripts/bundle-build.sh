@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Pack a CUDA build for the device machine, whose carry takes at most 64 MiB:
 # the GPU tests, the benchmark and app binaries the session scripts run, lib/,
 # every CTestTestfile.cmake and CMakeCache.txt (gpu-check.sh runs ctest on it),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job: on a fresh machine, installs what it needs (Debian packages),
 # builds the library and the tour only, runs the tour of the four parts (on
 # the GPU when one is found, else on the CPU backend), and plots the

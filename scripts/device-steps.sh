@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the device-call scripts under bench/results/ (from the repository
 # root): B (the build), OUT and R = $OUT/r, WH_COMMIT, info.txt (GPU, driver,
 # date, commit), and step NAME LIMIT CMD...: runs CMD under a timeout into

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build one part's libFuzzer target (tests/PART/fuzz_PART.c) with clang on the
 # CPU backend, with AddressSanitizer and UndefinedBehaviorSanitizer, and run it
 # for SECONDS (default 60).  Exits non-zero when the fuzzer finds a crash or

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The GPU check, for the lent H100: every GPU test, then compute-sanitizer
 # (memcheck, racecheck, synccheck ...) on the small configurations listed in
 # scripts/sanitize.d/*.txt, then -- with --bench -- every bench/*/gpu-bench.sh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The end-of-session GPU measurement in two calls of the lent H100 (each well
 # under the 10-minute limit of one call), on a carried build of one commit:
 #   part 1: every GPU test, compute-sanitizer on the lists of the parts that

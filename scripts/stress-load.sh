@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every stress test (ctest label `stress`) RUNS times with two CPU-bound loops
 # beside it, against its time on the idle machine: failures, and run times as
 # a multiple of the idle one.  Exits non-zero on any failure, or when a loaded

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the library, its tests and the tour, and run the tests with ctest:
 # the CUDA backend for this machine's GPU where one is found (the GPU tests
 # run), else the CPU backend (GPU tests are not built).  CI builds every .cu

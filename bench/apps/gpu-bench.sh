@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The five SMMO applications of DynaSOAr's Table 1 written in issue 5
 # (collision, sugarscape, traffic, structure, barnes-hut) on the GPU: first
 # a check of each at a small size (warpheap against its static baseline, or

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Pictures for the SMMO applications' results, with the standard library only
 (zlib for PNG): a bar chart of ms per iteration (log scale) per application and
 variant from the apps CSV files, and PPM -> PNG conversion of the apps' pictures.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Space efficiency (DynaSOAr section 6.2): the largest problem of each
 # application that runs in a fixed budget of device memory, for warpheap and
 # for the CUDA device-malloc version.  Both allocate every object with the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the bench/arena scripts: to the repository root; build (BUILD,
 # default build) and out (OUT, default out/arena, created); the build's lib
 # on LD_LIBRARY_PATH; mc_bin and need_mc_bin for the marching-cubes binary.

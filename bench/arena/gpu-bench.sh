@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stream arena benchmark: the marching-cubes comparison (worst-case buffers,
 # a host sync per frame with cudaMallocAsync, the arena with no sync) at a few
 # grid sizes, into $OUT: marching_cubes.csv, marching_cubes.md, marching_cubes.png

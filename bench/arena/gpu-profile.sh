@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Where a marching-cubes frame's time goes (examples/marching_cubes --profile=1):
 # per-launch times by CUDA events of the launch floor, count and generate alone,
 # (b)'s sync and cudaMallocAsync pair, the arena replace by command and in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The arena part's whole device run (what bench/results/arena/run4-h100 holds):
 # the arena GPU test, compute-sanitizer memcheck on the small configurations
 # (test_arena_gpu --small, marching_cubes at 20^3), then gpu-bench.sh.  Log and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bitmap stress as a demo: operations per second of the hierarchical
  * bitmap under many threads, on the CPU backend and, when a GPU is found, on
  * the GPU -- with the full consistency verdict after each run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds wh_heap_bench variants (heap_slab.h's switches, by -D) into DIR
 # (default build-carry/hv) against a configured and built BUILD (default
 # build: its config.h and libwarpheap.a), for a device run that compares

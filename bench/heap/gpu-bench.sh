@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Device heap benchmarks on the GPU: wh_heap_bench writes heap_bench.csv and
 # heap_bench.md into $OUT.  Called by scripts/gpu-check.sh --bench with BUILD
 # and OUT set; by hand: BUILD=build OUT=out bench/heap/gpu-bench.sh

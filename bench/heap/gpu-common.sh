@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by perf-gpu.sh and fused-gpu.sh (sourced; BUILD and OUT set).
 # The commit the binaries were built at (the device's copy may carry an older .git).
 wh_heap_commit() { cat "$BUILD/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown; }

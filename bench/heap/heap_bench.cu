@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap benchmarks: every kind against CUDA's device malloc (its heap
  * limit raised to the same size) and BUMP (the speed limit), in one binary and
  * one run.  Workloads (register-efficient-gpu-allocators.txt sections 6-7,

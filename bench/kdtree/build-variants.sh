@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds wh_kdtree_bench variants (the heap's switches, by -D) into DIR
 # against a configured and built BUILD (default build: config.h,
 # libwarpheap.a, libwh_kd_scene.a).  Each line of the input: NAME FLAGS...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # k-d tree build table (register-efficient paper, Tables 3-4) into $OUT:
 # kdtree.csv, kdtree.md and the terminal log.  BUILD: the build directory.
 #   KD_SIZES=20000,200000 KD_BUDGET=60 bench/kdtree/gpu-bench.sh [extra args]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 4 in one GPU call (about 190 s): the Tables 3-4 run of gpu-bench.sh at
 # 20K-2M triangles (every tree checked), the free-batch ablation and the
 # per-size-class profile of BUMP vs DEFAULT at 20K and 200K, and as much of

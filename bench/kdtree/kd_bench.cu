@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The [DS] benchmark of register-efficient-gpu-allocators.txt section 7,
  * Tables 3 and 4: k-d tree build time per allocator on generated scenes (and
  * OBJ files), with the allocation figures of the build and a check of every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Single-kernel k-d tree build with dynamically allocated primitive lists:
  * the [DS] workload of register-efficient-gpu-allocators.txt, section 6
  * (measured in section 7, Tables 3 and 4).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The single-kernel k-d tree builder on the GPU (kd_build.cu). */
 #ifndef WH_KD_BUILD_H
 #define WH_KD_BUILD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The check of a built k-d tree (issue 4 of warpheap, for the [DS] workload
  * of register-efficient-gpu-allocators.txt section 6).  The paper reports
  * build times only; a benchmark of a builder that is wrong measures nothing,

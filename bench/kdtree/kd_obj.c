@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A Wavefront OBJ reader for the k-d tree workload (register-efficient-gpu-
  * allocators.txt section 6 builds trees over users' models): so users can
  * build their own scenes.  Only geometry matters: `v x y z` and

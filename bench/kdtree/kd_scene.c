@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scenes for the k-d tree workload of register-efficient-gpu-allocators.txt
  * section 6 ([DS]).  The paper used downloaded models (Sponza, Dragon, ...);
  * here the program makes its own, so the benchmark needs no downloads:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* k-d tree workload: triangle scenes (generated or read from Wavefront OBJ)
  * and the layout of a built tree, shared by the CPU check (plain C) and the
  * GPU builder (CUDA).  See docs/kdtree.md. */

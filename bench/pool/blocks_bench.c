@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Block core free indices compared on the same traces (CPU, one thread):
  * TLSF (tlsf.h) against the seed's max-heap (blocks_maxheap.h).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds wh_pool_bench variants of the VMM growth policy (pool_vmm.c's
 # WH__* macros) into DIR (default build-carry/vmm), for a device run that
 # compares them in one call.  Each line of VARIANTS: NAME FLAGS...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Host pool benchmark on the GPU (called by scripts/gpu-check.sh --bench with
 # BUILD and OUT set): wh_pool_bench writes pool_bench.csv and pool_bench.md to
 # $OUT; the block core's CPU trace comparison goes next to them.

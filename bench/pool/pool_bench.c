@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool benchmark: one binary, one run, against cudaMalloc/cudaFree and
  * cudaMallocAsync/cudaFreeAsync (device default pool, release threshold
  * UINT64_MAX so it keeps memory), all on one non-blocking stream unless said.

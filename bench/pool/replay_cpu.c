@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RMM's random_allocations (the pattern of pool_bench.c, same sizes and
  * seeds, same passes: a cold one, then 5 / 3 / 1 warm ones for N = 1e3 /
  * 1e4 / 1e5) replayed on the CPU backend, for the default growth (the range,

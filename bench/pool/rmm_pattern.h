@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The benchmark's allocation patterns, shared by pool_bench.c (timed on the
  * GPU) and replay_cpu.c (replayed on the CPU backend).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Allocator ablations on wa-tor (DynaSOAr 6.3, Fig. 12c and Fig. 13): the
 # default wh_wator and the switched builds of examples/wator/CMakeLists.txt
 # (include/warpheap/soa_config.h: request coalescing off, bitmap rotation off,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Object allocator benchmarks on the GPU (run by scripts/gpu-check.sh --bench,
 # or by hand: BUILD=build-soa OUT=/tmp/out bench/soa/gpu-bench.sh [main|malloc|all]).
 # Writes into $OUT/soa: log.txt (every program's output), apps.csv (time per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What CUDA's device malloc costs per object: for each object size, how many
  * objects fit in a device heap of --heap-mb, and so the bytes each one takes
  * (heap / count).  The space comparison of DynaSOAr section 6.2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator benchmarks (DynaSOAr, ECOOP 2019, section 6):
  *   pdo  -- parallel_do time for a fixed set of objects as the heap grows
  *           (Fig. 14b): the enumeration must not scale with the heap.

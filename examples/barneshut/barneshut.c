@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Barnes-Hut on the object allocator: DynaSOAr's "barnes-hut" benchmark
  * (Table 1 and section 6 of the DynaSOAr paper, ECOOP 2019): n-body gravity
  * with the bodies stored in a quad tree whose nodes are allocated and freed as
@@ -44,30 +45,36 @@ static uint64_t g_short = 0;
 
 #include <math.h>
 
+/* clang-format off */
 #define NODEBASE_FIELDS(F) F(uint64_t, parent) F(float, px) F(float, py) F(float, mass) F(uint32_t, slot)
+/* clang-format on */
 WH_SOA_CLASS(NodeBase, 0, NODEBASE_FIELDS)
 /* A homeless body's parent is its cursor: the node its descent has reached.
  * tag: the body's id and its state (bh_tag). */
+/* clang-format off */
 #define BODY_FIELDS(F) F(float, vx) F(float, vy) F(uint32_t, tag)
+/* clang-format on */
 WH_SOA_SUBCLASS(BodyNode, 1, NodeBase, BODY_FIELDS)
+/* clang-format off */
 #define TREE_FIELDS(F) F(uint64_t, c0) F(uint64_t, c1) F(uint64_t, c2) F(uint64_t, c3) \
     F(uint32_t, b0) F(uint32_t, b1) F(uint32_t, b2) F(uint32_t, b3) F(float, x0) F(float, y0) F(uint32_t, depth)
+/* clang-format on */
 WH_SOA_SUBCLASS(TreeNode, 2, NodeBase, TREE_FIELDS)
 
-#define BH_G 2.0e-6f
-#define BH_DAMP 0.01f
-#define BH_FIX 4294967296.0f
-#define BH_MAXD 24u                 /* deepest tree level */
+#define BH_G     2.0e-6f
+#define BH_DAMP  0.01f
+#define BH_FIX   4294967296.0f
+#define BH_MAXD  24u /* deepest tree level */
 #define BH_STACK (3u * BH_MAXD + 8u)
-#define BH_LIMIT 1.5f               /* positions stay in [-1.5, 1.5]; the root box is [-2, 2) */
+#define BH_LIMIT 1.5f /* positions stay in [-1.5, 1.5]; the root box is [-2, 2) */
 enum { BH_IN_TREE = 0, BH_HOMELESS = 1, BH_LOST = 2 };
 enum { CTR_MAXDEPTH = 0, CTR_HOMELESS, CTR_LOST, CTR_N };
 
 typedef struct bh_ctx {
     float dt, theta;
-    uint32_t depth;                 /* the depth a bottom-up round works on */
+    uint32_t depth; /* the depth a bottom-up round works on */
     uint64_t root;
-    uint32_t *ctr;                  /* CTR_N counters */
+    uint32_t *ctr; /* CTR_N counters */
 } bh_ctx;
 
 WH_INLINE WH_HOST_DEVICE float bh_unit(uint64_t i, uint64_t k) {
@@ -79,12 +86,16 @@ WH_INLINE WH_HOST_DEVICE float bh_unit(uint64_t i, uint64_t k) {
 WH_INLINE WH_HOST_DEVICE float bh_size(uint32_t depth) { return 4.0f / (float)(1u << depth); }
 WH_INLINE WH_HOST_DEVICE float tn_size(TreeNode t) { return bh_size(WH_GET(TreeNode, t, depth)); }
 WH_INLINE WH_HOST_DEVICE uint64_t *tn_child(TreeNode t, uint32_t q) {
-    return q == 0 ? WH_FIELD(TreeNode, t, c0) : q == 1 ? WH_FIELD(TreeNode, t, c1) : q == 2 ? WH_FIELD(TreeNode, t, c2)
-                                                                                              : WH_FIELD(TreeNode, t, c3);
+    return q == 0   ? WH_FIELD(TreeNode, t, c0)
+           : q == 1 ? WH_FIELD(TreeNode, t, c1)
+           : q == 2 ? WH_FIELD(TreeNode, t, c2)
+                    : WH_FIELD(TreeNode, t, c3);
 }
 WH_INLINE WH_HOST_DEVICE uint32_t *tn_bid(TreeNode t, uint32_t q) {
-    return q == 0 ? WH_FIELD(TreeNode, t, b0) : q == 1 ? WH_FIELD(TreeNode, t, b1) : q == 2 ? WH_FIELD(TreeNode, t, b2)
-                                                                                              : WH_FIELD(TreeNode, t, b3);
+    return q == 0   ? WH_FIELD(TreeNode, t, b0)
+           : q == 1 ? WH_FIELD(TreeNode, t, b1)
+           : q == 2 ? WH_FIELD(TreeNode, t, b2)
+                    : WH_FIELD(TreeNode, t, b3);
 }
 WH_INLINE WH_HOST_DEVICE uint32_t tn_quadrant(TreeNode t, float x, float y) {
     float h = tn_size(t) * 0.5f;
@@ -98,7 +109,8 @@ WH_INLINE WH_HOST_DEVICE bool tn_contains(TreeNode t, float x, float y) {
 WH_INLINE WH_HOST_DEVICE bool tn_in_slot(TreeNode t, uint32_t q, float x, float y) {
     return tn_contains(t, x, y) && tn_quadrant(t, x, y) == q;
 }
-WH_INLINE WH_HOST_DEVICE void bh_pair(float x, float y, float m, float ox, float oy, float om, int64_t *ax, int64_t *ay) {
+WH_INLINE WH_HOST_DEVICE void bh_pair(float x, float y, float m, float ox, float oy, float om, int64_t *ax,
+                                      int64_t *ay) {
     float dx = ox - x, dy = oy - y;
     float d2 = dx * dx + dy * dy;
     if (d2 == 0.0f) return;
@@ -107,11 +119,11 @@ WH_INLINE WH_HOST_DEVICE void bh_pair(float x, float y, float m, float ox, float
     *ax += (int64_t)(f * dx * BH_FIX);
     *ay += (int64_t)(f * dy * BH_FIX);
 }
-#define BH_BID(id) (0xFFFFFFFFu - (id))
+#define BH_BID(id)    (0xFFFFFFFFu - (id))
 /* A body's tag: its id in the low 30 bits, its state (BH_IN_TREE,
  * BH_HOMELESS, BH_LOST) in the top two -- one word where two would take
  * 4 more bytes of every body. */
-#define BH_ID_BITS 30u
+#define BH_ID_BITS    30u
 #define BH_MAX_BODIES (1ull << BH_ID_BITS)
 WH_INLINE WH_HOST_DEVICE uint32_t bh_tag(uint32_t id, uint32_t state) { return id | state << BH_ID_BITS; }
 WH_INLINE WH_HOST_DEVICE uint32_t bh_id(uint32_t tag) { return tag & (uint32_t)(BH_MAX_BODIES - 1u); }
@@ -130,11 +142,16 @@ WH_INLINE WH_HOST_DEVICE void bh_body0(uint64_t i, float *x, float *y, float *m,
     *vy = *x * 0.05f;
 }
 WH_INLINE WH_HOST_DEVICE void root_init(const wh_soa *s, TreeNode t, uint64_t i, const bh_ctx *c) {
-    (void)s; (void)i; (void)c;
+    (void)s;
+    (void)i;
+    (void)c;
     WH_GET(TreeNode, t, base.parent) = 0;
     WH_GET(TreeNode, t, base.slot) = 0;
     WH_GET(TreeNode, t, base.px) = WH_GET(TreeNode, t, base.py) = WH_GET(TreeNode, t, base.mass) = 0.0f;
-    for (uint32_t q = 0; q < 4; ++q) { *tn_child(t, q) = 0; *tn_bid(t, q) = 0; }
+    for (uint32_t q = 0; q < 4; ++q) {
+        *tn_child(t, q) = 0;
+        *tn_bid(t, q) = 0;
+    }
     WH_GET(TreeNode, t, x0) = WH_GET(TreeNode, t, y0) = -2.0f;
     WH_GET(TreeNode, t, depth) = 0;
 }
@@ -145,7 +162,7 @@ WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, BodyNode b, uint64_t i,
     WH_GET(BodyNode, b, base.px) = x;
     WH_GET(BodyNode, b, base.py) = y;
     WH_GET(BodyNode, b, base.mass) = m;
-    WH_GET(BodyNode, b, base.parent) = c->root;        /* homeless: the cursor */
+    WH_GET(BodyNode, b, base.parent) = c->root; /* homeless: the cursor */
     WH_GET(BodyNode, b, base.slot) = 0;
     WH_GET(BodyNode, b, vx) = vx;
     WH_GET(BodyNode, b, vy) = vy;
@@ -170,7 +187,7 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, BodyNode b, const bh_c
     uint64_t stack[BH_STACK];
     uint32_t top = 0;
     stack[top++] = c->root;
-    while (top) {                                       /* bounded: each node is pushed at most once */
+    while (top) { /* bounded: each node is pushed at most once */
         uint64_t p = stack[--top];
         NodeBase o = NodeBase_from(p);
         float om = WH_GET(NodeBase, o, mass);
@@ -194,8 +211,14 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, BodyNode b, const bh_c
 
 /* ---- move; leaving bodies clear their slot ----------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE void bh_clamp(float *p, float *v) {
-    if (*p < -BH_LIMIT) { *p = -BH_LIMIT; *v = -*v; }
-    if (*p > BH_LIMIT) { *p = BH_LIMIT; *v = -*v; }
+    if (*p < -BH_LIMIT) {
+        *p = -BH_LIMIT;
+        *v = -*v;
+    }
+    if (*p > BH_LIMIT) {
+        *p = BH_LIMIT;
+        *v = -*v;
+    }
 }
 WH_INLINE WH_HOST_DEVICE void body_move(const wh_soa *s, BodyNode b, const bh_ctx *c) {
     (void)s;
@@ -206,11 +229,15 @@ WH_INLINE WH_HOST_DEVICE void body_move(const wh_soa *s, BodyNode b, const bh_ct
     bh_clamp(px, vx);
     bh_clamp(py, vy);
     uint32_t *tag = &WH_GET(BodyNode, b, tag);
-    if (bh_state(*tag) == BH_LOST) { bh_set_state(tag, BH_HOMELESS); WH_GET(BodyNode, b, base.parent) = c->root; return; }
+    if (bh_state(*tag) == BH_LOST) {
+        bh_set_state(tag, BH_HOMELESS);
+        WH_GET(BodyNode, b, base.parent) = c->root;
+        return;
+    }
     TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent));
     if (tn_in_slot(t, WH_GET(BodyNode, b, base.slot), *px, *py)) return;
     *tn_child(t, WH_GET(BodyNode, b, base.slot)) = 0;
-    WH_GET(BodyNode, b, base.parent) = c->root;        /* the cursor, from the top */
+    WH_GET(BodyNode, b, base.parent) = c->root; /* the cursor, from the top */
     bh_set_state(tag, BH_HOMELESS);
 }
 
@@ -221,12 +248,15 @@ WH_INLINE WH_HOST_DEVICE void tree_collapse(const wh_soa *s, TreeNode t, const b
     uint64_t only = 0;
     for (uint32_t q = 0; q < 4; ++q) {
         uint64_t ch = *tn_child(t, q);
-        if (ch) { ++kids; only = ch; }
+        if (ch) {
+            ++kids;
+            only = ch;
+        }
     }
     if (kids > 1 || (kids == 1 && !WH_SOA_IS(s, only, BodyNode))) return;
     TreeNode parent = TreeNode_from(WH_GET(TreeNode, t, base.parent));
     uint32_t slot = WH_GET(TreeNode, t, base.slot);
-    *tn_child(parent, slot) = only;                    /* the body, or nothing */
+    *tn_child(parent, slot) = only; /* the body, or nothing */
     if (only) {
         WH_GET(NodeBase, NodeBase_from(only), parent) = parent.p;
         WH_GET(NodeBase, NodeBase_from(only), slot) = slot;
@@ -238,8 +268,8 @@ WH_INLINE WH_HOST_DEVICE void tree_collapse(const wh_soa *s, TreeNode t, const b
 WH_INLINE WH_HOST_DEVICE void body_bid(const wh_soa *s, BodyNode b, const bh_ctx *c) {
     if (bh_state(WH_GET(BodyNode, b, tag)) != BH_HOMELESS) return;
     float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py);
-    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent));   /* the cursor */
-    for (uint32_t d = 0; d <= BH_MAXD + 1u; ++d) {     /* descend through subtrees */
+    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent)); /* the cursor */
+    for (uint32_t d = 0; d <= BH_MAXD + 1u; ++d) {                /* descend through subtrees */
         uint64_t ch = *tn_child(t, tn_quadrant(t, x, y));
         if (!ch || !WH_SOA_IS(s, ch, TreeNode)) break;
         t = TreeNode_from(ch);
@@ -251,17 +281,17 @@ WH_INLINE WH_HOST_DEVICE void body_bid(const wh_soa *s, BodyNode b, const bh_ctx
 WH_INLINE WH_HOST_DEVICE void body_place(const wh_soa *s, BodyNode b, const bh_ctx *c) {
     if (bh_state(WH_GET(BodyNode, b, tag)) != BH_HOMELESS) return;
     float x = WH_GET(BodyNode, b, base.px), y = WH_GET(BodyNode, b, base.py);
-    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent));   /* the cursor */
+    TreeNode t = TreeNode_from(WH_GET(BodyNode, b, base.parent)); /* the cursor */
     uint32_t q = tn_quadrant(t, x, y);
     uint32_t *bid = tn_bid(t, q);
     if (wh_atomic_load(bid, WH_RELAXED) != BH_BID(bh_id(WH_GET(BodyNode, b, tag)))) {
-        (void)wh_atomic_fetch_add(&c->ctr[CTR_HOMELESS], 1u, WH_RELAXED);   /* lost the bid: next round */
+        (void)wh_atomic_fetch_add(&c->ctr[CTR_HOMELESS], 1u, WH_RELAXED); /* lost the bid: next round */
         return;
     }
     wh_atomic_store(bid, 0u, WH_RELAXED);
     uint64_t *slot = tn_child(t, q);
-    if (!*slot) {                                       /* empty: take it */
-        *slot = b.p;                                    /* the cursor t becomes the parent */
+    if (!*slot) {    /* empty: take it */
+        *slot = b.p; /* the cursor t becomes the parent */
         WH_GET(BodyNode, b, base.slot) = q;
         bh_set_state(&WH_GET(BodyNode, b, tag), BH_IN_TREE);
         return;
@@ -269,7 +299,7 @@ WH_INLINE WH_HOST_DEVICE void body_place(const wh_soa *s, BodyNode b, const bh_c
     /* a body: split the slot with a new TreeNode and move that body into it */
     uint32_t depth = WH_GET(TreeNode, t, depth) + 1u;
     TreeNode n = depth > BH_MAXD ? TreeNode_from(0) : WH_SOA_NEW(s, TreeNode);
-    if (TreeNode_is_null(n)) {                          /* too deep (or no memory): left out this iteration */
+    if (TreeNode_is_null(n)) { /* too deep (or no memory): left out this iteration */
         bh_set_state(&WH_GET(BodyNode, b, tag), BH_LOST);
         (void)wh_atomic_fetch_add(&c->ctr[CTR_LOST], 1u, WH_RELAXED);
         return;
@@ -281,7 +311,10 @@ WH_INLINE WH_HOST_DEVICE void body_place(const wh_soa *s, BodyNode b, const bh_c
     WH_GET(TreeNode, n, base.parent) = t.p;
     WH_GET(TreeNode, n, base.slot) = q;
     WH_GET(TreeNode, n, base.mass) = 0.0f;
-    for (uint32_t k = 0; k < 4; ++k) { *tn_child(n, k) = 0; *tn_bid(n, k) = 0; }
+    for (uint32_t k = 0; k < 4; ++k) {
+        *tn_child(n, k) = 0;
+        *tn_bid(n, k) = 0;
+    }
     NodeBase other = NodeBase_from(*slot);
     uint32_t oq = tn_quadrant(n, WH_GET(NodeBase, other, px), WH_GET(NodeBase, other, py));
     *tn_child(n, oq) = other.p;
@@ -289,7 +322,7 @@ WH_INLINE WH_HOST_DEVICE void body_place(const wh_soa *s, BodyNode b, const bh_c
     WH_GET(NodeBase, other, slot) = oq;
     *slot = n.p;
     (void)wh_atomic_fetch_max(&c->ctr[CTR_MAXDEPTH], depth, WH_RELAXED);
-    (void)wh_atomic_fetch_add(&c->ctr[CTR_HOMELESS], 1u, WH_RELAXED);   /* still homeless: descends next round */
+    (void)wh_atomic_fetch_add(&c->ctr[CTR_HOMELESS], 1u, WH_RELAXED); /* still homeless: descends next round */
 }
 
 /* ---- summary: bottom-up, one depth per round ------------------------------------------------ */
@@ -328,7 +361,10 @@ static uint32_t bh_rebuild(wh_soa *soa, bh_ctx *c, uint64_t n, int dev, uint64_t
     ctr_get(c, h, dev);
     uint32_t lost = 0;
     for (uint64_t r = 0;; ++r) {
-        if (r > n * (BH_MAXD + 1u) + 64u) { fprintf(stderr, "barneshut: insertion did not finish\n"); exit(1); }
+        if (r > n * (BH_MAXD + 1u) + 64u) {
+            fprintf(stderr, "barneshut: insertion did not finish\n");
+            exit(1);
+        }
         h[CTR_HOMELESS] = 0;
         h[CTR_LOST] = 0;
         ctr_set(c, h, dev);
@@ -346,16 +382,22 @@ static uint32_t bh_rebuild(wh_soa *soa, bh_ctx *c, uint64_t n, int dev, uint64_t
     return lost;
 }
 
-typedef struct bodies { float *r; uint64_t n; } bodies;   /* rows id, px, py, vx, vy, m sorted by id */
+typedef struct bodies {
+    float *r;
+    uint64_t n;
+} bodies; /* rows id, px, py, vx, vy, m sorted by id */
 #define BH_ROW 6
 
 /* Walk the tree in a host image: every body once, inside its box, links consistent. */
 static uint64_t tree_check(const wh_soa *img, const wh_soa *soa, uint64_t root, uint64_t n_expect, uint32_t lost,
                            uint64_t *tnodes) {
     uint64_t bad = 0, bodies_seen = 0;
-    uint64_t stack[BH_STACK + 8];   /* DFS pushes at most 3 per level beyond the path */
+    uint64_t stack[BH_STACK + 8]; /* DFS pushes at most 3 per level beyond the path */
     size_t top = 0;
-#define BH_HOST(p) (((p) & ~WH_SOA_ADDR_MASK) | (uint64_t)(uintptr_t)((uint8_t *)img->mem + ((uint8_t *)wh_soa_ptr_block(p) - (uint8_t *)soa->mem)) | wh_soa_ptr_slot(p))
+#define BH_HOST(p)                                                                                         \
+    (((p) & ~WH_SOA_ADDR_MASK) |                                                                           \
+     (uint64_t)(uintptr_t)((uint8_t *)img->mem + ((uint8_t *)wh_soa_ptr_block(p) - (uint8_t *)soa->mem)) | \
+     wh_soa_ptr_slot(p))
     stack[top++] = root;
     *tnodes = 0;
     while (top) {
@@ -368,9 +410,11 @@ static uint64_t tree_check(const wh_soa *img, const wh_soa *soa, uint64_t root, 
             NodeBase o = NodeBase_from(BH_HOST(ch));
             bad += WH_GET(NodeBase, o, parent) != p || WH_GET(NodeBase, o, slot) != q;
             if (WH_SOA_IS(img, ch, TreeNode)) {
-                if (top < BH_STACK + 8) stack[top++] = ch; else ++bad;
-            }
-            else {
+                if (top < BH_STACK + 8)
+                    stack[top++] = ch;
+                else
+                    ++bad;
+            } else {
                 ++bodies_seen;
                 bad += !tn_contains(t, WH_GET(NodeBase, o, px), WH_GET(NodeBase, o, py)) ||
                        tn_quadrant(t, WH_GET(NodeBase, o, px), WH_GET(NodeBase, o, py)) != q;
@@ -389,21 +433,23 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
     APP_TRY(wh_soa_create(&soa, &cfg));
     c.ctr = (uint32_t *)app_alloc(CTR_N * 4, dev);
     APP_TRY(TreeNode_parallel_new_root_init(&soa, 1, c));
-    {   /* the root's pointer: the only TreeNode so far */
+    { /* the root's pointer: the only TreeNode so far */
         wh_soa img;
         void *owned;
         APP_TRY(wh_soa_host_image(&soa, &img, &owned));
         wh_soa_iter it;
         wh_soa_iter_begin(&it, &img, TreeNode_TYPE);
         uint64_t p = wh_soa_iter_next(&it, &img);
-        c.root = (p & ~WH_SOA_ADDR_MASK) | (uint64_t)(uintptr_t)((uint8_t *)soa.mem + ((uint8_t *)wh_soa_ptr_block(p) - (uint8_t *)img.mem)) | wh_soa_ptr_slot(p);
+        c.root = (p & ~WH_SOA_ADDR_MASK) |
+                 (uint64_t)(uintptr_t)((uint8_t *)soa.mem + ((uint8_t *)wh_soa_ptr_block(p) - (uint8_t *)img.mem)) |
+                 wh_soa_ptr_slot(p);
         free(owned);
     }
     APP_TRY(BodyNode_parallel_new_body_init(&soa, n, c));
     uint64_t rounds = 0;
     uint32_t lost = bh_rebuild(&soa, &c, n, dev, &rounds);
     *peak = app_heap_used(&soa);
-    int every = iters / 20 + 1 < 16 ? iters / 20 + 1 : 16;   /* peak-memory samples */
+    int every = iters / 20 + 1 < 16 ? iters / 20 + 1 : 16; /* peak-memory samples */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (int it = 0; it < iters; ++it) {
@@ -436,8 +482,11 @@ static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_
         uint32_t id = bh_id(WH_GET(BodyNode, b, tag));
         float *r = out->r + (uint64_t)id * BH_ROW;
         r[0] = (float)id;
-        r[1] = WH_GET(BodyNode, b, base.px); r[2] = WH_GET(BodyNode, b, base.py);
-        r[3] = WH_GET(BodyNode, b, vx); r[4] = WH_GET(BodyNode, b, vy); r[5] = WH_GET(BodyNode, b, base.mass);
+        r[1] = WH_GET(BodyNode, b, base.px);
+        r[2] = WH_GET(BodyNode, b, base.py);
+        r[3] = WH_GET(BodyNode, b, vx);
+        r[4] = WH_GET(BodyNode, b, vy);
+        r[5] = WH_GET(BodyNode, b, base.mass);
         ++out->n;
     }
     uint32_t h[CTR_N];
@@ -489,7 +538,7 @@ static void write_picture(const char *path, const bodies *s) {
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run killed by a time limit keeps its log */
     uint64_t n = 300000;
     int iters = 4000, fit = 0;
     bh_ctx c;
@@ -511,7 +560,10 @@ int main(int argc, char **argv) {
     int dev = o.dev, check = o.check;
     g_malloc_heap = app_heap_opt(&o, 0);
     size_t heap = g_malloc_heap ? g_malloc_heap : (size_t)n * 400 + ((size_t)16 << 20);
-    if (n < 1 || n > BH_MAX_BODIES || iters < 0) { fprintf(stderr, "barneshut: bad size\n"); return 2; }
+    if (n < 1 || n > BH_MAX_BODIES || iters < 0) {
+        fprintf(stderr, "barneshut: bad size\n");
+        return 2;
+    }
     char env[512];
     app_env(env, sizeof env, dev);
     printf("barneshut: %llu bodies, %d iterations, theta %g, dt %g, heap %zu MiB, %s\n", (unsigned long long)n, iters,
@@ -528,7 +580,10 @@ int main(int argc, char **argv) {
         app_take_done(&done);
         app_print_run("warpheap", t, done, "iteration", peak, "");
         rc |= bad_a != 0;
-        if (fit && g_short) { printf("  warpheap: %llu bodies or allocations short -> does not fit\n", (unsigned long long)g_short); rc |= 3; }
+        if (fit && g_short) {
+            printf("  warpheap: %llu bodies or allocations short -> does not fit\n", (unsigned long long)g_short);
+            rc |= 3;
+        }
     }
     double t_m = -1;
     size_t peak_m = 0;
@@ -539,12 +594,15 @@ int main(int argc, char **argv) {
         t_m = run_malloc(n, iters, c, &mm, &peak_m);
         app_take_done(&done_m);
         app_print_run("malloc", t_m, done_m, "iteration", peak_m, " (reserved)");
-        if (fit && g_short) { printf("  malloc: %llu bodies or allocations short -> does not fit\n", (unsigned long long)g_short); rc |= 3; }
+        if (fit && g_short) {
+            printf("  malloc: %llu bodies or allocations short -> does not fit\n", (unsigned long long)g_short);
+            rc |= 3;
+        }
         if (check && a.r) rc |= compare("malloc", &mm, "gpu", &a) != 0;
         free(mm.r);
     }
 #endif
-    if (check && a.r) {      /* the reference: CPU backend, one host thread */
+    if (check && a.r) { /* the reference: CPU backend, one host thread */
         run(n, iters, c, heap, 0, 1, &b, &peak_b, &bad_b);
         rc |= bad_b != 0;
         rc |= compare(dev ? "gpu" : "cpu (4 threads)", &a, "cpu (1 thread)", &b) != 0;

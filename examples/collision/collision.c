@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Particle collisions on the object allocator: DynaSOAr's "collision" (Table 1
  * and section 6 of the DynaSOAr paper, ECOOP 2019): n-body gravity in which
  * particles that come closer than a merge threshold merge (perfectly
@@ -27,18 +28,19 @@
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
 
-
 #include <math.h>
 
 /* id before cand: no padding in front of the 8-byte field, 44 bytes an object */
+/* clang-format off */
 #define BODY_FIELDS(F)                                                                             \
     F(float, px) F(float, py) F(float, vx) F(float, vy) F(float, fx) F(float, fy) F(float, mass)      \
     F(uint32_t, id) F(uint64_t, cand) F(uint32_t, win)
+/* clang-format on */
 WH_SOA_CLASS(Body, 0, BODY_FIELDS)
 
-#define CO_G 2.0e-5f
+#define CO_G    2.0e-5f
 #define CO_DAMP 0.05f
-#define CO_FIX 4294967296.0f /* 2^32 */
+#define CO_FIX  4294967296.0f /* 2^32 */
 
 typedef struct co_ctx {
     float dt, thr2;
@@ -94,7 +96,8 @@ WH_INLINE WH_HOST_DEVICE void co_absorb(float *m, float *vx, float *vy, float *f
 
 /* ---- warpheap ---------------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, Body b, uint64_t i, const co_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     co_init(i, &WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy),
             &WH_GET(Body, b, mass));
     WH_GET(Body, b, id) = (uint32_t)i;
@@ -129,7 +132,8 @@ WH_INLINE WH_HOST_DEVICE void body_find(const wh_soa *s, Body b, const co_ctx *c
     WH_GET(Body, b, win) = 0;
 }
 WH_INLINE WH_HOST_DEVICE void body_claim(const wh_soa *s, Body b, const co_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     uint64_t cand = WH_GET(Body, b, cand);
     if (cand) (void)wh_atomic_fetch_max(&WH_GET(Body, Body_from(cand), win), CO_BID(WH_GET(Body, b, id)), WH_RELAXED);
 }
@@ -146,8 +150,8 @@ WH_INLINE WH_HOST_DEVICE void body_merge(const wh_soa *s, Body b, const co_ctx *
 }
 WH_INLINE WH_HOST_DEVICE void body_update(const wh_soa *s, Body b, const co_ctx *c) {
     (void)s;
-    co_move(&WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy),
-            WH_GET(Body, b, fx), WH_GET(Body, b, fy), WH_GET(Body, b, mass), c->dt);
+    co_move(&WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy), WH_GET(Body, b, fx),
+            WH_GET(Body, b, fy), WH_GET(Body, b, mass), c->dt);
 }
 WH_SOA_PARALLEL_NEW(Body, body_init, co_ctx)
 WH_SOA_PARALLEL_DO(Body, body_find, co_ctx)
@@ -199,7 +203,10 @@ WH_SOA_PARALLEL_FOR(st_update_all, co_ctx, st_update)
 
 /* ---- driver ------------------------------------------------------------------------ */
 /* Survivors as rows (id, px, py, vx, vy, m) sorted by id. */
-typedef struct rows { float *r; uint64_t n; } rows;
+typedef struct rows {
+    float *r;
+    uint64_t n;
+} rows;
 #define CO_ROW 6
 
 static int cmp_row(const void *a, const void *b) {
@@ -208,7 +215,12 @@ static int cmp_row(const void *a, const void *b) {
 }
 static void rows_sort(rows *r) { qsort(r->r, r->n, CO_ROW * sizeof(float), cmp_row); }
 static void row_set(float *r, uint32_t id, float px, float py, float vx, float vy, float m) {
-    r[0] = (float)id; r[1] = px; r[2] = py; r[3] = vx; r[4] = vy; r[5] = m;
+    r[0] = (float)id;
+    r[1] = px;
+    r[2] = py;
+    r[3] = vx;
+    r[4] = vy;
+    r[5] = m;
 }
 
 /* Bytes of the heap's blocks in use (synchronises; not timed). */
@@ -220,7 +232,7 @@ static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, 
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     APP_TRY(Body_parallel_new_body_init(&soa, n, c));
-    *peak = app_heap_used(&soa);                 /* deallocation only: the peak is the start */
+    *peak = app_heap_used(&soa); /* deallocation only: the peak is the start */
     app_sync(dev);
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
@@ -291,11 +303,15 @@ static double run_static(uint64_t n, int iters, co_ctx c, int dev, rows *out, si
  * Bodies are malloc'd structs read through an array of object pointers (8
  * bytes per body), compacted after each merge phase; merged bodies are freed. */
 #if defined(__CUDACC__)
-typedef struct cm_body { float px, py, vx, vy, fx, fy, m; uint32_t id, win, dead; struct cm_body *cand; } cm_body;
+typedef struct cm_body {
+    float px, py, vx, vy, fx, fy, m;
+    uint32_t id, win, dead;
+    struct cm_body *cand;
+} cm_body;
 typedef struct cm_ctx {
     co_ctx c;
     cm_body **items, **next, **dead;
-    uint32_t *cnt;                                       /* n, n_next, n_dead */
+    uint32_t *cnt; /* n, n_next, n_dead */
     unsigned long long *fails;
 } cm_ctx;
 static __global__ void cm_init(cm_ctx m, uint64_t n) {
@@ -303,9 +319,15 @@ static __global__ void cm_init(cm_ctx m, uint64_t n) {
     if (i >= n) return;
     cm_body *b = (cm_body *)malloc(sizeof(cm_body));
     m.items[i] = b;
-    if (!b) { atomicAdd(m.fails, 1ull); return; }
+    if (!b) {
+        atomicAdd(m.fails, 1ull);
+        return;
+    }
     co_init(i, &b->px, &b->py, &b->vx, &b->vy, &b->m);
-    b->id = (uint32_t)i; b->win = 0; b->dead = 0; b->cand = NULL;
+    b->id = (uint32_t)i;
+    b->win = 0;
+    b->dead = 0;
+    b->cand = NULL;
 }
 static __global__ void cm_find(cm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, n = m.cnt[0];
@@ -318,7 +340,10 @@ static __global__ void cm_find(cm_ctx m) {
         cm_body *o = m.items[j];
         if (o == me) continue;
         float d2 = co_pair(x, y, mass, o->px, o->py, o->m, &ax, &ay);
-        if (d2 < m.c.thr2 && o->id < me->id && o->id < best) { best = o->id; cand = o; }
+        if (d2 < m.c.thr2 && o->id < me->id && o->id < best) {
+            best = o->id;
+            cand = o;
+        }
     }
     me->fx = (float)((double)ax / CO_FIX);
     me->fy = (float)((double)ay / CO_FIX);
@@ -348,7 +373,10 @@ static __global__ void cm_free_dead(cm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < m.cnt[2]) free(m.dead[i]);
 }
-static __global__ void cm_swap(cm_ctx m) { m.cnt[0] = m.cnt[1]; m.cnt[1] = m.cnt[2] = 0; }
+static __global__ void cm_swap(cm_ctx m) {
+    m.cnt[0] = m.cnt[1];
+    m.cnt[1] = m.cnt[2] = 0;
+}
 static __global__ void cm_update(cm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m.cnt[0]) return;
@@ -360,41 +388,60 @@ static __global__ void cm_export(cm_ctx m, float *out) {
     if (i >= m.cnt[0]) return;
     cm_body *b = m.items[i];
     float *r = out + (uint64_t)i * CO_ROW;
-    r[0] = (float)b->id; r[1] = b->px; r[2] = b->py; r[3] = b->vx; r[4] = b->vy; r[5] = b->m;
+    r[0] = (float)b->id;
+    r[1] = b->px;
+    r[2] = b->py;
+    r[3] = b->vx;
+    r[4] = b->vy;
+    r[5] = b->m;
     free(b);
 }
 static double run_malloc(uint64_t n, int iters, co_ctx c, rows *out, size_t *peak) {
-    size_t heap = budget_heap(0, (size_t)n * 128 + ((size_t)32 << 20));   /* the pointer lists are not counted */
+    size_t heap = budget_heap(0, (size_t)n * 128 + ((size_t)32 << 20)); /* the pointer lists are not counted */
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
     cm_ctx m;
     memset(&m, 0, sizeof m);
     m.c = c;
-    WH_CUDA_OR_DIE(cudaMalloc(&m.items, n * 8)); WH_CUDA_OR_DIE(cudaMalloc(&m.next, n * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.items, n * 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&m.next, n * 8));
     WH_CUDA_OR_DIE(cudaMalloc(&m.dead, n * 8));
     WH_CUDA_OR_DIE(cudaMalloc(&m.cnt, 16));
     uint32_t cnt0[4] = {(uint32_t)n, 0, 0, 0};
     WH_CUDA_OR_DIE(cudaMemcpy(m.cnt, cnt0, 16, cudaMemcpyHostToDevice));
     WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
     WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
-    *peak = heap + n * 24;                               /* reserved: malloc heap and pointer arrays */
+    *peak = heap + n * 24; /* reserved: malloc heap and pointer arrays */
     unsigned g = (unsigned)((n + 255) / 256);
-    cm_init<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
+    cm_init<<<g, 256>>>(m, n);
+    WH_LAUNCH_OR_DIE();
     unsigned long long fails = 0;
     WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
-    if (fails) { fprintf(stderr, "malloc: %llu allocations failed\n", fails); exit(1); }
+    if (fails) {
+        fprintf(stderr, "malloc: %llu allocations failed\n", fails);
+        exit(1);
+    }
     int dev = 1;
     app_sync(dev);
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
         APP_TIME_CAP(it, 8, dev, t0)
-        cm_find<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        cm_claim<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        cm_merge<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        cm_compact<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        cm_free_dead<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        cm_swap<<<1, 1>>>(m); WH_LAUNCH_OR_DIE();
-        cm_body **t = m.items; m.items = m.next; m.next = t;
-        cm_update<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        cm_find<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        cm_claim<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        cm_merge<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        cm_compact<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        cm_free_dead<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        cm_swap<<<1, 1>>>(m);
+        WH_LAUNCH_OR_DIE();
+        cm_body **t = m.items;
+        m.items = m.next;
+        m.next = t;
+        cm_update<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
     }
     app_sync(dev);
     double t = app_now() - t0;
@@ -402,14 +449,18 @@ static double run_malloc(uint64_t n, int iters, co_ctx c, rows *out, size_t *pea
     WH_CUDA_OR_DIE(cudaMemcpy(&left, m.cnt, 4, cudaMemcpyDeviceToHost));
     float *d_out;
     WH_CUDA_OR_DIE(cudaMalloc(&d_out, (size_t)n * CO_ROW * 4));
-    cm_export<<<g, 256>>>(m, d_out); WH_LAUNCH_OR_DIE();
+    cm_export<<<g, 256>>>(m, d_out);
+    WH_LAUNCH_OR_DIE();
     out->n = left;
     out->r = (float *)malloc(n * CO_ROW * sizeof(float));
     app_to_host(out->r, d_out, (size_t)left * CO_ROW * 4, 1);
     rows_sort(out);
     WH_CUDA_OR_DIE(cudaFree(d_out));
-    WH_CUDA_OR_DIE(cudaFree(m.items)); WH_CUDA_OR_DIE(cudaFree(m.next)); WH_CUDA_OR_DIE(cudaFree(m.dead));
-    WH_CUDA_OR_DIE(cudaFree(m.cnt)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    WH_CUDA_OR_DIE(cudaFree(m.items));
+    WH_CUDA_OR_DIE(cudaFree(m.next));
+    WH_CUDA_OR_DIE(cudaFree(m.dead));
+    WH_CUDA_OR_DIE(cudaFree(m.cnt));
+    WH_CUDA_OR_DIE(cudaFree(m.fails));
     return t;
 }
 #endif
@@ -439,7 +490,9 @@ static void write_picture(const char *path, const rows *r) {
                 int xx = x + dx, yy = y + dy;
                 if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
                 unsigned char *p = img + ((size_t)yy * w + xx) * 3;
-                p[0] = 255; p[1] = (unsigned char)(q[5] > 2.0f ? 120 : 230); p[2] = 60;
+                p[0] = 255;
+                p[1] = (unsigned char)(q[5] > 2.0f ? 120 : 230);
+                p[2] = 60;
             }
     }
     app_write_ppm(path, w, h, img);
@@ -447,7 +500,7 @@ static void write_picture(const char *path, const rows *r) {
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run killed by a time limit keeps its log */
     uint64_t n = 40000;
     int iters = 2000;
     float thr = 0.005f, dt = 0.02f;
@@ -463,7 +516,10 @@ int main(int argc, char **argv) {
                  "DynaSOAr's collision benchmark (bodies that merge when close) on the object allocator.");
     app_opts_done(&o);
     int dev = o.dev, check = o.check;
-    if (n < 1 || n > 0xFFFFFFF0ull || iters < 0) { fprintf(stderr, "collision: bad size\n"); return 2; }
+    if (n < 1 || n > 0xFFFFFFF0ull || iters < 0) {
+        fprintf(stderr, "collision: bad size\n");
+        return 2;
+    }
     co_ctx c;
     memset(&c, 0, sizeof c);
     c.dt = dt;

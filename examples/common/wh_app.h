@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the object-allocator examples (nbody, wator, gameoflife, collision,
  * sugarscape, traffic, structure, barneshut; wh_app_bench.h builds on it;
  * their options are parsed by wh_cli.h): timing, the run environment (GPU, driver, CUDA version) for result files, and
@@ -51,7 +52,10 @@ static inline void app_env(char *out, size_t n, int on_device) {
 /* Write a w x h RGB image (rgb: 3 bytes per pixel, rows top to bottom). */
 static inline int app_write_ppm(const char *path, int w, int h, const unsigned char *rgb) {
     FILE *f = fopen(path, "wb");
-    if (!f) { perror(path); return -1; }
+    if (!f) {
+        perror(path);
+        return -1;
+    }
     fprintf(f, "P6\n%d %d\n255\n", w, h);
     size_t n = (size_t)w * (size_t)h * 3u;
     int ok = fwrite(rgb, 1, n, f) == n;
@@ -63,14 +67,20 @@ static inline int app_write_ppm(const char *path, int w, int h, const unsigned c
 /* Copy n bytes from the heap's memory space to the host. */
 static inline void app_to_host(void *dst, const void *src, size_t n, int on_device) {
 #if defined(__CUDACC__)
-    if (on_device) { WH_CUDA_OR_DIE(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost)); return; }
+    if (on_device) {
+        WH_CUDA_OR_DIE(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
+        return;
+    }
 #endif
     (void)on_device;
     memcpy(dst, src, n);
 }
 static inline void app_to_dev(void *dst, const void *src, size_t n, int on_device) {
 #if defined(__CUDACC__)
-    if (on_device) { WH_CUDA_OR_DIE(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice)); return; }
+    if (on_device) {
+        WH_CUDA_OR_DIE(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+        return;
+    }
 #endif
     (void)on_device;
     memcpy(dst, src, n);
@@ -78,16 +88,26 @@ static inline void app_to_dev(void *dst, const void *src, size_t n, int on_devic
 static inline void *app_alloc(size_t n, int on_device) {
     void *p = NULL;
 #if defined(__CUDACC__)
-    if (on_device) { WH_CUDA_OR_DIE(cudaMalloc(&p, n)); WH_CUDA_OR_DIE(cudaMemset(p, 0, n)); return p; }
+    if (on_device) {
+        WH_CUDA_OR_DIE(cudaMalloc(&p, n));
+        WH_CUDA_OR_DIE(cudaMemset(p, 0, n));
+        return p;
+    }
 #endif
     (void)on_device;
     p = calloc(1, n);
-    if (!p) { fprintf(stderr, "out of host memory (%zu bytes)\n", n); exit(1); }
+    if (!p) {
+        fprintf(stderr, "out of host memory (%zu bytes)\n", n);
+        exit(1);
+    }
     return p;
 }
 static inline void app_free(void *p, int on_device) {
 #if defined(__CUDACC__)
-    if (on_device) { WH_CUDA_OR_DIE(cudaFree(p)); return; }
+    if (on_device) {
+        WH_CUDA_OR_DIE(cudaFree(p));
+        return;
+    }
 #endif
     (void)on_device;
     free(p);
@@ -109,30 +129,34 @@ static inline void *app_alloc_mapped(size_t n, int on_device) {
 }
 static inline void app_free_mapped(void *p, int on_device) {
 #if defined(__CUDACC__)
-    if (on_device) { WH_CUDA_OR_DIE(cudaFreeHost(p)); return; }
+    if (on_device) {
+        WH_CUDA_OR_DIE(cudaFreeHost(p));
+        return;
+    }
 #endif
     app_free(p, on_device);
 }
 
 /* Check a wh_status in a program. */
-#define APP_TRY(call) do {                                                        \
-        wh_status st_ = (call);                                                   \
-        if (st_ != WH_OK) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,    \
-                    wh_strerror(st_), wh_last_error());                           \
-            exit(1);                                                              \
-        }                                                                         \
+#define APP_TRY(call)                                                                                              \
+    do {                                                                                                           \
+        wh_status st_ = (call);                                                                                    \
+        if (st_ != WH_OK) {                                                                                        \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, wh_strerror(st_), wh_last_error()); \
+            exit(1);                                                                                               \
+        }                                                                                                          \
     } while (0)
 
 /* The end of a run: the simulation's objects are released with the heap, so
  * WH_ERR_IN_USE (live objects at destroy) is what a run ends with. */
-#define APP_DESTROY(soa_ptr) do {                                                 \
-        wh_status dst_ = wh_soa_destroy(soa_ptr);                                 \
-        if (dst_ != WH_OK && dst_ != WH_ERR_IN_USE) {                             \
-            fprintf(stderr, "%s:%d: wh_soa_destroy: %s (%s)\n", __FILE__, __LINE__, \
-                    wh_strerror(dst_), wh_last_error());                          \
-            exit(1);                                                              \
-        }                                                                         \
+#define APP_DESTROY(soa_ptr)                                                                           \
+    do {                                                                                               \
+        wh_status dst_ = wh_soa_destroy(soa_ptr);                                                      \
+        if (dst_ != WH_OK && dst_ != WH_ERR_IN_USE) {                                                  \
+            fprintf(stderr, "%s:%d: wh_soa_destroy: %s (%s)\n", __FILE__, __LINE__, wh_strerror(dst_), \
+                    wh_last_error());                                                                  \
+            exit(1);                                                                                   \
+        }                                                                                              \
     } while (0)
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark scaffolding shared by the object-allocator examples: the options
  * every app takes (--mode, --csv, --ppm, --cpu, --check; --max-seconds and
  * --heap-mb), declared once as pieces of each app's wh_cli table; the time
@@ -27,10 +28,13 @@ static __attribute__((unused)) size_t budget_heap(size_t extra, size_t dflt) {
     return g_malloc_heap > extra + ((size_t)1 << 20) ? g_malloc_heap - extra : 0;
 }
 /* A statement inside the timed loop (it uses `break`, so it stays a macro). */
-#define APP_TIME_CAP(it, every, dev, t0)                                                   \
-    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) {                                  \
-        app_sync(dev);                                                                     \
-        if (app_now() - (t0) > g_max_s) { g_done = (long long)(it); break; }               \
+#define APP_TIME_CAP(it, every, dev, t0)                  \
+    if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) { \
+        app_sync(dev);                                    \
+        if (app_now() - (t0) > g_max_s) {                 \
+            g_done = (long long)(it);                     \
+            break;                                        \
+        }                                                 \
     }
 
 /* The options every app reads the same way: app_opts_new gives their
@@ -51,27 +55,25 @@ static inline app_opts app_opts_new(void) {
 }
 /* --mode (MODES: the variants this app has, e.g. "all|warpheap|static|malloc"),
  * --csv, --ppm, --cpu, --check. */
-#define APP_CLI_COMMON(o, modes)                                                                                       \
-  WH_CLI_STRING("mode", &(o)->mode, "the variants to run: " modes),                                                    \
-      WH_CLI_STRING("csv", &(o)->csv, "append the result rows to this CSV file"),                                      \
-      WH_CLI_STRING("ppm", &(o)->ppm, "write a picture of the final state to this PPM file"),                          \
-      WH_CLI_FLAG("cpu", &(o)->cpu, "run on the CPU backend even where a GPU is found"),                               \
-      WH_CLI_FLAG("check", &(o)->check, "compare the variants' results (exit 1 when they differ)")
+#define APP_CLI_COMMON(o, modes)                                                                \
+    WH_CLI_STRING("mode", &(o)->mode, "the variants to run: " modes),                           \
+        WH_CLI_STRING("csv", &(o)->csv, "append the result rows to this CSV file"),             \
+        WH_CLI_STRING("ppm", &(o)->ppm, "write a picture of the final state to this PPM file"), \
+        WH_CLI_FLAG("cpu", &(o)->cpu, "run on the CPU backend even where a GPU is found"),      \
+        WH_CLI_FLAG("check", &(o)->check, "compare the variants' results (exit 1 when they differ)")
 /* --max-seconds and --heap-mb, of the apps whose variants are timed and sized. */
-#define APP_CLI_LIMITS(o)                                                                                              \
-  WH_CLI_DOUBLE_D("max-seconds", &(o)->max_seconds,                                                                    \
-                  "stop each timed loop after about this many seconds; --check runs uncapped", "0: no cap"),           \
-      WH_CLI_UINT_D("heap-mb", &(o)->heap_mb, "MiB of device memory for each variant's heap and arrays",               \
-                    "0: sized from the problem")
+#define APP_CLI_LIMITS(o)                                                                                      \
+    WH_CLI_DOUBLE_D("max-seconds", &(o)->max_seconds,                                                          \
+                    "stop each timed loop after about this many seconds; --check runs uncapped", "0: no cap"), \
+        WH_CLI_UINT_D("heap-mb", &(o)->heap_mb, "MiB of device memory for each variant's heap and arrays",     \
+                      "0: sized from the problem")
 static inline void app_opts_done(app_opts *o) {
     o->dev = wh_cuda_available() && !o->cpu;
     o->all = !strcmp(o->mode, "all");
     o->pair = !strcmp(o->mode, "pair");
 }
 /* Whether --mode names this variant or asks for all of them. */
-static inline int app_wants(const app_opts *o, const char *variant) {
-    return o->all || !strcmp(o->mode, variant);
-}
+static inline int app_wants(const app_opts *o, const char *variant) { return o->all || !strcmp(o->mode, variant); }
 /* --heap-mb in bytes; `dflt` when it is not given (or 0). */
 static inline size_t app_heap_opt(const app_opts *o, size_t dflt) {
     return o->heap_mb > 0 ? (size_t)o->heap_mb << 20 : dflt;
@@ -101,9 +103,7 @@ static inline void app_ran(app_runs *r, int k, double t) {
 }
 
 /* ms per iteration of a run that did `done` iterations (none: the whole time). */
-static inline double app_ms_per(double t, long long done) {
-    return 1e3 * t / (done ? done : 1);
-}
+static inline double app_ms_per(double t, long long done) { return 1e3 * t / (done ? done : 1); }
 /* "  NAME  T s  DONE UNITs  MS ms/UNIT  peak memory P MiB" (capped runs). */
 static inline void app_print_run(const char *name, double t, long long done, const char *unit, size_t peak,
                                  const char *tail) {
@@ -116,8 +116,8 @@ static inline void app_print_runs(const app_runs *r, int k_n, const char *const 
         if (r->ts[k] >= 0) app_print_run(names[k], r->ts[k], r->done[k], unit, r->peak[k], "");
 }
 /* CSV: app,variant,size,iterations,seconds,ms per iteration,peak bytes,env. */
-static inline void app_csv_runs(const char *csv, const char *app, const app_runs *r, int k_n,
-                                const char *const *names, unsigned long long size, const char *env) {
+static inline void app_csv_runs(const char *csv, const char *app, const app_runs *r, int k_n, const char *const *names,
+                                unsigned long long size, const char *env) {
     FILE *f = fopen(csv, "a");
     if (!f) return;
     for (int k = 0; k < k_n; ++k)
@@ -147,7 +147,6 @@ static inline void app_csv_times(const char *csv, const char *app, int k_n, cons
     fclose(f);
 }
 
-
 /* Bytes of the heap's blocks in use (whole blocks: what a variant occupies). */
 static inline size_t app_heap_used(const wh_soa *soa) {
     wh_soa_stats st;
@@ -166,7 +165,10 @@ static inline void app_sample_peak(const wh_soa *soa, size_t *peak, double *paus
 static inline void app_heap_check(const wh_soa *soa, const char *who) {
     uint64_t bad = 0;
     APP_TRY(wh_soa_check(soa, &bad));
-    if (bad) { fprintf(stderr, "%s: %llu heap invariants broken\n", who, (unsigned long long)bad); exit(1); }
+    if (bad) {
+        fprintf(stderr, "%s: %llu heap invariants broken\n", who, (unsigned long long)bad);
+        exit(1);
+    }
 }
 /* The "warpheap heap:" line; `failed`: with the count of failed allocations. */
 static inline void app_print_heap(const wh_soa *soa, int failed) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The do-all lists of the device-malloc variants: the standalone parallel_do
  * that DynaSOAr's section 6 builds for "other allocators".  One array of
  * object pointers per type; objects created during a do-all are appended to
@@ -12,7 +13,7 @@
 
 typedef struct app_plist {
     void **items, **next, **fresh;
-    uint32_t *cnt;                              /* device: n, n_next, n_fresh */
+    uint32_t *cnt; /* device: n, n_next, n_fresh */
     uint32_t cap;
 } app_plist;
 /* Items of list l in a kernel: l.items[i] for i < APP_PLIST_N(l). */
@@ -27,11 +28,17 @@ static __device__ void *app_dev_malloc(size_t n, unsigned long long *fails) {
 }
 static __device__ void app_plist_add(app_plist *l, void *p, unsigned long long *fails) {
     uint32_t k = atomicAdd(&l->cnt[2], 1u);
-    if (k < l->cap) l->fresh[k] = p; else atomicAdd(fails, 1ull);
+    if (k < l->cap)
+        l->fresh[k] = p;
+    else
+        atomicAdd(fails, 1ull);
 }
 static __device__ void app_plist_kill(void *p) { *(uint32_t *)p = 1u; }
 static __device__ void app_plist_keep(app_plist *l, void *p) {
-    if (*(const uint32_t *)p) { free(p); return; }
+    if (*(const uint32_t *)p) {
+        free(p);
+        return;
+    }
     uint32_t k = atomicAdd(&l->cnt[1], 1u);
     if (k < l->cap) l->next[k] = p;
 }
@@ -51,7 +58,9 @@ static inline void app_plist_settle(app_plist *l) {
     WH_LAUNCH_OR_DIE();
     app_plist_swap_counts<<<1, 1>>>(*l);
     WH_LAUNCH_OR_DIE();
-    void **t = l->items; l->items = l->next; l->next = t;
+    void **t = l->items;
+    l->items = l->next;
+    l->next = t;
 }
 /* The count of failed device mallocs a variant keeps on the device. */
 static inline unsigned long long app_dev_count(const unsigned long long *d) {
@@ -73,8 +82,10 @@ static inline void app_plist_alloc(app_plist *l, uint32_t cap) {
     WH_CUDA_OR_DIE(cudaMemset(l->cnt, 0, 12));
 }
 static inline void app_plist_free(app_plist *l) {
-    WH_CUDA_OR_DIE(cudaFree(l->items)); WH_CUDA_OR_DIE(cudaFree(l->next));
-    WH_CUDA_OR_DIE(cudaFree(l->fresh)); WH_CUDA_OR_DIE(cudaFree(l->cnt));
+    WH_CUDA_OR_DIE(cudaFree(l->items));
+    WH_CUDA_OR_DIE(cudaFree(l->next));
+    WH_CUDA_OR_DIE(cudaFree(l->fresh));
+    WH_CUDA_OR_DIE(cudaFree(l->cnt));
 }
 #endif
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Command-line options for every program of the repository (examples,
  * benchmarks, tests): a table of entries -- long name, kind of value (flag,
  * integer, unsigned integer, floating point, string), where the value goes, a
@@ -57,18 +58,18 @@ typedef struct wh_cli_opt {
 #define WH_CLI_UINT(name, p, help)   WH_CLI_UINT_D(name, p, help, NULL)
 #define WH_CLI_DOUBLE(name, p, help) WH_CLI_DOUBLE_D(name, p, help, NULL)
 #define WH_CLI_STRING(name, p, help) WH_CLI_STRING_D(name, p, help, NULL)
-#define WH_CLI_FLAG_D(name, p, help, dflt)                                                                             \
-  { name, WH_CLI_KIND_FLAG, (void *)(p), sizeof *(p), help, dflt, 0 }
-#define WH_CLI_INT_D(name, p, help, dflt)                                                                              \
-  { name, WH_CLI_KIND_INT, (void *)(p), sizeof *(p), help, dflt, 0 }
-#define WH_CLI_UINT_D(name, p, help, dflt)                                                                             \
-  { name, WH_CLI_KIND_UINT, (void *)(p), sizeof *(p), help, dflt, 0 }
-#define WH_CLI_DOUBLE_D(name, p, help, dflt)                                                                           \
-  { name, WH_CLI_KIND_DOUBLE, (void *)(p), sizeof *(p), help, dflt, 0 }
-#define WH_CLI_STRING_D(name, p, help, dflt)                                                                           \
-  { name, WH_CLI_KIND_STRING, (void *)(1 ? (p) : (const char **)0), sizeof *(p), help, dflt, 0 }
-#define WH_CLI_END                                                                                                     \
-  { NULL, WH_CLI_KIND_END, NULL, 0, NULL, NULL, 0 }
+#define WH_CLI_FLAG_D(name, p, help, dflt) \
+    { name, WH_CLI_KIND_FLAG, (void *)(p), sizeof *(p), help, dflt, 0 }
+#define WH_CLI_INT_D(name, p, help, dflt) \
+    { name, WH_CLI_KIND_INT, (void *)(p), sizeof *(p), help, dflt, 0 }
+#define WH_CLI_UINT_D(name, p, help, dflt) \
+    { name, WH_CLI_KIND_UINT, (void *)(p), sizeof *(p), help, dflt, 0 }
+#define WH_CLI_DOUBLE_D(name, p, help, dflt) \
+    { name, WH_CLI_KIND_DOUBLE, (void *)(p), sizeof *(p), help, dflt, 0 }
+#define WH_CLI_STRING_D(name, p, help, dflt) \
+    { name, WH_CLI_KIND_STRING, (void *)(1 ? (p) : (const char **)0), sizeof *(p), help, dflt, 0 }
+#define WH_CLI_END \
+    { NULL, WH_CLI_KIND_END, NULL, 0, NULL, NULL, 0 }
 
 /* The exit status of a command line that does not parse. */
 #define WH_CLI_EXIT_USAGE 2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A minimal PNG writer for pictures of results (meshes, simulation states,
  * fragmentation plots): 8-bit RGB, no compression (stored deflate blocks),
  * no dependency.  Files are larger than zlib's, and any viewer reads them. */

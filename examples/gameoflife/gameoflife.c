@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Game of Life on the object allocator: DynaSOAr's game-of-life (Table 1 of
  * the paper), the O(#alive cells) form: alive cells and alive-candidates (dead
  * cells next to an alive cell) are objects, classes Alive and Candidate
@@ -21,22 +22,24 @@
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
 
+/* clang-format off */
 #define AGENT_FIELDS(F) F(uint32_t, cell) F(uint32_t, action)
+/* clang-format on */
 WH_SOA_CLASS(Agent, 0, AGENT_FIELDS)
 WH_SOA_SUBCLASS(Alive, 1, Agent, WH_SOA_NO_FIELDS)
 WH_SOA_SUBCLASS(Candidate, 2, Agent, WH_SOA_NO_FIELDS)
 
-#define GL_RESERVED 1ull              /* an agent pointer being created (never a real pointer) */
+#define GL_RESERVED 1ull /* an agent pointer being created (never a real pointer) */
 
 typedef struct gl_ctx {
     uint32_t w, h, density;
-    uint32_t *alive, *next;           /* per cell                                  */
-    uint64_t *agent;                  /* warpheap: the cell's Alive or Candidate    */
-    wh_soa soa;                       /* for plain kernels that create objects      */
+    uint32_t *alive, *next; /* per cell                                  */
+    uint64_t *agent;        /* warpheap: the cell's Alive or Candidate    */
+    wh_soa soa;             /* for plain kernels that create objects      */
 } gl_ctx;
 
 WH_INLINE WH_HOST_DEVICE uint32_t gl_nb(const gl_ctx *c, uint32_t cell, uint32_t k) {
-    uint32_t idx = k < 4u ? k : k + 1u;                 /* 3x3 square without its centre */
+    uint32_t idx = k < 4u ? k : k + 1u; /* 3x3 square without its centre */
     uint32_t x = cell % c->w, y = cell / c->w;
     x = (x + c->w + idx % 3u - 1u) % c->w;
     y = (y + c->h + idx / 3u - 1u) % c->h;
@@ -69,18 +72,18 @@ WH_INLINE WH_HOST_DEVICE void gl_seed(uint64_t i, const gl_ctx *c) {
 WH_INLINE WH_HOST_DEVICE void alive_prepare(const wh_soa *s, Alive o, const gl_ctx *c) {
     (void)s;
     uint32_t n = gl_count(c, WH_GET(Alive, o, base.cell));
-    WH_GET(Alive, o, base.action) = n == 2 || n == 3;          /* 1: stays alive */
+    WH_GET(Alive, o, base.action) = n == 2 || n == 3; /* 1: stays alive */
 }
 WH_INLINE WH_HOST_DEVICE void candidate_prepare(const wh_soa *s, Candidate o, const gl_ctx *c) {
     (void)s;
-    WH_GET(Candidate, o, base.action) = gl_count(c, WH_GET(Candidate, o, base.cell)) == 3;   /* 1: born */
+    WH_GET(Candidate, o, base.action) = gl_count(c, WH_GET(Candidate, o, base.cell)) == 3; /* 1: born */
 }
 WH_INLINE WH_HOST_DEVICE void alive_update(const wh_soa *s, Alive o, const gl_ctx *c) {
     if (WH_GET(Alive, o, base.action)) return;
     uint32_t cell = WH_GET(Alive, o, base.cell);
     c->alive[cell] = 0;
     wh_atomic_store(&c->agent[cell], 0ull, WH_RELAXED);
-    WH_SOA_DESTROY(s, o);                                      /* an object may destroy itself */
+    WH_SOA_DESTROY(s, o); /* an object may destroy itself */
 }
 WH_INLINE WH_HOST_DEVICE void candidate_update(const wh_soa *s, Candidate o, const gl_ctx *c) {
     uint32_t cell = WH_GET(Candidate, o, base.cell), born = WH_GET(Candidate, o, base.action);
@@ -120,12 +123,18 @@ WH_SOA_PARALLEL_FOR(st_init_all, gl_ctx, st_init)
 WH_SOA_PARALLEL_FOR(st_step_all, gl_ctx, st_step)
 
 /* ---- driver ------------------------------------------------------------------------------------- */
-typedef struct opts { uint32_t w, h, iters, density; int dev; size_t heap; } opts;
+typedef struct opts {
+    uint32_t w, h, iters, density;
+    int dev;
+    size_t heap;
+} opts;
 
 static gl_ctx ctx_for(const opts *o) {
     gl_ctx c;
     memset(&c, 0, sizeof c);
-    c.w = o->w; c.h = o->h; c.density = o->density;
+    c.w = o->w;
+    c.h = o->h;
+    c.density = o->density;
     return c;
 }
 
@@ -158,7 +167,8 @@ static double run_warpheap(const opts *o, uint32_t *out) {
     APP_TRY(wh_soa_check(&c.soa, &bad));
     wh_soa_stats st;
     APP_TRY(wh_soa_stats_get(&c.soa, &st));
-    printf("  warpheap heap: %u blocks, alive %llu, candidates %llu, fragmentation %.3f, %llu failed allocations, %llu invariants broken\n",
+    printf("  warpheap heap: %u blocks, alive %llu, candidates %llu, fragmentation %.3f, %llu failed allocations, %llu "
+           "invariants broken\n",
            c.soa.nblocks, (unsigned long long)st.objects[Alive_TYPE], (unsigned long long)st.objects[Candidate_TYPE],
            st.fragmentation, (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS], (unsigned long long)bad);
     if (bad || st.counters[WH_SOA_CTR_FAILED_ALLOCS]) exit(1);
@@ -179,7 +189,9 @@ static double run_static(const opts *o, uint32_t *out) {
     for (uint32_t it = 0; it < o->iters; ++it) {
         APP_TIME_CAP(it, 8, o->dev, t0)
         APP_TRY(st_step_all(o->dev, n, c));
-        uint32_t *t = c.alive; c.alive = c.next; c.next = t;
+        uint32_t *t = c.alive;
+        c.alive = c.next;
+        c.next = t;
     }
     app_sync(o->dev);
     double t = app_now() - t0;
@@ -190,7 +202,7 @@ static double run_static(const opts *o, uint32_t *out) {
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout */
     app_opts ao = app_opts_new();
     opts o;
     o.w = 2048, o.h = 2048, o.iters = 300, o.density = 25;
@@ -207,7 +219,10 @@ int main(int argc, char **argv) {
     uint64_t n = (uint64_t)o.w * o.h;
     o.heap = app_heap_opt(&ao, (size_t)(n * 48 + ((uint64_t)16 << 20)));
     int check = ao.check;
-    if (o.w < 3 || o.h < 3) { fprintf(stderr, "gameoflife: grid too small\n"); return 2; }
+    if (o.w < 3 || o.h < 3) {
+        fprintf(stderr, "gameoflife: grid too small\n");
+        return 2;
+    }
     char env[512];
     app_env(env, sizeof env, o.dev);
     printf("gameoflife: %ux%u cells, %u iterations, density %u%%, %s\n", o.w, o.h, o.iters, o.density, env);
@@ -228,9 +243,13 @@ int main(int argc, char **argv) {
         for (int k = 0; k < 2; ++k) {
             if (ts[k == 0 ? 0 : 2] < 0) continue;
             uint64_t diff = 0, alive = 0;
-            for (uint64_t i = 0; i < n; ++i) { diff += other[k][i] != gb[i]; alive += gb[i]; }
+            for (uint64_t i = 0; i < n; ++i) {
+                diff += other[k][i] != gb[i];
+                alive += gb[i];
+            }
             printf("  check: %s vs static: %llu of %llu cells differ (%llu alive) -> %s\n", k ? "malloc" : "warpheap",
-                   (unsigned long long)diff, (unsigned long long)n, (unsigned long long)alive, diff ? "FAILED" : "identical");
+                   (unsigned long long)diff, (unsigned long long)n, (unsigned long long)alive,
+                   diff ? "FAILED" : "identical");
             rc |= diff != 0;
         }
     }
@@ -241,6 +260,8 @@ int main(int argc, char **argv) {
         free(img);
     }
     if (ao.csv) app_csv_times(ao.csv, "gameoflife", 3, names, n, done, ts, env);
-    free(ga); free(gb); free(gm);
+    free(ga);
+    free(gb);
+    free(gm);
     return rc;
 }

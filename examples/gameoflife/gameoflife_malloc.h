@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Game of Life on CUDA's device malloc (GPU only), as the paper's "other
  * allocators": the same O(#alive) algorithm with malloc'd agents and per-type
  * pointer arrays (compacted after each do-all; the destroyed are freed then:
@@ -6,7 +7,9 @@
 #if defined(__CUDACC__)
 #include "wh_app_plist.h"
 
-typedef struct gm_agent { uint32_t dead, cell, action; } gm_agent;   /* dead first: app_plist marks it */
+typedef struct gm_agent {
+    uint32_t dead, cell, action;
+} gm_agent; /* dead first: app_plist marks it */
 typedef struct gm_ctx {
     gl_ctx c;
     gm_agent **agent;
@@ -17,7 +20,9 @@ typedef struct gm_ctx {
 static __device__ gm_agent *gm_new(app_plist *l, uint32_t cell, unsigned long long *fails) {
     gm_agent *a = (gm_agent *)app_dev_malloc(sizeof(gm_agent), fails);
     if (!a) return NULL;
-    a->cell = cell; a->action = 0; a->dead = 0;
+    a->cell = cell;
+    a->action = 0;
+    a->dead = 0;
     app_plist_add(l, a, fails);
     return a;
 }
@@ -93,15 +98,24 @@ static double run_malloc(const opts *o, uint32_t *out) {
     double t0 = app_now();
     for (uint32_t it = 0; it < o->iters; ++it) {
         APP_TIME_CAP(it, 1, 1, t0)
-        gm_prepare<<<g, 256>>>(m, m.alive, true); WH_LAUNCH_OR_DIE();
-        gm_prepare<<<g, 256>>>(m, m.cand, false); WH_LAUNCH_OR_DIE();
-        gm_alive_update<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        gm_cand_update<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        gm_prepare<<<g, 256>>>(m, m.alive, true);
+        WH_LAUNCH_OR_DIE();
+        gm_prepare<<<g, 256>>>(m, m.cand, false);
+        WH_LAUNCH_OR_DIE();
+        gm_alive_update<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        gm_cand_update<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.alive);
         app_plist_settle(&m.cand);
-        gm_spread<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
+        gm_spread<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.cand);
-        if (it < 3 || (it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
+        if (it < 3 || (it + 1) % 10 == 0) {
+            app_sync(1);
+            printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0);
+            fflush(stdout);
+        }
     }
     app_sync(1);
     double t = app_now() - t0;
@@ -109,12 +123,15 @@ static double run_malloc(const opts *o, uint32_t *out) {
     WH_CUDA_OR_DIE(cudaMemcpy(&fails, m.fails, 8, cudaMemcpyDeviceToHost));
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     app_to_host(out, m.c.alive, n * 4, 1);
-    app_plist_free_items<<<g, 256>>>(m.alive); WH_LAUNCH_OR_DIE();
-    app_plist_free_items<<<g, 256>>>(m.cand); WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<g, 256>>>(m.alive);
+    WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<g, 256>>>(m.cand);
+    WH_LAUNCH_OR_DIE();
     app_sync(1);
     app_plist_free(&m.alive);
     app_plist_free(&m.cand);
-    WH_CUDA_OR_DIE(cudaFree(m.agent)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    WH_CUDA_OR_DIE(cudaFree(m.agent));
+    WH_CUDA_OR_DIE(cudaFree(m.fails));
     app_free(m.c.alive, 1);
     return t;
 }

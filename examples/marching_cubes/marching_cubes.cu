@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Marching cubes over a time series of moving metaballs, each frame's mesh
  * kept for K frames, the oldest freed.  Triangle counts change every frame
  * and are known only on the GPU -- the use case of seed
@@ -39,7 +40,7 @@
  * rows run the library's command kernels): TLSF's and the max-heap's code stays
  * out of the reserve and the commit. */
 #define WH_BLOCKS_KINDS (1u << WH_BLOCKS_LIST)
-#ifdef MC_ARENA_PROFILE   /* marching_cubes_prof: the arena's own steps timed (WH_ARENA_STAMP) */
+#ifdef MC_ARENA_PROFILE /* marching_cubes_prof: the arena's own steps timed (WH_ARENA_STAMP) */
 static __host__ __device__ void mc_arena_stamp(int k);
 #define WH_ARENA_STAMP(k) mc_arena_stamp(k)
 #endif
@@ -55,19 +56,19 @@ static __host__ __device__ void mc_arena_stamp(int k);
 #include <time.h>
 #include <vector>
 
-#define TRI_BYTES 36u                         /* three xyz float vertices */
+#define TRI_BYTES 36u /* three xyz float vertices */
 
 /* A brick: 8x8xBZ cells, 256 threads of BZ/4 cells each (a column in z).
  * BZ is 4, 8 or 16, chosen per grid (--bz; auto: the shallowest whose
  * bricks all fit on the GPU at once, so that small grids use more SMs) and
  * the same for every variant of a run; arrays are sized for BZ_MAX. */
-#define BX 8
-#define BY 8
-#define BZ_MAX 16
-#define THREADS 256
-#define CPT_MAX (BZ_MAX * BX * BY / THREADS)
-#define PX (BX + 1)
-#define PY (BY + 1)
+#define BX       8
+#define BY       8
+#define BZ_MAX   16
+#define THREADS  256
+#define CPT_MAX  (BZ_MAX * BX * BY / THREADS)
+#define PX       (BX + 1)
+#define PY       (BY + 1)
 #define NPTS_MAX (PX * PY * (BZ_MAX + 1))
 __constant__ uint32_t c_bz = BZ_MAX;
 static __device__ uint32_t brick_cpt(void) { return c_bz * (BX * BY) / THREADS; }
@@ -93,10 +94,10 @@ static __device__ void load_tables(mc_gtables *t) {
 
 struct args {
     int n = 128, k = 3, frames = 300, reps = 5, balls = 8;
-    int bz = 0;                               /* --bz: brick depth 4, 8 or 16; 0: auto_bz */
+    int bz = 0; /* --bz: brick depth 4, 8 or 16; 0: auto_bz */
     double headroom = 1.02;
     const char *png = "marching_cubes.png", *csv = NULL, *md = NULL;
-    bool profile = false;                     /* --profile: time the frame's parts */
+    bool profile = false; /* --profile: time the frame's parts */
 };
 
 /* ---- the two kernels ------------------------------------------------------------- */
@@ -144,7 +145,7 @@ static __device__ uint32_t brick_id(void) { return blockIdx.x + gridDim.x * (blo
  * returns their triangles. */
 static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, int m, int3 o, uint32_t *cs) {
     uint32_t mine = 0, cpt = brick_cpt();
-    for (int j = 0; j < CPT_MAX; ++j) {                /* unrolled: cs stays in registers */
+    for (int j = 0; j < CPT_MAX; ++j) { /* unrolled: cs stays in registers */
         int lx, ly, lz;
         cs[j] = j < (int)cpt && my_cell(j, m, o, &lx, &ly, &lz) ? brick_case(sf, lx, ly, lz) : 0u;
         mine += tab->ntri[cs[j]];
@@ -163,22 +164,22 @@ static __device__ wh_arena_span buffer_span(float *out) {
 
 /* Where the frame's triangle total goes once the last block has it. */
 struct tail_args {
-    uint32_t *frame;          /* device: the frame being made; += 1 here      */
-    uint32_t *history;        /* history[frame] = total                       */
-    size_t *count_out;        /* or NULL: the total (a device word or a       */
-                              /* pinned host word, (b))                        */
-    wh_arena_ref arena;       /* with span != NULL: replace the mesh in *span */
+    uint32_t *frame;    /* device: the frame being made; += 1 here      */
+    uint32_t *history;  /* history[frame] = total                       */
+    size_t *count_out;  /* or NULL: the total (a device word or a       */
+                        /* pinned host word, (b))                        */
+    wh_arena_ref arena; /* with span != NULL: replace the mesh in *span */
     wh_arena_span *span;
-    uint64_t smem_bytes;      /* dynamic smem for wh_arena_replace_span_block */
-                              /* or wh_arena_ring_commit_block                 */
-    bool split;               /* reserve here, commit later (arena_reserve.h) */
-    const wh_arena_span *next;/* split: the slot the next frame replaces      */
-    uint32_t *reserve_status; /* split, commit in a kernel that may still run */
-                              /* (side stream): poll the lock first (bounded), */
-                              /* the reserve's status here for every block;    */
-                              /* NULL: neither                                 */
-    bool handed;              /* side stream: the previous frame's commit     */
-                              /* hands the lock on through the arrival count  */
+    uint64_t smem_bytes;       /* dynamic smem for wh_arena_replace_span_block */
+                               /* or wh_arena_ring_commit_block                 */
+    bool split;                /* reserve here, commit later (arena_reserve.h) */
+    const wh_arena_span *next; /* split: the slot the next frame replaces      */
+    uint32_t *reserve_status;  /* split, commit in a kernel that may still run */
+                               /* (side stream): poll the lock first (bounded), */
+                               /* the reserve's status here for every block;    */
+                               /* NULL: neither                                 */
+    bool handed;               /* side stream: the previous frame's commit     */
+                               /* hands the lock on through the arrival count  */
 };
 
 /* The metadata image staged by the arena's block functions. */
@@ -212,21 +213,23 @@ static __device__ void pdl_wait(void) {
 /* Timestamps inside one-kernel frames (--profile only; g_stamps NULL
  * otherwise: one load and a branch).  Per frame f < ST_FRAMES, ST_SLOTS
  * words of %globaltimer (ns): */
-enum { ST_START,      /* the first block's start (atomicMin; g_stamps0)    */
-       ST_LAST,       /* the last block knows it is last                  */
-       ST_RESERVE0,   /* its scan done (the reserve begun before it)      */
-       ST_RESERVE1,   /* the reserve done                                 */
-       ST_OPEN,       /* the barrier opened                               */
-       ST_COMMITTED,  /* the last block's in-kernel commit done           */
-       ST_END,        /* the latest block's end (atomicMax)               */
-       ST_SIDE0,      /* commit_kernel of frame f: start, end             */
-       ST_SIDE1,
-       ST_FIRST,      /* the first block to arrive                        */
-       ST_BATON,      /* the last block saw the baton, where it polled    */
-       ST_SLOTS };
+enum {
+    ST_START,     /* the first block's start (atomicMin; g_stamps0)    */
+    ST_LAST,      /* the last block knows it is last                  */
+    ST_RESERVE0,  /* its scan done (the reserve begun before it)      */
+    ST_RESERVE1,  /* the reserve done                                 */
+    ST_OPEN,      /* the barrier opened                               */
+    ST_COMMITTED, /* the last block's in-kernel commit done           */
+    ST_END,       /* the latest block's end (atomicMax)               */
+    ST_SIDE0,     /* commit_kernel of frame f: start, end             */
+    ST_SIDE1,
+    ST_FIRST, /* the first block to arrive                        */
+    ST_BATON, /* the last block saw the baton, where it polled    */
+    ST_SLOTS
+};
 #define ST_FRAMES 64u
 __device__ uint64_t *g_stamps, *g_stamps0;
-__device__ uint32_t g_side_seq;                        /* commit_kernel's frame: launches since the reset */
+__device__ uint32_t g_side_seq; /* commit_kernel's frame: launches since the reset */
 static __device__ uint64_t globaltimer(void) {
     uint64_t t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -275,8 +278,8 @@ typedef cub::BlockScan<uint32_t, THREADS> block_scan;
  * 0.87 at 64^3, bench/results/session-2026-11-26-h100/r4; 1.18 with the
  * warp, r6).  Other tails keep the block scan above 256: for (a) the warp
  * was slower there (1.19 us, r6). */
-#define MC_WARP_SCAN_MAX 256u                  /* 8 a lane */
-#define MC_WARP_SCAN_RESERVE 512u              /* 16 a lane */
+#define MC_WARP_SCAN_MAX     256u /* 8 a lane */
+#define MC_WARP_SCAN_RESERVE 512u /* 16 a lane */
 template <int N>
 static __device__ uint32_t warp_scan_totals(uint32_t nb, const uint32_t *brick_tris, uint32_t *brick_off) {
     const uint32_t lane = threadIdx.x & 31u;
@@ -310,7 +313,7 @@ static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_
             uint32_t idx = base + threadIdx.x * 8u + i;
             v[i] = idx < nb ? __ldcg(&brick_tris[idx]) : 0u;
         }
-        __syncthreads();                               /* tmp reused */
+        __syncthreads(); /* tmp reused */
         block_scan(tmp).ExclusiveSum(v, v, agg);
         for (int i = 0; i < 8; ++i) {
             uint32_t idx = base + threadIdx.x * 8u + i;
@@ -329,9 +332,9 @@ static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_
  * trip, that the lock is its own and the commit's writes visible
  * (acquire), and reads the plan at once. */
 #define MC_BATON_SHIFT 20u
-#define MC_ARRIVALS ((1u << MC_BATON_SHIFT) - 1u)
-#define MC_HANDED (1u << MC_BATON_SHIFT)
-#define MC_EMPTY (2u << MC_BATON_SHIFT)
+#define MC_ARRIVALS    ((1u << MC_BATON_SHIFT) - 1u)
+#define MC_HANDED      (1u << MC_BATON_SHIFT)
+#define MC_EMPTY       (2u << MC_BATON_SHIFT)
 
 /* A block's arrival (thread 0): post the brick's total and count the
  * block in; returns the word before (last: its arrivals are nb - 1).
@@ -386,13 +389,12 @@ static __device__ bool baton_handed(uint32_t before, uint32_t *done, uint32_t *s
 template <bool ARENA>
 static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *brick_tris, uint32_t *brick_off,
                                       uint32_t *done, const tail_args &t, block_scan::TempStorage &tmp,
-                                      bool *announce = NULL, const uint32_t *arrived = NULL,
-                                      uint32_t *stuck = NULL) {
+                                      bool *announce = NULL, const uint32_t *arrived = NULL, uint32_t *stuck = NULL) {
     __shared__ uint32_t total;
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
     if (ARENA && t.split && threadIdx.x == 0) {
-        if (arrived && baton_handed(*arrived, done, stuck, frame)) {   /* the stamps of a lock taken at once */
+        if (arrived && baton_handed(*arrived, done, stuck, frame)) { /* the stamps of a lock taken at once */
             WH_ARENA_STAMP(0);
             WH_ARENA_STAMP(1);
             wh_arena_ring_reserve_read_handed(t.arena, t.span, &tk);
@@ -405,19 +407,19 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
         if (threadIdx.x == 0) total = running;
     } else if (threadIdx.x / 32u == 1u) {
         uint32_t running = nb <= MC_WARP_SCAN_MAX ? warp_scan_totals<8>(nb, brick_tris, brick_off)
-                                      : warp_scan_totals<16>(nb, brick_tris, brick_off);
+                                                  : warp_scan_totals<16>(nb, brick_tris, brick_off);
         if (threadIdx.x == 32u) total = running;
     }
     __syncthreads();
     uint32_t running = total;
     if (threadIdx.x == 0) {
-        *done = 0;                                     /* for the next launch */
+        *done = 0; /* for the next launch */
         t.history[frame] = running;
         *t.frame = frame + 1u;
         if (t.count_out) *(volatile size_t *)t.count_out = running;
         stamp(frame, ST_RESERVE0);
     }
-    if (ARENA && t.split) {                            /* one thread, a little arithmetic: the critical path */
+    if (ARENA && t.split) { /* one thread, a little arithmetic: the critical path */
         if (threadIdx.x == 0) {
             if (st == WH_OK && announce) {
                 *announce = true;
@@ -427,7 +429,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
             }
             if (t.reserve_status) *t.reserve_status = (uint32_t)st;
         }
-    } else if (ARENA) {                                /* the whole block: metadata staged in smem */
+    } else if (ARENA) { /* the whole block: metadata staged in smem */
         (void)wh_arena_replace_span_block(t.arena, running, TRI_BYTES, t.span, arena_smem, t.smem_bytes);
     }
     if (threadIdx.x == 0) stamp(frame, ST_RESERVE1);
@@ -440,16 +442,19 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
  * ARENA: compiled with the arena's replace (c, in kernel); (a) and (b) run
  * the instance without it, so its code costs them no registers. */
 template <bool ARENA>
-static __global__ void __launch_bounds__(THREADS) count_kernel(int n, int balls, uint32_t *brick_tris,
-                                                               uint32_t *brick_off, uint32_t *done, tail_args t) {
+static __global__ void __launch_bounds__(THREADS)
+    count_kernel(int n, int balls, uint32_t *brick_tris, uint32_t *brick_off, uint32_t *done, tail_args t) {
     __shared__ float sf[NPTS_MAX];
     __shared__ mc_ball ball[MC_MAX_BALLS];
-    __shared__ union { block_reduce::TempStorage r; block_scan::TempStorage s; } tmp;
+    __shared__ union {
+        block_reduce::TempStorage r;
+        block_scan::TempStorage s;
+    } tmp;
     __shared__ uint8_t ntri[256];
     __shared__ bool last;
     int m = n - 1, cpt = (int)brick_cpt();
     uint32_t frame = *t.frame;
-    load_ntri(ntri);                                   /* load_brick syncs */
+    load_ntri(ntri); /* load_brick syncs */
     load_brick(sf, ball, n, frame, balls, blockIdx.x * BX, blockIdx.y * BY, blockIdx.z * c_bz);
     uint32_t tris = 0;
     for (int j = 0; j < cpt; ++j) {
@@ -483,14 +488,16 @@ static __device__ float3 edge_point(const mc_gtables *tab, const float *sf, int 
 static __device__ void emit(const mc_gtables *tab, const float *sf, int n, int x0, int y0, int z0, const uint32_t *cs,
                             const wh_arena_span *sp, uint64_t tri) {
     const int cpt = (int)brick_cpt();
-    for (int j = 0; j < CPT_MAX && j < cpt; ++j) {     /* unrolled: cs stays in registers */
+    for (int j = 0; j < CPT_MAX && j < cpt; ++j) { /* unrolled: cs stays in registers */
         int lx, ly, lz;
         my_cell(j, n - 1, make_int3(x0, y0, z0), &lx, &ly, &lz);
-        for (int k = 0; k < tab->ntri[cs[j]] && tri < sp->count; ++k, ++tri) {   /* a window may end early */
+        for (int k = 0; k < tab->ntri[cs[j]] && tri < sp->count; ++k, ++tri) { /* a window may end early */
             float *dst = (float *)wh_arena_span_at(sp, tri, TRI_BYTES);
             for (int v = 0; v < 3; ++v) {
                 float3 p = edge_point(tab, sf, n, x0, y0, z0, lx, ly, lz, tab->tri[cs[j]][3 * k + v]);
-                dst[3 * v] = p.x; dst[3 * v + 1] = p.y; dst[3 * v + 2] = p.z;
+                dst[3 * v] = p.x;
+                dst[3 * v + 1] = p.y;
+                dst[3 * v + 2] = p.z;
             }
         }
     }
@@ -499,10 +506,10 @@ static __device__ void emit(const mc_gtables *tab, const float *sf, int n, int x
 /* The commit of a reservation count's tail made (tail_args.split). */
 struct commit_args {
     wh_arena_ref arena;
-    const wh_arena_span *span;  /* NULL: nothing to commit */
-    uint64_t smem_bytes;        /* dynamic smem to stage the metadata in */
-    uint32_t *baton;            /* commit_kernel: the next frame's arrival   */
-                                /* word, the lock handed on; NULL: unlock    */
+    const wh_arena_span *span; /* NULL: nothing to commit */
+    uint64_t smem_bytes;       /* dynamic smem to stage the metadata in */
+    uint32_t *baton;           /* commit_kernel: the next frame's arrival   */
+                               /* word, the lock handed on; NULL: unlock    */
 };
 
 /* Generate, bricks with triangles only.  out: the mesh buffer; or NULL and
@@ -511,15 +518,14 @@ struct commit_args {
  * COMMIT: brick 0's block first commits the arena reservation in cm (off
  * the critical path: the span is already out; the other blocks emit). */
 template <bool COMMIT>
-static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int balls, const uint32_t *frame_ptr,
-                                                                  const uint32_t *brick_tris, const uint32_t *brick_off,
-                                                                  float *out, const wh_arena_span *span,
-                                                                  commit_args cm) {
+static __global__ void __launch_bounds__(THREADS)
+    generate_kernel(int n, int balls, const uint32_t *frame_ptr, const uint32_t *brick_tris, const uint32_t *brick_off,
+                    float *out, const wh_arena_span *span, commit_args cm) {
     __shared__ float sf[NPTS_MAX];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
     __shared__ mc_gtables tab;
-    pdl_wait();                                        /* before reading what count wrote */
+    pdl_wait(); /* before reading what count wrote */
     uint32_t bid = brick_id();
     if (COMMIT && bid == 0) (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
     if (brick_tris[bid] == 0) return;
@@ -531,8 +537,8 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
         if (!sp.part[0].ptr) return;
     }
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * c_bz;
-    load_tables(&tab);                                              /* load_brick syncs */
-    load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0);   /* count moved the frame on */
+    load_tables(&tab);                                           /* load_brick syncs */
+    load_brick(sf, ball, n, *frame_ptr - 1u, balls, x0, y0, z0); /* count moved the frame on */
     uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, grid_brick(), cs), off;
     block_scan(tmp).ExclusiveSum(mine, off);
     emit(&tab, sf, n, x0, y0, z0, cs, &sp, (uint64_t)brick_off[bid] + off);
@@ -556,12 +562,12 @@ static __global__ void __launch_bounds__(THREADS) generate_kernel(int n, int bal
  * next frame, and every block reads the reserve's status before it writes.
  * Four blocks an SM (64 registers): 528 resident bricks on the H100, so a
  * 64^3 grid runs bricks of 8x8x8 (auto_bz). */
-#define MC_BARRIER_TRIES (1u << 22)            /* ~0.5 s of 32 ns sleeps and polls */
+#define MC_BARRIER_TRIES (1u << 22) /* ~0.5 s of 32 ns sleeps and polls */
 static_assert(MC_LOCK_POLLS <= MC_BARRIER_TRIES / 8u, "the lock poll ends well before the barrier's wait");
 template <bool ARENA, bool SIDE = false>
-static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int balls, uint32_t *brick_tris,
-                                                                  uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
-                                                                  uint32_t *stuck, tail_args t, float *out) {
+static __global__ void __launch_bounds__(THREADS, 4)
+    fused_kernel(int n, int balls, uint32_t *brick_tris, uint32_t *brick_off, uint32_t *done, uint32_t *epoch,
+                 uint32_t *stuck, tail_args t, float *out) {
     __shared__ float sf[NPTS_MAX];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
@@ -569,18 +575,18 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     __shared__ bool last, open;
     static_assert(ARENA || !SIDE, "the side-stream commit is the arena's");
     int m = n - 1, x0 = blockIdx.x * BX, y0 = blockIdx.y * BY, z0 = blockIdx.z * c_bz;
-    load_tables(&tab);                                 /* load_brick syncs; written once, before any frame */
-    pdl_wait();                                        /* launched by PDL: the previous frame done, and its memory */
-    uint32_t frame = *t.frame;                         /* the last block moves it on after every block read it */
+    load_tables(&tab);         /* load_brick syncs; written once, before any frame */
+    pdl_wait();                /* launched by PDL: the previous frame done, and its memory */
+    uint32_t frame = *t.frame; /* the last block moves it on after every block read it */
     if (threadIdx.x == 0 && g_stamps0 && frame < ST_FRAMES)
         atomicMin((unsigned long long *)&g_stamps0[frame], (unsigned long long)globaltimer());
     load_brick(sf, ball, n, frame, balls, x0, y0, z0);
     uint32_t cs[CPT_MAX], mine = brick_cases(&tab, sf, m, grid_brick(), cs), off, total;
     block_scan(tmp).ExclusiveSum(mine, off, total);
     uint32_t nb = gridDim.x * gridDim.y * gridDim.z, bid = brick_id(), e = 0;
-    uint32_t before = 0;                               /* thread 0: the arrival word (the baton) */
+    uint32_t before = 0; /* thread 0: the arrival word (the baton) */
     if (threadIdx.x == 0) {
-        e = *(volatile uint32_t *)epoch;               /* before arriving: the last block adds 1 after */
+        e = *(volatile uint32_t *)epoch; /* before arriving: the last block adds 1 after */
         before = arrive(total, brick_tris, done);
         last = arrived_last(before, nb);
         if ((before & MC_ARRIVALS) == 0u) stamp(frame, ST_FIRST);
@@ -589,45 +595,51 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
     }
     __syncthreads();
     if (last) {
-        bool announce = false;                         /* SIDE: the reservation published after the fence */
+        bool announce = false; /* SIDE: the reservation published after the fence */
         (void)frame_tail<ARENA>(nb, frame, brick_tris, brick_off, done, t, tmp, SIDE ? &announce : NULL,
                                 SIDE && t.handed ? &before : NULL, stuck);
-        __syncthreads();                               /* every thread's offsets and the span ... */
-        if (threadIdx.x == 0) {                        /* ... before the barrier opens: as grid.sync, the CTA */
-            __threadfence();                           /* barrier then one fence, cumulative over the block */
+        __syncthreads();        /* every thread's offsets and the span ... */
+        if (threadIdx.x == 0) { /* ... before the barrier opens: as grid.sync, the CTA */
+            __threadfence();    /* barrier then one fence, cumulative over the block */
             atomicExch(epoch, e + 1u);
-            if (announce) wh_arena_ring_reserve_publish(t.arena);   /* the commit's go, off the path */
+            if (announce) wh_arena_ring_reserve_publish(t.arena); /* the commit's go, off the path */
             stamp(frame, ST_OPEN);
         }
-        if (ARENA && !SIDE && t.split) {               /* the core catches up while the others emit */
+        if (ARENA && !SIDE && t.split) { /* the core catches up while the others emit */
             (void)wh_arena_ring_commit_block(t.arena, t.span, arena_smem, t.smem_bytes);
             if (threadIdx.x == 0) stamp(frame, ST_COMMITTED);
         }
     } else {
         if (threadIdx.x == 0) {
-            unsigned k = 0;                            /* short sleeps: the wait is a few us */
-            while (k < MC_BARRIER_TRIES && *(volatile uint32_t *)epoch == e) { __nanosleep(32); ++k; }
-            __threadfence();                           /* what the last block wrote, after the epoch */
-            if (k == MC_BARRIER_TRIES) { open = false; atomicAdd(stuck, 1u); }
+            unsigned k = 0; /* short sleeps: the wait is a few us */
+            while (k < MC_BARRIER_TRIES && *(volatile uint32_t *)epoch == e) {
+                __nanosleep(32);
+                ++k;
+            }
+            __threadfence(); /* what the last block wrote, after the epoch */
+            if (k == MC_BARRIER_TRIES) {
+                open = false;
+                atomicAdd(stuck, 1u);
+            }
         }
         __syncthreads();
     }
-    pdl_launch_dependents();                           /* the next frame's blocks may come and wait */
-    if (!open || total == 0) return;                   /* block-uniform */
+    pdl_launch_dependents();         /* the next frame's blocks may come and wait */
+    if (!open || total == 0) return; /* block-uniform */
     wh_arena_span sp;
-    uint64_t first = (uint64_t)__ldcg(&brick_off[bid]) + off;   /* every load from L2 first: one round trip */
+    uint64_t first = (uint64_t)__ldcg(&brick_off[bid]) + off; /* every load from L2 first: one round trip */
     if (out) {
         sp = buffer_span(out);
-    } else {                                           /* written by the last block */
+    } else { /* written by the last block */
         uint32_t rs = SIDE ? __ldcg(t.reserve_status) : (uint32_t)WH_OK;
         const uint64_t *w = (const uint64_t *)t.span;
         uint64_t *d = (uint64_t *)&sp;
         for (int i = 0; i < (int)(sizeof sp / 8); ++i) d[i] = __ldcg(&w[i]);
-        if (rs != (uint32_t)WH_OK) return;             /* no span of this frame (side commit): dropped */
-        if (!sp.part[0].ptr) return;                   /* the allocation failed: frame dropped */
+        if (rs != (uint32_t)WH_OK) return; /* no span of this frame (side commit): dropped */
+        if (!sp.part[0].ptr) return;       /* the allocation failed: frame dropped */
     }
     emit(&tab, sf, n, x0, y0, z0, cs, &sp, first);
-    if (g_stamps) {                                    /* uniform: every thread of every block */
+    if (g_stamps) { /* uniform: every thread of every block */
         __syncthreads();
         if (threadIdx.x == 0 && frame < ST_FRAMES)
             atomicMax((unsigned long long *)&g_stamps[frame * ST_SLOTS + ST_END], (unsigned long long)globaltimer());
@@ -647,10 +659,10 @@ static __global__ void __launch_bounds__(THREADS, 4) fused_kernel(int n, int bal
  * reserves nothing: the wait runs out and the commit hands on MC_EMPTY.  With --profile thread 0 waits first itself, to
  * stamp when the reservation was seen (the library's wait then answers at
  * its first poll). */
-#define MC_COMMIT_POLLS (1u << 21)             /* ~1 s of 64 ns sleeps and L2 polls */
+#define MC_COMMIT_POLLS (1u << 21) /* ~1 s of 64 ns sleeps and L2 polls */
 static __global__ void __launch_bounds__(THREADS, 1) commit_kernel(commit_args cm) {
     uint32_t f = 0;
-    if (threadIdx.x == 0 && g_stamps) {                /* --profile: when the reservation was seen */
+    if (threadIdx.x == 0 && g_stamps) { /* --profile: when the reservation was seen */
         f = atomicAdd(&g_side_seq, 1u);
         if (wh_arena_ring_wait_reserved(cm.arena, cm.span, MC_COMMIT_POLLS)) stamp(f, ST_SIDE0);
     }
@@ -669,8 +681,8 @@ static __global__ void __launch_bounds__(THREADS, 1) commit_kernel(commit_args c
  * commit's plan -- and hands the lock on to the next frame through its
  * arrival word, the chain's last commit unlocking.  One launch a chain
  * instead of one a frame. */
-static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_args cm, const wh_arena_span *ring,
-                                                                      uint32_t k, uint32_t frames) {
+static __global__ void __launch_bounds__(THREADS, 1)
+    chain_commit_kernel(commit_args cm, const wh_arena_span *ring, uint32_t k, uint32_t frames) {
     wh_arena_ring_baton b = {cm.baton, MC_HANDED, MC_EMPTY};
     (void)wh_arena_ring_commit_chain_block(cm.arena, ring, k, 0u, frames, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, b,
                                            wh_arena_ring_unlock_baton());
@@ -714,41 +726,50 @@ static __global__ void __launch_bounds__(THREADS, 1) chain_commit_kernel(commit_
  * brick writes nothing).  Like the side-stream commit, this assumes the
  * committer's block resident beside the frame's (launched first, at the
  * greatest priority). */
-#define MC_POSTS 16               /* frames posted ahead of the committer, at most */
+#define MC_POSTS 16 /* frames posted ahead of the committer, at most */
 /* What the one-pass frames count (onepass_args.stuck): timeouts by wait,
  * forecasts lost (a replace the forecast could not follow: the frames after
  * it get no window until the next chain), the arena block's work (ns, summed). */
-enum { ONEPASS_STUCK_LOOK, ONEPASS_STUCK_WINDOW, ONEPASS_STUCK_POST, ONEPASS_LOST, ONEPASS_POST_NS, ONEPASS_POSTS,
-       ONEPASS_STUCK_KINDS };
+enum {
+    ONEPASS_STUCK_LOOK,
+    ONEPASS_STUCK_WINDOW,
+    ONEPASS_STUCK_POST,
+    ONEPASS_LOST,
+    ONEPASS_POST_NS,
+    ONEPASS_POSTS,
+    ONEPASS_STUCK_KINDS
+};
 struct onepass_window {
-    wh_arena_span w[2];          /* where element i goes, by the tag's parity  */
-    uint32_t tag[2];             /* the launch whose window it is              */
-    wh_arena_forecast fc;        /* the ring, forecast                         */
-    wh_arena_ring_post posts[MC_POSTS];   /* launch q's in posts[q % MC_POSTS] */
-    uint32_t consumed;           /* posts the committer has committed (q + 1)  */
-    uint32_t total;              /* the last frame's triangles, for its post    */
-    uint32_t chains_stopped;     /* committers that stopped short              */
-    uint32_t chains_unforecast;  /* ... that ended with no valid forecast       */
+    wh_arena_span w[2];                 /* where element i goes, by the tag's parity  */
+    uint32_t tag[2];                    /* the launch whose window it is              */
+    wh_arena_forecast fc;               /* the ring, forecast                         */
+    wh_arena_ring_post posts[MC_POSTS]; /* launch q's in posts[q % MC_POSTS] */
+    uint32_t consumed;                  /* posts the committer has committed (q + 1)  */
+    uint32_t total;                     /* the last frame's triangles, for its post    */
+    uint32_t chains_stopped;            /* committers that stopped short              */
+    uint32_t chains_unforecast;         /* ... that ended with no valid forecast       */
 };
 struct onepass_args {
-    uint64_t *lb;                /* [bricks]: tag << 34 | flag << 32 | triangles */
-    uint32_t *seq;               /* launches so far (never reset)              */
-    uint32_t *ticket;            /* tickets                                    */
-    uint32_t *stuck;             /* [ONEPASS_STUCK_KINDS] */
-    uint3 bricks;                /* the grid of bricks                         */
-    onepass_window *win;         /* (c)                                         */
-    uint32_t k, slot;            /* (c): K slots; this frame replaces slot      */
-    bool first, last;            /* (c): the chain's first frame, its last      */
+    uint64_t *lb;        /* [bricks]: tag << 34 | flag << 32 | triangles */
+    uint32_t *seq;       /* launches so far (never reset)              */
+    uint32_t *ticket;    /* tickets                                    */
+    uint32_t *stuck;     /* [ONEPASS_STUCK_KINDS] */
+    uint3 bricks;        /* the grid of bricks                         */
+    onepass_window *win; /* (c)                                         */
+    uint32_t k, slot;    /* (c): K slots; this frame replaces slot      */
+    bool first, last;    /* (c): the chain's first frame, its last      */
 };
-#define LB_TOTAL 1ull            /* the brick's own total */
-#define LB_PREFIX 2ull           /* its inclusive prefix  */
-static __device__ uint64_t lb_word(uint32_t tag, uint64_t flag, uint32_t v) { return (uint64_t)tag << 34 | flag << 32 | v; }
+#define LB_TOTAL  1ull /* the brick's own total */
+#define LB_PREFIX 2ull /* its inclusive prefix  */
+static __device__ uint64_t lb_word(uint32_t tag, uint64_t flag, uint32_t v) {
+    return (uint64_t)tag << 34 | flag << 32 | v;
+}
 static __device__ uint32_t lb_tag(uint32_t seq) { return 1u + seq % ((1u << 30) - 1u); }
 
 /* Warp 0 of the block of ticket tk (every lane): post total, look back,
  * post the inclusive prefix; returns the exclusive prefix, or UINT32_MAX
  * after MC_LOOK_TRIES rounds without an answer. */
-#define MC_LOOK_TRIES (1u << 20)               /* each an L2 round trip: ~1 s */
+#define MC_LOOK_TRIES (1u << 20) /* each an L2 round trip: ~1 s */
 static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, uint32_t tag) {
     const uint32_t lane = threadIdx.x & 31u;
     volatile uint64_t *v = lb;
@@ -761,13 +782,13 @@ static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, 
     int64_t j = (int64_t)tk - 1;
     for (uint32_t k = 0; k < MC_LOOK_TRIES; ++k) {
         int64_t idx = j - (int64_t)lane;
-        uint64_t w = idx >= 0 ? v[idx] : lb_word(tag, LB_PREFIX, 0);    /* before brick 0: a prefix of 0 */
+        uint64_t w = idx >= 0 ? v[idx] : lb_word(tag, LB_PREFIX, 0); /* before brick 0: a prefix of 0 */
         uint32_t flag = (uint32_t)(w >> 32) & 3u;
         bool ready = (uint32_t)(w >> 34) == tag && flag != 0;
         uint32_t rmask = __ballot_sync(0xffffffffu, ready);
         uint32_t pmask = __ballot_sync(0xffffffffu, ready && flag == LB_PREFIX);
-        uint32_t need = pmask ? ((pmask & (0u - pmask)) << 1) - 1u : 0xffffffffu;   /* lanes up to the first prefix */
-        if ((rmask & need) != need) {                                              /* uniform */
+        uint32_t need = pmask ? ((pmask & (0u - pmask)) << 1) - 1u : 0xffffffffu; /* lanes up to the first prefix */
+        if ((rmask & need) != need) {                                             /* uniform */
             __nanosleep(20);
             continue;
         }
@@ -786,7 +807,10 @@ static __device__ uint32_t look_back(uint64_t *lb, uint32_t tk, uint32_t total, 
 /* (c), thread 0: wait (bounded) for this launch's window; false on a timeout. */
 static __device__ bool onepass_window_of(const onepass_args &o, uint32_t tag, wh_arena_span *w) {
     uint32_t k = 0, *word = &o.win->tag[tag & 1u];
-    while (k < MC_LOOK_TRIES && wh_atomic_load(word, WH_ACQUIRE) != tag) { __nanosleep(32); ++k; }
+    while (k < MC_LOOK_TRIES && wh_atomic_load(word, WH_ACQUIRE) != tag) {
+        __nanosleep(32);
+        ++k;
+    }
     if (k == MC_LOOK_TRIES) return false;
     *w = o.win->w[tag & 1u];
     return true;
@@ -810,13 +834,13 @@ static __device__ void onepass_publish_window(onepass_window *win, const wh_aren
 static __device__ void onepass_post(const onepass_args &o, uint32_t pseq, uint32_t pslot, const wh_arena_span *pw,
                                     uint32_t all, uint32_t nslot, uint32_t next) {
     onepass_window *win = o.win;
-    wh_arena_forecast fc = win->fc;                    /* local: the loads at once, not one by one */
+    wh_arena_forecast fc = win->fc; /* local: the loads at once, not one by one */
     uint64_t n = all < pw->count ? all : pw->count;
     wh_arena_span fs;
     wh_status fst = wh_arena_ring_forecast_replace(&fc, pslot, n, TRI_BYTES, &fs);
     if (fst == WH_ERR_CORRUPT) atomicAdd(&o.stuck[ONEPASS_LOST], 1u);
     if (next && fc.valid) onepass_publish_window(win, &fc, nslot, next);
-    win->fc = fc;                                      /* the next post reads it: after this kernel */
+    win->fc = fc; /* the next post reads it: after this kernel */
     uint32_t k = 0;
     while (k < MC_LOOK_TRIES && wh_atomic_load(&win->consumed, WH_ACQUIRE) + MC_POSTS < pseq + 1u) {
         __nanosleep(64);
@@ -829,7 +853,7 @@ static __device__ void onepass_post(const onepass_args &o, uint32_t pseq, uint32
     p->fstatus = (uint32_t)fst;
     p->forecast = fs;
     __threadfence();
-    *(volatile uint32_t *)&p->seq = pseq + 1u;         /* release */
+    *(volatile uint32_t *)&p->seq = pseq + 1u; /* release */
 }
 
 /* (c), the arena block (ticket 0: no brick), thread 0, while the bricks
@@ -845,7 +869,7 @@ static __device__ void onepass_arena_block(const onepass_args &o, const tail_arg
     uint64_t t0 = globaltimer();
     if (o.first) {
         if (!wh_arena_ring_forecast_current(&win->fc, t.arena)) return;
-        wh_arena_forecast fc = win->fc;                /* local: the loads at once */
+        wh_arena_forecast fc = win->fc; /* local: the loads at once */
         onepass_publish_window(win, &fc, o.slot, tag);
     } else {
         wh_arena_span pw = win->w[lb_tag(seq - 1u) & 1u];
@@ -856,8 +880,8 @@ static __device__ void onepass_arena_block(const onepass_args &o, const tail_arg
 }
 
 template <bool ARENA>
-static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int balls, onepass_args o, tail_args t,
-                                                                    float *out) {
+static __global__ void __launch_bounds__(THREADS, 4)
+    onepass_kernel(int n, int balls, onepass_args o, tail_args t, float *out) {
     __shared__ float sf[NPTS_MAX];
     __shared__ mc_ball ball[MC_MAX_BALLS];
     __shared__ block_scan::TempStorage tmp;
@@ -866,26 +890,26 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
     __shared__ wh_arena_span s_win;
     __shared__ bool s_win_ok;
     int m = n - 1;
-    load_tables(&tab);                                 /* load_brick syncs; written once, before any frame */
-    pdl_wait();                                        /* the previous frame done, and its memory */
-    uint32_t frame = *t.frame, seq = *o.seq, tag = lb_tag(seq);   /* both read before the ticket (acq_rel) */
+    load_tables(&tab);                                          /* load_brick syncs; written once, before any frame */
+    pdl_wait();                                                 /* the previous frame done, and its memory */
+    uint32_t frame = *t.frame, seq = *o.seq, tag = lb_tag(seq); /* both read before the ticket (acq_rel) */
     uint32_t nb = o.bricks.x * o.bricks.y * o.bricks.z;
-    const uint32_t A = ARENA ? 1u : 0u;                /* (c): ticket 0 is the arena block */
+    const uint32_t A = ARENA ? 1u : 0u; /* (c): ticket 0 is the arena block */
     if (threadIdx.x == 0) {
         s_tk = wh_atomic_fetch_add(o.ticket, 1u, WH_ACQ_REL);
-        s_win_ok = !ARENA;                             /* (c): the window, if it is there already (the previous */
-        if (ARENA && wh_atomic_load(&o.win->tag[tag & 1u], WH_ACQUIRE) == tag) {   /* frame published it): read */
-            s_win = o.win->w[tag & 1u];                /* while the field is computed                       */
+        s_win_ok = !ARENA; /* (c): the window, if it is there already (the previous */
+        if (ARENA && wh_atomic_load(&o.win->tag[tag & 1u], WH_ACQUIRE) == tag) { /* frame published it): read */
+            s_win = o.win->w[tag & 1u]; /* while the field is computed                       */
             s_win_ok = true;
         }
     }
     __syncthreads();
     const bool early = s_win_ok;
-    if (ARENA && s_tk == 0) {                          /* uniform */
+    if (ARENA && s_tk == 0) { /* uniform */
         if (threadIdx.x == 0) onepass_arena_block(o, t, seq, tag);
         return;
     }
-    const uint32_t tk = s_tk - A;                      /* the brick */
+    const uint32_t tk = s_tk - A; /* the brick */
     int3 b = make_int3((int)(tk % o.bricks.x) * BX, (int)(tk / o.bricks.x % o.bricks.y) * BY,
                        (int)(tk / (o.bricks.x * o.bricks.y) * c_bz));
     load_brick(sf, ball, n, frame, balls, b.x, b.y, b.z);
@@ -903,21 +927,21 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
      * fill the SMs before the committer has one to publish the window on) */
     pdl_launch_dependents();
     const uint32_t prefix = s_prefix;
-    const bool ok = prefix != UINT32_MAX && s_win_ok;  /* block-uniform */
+    const bool ok = prefix != UINT32_MAX && s_win_ok; /* block-uniform */
     if (threadIdx.x == 0) {
         if (prefix == UINT32_MAX) atomicAdd(&o.stuck[ONEPASS_STUCK_LOOK], 1u);
         if (!s_win_ok) atomicAdd(&o.stuck[ONEPASS_STUCK_WINDOW], 1u);
     }
-    if (threadIdx.x == 0 && tk == nb - 1u) {           /* the last ticket: the frame's total (0 if unknown) */
+    if (threadIdx.x == 0 && tk == nb - 1u) { /* the last ticket: the frame's total (0 if unknown) */
         uint32_t all = ok ? prefix + total : 0u;
-        *o.ticket = 0;                                 /* every ticket taken */
+        *o.ticket = 0; /* every ticket taken */
         *o.seq = seq + 1u;
         t.history[frame] = all;
         *t.frame = frame + 1u;
-        if (ARENA) o.win->total = all;                 /* for the next frame's arena block, which posts it */
-        if (ARENA && o.last && s_win_ok) onepass_post(o, seq, o.slot, &s_win, all, 0u, 0u);   /* a chain's last: */
-    }                                                  /* posts its own, while the other threads write */
-    if (!ok || total == 0) return;                     /* block-uniform */
+        if (ARENA) o.win->total = all; /* for the next frame's arena block, which posts it */
+        if (ARENA && o.last && s_win_ok) onepass_post(o, seq, o.slot, &s_win, all, 0u, 0u); /* a chain's last: */
+    }                              /* posts its own, while the other threads write */
+    if (!ok || total == 0) return; /* block-uniform */
     wh_arena_span sp = ARENA ? s_win : buffer_span(out);
     emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);
 }
@@ -929,19 +953,18 @@ static __global__ void __launch_bounds__(THREADS, 4) onepass_kernel(int n, int b
  * order, the image kept in smem (wh_arena_ring_commit_posts_block).  The
  * launch counter is read before frame 0 can move it: frame 0 moves it only
  * once it has this window. */
-static __global__ void __launch_bounds__(THREADS, 1) posts_commit_kernel(commit_args cm, wh_arena_span *ring, uint32_t k,
-                                                                       uint32_t frames, onepass_window *win,
-                                                                       const uint32_t *op_seq) {
+static __global__ void __launch_bounds__(THREADS, 1)
+    posts_commit_kernel(commit_args cm, wh_arena_span *ring, uint32_t k, uint32_t frames, onepass_window *win,
+                        const uint32_t *op_seq) {
     __shared__ uint32_t seq0;
     if (threadIdx.x == 0) seq0 = *(volatile const uint32_t *)op_seq;
     __syncthreads();
     uint32_t tag0 = lb_tag(seq0);
-    wh_status st = wh_arena_ring_commit_posts_block(cm.arena, ring, k, 0u, seq0, frames, win->posts, MC_POSTS,
-                                                    &win->consumed, TRI_BYTES, arena_smem, cm.smem_bytes,
-                                                    MC_COMMIT_POLLS, &win->fc, &win->w[tag0 & 1u], &win->tag[tag0 & 1u],
-                                                    tag0);
-    if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT)   /* no lock, or a post that never came (else the */
-        atomicAdd(&win->chains_stopped, 1u);            /* last post's status)                          */
+    wh_status st = wh_arena_ring_commit_posts_block(
+        cm.arena, ring, k, 0u, seq0, frames, win->posts, MC_POSTS, &win->consumed, TRI_BYTES, arena_smem, cm.smem_bytes,
+        MC_COMMIT_POLLS, &win->fc, &win->w[tag0 & 1u], &win->tag[tag0 & 1u], tag0);
+    if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT) /* no lock, or a post that never came (else the */
+        atomicAdd(&win->chains_stopped, 1u);          /* last post's status)                          */
     if (threadIdx.x == 0 && !win->fc.valid) atomicAdd(&win->chains_unforecast, 1u);
 }
 
@@ -949,27 +972,28 @@ static __global__ void __launch_bounds__(THREADS, 1) posts_commit_kernel(commit_
 
 struct ctx {
     int n, k, balls;
-    uint32_t cells, nbricks, bz;                          /* bricks of 8 x 8 x bz cells */
+    uint32_t cells, nbricks, bz; /* bricks of 8 x 8 x bz cells */
     dim3 grid;
-    uint32_t *brick_tris, *brick_off, *done, *history;   /* history[frame]: triangles */
-    uint32_t *frame;                                      /* device: the frame being made */
-    size_t *tri_count;                                    /* [k]: the count a command reads */
-    uint32_t *epoch, *stuck;                              /* fused_kernel's barrier, its timeouts */
-    uint32_t *reserve_status;                             /* the side commit's frames: the reserve's */
+    uint32_t *brick_tris, *brick_off, *done, *history; /* history[frame]: triangles */
+    uint32_t *frame;                                   /* device: the frame being made */
+    size_t *tri_count;                                 /* [k]: the count a command reads */
+    uint32_t *epoch, *stuck;                           /* fused_kernel's barrier, its timeouts */
+    uint32_t *reserve_status;                          /* the side commit's frames: the reserve's */
     cudaStream_t s;
-    cudaStream_t side;                                    /* the commits of the side-stream rows */
-    cudaEvent_t fork, join;                               /* s -> side at frame 0; side -> s at the end */
-    int side_priority;                                    /* the commit kernel's: the device's greatest */
-    uint64_t *lb;                                         /* onepass_kernel: look-back words, a brick each */
-    uint32_t *op_seq;                                     /* its launches so far */
-    uint32_t *op_stuck;                                   /* its timeouts, by wait (ONEPASS_STUCK_*) */
-    onepass_window *win;                                  /* its open window (c) */
+    cudaStream_t side;      /* the commits of the side-stream rows */
+    cudaEvent_t fork, join; /* s -> side at frame 0; side -> s at the end */
+    int side_priority;      /* the commit kernel's: the device's greatest */
+    uint64_t *lb;           /* onepass_kernel: look-back words, a brick each */
+    uint32_t *op_seq;       /* its launches so far */
+    uint32_t *op_stuck;     /* its timeouts, by wait (ONEPASS_STUCK_*) */
+    onepass_window *win;    /* its open window (c) */
 };
 
 static cudaError_t launch_count(ctx &c, const tail_args &t) {
     if (t.span)
         count_kernel<true><<<c.grid, THREADS, t.smem_bytes, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
-    else count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
+    else
+        count_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.brick_tris, c.brick_off, c.done, t);
     return cudaGetLastError();
 }
 static void count(ctx &c, const tail_args &t) { WH_CUDA_OR_DIE(launch_count(c, t)); }
@@ -989,10 +1013,11 @@ static cudaError_t launch_generate(ctx &c, float *out, const wh_arena_span *span
     size_t smem = cm.span ? cm.smem_bytes : 0;
     if (!pdl) {
         if (cm.span)
-            generate_kernel<true><<<c.grid, THREADS, smem, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off,
-                                                                  out, span, cm);
-        else generate_kernel<false><<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off,
-                                                                 out, span, cm);
+            generate_kernel<true>
+                <<<c.grid, THREADS, smem, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off, out, span, cm);
+        else
+            generate_kernel<false>
+                <<<c.grid, THREADS, 0, c.s>>>(c.n, c.balls, c.frame, c.brick_tris, c.brick_off, out, span, cm);
         return cudaGetLastError();
     }
     cudaLaunchConfig_t cfg = {};
@@ -1097,7 +1122,7 @@ static bool g_fused_pdl = false;
 template <bool ARENA, bool SIDE = false> static cudaError_t launch_fused(ctx &c, const tail_args &t, float *out) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
-    at[0].id = cudaLaunchAttributeCooperative;       /* refused, not hung, if the grid does not fit */
+    at[0].id = cudaLaunchAttributeCooperative; /* refused, not hung, if the grid does not fit */
     at[0].val.cooperative = 1;
     at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[1].val.programmaticStreamSerializationAllowed = 1;
@@ -1107,8 +1132,8 @@ template <bool ARENA, bool SIDE = false> static cudaError_t launch_fused(ctx &c,
     cfg.stream = c.s;
     cfg.attrs = at;
     cfg.numAttrs = g_fused_pdl ? 2 : 1;
-    return cudaLaunchKernelEx(&cfg, fused_kernel<ARENA, SIDE>, c.n, c.balls, c.brick_tris, c.brick_off, c.done,
-                              c.epoch, c.stuck, t, out);
+    return cudaLaunchKernelEx(&cfg, fused_kernel<ARENA, SIDE>, c.n, c.balls, c.brick_tris, c.brick_off, c.done, c.epoch,
+                              c.stuck, t, out);
 }
 
 /* (a), fused */
@@ -1129,12 +1154,19 @@ static bool fused_fits(const ctx &c, bool arena, size_t smem, bool side = false)
     int dev = 0, sms = 0, per_sm = 0;
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (side) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true, true>, THREADS, smem));
-    else if (arena) WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true>, THREADS, smem));
-    else WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<false>, THREADS, smem));
+    if (side)
+        WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true, true>, THREADS, smem));
+    else if (arena)
+        WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<true>, THREADS, smem));
+    else
+        WH_CUDA_OR_DIE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_kernel<false>, THREADS, smem));
     bool fits = (uint64_t)per_sm * (uint64_t)sms >= c.nbricks;
-    if (!fits) printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n",
-                      side ? " (c, side commit)" : arena ? " (c)" : "", c.nbricks, per_sm, sms);
+    if (!fits)
+        printf("fused kernel%s: off (%u bricks, %d blocks per SM x %d SMs)\n",
+               side    ? " (c, side commit)"
+               : arena ? " (c)"
+                       : "",
+               c.nbricks, per_sm, sms);
     return fits;
 }
 static bool fused_arena_fits(const ctx &c, wh_arena *a) { return g_fused && fused_fits(c, true, fused_arena_smem(a)); }
@@ -1172,7 +1204,9 @@ static cudaError_t launch_side(ctx &c, size_t smem, void (*kernel)(P...), A... a
     cfg.numAttrs = 1;
     return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
-static cudaError_t launch_commit(ctx &c, const commit_args &cm) { return launch_side(c, cm.smem_bytes, commit_kernel, cm); }
+static cudaError_t launch_commit(ctx &c, const commit_args &cm) {
+    return launch_side(c, cm.smem_bytes, commit_kernel, cm);
+}
 static cudaError_t launch_chain_commit(ctx &c, const commit_args &cm, const wh_arena_span *spans, int n) {
     return launch_side(c, cm.smem_bytes, chain_commit_kernel, cm, spans, (uint32_t)c.k, (uint32_t)n);
 }
@@ -1193,17 +1227,17 @@ static void frame_fused_side(ctx &c, int f, wh_arena *a, wh_arena_span *spans, i
     bool join = f == n - 1;
     tail_args t = arena_tail(c, f, a, spans, 0, true);
     t.reserve_status = c.reserve_status;
-    t.handed = g_handoff && f != 0;                        /* the chain: frame 0 locks, its last commit unlocks */
-    if (f == 0) {                                          /* captured: pulls c.side into the capture */
+    t.handed = g_handoff && f != 0; /* the chain: frame 0 locks, its last commit unlocks */
+    if (f == 0) {                   /* captured: pulls c.side into the capture */
         WH_CUDA_OR_DIE(cudaEventRecord(c.fork, c.s));
         WH_CUDA_OR_DIE(cudaStreamWaitEvent(c.side, c.fork, 0));
     }
     commit_args cm = {};
     cm.arena = wh_arena_device(a);
     cm.span = &spans[f % c.k];
-    cm.smem_bytes = fused_arena_smem(a);                   /* the staging the in-kernel commit gets */
-    cm.baton = g_handoff && !join ? c.done : NULL;         /* the next frame's reserve gets the lock */
-    if (g_chain && f == 0) {                               /* ahead of the chain's first frame */
+    cm.smem_bytes = fused_arena_smem(a);           /* the staging the in-kernel commit gets */
+    cm.baton = g_handoff && !join ? c.done : NULL; /* the next frame's reserve gets the lock */
+    if (g_chain && f == 0) {                       /* ahead of the chain's first frame */
         cm.baton = c.done;
         WH_CUDA_OR_DIE(launch_chain_commit(c, cm, spans, n));
         WH_LAUNCH_OR_DIE();
@@ -1221,13 +1255,21 @@ static bool fused_side_fits(const ctx &c) { return g_fused && fused_fits(c, true
 /* One pass a frame (onepass_kernel), any grid: a block a brick, by PDL
  * after the previous frame where pdl_probe saw it run. */
 template <bool ARENA> static cudaError_t launch_onepass(ctx &c, const tail_args &t, float *out, int f = 0, int n = 1) {
-    onepass_args o = {c.lb, c.op_seq, c.done, c.op_stuck, make_uint3(c.grid.x, c.grid.y, c.grid.z), c.win, (uint32_t)c.k,
-                      (uint32_t)(f % c.k), f == 0, f == n - 1};
+    onepass_args o = {c.lb,
+                      c.op_seq,
+                      c.done,
+                      c.op_stuck,
+                      make_uint3(c.grid.x, c.grid.y, c.grid.z),
+                      c.win,
+                      (uint32_t)c.k,
+                      (uint32_t)(f % c.k),
+                      f == 0,
+                      f == n - 1};
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3(c.nbricks + (ARENA ? 1u : 0u));  /* (c): and the arena block */
+    cfg.gridDim = dim3(c.nbricks + (ARENA ? 1u : 0u)); /* (c): and the arena block */
     cfg.blockDim = dim3(THREADS);
     cfg.stream = c.s;
     cfg.attrs = at;
@@ -1256,7 +1298,7 @@ static void frame_onepass_arena(ctx &c, int f, wh_arena *a, wh_arena_span *spans
         WH_LAUNCH_OR_DIE();
     }
     tail_args t = tail(c);
-    t.arena = wh_arena_device(a);                          /* the arena block asks whether the forecast is current */
+    t.arena = wh_arena_device(a); /* the arena block asks whether the forecast is current */
     WH_CUDA_OR_DIE(launch_onepass<true>(c, t, NULL, f, n));
     WH_LAUNCH_OR_DIE();
     if (f == n - 1) side_join(c);
@@ -1297,19 +1339,28 @@ static cudaError_t try_frame(ctx &c, const std::function<cudaError_t()> &launch)
  * and captured in a graph (one (a) frame into buf). */
 static void fused_probe(ctx &c, float *buf) {
     const char *off = getenv("MC_NO_FUSED");
-    if (off && *off) { printf("fused kernel: off (MC_NO_FUSED)\n"); return; }
+    if (off && *off) {
+        printf("fused kernel: off (MC_NO_FUSED)\n");
+        return;
+    }
     if (!fused_fits(c, false, 0)) return;
     cudaError_t e = try_frame(c, [&] { return launch_fused<false>(c, tail(c), buf); });
     if (e != cudaSuccess) {
         printf("fused kernel: off (%s)\n", cudaGetErrorString(e));
         return;
     }
-    if (uint32_t n = fused_stuck(c)) { printf("fused kernel: off (%u barrier timeouts in the probe)\n", n); return; }
+    if (uint32_t n = fused_stuck(c)) {
+        printf("fused kernel: off (%u barrier timeouts in the probe)\n", n);
+        return;
+    }
     g_fused = true;
     printf("fused kernel: on (%u bricks, cooperative launch, plain and in a graph)\n", c.nbricks);
     const char *nopdl = getenv("MC_NO_FUSED_PDL");
-    if (nopdl && *nopdl) { printf("fused kernel by PDL: off (MC_NO_FUSED_PDL)\n"); return; }
-    g_fused_pdl = true;                                  /* two frames back to back, plain and captured */
+    if (nopdl && *nopdl) {
+        printf("fused kernel by PDL: off (MC_NO_FUSED_PDL)\n");
+        return;
+    }
+    g_fused_pdl = true; /* two frames back to back, plain and captured */
     e = try_frame(c, [&] {
         cudaError_t e1 = launch_fused<false>(c, tail(c), buf);
         return e1 != cudaSuccess ? e1 : launch_fused<false>(c, tail(c), buf);
@@ -1322,10 +1373,10 @@ static void fused_probe(ctx &c, float *buf) {
 struct sync_state {
     float *buf[16];
     size_t bytes[16];
-    volatile size_t *h_count;               /* pinned, mapped: the count kernel writes it */
-    size_t *d_count;                        /* its device address */
+    volatile size_t *h_count; /* pinned, mapped: the count kernel writes it */
+    size_t *d_count;          /* its device address */
     uint64_t live, peak;
-    cudaGraphExec_t count_graph;            /* the count kernel, as a graph */
+    cudaGraphExec_t count_graph; /* the count kernel, as a graph */
 };
 
 static void frame_sync(ctx &c, int f, sync_state &st, bool graph) {
@@ -1337,7 +1388,7 @@ static void frame_sync(ctx &c, int f, sync_state &st, bool graph) {
         t.count_out = st.d_count;
         count(c, t);
     }
-    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));               /* the host sync of variant (b) */
+    WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s)); /* the host sync of variant (b) */
     if (st.buf[k]) WH_CUDA_OR_DIE(cudaFreeAsync(st.buf[k], c.s));
     st.live -= st.bytes[k];
     st.bytes[k] = *st.h_count * TRI_BYTES;
@@ -1364,7 +1415,10 @@ static void pdl_probe(ctx &c, float *buf) {
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     const char *off = getenv("MC_NO_PDL");
-    if (major < 9 || (off && *off)) { printf("PDL: off (%s)\n", major < 9 ? "before sm_90" : "MC_NO_PDL"); return; }
+    if (major < 9 || (off && *off)) {
+        printf("PDL: off (%s)\n", major < 9 ? "before sm_90" : "MC_NO_PDL");
+        return;
+    }
     cudaError_t e = try_frame(c, [&] {
         cudaError_t e1 = launch_count(c, tail(c));
         return e1 != cudaSuccess ? e1 : launch_generate(c, buf, NULL, true);
@@ -1396,9 +1450,9 @@ static void replay(ctx &c, int frames, int g, cudaGraphExec_t exec) {
 struct result {
     const char *name;
     double fps, ms;
-    uint64_t peak, reserved;                /* peak in use; reserved (what the variant holds) */
+    uint64_t peak, reserved; /* peak in use; reserved (what the variant holds) */
     uint64_t dropped;
-    double headroom;                        /* arena region / warm-up high-water mark; 0: no arena */
+    double headroom; /* arena region / warm-up high-water mark; 0: no arena */
 };
 
 /* Progress on the terminal: a row as soon as it is measured. */
@@ -1506,9 +1560,11 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     const char *driver = env_or("WH_GPU_DRIVER", "?"), *commit = env_or("WH_COMMIT", "?");
     double ratio = best_fps(r, nr, "(c)") / best_fps(r, nr, "(b)");
-    printf("\n%s, driver %s (CUDA driver API %d), runtime %d, %s, commit %s\n", prop.name, driver, drv, rt, date, commit);
+    printf("\n%s, driver %s (CUDA driver API %d), runtime %d, %s, commit %s\n", prop.name, driver, drv, rt, date,
+           commit);
     printf("grid %d^3 (%u cells, %u bricks of 8x8x%u), K=%d live frames, %d frames x %d runs, %d balls; needed peak "
-           "%.2f MiB\n", a.n, c.cells, c.nbricks, c.bz, a.k, a.frames, a.reps, a.balls, needed / 1048576.0);
+           "%.2f MiB\n",
+           a.n, c.cells, c.nbricks, c.bz, a.k, a.frames, a.reps, a.balls, needed / 1048576.0);
     printf("%-62s %10s %9s %12s %12s %9s %8s %8s\n", "variant", "frames/s", "ms/frame", "peak MiB", "reserved MiB",
            "res/need", "dropped", "headroom");
     for (int i = 0; i < nr; ++i)
@@ -1518,42 +1574,53 @@ static void write_results(const args &a, const ctx &c, const result *r, int nr, 
     printf("best (c) / best (b) frames/s (rows that dropped nothing): %.2fx\n", ratio);
     if (a.csv) {
         FILE *f = fopen(a.csv, "a");
-        if (!f) { perror(a.csv); exit(1); }
+        if (!f) {
+            perror(a.csv);
+            exit(1);
+        }
         fseek(f, 0, SEEK_END);
         if (ftell(f) == 0)
             fprintf(f, "gpu,driver,cuda_runtime,date,commit,n,k,frames,reps,balls,bz,variant,fps,ms_per_frame,"
                        "peak_bytes,reserved_bytes,needed_bytes,reserved_over_needed,dropped,arena_headroom\n");
         for (int i = 0; i < nr; ++i)
             fprintf(f, "\"%s\",%s,%d,%s,%s,%d,%d,%d,%d,%d,%u,\"%s\",%.1f,%.5f,%llu,%llu,%llu,%.4f,%llu,%.2f\n",
-                    prop.name, driver, rt, date, commit, a.n, a.k, a.frames, a.reps, a.balls, c.bz, r[i].name, r[i].fps, r[i].ms,
-                    (unsigned long long)r[i].peak, (unsigned long long)r[i].reserved, (unsigned long long)needed,
-                    (double)r[i].reserved / (double)needed, (unsigned long long)r[i].dropped, r[i].headroom);
+                    prop.name, driver, rt, date, commit, a.n, a.k, a.frames, a.reps, a.balls, c.bz, r[i].name, r[i].fps,
+                    r[i].ms, (unsigned long long)r[i].peak, (unsigned long long)r[i].reserved,
+                    (unsigned long long)needed, (double)r[i].reserved / (double)needed,
+                    (unsigned long long)r[i].dropped, r[i].headroom);
         fclose(f);
     }
     if (a.md) {
         FILE *f = fopen(a.md, "a");
-        if (!f) { perror(a.md); exit(1); }
-        fprintf(f, "\n### %d^3 grid, K=%d, %d frames, median of %d runs, bricks of 8x8x%u cells\n\n%s, driver %s, "
-                   "CUDA runtime %d, %s, commit %s. Needed: %.2f MiB (largest sum of %d live meshes).\n\n"
-                   "| variant | frames/s | ms/frame | peak in use (MiB) | reserved (MiB) | reserved / needed | dropped | "
-                   "arena headroom |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        if (!f) {
+            perror(a.md);
+            exit(1);
+        }
+        fprintf(f,
+                "\n### %d^3 grid, K=%d, %d frames, median of %d runs, bricks of 8x8x%u cells\n\n%s, driver %s, "
+                "CUDA runtime %d, %s, commit %s. Needed: %.2f MiB (largest sum of %d live meshes).\n\n"
+                "| variant | frames/s | ms/frame | peak in use (MiB) | reserved (MiB) | reserved / needed | dropped | "
+                "arena headroom |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
                 a.n, a.k, a.frames, a.reps, c.bz, prop.name, driver, rt, date, commit, needed / 1048576.0, a.k);
         for (int i = 0; i < nr; ++i) {
-            char h[32] = "-";                       /* no arena */
+            char h[32] = "-"; /* no arena */
             if (r[i].headroom > 0) snprintf(h, sizeof h, "%.2f", r[i].headroom);
             fprintf(f, "| %s | %.0f | %.4f | %.2f | %.2f | %.3f | %llu | %s |\n", r[i].name, r[i].fps, r[i].ms,
                     r[i].peak / 1048576.0, r[i].reserved / 1048576.0, (double)r[i].reserved / (double)needed,
                     (unsigned long long)r[i].dropped, h);
         }
-        fprintf(f, "\nBest (c) / best (b) frames/s (rows that dropped nothing): **%.2fx**. Generate launched by PDL "
-                   "after count in (a) and (c): %s. One-kernel rows (count, allocation and generate in one cooperative "
-                   "kernel; only where every brick is resident at once): %s.\n", ratio, g_pdl ? "yes" : "no (probe failed)",
-                g_fused ? "yes" : "no");
+        fprintf(f,
+                "\nBest (c) / best (b) frames/s (rows that dropped nothing): **%.2fx**. Generate launched by PDL "
+                "after count in (a) and (c): %s. One-kernel rows (count, allocation and generate in one cooperative "
+                "kernel; only where every brick is resident at once): %s.\n",
+                ratio, g_pdl ? "yes" : "no (probe failed)", g_fused ? "yes" : "no");
         fclose(f);
     }
 }
 
-static dim3 brick_grid(uint32_t m, uint32_t bz) { return dim3((m + BX - 1) / BX, (m + BY - 1) / BY, (m + bz - 1) / bz); }
+static dim3 brick_grid(uint32_t m, uint32_t bz) {
+    return dim3((m + BX - 1) / BX, (m + BY - 1) / BY, (m + bz - 1) / bz);
+}
 
 /* The shallowest brick (4, 8, 16 cells deep) whose bricks are all resident
  * at once in the one-kernel frame (c, side commit): a small grid then uses
@@ -1578,24 +1645,29 @@ static uint32_t auto_bz(uint32_t m) {
  * bench/results/session-2026-11-26b-h100/r1 and r2 hung so, with 1232
  * bytes of stack against the default 1024). */
 static void stack_for_kernels(void) {
-    const void *k[] = {(const void *)onepass_kernel<true>, (const void *)onepass_kernel<false>,
+    const void *k[] = {(const void *)onepass_kernel<true>,     (const void *)onepass_kernel<false>,
                        (const void *)fused_kernel<true, true>, (const void *)fused_kernel<true>,
-                       (const void *)fused_kernel<false>, (const void *)commit_kernel, (const void *)chain_commit_kernel,
-                       (const void *)posts_commit_kernel,
-                       (const void *)generate_kernel<true>, (const void *)generate_kernel<false>,
-                       (const void *)count_kernel<true>, (const void *)count_kernel<false>};
+                       (const void *)fused_kernel<false>,      (const void *)commit_kernel,
+                       (const void *)chain_commit_kernel,      (const void *)posts_commit_kernel,
+                       (const void *)generate_kernel<true>,    (const void *)generate_kernel<false>,
+                       (const void *)count_kernel<true>,       (const void *)count_kernel<false>};
     wh_cuda_stack_for(k, (int)(sizeof k / sizeof k[0]));
 }
 
 static void setup(ctx &c, const args &a, mc_tables &t) {
     stack_for_kernels();
-    if (mc_tables_build(&t)) { fprintf(stderr, "tables: a case needs more than %d triangles\n", MC_MAX_TRI); exit(1); }
+    if (mc_tables_build(&t)) {
+        fprintf(stderr, "tables: a case needs more than %d triangles\n", MC_MAX_TRI);
+        exit(1);
+    }
     mc_gtables g;
     memcpy(g.ntri, t.ntri, sizeof g.ntri);
     memcpy(g.tri, t.tri, sizeof g.tri);
     memcpy(g.edge, t.edge_corner, sizeof g.edge);
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_tab, &g, sizeof g));
-    c.n = a.n; c.k = a.k; c.balls = a.balls;
+    c.n = a.n;
+    c.k = a.k;
+    c.balls = a.balls;
     uint32_t m = (uint32_t)(a.n - 1);
     c.cells = m * m * m;
     c.bz = a.bz ? (uint32_t)a.bz : auto_bz(m);
@@ -1621,7 +1693,7 @@ static void setup(ctx &c, const args &a, mc_tables &t) {
     WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&c.fork, cudaEventDisableTiming));
     WH_CUDA_OR_DIE(cudaEventCreateWithFlags(&c.join, cudaEventDisableTiming));
     WH_CUDA_OR_DIE(cudaMalloc(&c.lb, c.nbricks * sizeof(uint64_t)));
-    WH_CUDA_OR_DIE(cudaMemset(c.lb, 0, c.nbricks * sizeof(uint64_t)));   /* tag 0: no launch's */
+    WH_CUDA_OR_DIE(cudaMemset(c.lb, 0, c.nbricks * sizeof(uint64_t))); /* tag 0: no launch's */
     WH_CUDA_OR_DIE(cudaMalloc(&c.op_seq, (1 + ONEPASS_STUCK_KINDS) * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMemset(c.op_seq, 0, (1 + ONEPASS_STUCK_KINDS) * sizeof(uint32_t)));
     c.op_stuck = c.op_seq + 1;
@@ -1648,7 +1720,9 @@ static uint64_t arena_counter(ctx &c, wh_arena *arena, size_t offset) {
     WH_CUDA_OR_DIE(cudaMemcpy(&n, (char *)wh_arena_device(arena).s + offset, sizeof n, cudaMemcpyDeviceToHost));
     return n;
 }
-static uint64_t arena_planned(ctx &c, wh_arena *arena) { return arena_counter(c, arena, offsetof(wh_arena_state, planned)); }
+static uint64_t arena_planned(ctx &c, wh_arena *arena) {
+    return arena_counter(c, arena, offsetof(wh_arena_state, planned));
+}
 
 /* The arena's counters once the stream is done (a flush first: with
  * WH_ARENA_MIRROR_ON_FAILURE the mirror is otherwise as of the last failure). */
@@ -1668,11 +1742,11 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_a
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = policy;
     cfg.mirror = mirror;
-    cfg.index = policy == WH_ARENA_RING ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF;   /* the ring walks: no index */
-    cfg.max_blocks = 64;                 /* K meshes of <= 2 extents and the free blocks between */
+    cfg.index = policy == WH_ARENA_RING ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF; /* the ring walks: no index */
+    cfg.max_blocks = 64; /* K meshes of <= 2 extents and the free blocks between */
     wh_arena *arena = NULL;
     wh_arena_stats st;
-    double high = 0;                                  /* the warm-up's high-water mark */
+    double high = 0; /* the warm-up's high-water mark */
     for (int attempt = -1; attempt < 100; ++attempt) {
         double h = a.headroom + 0.02 * attempt;
         if (attempt >= 0) cfg.bytes = (size_t)(high * h);
@@ -1681,7 +1755,10 @@ static wh_arena *sized_arena(ctx &c, const args &a, wh_arena_policy policy, wh_a
         pass(arena);
         fresh_stats(c, arena, &st);
         if (attempt < 0) {
-            if (st.failures) { fprintf(stderr, "arena: the warm-up failed (%llu)\n", (unsigned long long)st.failures); exit(1); }
+            if (st.failures) {
+                fprintf(stderr, "arena: the warm-up failed (%llu)\n", (unsigned long long)st.failures);
+                exit(1);
+            }
             high = (double)st.peak_used;
         } else if (st.failures == 0) {
             *headroom = h;
@@ -1772,15 +1849,22 @@ static void profile_stamps(ctx &c, int G, const char *what, const std::function<
     WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s));
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
 #ifdef MC_ARENA_PROFILE
-    {   /* the arena's steps, mean us (count) */
+    { /* the arena's steps, mean us (count) */
         unsigned long long sum[MC_AST], cnt[MC_AST];
         WH_CUDA_OR_DIE(cudaMemcpyFromSymbol(sum, g_ast_sum, sizeof sum));
         WH_CUDA_OR_DIE(cudaMemcpyFromSymbol(cnt, g_ast_n, sizeof cnt));
-        static const char *step[MC_AST] = {"", "reserve: lock", "reserve: loads, plan's answer", "reserve: publish",
-                                           "", "commit: pending?", "commit: stage the image", "commit: replace (1 thread)",
-                                           "commit: mirror, snapshot", "commit: next plan (1 thread; the block writes back)",
+        static const char *step[MC_AST] = {"",
+                                           "reserve: lock",
+                                           "reserve: loads, plan's answer",
+                                           "reserve: publish",
+                                           "",
+                                           "commit: pending?",
+                                           "commit: stage the image",
+                                           "commit: replace (1 thread)",
+                                           "commit: mirror, snapshot",
+                                           "commit: next plan (1 thread; the block writes back)",
                                            "commit: barrier, unlock"};
-        printf("  arena steps, %s:", what);          /* the log only: md holds a table here */
+        printf("  arena steps, %s:", what); /* the log only: md holds a table here */
         for (int i = 0; i < MC_AST; ++i) {
             if (!cnt[i]) continue;
             printf(" %s %.2f (%llu);", step[i], 1e-3 * (double)sum[i] / (double)cnt[i], cnt[i]);
@@ -1809,32 +1893,38 @@ static void profile_stamps(ctx &c, int G, const char *what, const std::function<
         }
         return k ? sum / k : 0.0;
     };
-    if (getenv("MC_STAMPS_ALL"))                          /* every frame: first and last arrival, the baton, the commit */
+    if (getenv("MC_STAMPS_ALL")) /* every frame: first and last arrival, the baton, the commit */
         for (int f = 1; f + 1 < std::min(G, (int)ST_FRAMES); ++f) {
             const uint64_t *x = &h[f * ST_SLOTS], *p = &h[(f - 1) * ST_SLOTS];
-            auto us = [](uint64_t a, uint64_t b) { return a && b && a != ~0ull && b != ~0ull ? ((double)b - (double)a) * 1e-3 : -1.0; };
+            auto us = [](uint64_t a, uint64_t b) {
+                return a && b && a != ~0ull && b != ~0ull ? ((double)b - (double)a) * 1e-3 : -1.0;
+            };
             printf("    frame %2d: start->first %.2f, ->last %.2f, ->baton seen %.2f, ->scan done %.2f; "
-                   "previous commit done %.2f after start\n", f, us(x[ST_START], x[ST_FIRST]), us(x[ST_START], x[ST_LAST]),
-                   x[ST_BATON] ? us(x[ST_START], x[ST_BATON]) : 0.0, us(x[ST_START], x[ST_RESERVE0]), us(x[ST_START], p[ST_SIDE1]));
+                   "previous commit done %.2f after start\n",
+                   f, us(x[ST_START], x[ST_FIRST]), us(x[ST_START], x[ST_LAST]),
+                   x[ST_BATON] ? us(x[ST_START], x[ST_BATON]) : 0.0, us(x[ST_START], x[ST_RESERVE0]),
+                   us(x[ST_START], p[ST_SIDE1]));
         }
-    double ph[] = {mean(ST_START, ST_START, 1), mean(ST_START, ST_LAST, 0), mean(ST_LAST, ST_RESERVE0, 0),
+    double ph[] = {mean(ST_START, ST_START, 1),       mean(ST_START, ST_LAST, 0),    mean(ST_LAST, ST_RESERVE0, 0),
                    mean(ST_RESERVE0, ST_RESERVE1, 0), mean(ST_RESERVE1, ST_OPEN, 0), mean(ST_OPEN, ST_END, 0),
-                   mean(ST_OPEN, ST_COMMITTED, 0), mean(ST_END, ST_START, 1), mean(ST_END, ST_SIDE0, 0),
-                   mean(ST_SIDE0, ST_SIDE1, 0), mean(ST_SIDE1, ST_RESERVE0, 1)};
-    printf("  stamps, %s: period %.2f | start->first arrival %.2f | start->last %.2f, scan %.2f, reserve %.2f, open %.2f, open->end %.2f, "
+                   mean(ST_OPEN, ST_COMMITTED, 0),    mean(ST_END, ST_START, 1),     mean(ST_END, ST_SIDE0, 0),
+                   mean(ST_SIDE0, ST_SIDE1, 0),       mean(ST_SIDE1, ST_RESERVE0, 1)};
+    printf("  stamps, %s: period %.2f | start->first arrival %.2f | start->last %.2f, scan %.2f, reserve %.2f, open "
+           "%.2f, open->end %.2f, "
            "commit in kernel %.2f | end->next start %.2f | side commit: end->start %.2f, takes %.2f, "
-           "done before the next reserve by %.2f us\n", what, ph[0], mean(ST_START, ST_FIRST, 0), ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7],
-           ph[8], ph[9], ph[10]);
+           "done before the next reserve by %.2f us\n",
+           what, ph[0], mean(ST_START, ST_FIRST, 0), ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7], ph[8], ph[9],
+           ph[10]);
     if (md)
-        fprintf(md, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", what, ph[0],
-                ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7], ph[8], ph[9], ph[10]);
+        fprintf(md, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", what,
+                ph[0], ph[1], ph[2], ph[3], ph[4], ph[5], ph[6], ph[7], ph[8], ph[9], ph[10]);
 }
 
 /* The (c) in-kernel frame of the profile: plain launches, a graph of G
  * frames and, where it fits, one cooperative kernel; with the whole replace
  * in count's last block ("before") or reserve/commit. */
-static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_span *spans, bool reserve,
-                                 const char *m, FILE *md) {
+static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_span *spans, bool reserve, const char *m,
+                                 FILE *md) {
     const char *note = reserve ? "reserve/commit" : "before";
     char what[160], fused_note[64];
     reset_frames(c);
@@ -1843,7 +1933,8 @@ static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_sp
              reserve ? "reserve in count's last block, commit in generate" : "replace in count's last block", m);
     profile_row(md, what, us, note);
     us = graph_us(c, R, G, [&](int f) { frame_arena_kernel(c, f, ar, spans, reserve); });
-    snprintf(what, sizeof what, "%s, graph of G frames, %s", reserve ? "(c) frame, reserve/commit" : "(c) frame in kernel", m);
+    snprintf(what, sizeof what, "%s, graph of G frames, %s",
+             reserve ? "(c) frame, reserve/commit" : "(c) frame in kernel", m);
     profile_row(md, what, us, note);
     if (!fused_arena_fits(c, ar)) return;
     us = graph_us(c, R, G, [&](int f) { frame_fused_arena(c, f, ar, spans, reserve); });
@@ -1852,9 +1943,10 @@ static void profile_arena_frames(ctx &c, int R, int G, wh_arena *ar, wh_arena_sp
     snprintf(fused_note, sizeof fused_note, "%s; fused_kernel", note);
     profile_row(md, what, us, fused_note);
     if (!reserve || !fused_side_fits(c)) return;
-    us = graph_us(c, R, G, [&](int f) { frame_fused_side(c, f, ar, spans, G); },
-                  cudaGraphInstantiateFlagUseNodePriority);
-    snprintf(what, sizeof what, "(c) frame as one cooperative kernel, reserve, commit on a side stream, graph of G frames, %s", m);
+    us = graph_us(
+        c, R, G, [&](int f) { frame_fused_side(c, f, ar, spans, G); }, cudaGraphInstantiateFlagUseNodePriority);
+    snprintf(what, sizeof what,
+             "(c) frame as one cooperative kernel, reserve, commit on a side stream, graph of G frames, %s", m);
     profile_row(md, what, us, "reserve/commit; fused_kernel + commit_kernel on a 2nd stream");
 }
 
@@ -1886,27 +1978,39 @@ static void profile_arena_end(ctx &c, wh_arena *ar) {
 static void profile(ctx &c, const args &a, uint64_t worst) {
     const int R = a.frames, G = graph_frames(a);
     FILE *md = NULL;
-    if (a.md && !(md = fopen(a.md, "a"))) { perror(a.md); exit(1); }
+    if (a.md && !(md = fopen(a.md, "a"))) {
+        perror(a.md);
+        exit(1);
+    }
     printf("profile: grid %d^3, %u bricks of 8x8x%u, %d back-to-back repetitions per item, PDL %s\n", a.n, c.nbricks,
            c.bz, R, g_pdl ? "on" : "off");
     if (md)
-        fprintf(md, "\n### Profile, %d^3 grid (%u bricks of 8x8x%u), %d repetitions per item, PDL %s\n\n"
-                    "| item | us each | what it shows |\n|---|---:|---|\n", a.n, c.nbricks, c.bz, R,
-                g_pdl ? "on" : "off");
+        fprintf(md,
+                "\n### Profile, %d^3 grid (%u bricks of 8x8x%u), %d repetitions per item, PDL %s\n\n"
+                "| item | us each | what it shows |\n|---|---:|---|\n",
+                a.n, c.nbricks, c.bz, R, g_pdl ? "on" : "off");
     float *buf;
     WH_CUDA_OR_DIE(cudaMalloc(&buf, worst));
-    {   /* the launch floor */
-        double us = event_us(c, R, [&](int) { empty_kernel<<<1, 32, 0, c.s>>>(); WH_LAUNCH_OR_DIE(); });
+    { /* the launch floor */
+        double us = event_us(c, R, [&](int) {
+            empty_kernel<<<1, 32, 0, c.s>>>();
+            WH_LAUNCH_OR_DIE();
+        });
         profile_row(md, "empty kernel <<<1,32>>>, plain launches", us, "host launch rate / floor");
-        us = event_us(c, R, [&](int) { empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE(); });
+        us = event_us(c, R, [&](int) {
+            empty_kernel<<<c.grid, THREADS, 0, c.s>>>();
+            WH_LAUNCH_OR_DIE();
+        });
         profile_row(md, "empty kernel, frame's grid, plain launches", us, "");
         us = graph_us(c, R, G, [&](int) {
-            empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE();
-            empty_kernel<<<c.grid, THREADS, 0, c.s>>>(); WH_LAUNCH_OR_DIE();
+            empty_kernel<<<c.grid, THREADS, 0, c.s>>>();
+            WH_LAUNCH_OR_DIE();
+            empty_kernel<<<c.grid, THREADS, 0, c.s>>>();
+            WH_LAUNCH_OR_DIE();
         });
         profile_row(md, "two empty kernels (frame's grid) per frame, graph of G frames", us, "graph floor of a frame");
     }
-    {   /* the kernels alone */
+    { /* the kernels alone */
         reset_frames(c);
         double us = event_us(c, R, [&](int) { count(c, tail(c)); });
         profile_row(md, "count alone (field, cases, last-block scan), plain", us, "(a)'s first kernel");
@@ -1914,14 +2018,22 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         WH_CUDA_OR_DIE(cudaHostAlloc((void **)&h_count, sizeof(size_t), cudaHostAllocMapped));
         WH_CUDA_OR_DIE(cudaHostGetDevicePointer((void **)&d_count, (void *)h_count, 0));
         reset_frames(c);
-        us = event_us(c, R, [&](int) { tail_args t = tail(c); t.count_out = d_count; count(c, t); });
+        us = event_us(c, R, [&](int) {
+            tail_args t = tail(c);
+            t.count_out = d_count;
+            count(c, t);
+        });
         profile_row(md, "count writing the total to a pinned host word, plain", us, "(b)'s count kernel");
         reset_frames(c);
-        us = event_us(c, R, [&](int) { tail_args t = tail(c); t.count_out = &c.tri_count[0]; count(c, t); });
+        us = event_us(c, R, [&](int) {
+            tail_args t = tail(c);
+            t.count_out = &c.tri_count[0];
+            count(c, t);
+        });
         profile_row(md, "count writing the total to a device word, plain", us, "(c) by command");
         us = event_us(c, R, [&](int) { generate(c, buf, NULL, false); });
         profile_row(md, "generate alone (same frame again), plain", us, "");
-        float *bufs[16];                                  /* every slot the one buffer: K <= 16 */
+        float *bufs[16]; /* every slot the one buffer: K <= 16 */
         for (int k = 0; k < c.k; ++k) bufs[k] = buf;
         reset_frames(c);
         us = event_us(c, R, [&](int f) { frame_worst(c, f, bufs); });
@@ -1940,7 +2052,9 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         /* (b)'s host part: a sync after a count; a free + malloc pair */
         reset_frames(c);
         us = wall_us(c, R, [&](int) {
-            tail_args t = tail(c); t.count_out = d_count; count(c, t);
+            tail_args t = tail(c);
+            t.count_out = d_count;
+            count(c, t);
             WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
         });
         profile_row(md, "(b) count + cudaStreamSynchronize, wall clock", us, "the host round trip with the kernel");
@@ -1965,7 +2079,11 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         const char *m = mode ? "mirror on failure" : "mirror every command";
         char what[160];
         reset_frames(c);
-        for (int k = 0; k < c.k; ++k) { tail_args t = tail(c); t.count_out = &c.tri_count[k]; count(c, t); }
+        for (int k = 0; k < c.k; ++k) {
+            tail_args t = tail(c);
+            t.count_out = &c.tri_count[k];
+            count(c, t);
+        }
         double us = event_us(c, R, [&](int i) {
             ok_or_die(wh_arena_replace_span_async(ar, &c.tri_count[i % c.k], TRI_BYTES, &spans[i % c.k], c.s));
         });
@@ -1982,26 +2100,30 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
         printf("  (reservations the plan served so far: %llu)\n", (unsigned long long)arena_planned(c, ar));
         profile_arena_end(c, ar);
     }
-    if (g_fused) {   /* where the one-kernel frames' time goes: timestamps */
+    if (g_fused) { /* where the one-kernel frames' time goes: timestamps */
         if (md)
-            fprintf(md, "\n### One-kernel frames, timestamps (%%globaltimer, us, mean over frames 1..%d of one graph)\n\n"
-                        "| frame | period | start -> last block | scan | reserve | open barrier | open -> last block's end "
-                        "| commit in kernel | end -> next start | side commit: end -> its start | side commit takes "
-                        "| side commit done before the next reserve |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            fprintf(md,
+                    "\n### One-kernel frames, timestamps (%%globaltimer, us, mean over frames 1..%d of one graph)\n\n"
+                    "| frame | period | start -> last block | scan | reserve | open barrier | open -> last block's end "
+                    "| commit in kernel | end -> next start | side commit: end -> its start | side commit takes "
+                    "| side commit done before the next reserve "
+                    "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
                     std::min(G, (int)ST_FRAMES) - 2);
-        float *wb[16];                                    /* every slot the one buffer: K <= 16 */
+        float *wb[16]; /* every slot the one buffer: K <= 16 */
         for (int k = 0; k < c.k; ++k) wb[k] = buf;
-        profile_stamps(c, G, "(a) one kernel", [&](int f) { frame_fused_worst(c, f, wb); }, 0, md);
+        profile_stamps(
+            c, G, "(a) one kernel", [&](int f) { frame_fused_worst(c, f, wb); }, 0, md);
         wh_arena *ar = profile_arena(c, worst, WH_ARENA_MIRROR_ON_FAILURE, spans);
         if (fused_arena_fits(c, ar)) {
             auto in_kernel = [&](int f) { frame_fused_arena(c, f, ar, spans, true); };
-            (void)graph_us(c, G, G, in_kernel);                              /* warm: the plan in place */
+            (void)graph_us(c, G, G, in_kernel); /* warm: the plan in place */
             profile_stamps(c, G, "(c) one kernel, commit in the kernel", in_kernel, 0, md);
         }
         if (fused_side_fits(c)) {
             auto side = [&](int f) { frame_fused_side(c, f, ar, spans, G); };
             (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
-            profile_stamps(c, G, "(c) one kernel, commit on a side stream", side, cudaGraphInstantiateFlagUseNodePriority, md);
+            profile_stamps(c, G, "(c) one kernel, commit on a side stream", side,
+                           cudaGraphInstantiateFlagUseNodePriority, md);
             g_handoff = false;
             (void)graph_us(c, G, G, side, cudaGraphInstantiateFlagUseNodePriority);
             profile_stamps(c, G, "(c) one kernel, commit on a side stream, lock every frame", side,
@@ -2012,7 +2134,6 @@ static void profile(ctx &c, const args &a, uint64_t worst) {
             profile_stamps(c, G, "(c) one kernel, one committer a chain", side, cudaGraphInstantiateFlagUseNodePriority,
                            md);
             g_chain = false;
-
         }
         profile_arena_end(c, ar);
     }
@@ -2026,15 +2147,18 @@ int main(int argc, char **argv) {
     parse(argc, argv, a);
     const int G = graph_frames(a);
     a.frames = std::max(a.frames, G) / G * G;
-    if (!wh_cuda_available()) { printf("marching_cubes: no GPU\n"); return 77; }
+    if (!wh_cuda_available()) {
+        printf("marching_cubes: no GPU\n");
+        return 77;
+    }
     mc_tables t;
     ctx c;
     setup(c, a, t);
     const uint64_t worst = (uint64_t)c.cells * (uint64_t)t.max_tri * TRI_BYTES;
-    enum { NR0 = 10, NR = 20 };                 /* rows always run; with the fused kernel and one pass */
+    enum { NR0 = 10, NR = 20 }; /* rows always run; with the fused kernel and one pass */
     result r[NR];
     int nr = NR0;
-    std::vector<std::vector<float>> mesh_fused;                 /* the fused rows' last meshes */
+    std::vector<std::vector<float>> mesh_fused; /* the fused rows' last meshes */
     uint32_t last = (uint32_t)a.frames - 1;
     int K = a.k;
     char gname[9][128];
@@ -2049,7 +2173,8 @@ int main(int argc, char **argv) {
              "(c) arena in one kernel, one committer a chain, ring, mirror on failure, graph of %d frames", G);
     snprintf(gname[7], sizeof gname[7], "(a) worst case, one pass, graph of %d frames", G);
     snprintf(gname[8], sizeof gname[8],
-             "(c) arena in one pass, open window, one committer a chain, ring, mirror on failure, graph of %d frames", G);
+             "(c) arena in one pass, open window, one committer a chain, ring, mirror on failure, graph of %d frames",
+             G);
 
     /* (a) worst-case buffers */
     std::vector<float *> bufs(K);
@@ -2062,31 +2187,38 @@ int main(int argc, char **argv) {
         teardown_side(c);
         return rc;
     }
-    auto plain_a = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data()); };
-    plain_a();                                                                /* warm-up */
+    auto plain_a = [&] {
+        reset_frames(c);
+        for (int f = 0; f < a.frames; ++f) frame_worst(c, f, bufs.data());
+    };
+    plain_a(); /* warm-up */
     double sec = median_seconds(c, a.reps, plain_a);
-    shown(r[0] = result{"(a) worst case", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
+    shown(r[0] = result{"(a) worst case", a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst,
+                        (uint64_t)K * worst, 0, 0});
     cudaGraphExec_t ga = capture(c, G, [&](int f) { frame_worst(c, f, bufs.data()); });
     replay(c, a.frames, G, ga);
     sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
-    shown(r[1] = result{gname[0], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
+    shown(r[1] =
+              result{gname[0], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
     std::vector<uint32_t> hist(a.frames);
     WH_CUDA_OR_DIE(cudaMemcpy(hist.data(), c.history, a.frames * sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const uint64_t needed = needed_peak(hist, K);
     std::vector<float> mesh_a = fetch_mesh(bufs[last % K], hist[last]);
     WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
-    if (g_fused) {                                   /* (a) as one kernel a frame */
+    if (g_fused) { /* (a) as one kernel a frame */
         ga = capture(c, G, [&](int f) { frame_fused_worst(c, f, bufs.data()); });
         replay(c, a.frames, G, ga);
         sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
-        shown(r[nr++] = result{gname[3], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
+        shown(r[nr++] = result{gname[3], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst,
+                               0, 0});
         mesh_fused.push_back(fetch_mesh(bufs[last % K], hist[last]));
         WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
     }
-    ga = capture(c, G, [&](int f) { frame_onepass_worst(c, f, bufs.data()); });   /* (a), one pass: any grid */
+    ga = capture(c, G, [&](int f) { frame_onepass_worst(c, f, bufs.data()); }); /* (a), one pass: any grid */
     replay(c, a.frames, G, ga);
     sec = median_seconds(c, a.reps, [&] { replay(c, a.frames, G, ga); });
-    shown(r[nr++] = result{gname[7], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
+    shown(r[nr++] =
+              result{gname[7], a.frames / sec, 1e3 * sec / a.frames, (uint64_t)K * worst, (uint64_t)K * worst, 0, 0});
     mesh_fused.push_back(fetch_mesh(bufs[last % K], hist[last]));
     WH_CUDA_OR_DIE(cudaGraphExecDestroy(ga));
     for (int k = 0; k < K; ++k) WH_CUDA_OR_DIE(cudaFree(bufs[k]));
@@ -2103,17 +2235,25 @@ int main(int argc, char **argv) {
     memset(&st, 0, sizeof st);
     WH_CUDA_OR_DIE(cudaHostAlloc((void **)&st.h_count, sizeof(size_t), cudaHostAllocMapped));
     WH_CUDA_OR_DIE(cudaHostGetDevicePointer((void **)&st.d_count, (void *)st.h_count, 0));
-    st.count_graph = capture(c, 1, [&](int) { tail_args tb = tail(c); tb.count_out = st.d_count; count(c, tb); });
+    st.count_graph = capture(c, 1, [&](int) {
+        tail_args tb = tail(c);
+        tb.count_out = st.d_count;
+        count(c, tb);
+    });
     for (int g = 0; g < 2; ++g) {
-        auto run_b = [&] { free_sync(c, st); reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_sync(c, f, st, g); };
-        run_b();                                                              /* warm-up */
+        auto run_b = [&] {
+            free_sync(c, st);
+            reset_frames(c);
+            for (int f = 0; f < a.frames; ++f) frame_sync(c, f, st, g);
+        };
+        run_b(); /* warm-up */
         WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
         WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
         st.peak = 0;
         sec = median_seconds(c, a.reps, run_b);
         WH_CUDA_OR_DIE(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &reserved_high));
         shown(r[2 + g] = result{g ? "(b) sync + mallocAsync, count as graph" : "(b) sync + mallocAsync", a.frames / sec,
-                    1e3 * sec / a.frames, st.peak, reserved_high, 0, 0});
+                                1e3 * sec / a.frames, st.peak, reserved_high, 0, 0});
     }
     std::vector<float> mesh_b = fetch_mesh(st.buf[last % K], hist[last]);
     free_sync(c, st);
@@ -2131,7 +2271,10 @@ int main(int argc, char **argv) {
     for (int v = 0; v < 3; ++v) {
         wh_arena_policy pol = v ? WH_ARENA_RING : WH_ARENA_BEST_FIT;
         wh_arena_mirror mir = v == 2 ? WH_ARENA_MIRROR_ON_FAILURE : WH_ARENA_MIRROR_EVERY;
-        auto pass_cmd = [&](wh_arena *ar) { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena_cmd(c, f, ar, spans); };
+        auto pass_cmd = [&](wh_arena *ar) {
+            reset_frames(c);
+            for (int f = 0; f < a.frames; ++f) frame_arena_cmd(c, f, ar, spans);
+        };
         double headroom = 0;
         wh_arena *arena = sized_arena(c, a, pol, mir, (uint64_t)K * worst, spans, pass_cmd, &headroom);
         wh_arena_stats as;
@@ -2141,59 +2284,74 @@ int main(int argc, char **argv) {
             failed = as.failures;
             sec = median_seconds(c, a.reps, run);
             fresh_stats(c, arena, &as);
-            shown(r[row] = result{name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes, as.failures - failed,
-                      headroom});
-            if (row < NR0) mesh_c[row - 4] = fetch_span(&spans[last % K]);
-            else mesh_fused.push_back(fetch_span(&spans[last % K]));
+            shown(r[row] = result{name, a.frames / sec, 1e3 * sec / a.frames, as.peak_used, as.region_bytes,
+                                  as.failures - failed, headroom});
+            if (row < NR0)
+                mesh_c[row - 4] = fetch_span(&spans[last % K]);
+            else
+                mesh_fused.push_back(fetch_span(&spans[last % K]));
         };
-        if (v < 2) measure(4 + v, v ? "(c) arena command, ring" : "(c) arena command, best fit", [&] { pass_cmd(arena); });
+        if (v < 2)
+            measure(4 + v, v ? "(c) arena command, ring" : "(c) arena command, best fit", [&] { pass_cmd(arena); });
         if (v) {
             int row = v == 1 ? 6 : 8;
-            auto pass_kernel = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_arena_kernel(c, f, arena, spans); };
-            pass_kernel();                                                    /* warm-up */
-            measure(row, v == 1 ? "(c) arena in kernel, ring" : "(c) arena in kernel, ring, mirror on failure", pass_kernel);
+            auto pass_kernel = [&] {
+                reset_frames(c);
+                for (int f = 0; f < a.frames; ++f) frame_arena_kernel(c, f, arena, spans);
+            };
+            pass_kernel(); /* warm-up */
+            measure(row, v == 1 ? "(c) arena in kernel, ring" : "(c) arena in kernel, ring, mirror on failure",
+                    pass_kernel);
             cudaGraphExec_t gc = capture(c, G, [&](int f) { frame_arena_kernel(c, f, arena, spans); });
             replay(c, a.frames, G, gc);
             measure(row + 1, gname[v], [&] { replay(c, a.frames, G, gc); });
             WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
-            if (v == 2 && fused_arena_fits(c, arena)) {       /* count, replace, generate: one kernel */
+            if (v == 2 && fused_arena_fits(c, arena)) { /* count, replace, generate: one kernel */
                 gc = capture(c, G, [&](int f) { frame_fused_arena(c, f, arena, spans); });
                 replay(c, a.frames, G, gc);
                 measure(nr++, gname[4], [&] { replay(c, a.frames, G, gc); });
                 WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
             }
-            if (v == 2 && fused_side_fits(c)) {               /* the same, the commit on a side stream */
+            if (v == 2 && fused_side_fits(c)) { /* the same, the commit on a side stream */
                 auto pass_side = [&] {
                     reset_frames(c);
-                    for (int f = 0; f < a.frames; ++f)       /* the last commit inside the timing */
+                    for (int f = 0; f < a.frames; ++f) /* the last commit inside the timing */
                         frame_fused_side(c, f, arena, spans, a.frames);
                 };
-                g_handoff = false;                                            /* the lock taken every frame */
+                g_handoff = false; /* the lock taken every frame */
                 pass_side();
-                measure(nr++, "(c) arena in one kernel, commit on a side stream, lock every frame, ring, mirror on failure",
+                measure(nr++,
+                        "(c) arena in one kernel, commit on a side stream, lock every frame, ring, mirror on failure",
                         pass_side);
                 g_handoff = true;
 
-                static const char *plain[2] = {"(c) arena in one kernel, commit on a side stream, ring, mirror on failure",
-                                               "(c) arena in one kernel, one committer a chain, ring, mirror on failure"};
-                for (int chain = 0; chain < 2; ++chain) {                     /* a commit a frame; one a chain */
+                static const char *plain[2] = {
+                    "(c) arena in one kernel, commit on a side stream, ring, mirror on failure",
+                    "(c) arena in one kernel, one committer a chain, ring, mirror on failure"};
+                for (int chain = 0; chain < 2; ++chain) { /* a commit a frame; one a chain */
                     g_chain = chain != 0;
-                    pass_side();                                              /* warm-up */
+                    pass_side(); /* warm-up */
                     measure(nr++, plain[chain], pass_side);
-                    gc = capture(c, G, [&](int f) { frame_fused_side(c, f, arena, spans, G); },   /* rejoined in the capture */
-                                 cudaGraphInstantiateFlagUseNodePriority);
+                    gc = capture(
+                        c, G, [&](int f) { frame_fused_side(c, f, arena, spans, G); }, /* rejoined in the capture */
+                        cudaGraphInstantiateFlagUseNodePriority);
                     replay(c, a.frames, G, gc);
                     measure(nr++, gname[5 + chain], [&] { replay(c, a.frames, G, gc); });
                     WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
                 }
                 g_chain = false;
             }
-            if (v == 2) {                                     /* one pass, the window open before the count */
-                auto pass_one = [&] { reset_frames(c); for (int f = 0; f < a.frames; ++f) frame_onepass_arena(c, f, arena, spans, a.frames); };
-                pass_one();                                                   /* warm-up */
-                measure(nr++, "(c) arena in one pass, open window, one committer a chain, ring, mirror on failure", pass_one);
-                gc = capture(c, G, [&](int f) { frame_onepass_arena(c, f, arena, spans, G); },
-                             cudaGraphInstantiateFlagUseNodePriority);
+            if (v == 2) { /* one pass, the window open before the count */
+                auto pass_one = [&] {
+                    reset_frames(c);
+                    for (int f = 0; f < a.frames; ++f) frame_onepass_arena(c, f, arena, spans, a.frames);
+                };
+                pass_one(); /* warm-up */
+                measure(nr++, "(c) arena in one pass, open window, one committer a chain, ring, mirror on failure",
+                        pass_one);
+                gc = capture(
+                    c, G, [&](int f) { frame_onepass_arena(c, f, arena, spans, G); },
+                    cudaGraphInstantiateFlagUseNodePriority);
                 replay(c, a.frames, G, gc);
                 measure(nr++, gname[8], [&] { replay(c, a.frames, G, gc); });
                 WH_CUDA_OR_DIE(cudaGraphExecDestroy(gc));
@@ -2205,20 +2363,26 @@ int main(int argc, char **argv) {
                wh_strerror((wh_status)as.first_status), (unsigned long long)as.failures,
                (unsigned long long)as.commands, (unsigned long long)arena_planned(c, arena),
                (unsigned long long)arena_counter(c, arena, offsetof(wh_arena_state, warm_commits)));
-        std::vector<wh_arena_span> hs(K);                      /* free the parts that are there */
+        std::vector<wh_arena_span> hs(K); /* free the parts that are there */
         WH_CUDA_OR_DIE(cudaMemcpy(hs.data(), spans, K * sizeof(wh_arena_span), cudaMemcpyDeviceToHost));
         for (int k = 0; k < K; ++k)
             for (int p = 0; p < 2; ++p)
                 if (hs[k].part[p].ptr) ok_or_die(wh_arena_free_async(arena, &spans[k].part[p], c.s));
         wh_blocks_report rep;
-        if (wh_arena_check(arena, &rep) != WH_OK || rep.used != 0) { fprintf(stderr, "arena walk: %s\n", wh_last_error()); bad = 1; }
+        if (wh_arena_check(arena, &rep) != WH_OK || rep.used != 0) {
+            fprintf(stderr, "arena walk: %s\n", wh_last_error());
+            bad = 1;
+        }
         ok_or_die(wh_arena_destroy(arena));
     }
 
     bool same = mesh_a == mesh_b;
     for (int i = 0; i < NR0 - 4; ++i) same = same && mesh_c[i] == mesh_a;
     for (size_t i = 0; i < mesh_fused.size(); ++i) same = same && mesh_fused[i] == mesh_a;
-    if (uint32_t n = fused_stuck(c)) { fprintf(stderr, "fused kernel: %u barrier timeouts\n", n); bad = 1; }
+    if (uint32_t n = fused_stuck(c)) {
+        fprintf(stderr, "fused kernel: %u barrier timeouts\n", n);
+        bad = 1;
+    }
     uint32_t chains[2];
     WH_CUDA_OR_DIE(cudaMemcpy(chains, &c.win->chains_stopped, sizeof chains, cudaMemcpyDeviceToHost));
     printf("one pass: %u chains stopped short, %u ended unforecast\n", chains[0], chains[1]);
@@ -2238,8 +2402,11 @@ int main(int argc, char **argv) {
         const int w = 960, hh = 960;
         std::vector<uint8_t> rgb((size_t)w * hh * 3);
         mc_render(mesh_a.data(), hist[last], rgb.data(), w, hh, 0.6f);
-        if (wh_png_write_rgb(a.png, rgb.data(), w, hh)) { fprintf(stderr, "cannot write %s\n", a.png); bad = 1; }
-        else printf("picture: %s\n", a.png);
+        if (wh_png_write_rgb(a.png, rgb.data(), w, hh)) {
+            fprintf(stderr, "cannot write %s\n", a.png);
+            bad = 1;
+        } else
+            printf("picture: %s\n", a.png);
     }
     return same && !bad ? 0 : 1;
 }

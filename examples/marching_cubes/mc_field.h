@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The example's volume: metaballs on Lissajous paths, value sum r^2 / d^2,
  * surface at 1.  WH_HOST_DEVICE: the GPU example and the CPU reference
  * (mc_cpu.c) compute the same field.  Ball positions are computed once per
@@ -8,10 +9,12 @@
 #include <math.h>
 #include "warpheap/platform.h"
 
-#define MC_ISO 1.0f
+#define MC_ISO       1.0f
 #define MC_MAX_BALLS 16
 
-typedef struct mc_ball { float x, y, z, r2; } mc_ball;
+typedef struct mc_ball {
+    float x, y, z, r2;
+} mc_ball;
 
 /* Time of frame f. */
 WH_INLINE WH_HOST_DEVICE float mc_time(uint32_t f) { return 0.05f * (float)f; }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Software rasteriser for the marching-cubes picture (not from a seed):
  * project, edge functions over each triangle's bounding box, keep the
  * nearest depth per pixel, Lambert shading with the normal turned towards
@@ -7,7 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-typedef struct { float x, y, z; } v3;
+typedef struct {
+    float x, y, z;
+} v3;
 
 static v3 cross(v3 a, v3 b) { return (v3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
 
@@ -15,7 +18,7 @@ static v3 cross(v3 a, v3 b) { return (v3){a.y * b.z - a.z * b.y, a.z * b.x - a.x
 static v3 view(const float *p, float ca, float sa, int w, int h) {
     float x = p[0] - 0.5f, y = p[1] - 0.5f, z = p[2] - 0.5f;
     float xr = ca * x + sa * z, zr = -sa * x + ca * z;
-    float ct = 0.906f, st = 0.423f;                       /* 25 degrees of tilt */
+    float ct = 0.906f, st = 0.423f; /* 25 degrees of tilt */
     float yr = ct * y - st * zr, zt = st * y + ct * zr;
     float s = 0.62f * (float)(w < h ? w : h);
     return (v3){0.5f * (float)w + s * xr, 0.5f * (float)h - s * yr, zt};
@@ -37,9 +40,11 @@ static void raster(v3 a, v3 b, v3 c, uint8_t col[3], float *zbuf, uint8_t *rgb, 
             if (w0 < 0 || w1 < 0 || w2 < 0) continue;
             float z = w0 * a.z + w1 * b.z + w2 * c.z;
             size_t i = (size_t)y * (size_t)w + (size_t)x;
-            if (z >= zbuf[i]) continue;                    /* smaller z is nearer */
+            if (z >= zbuf[i]) continue; /* smaller z is nearer */
             zbuf[i] = z;
-            rgb[3 * i] = col[0]; rgb[3 * i + 1] = col[1]; rgb[3 * i + 2] = col[2];
+            rgb[3 * i] = col[0];
+            rgb[3 * i + 1] = col[1];
+            rgb[3 * i + 2] = col[2];
         }
 }
 
@@ -47,14 +52,16 @@ void mc_render(const float *tris, uint64_t ntri, uint8_t *rgb, int w, int h, flo
     float *zbuf = (float *)malloc((size_t)w * (size_t)h * sizeof(float));
     if (!zbuf) return;
     for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) {                      /* background gradient */
+        for (int x = 0; x < w; ++x) { /* background gradient */
             size_t i = (size_t)y * (size_t)w + (size_t)x;
             zbuf[i] = 1e30f;
             uint8_t g = (uint8_t)(30 + 40 * y / h);
-            rgb[3 * i] = g; rgb[3 * i + 1] = g; rgb[3 * i + 2] = (uint8_t)(g + 12);
+            rgb[3 * i] = g;
+            rgb[3 * i + 1] = g;
+            rgb[3 * i + 2] = (uint8_t)(g + 12);
         }
     float ca = cosf(angle), sa = sinf(angle), s = 0.62f * (float)(w < h ? w : h);
-    v3 light = {-0.45f, -0.6f, -0.66f};                   /* screen space: up-left, towards the viewer */
+    v3 light = {-0.45f, -0.6f, -0.66f}; /* screen space: up-left, towards the viewer */
     float ll = sqrtf(light.x * light.x + light.y * light.y + light.z * light.z);
     for (uint64_t t = 0; t < ntri; ++t) {
         const float *p = tris + 9 * t;
@@ -64,7 +71,7 @@ void mc_render(const float *tris, uint64_t ntri, uint8_t *rgb, int w, int h, flo
         float nl = sqrtf(n.x * n.x + n.y * n.y + n.z * n.z), sign = n.z > 0 ? -1.f : 1.f;
         float lam = nl > 0 ? sign * (n.x * light.x + n.y * light.y + n.z * light.z) / (nl * ll) : 0.f;
         if (lam < 0) lam = 0;
-        float hgt = (p[1] + p[4] + p[7]) / 3.f;            /* tint by height */
+        float hgt = (p[1] + p[4] + p[7]) / 3.f; /* tint by height */
         float k = 0.2f + 0.8f * lam;
         uint8_t col[3] = {(uint8_t)(255 * k * (0.55f + 0.45f * hgt)), (uint8_t)(255 * k * 0.62f),
                           (uint8_t)(255 * k * (1.0f - 0.5f * hgt))};

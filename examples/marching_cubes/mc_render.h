@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small software rasteriser for pictures of a mesh: z-buffer, Lambert
  * shading (normals turned to the viewer), orthographic view of the unit cube turned about y. */
 #ifndef MC_RENDER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Marching-cubes case tables, generated (Lorensen & Cline 1987, section 3:
  * 256 sign cases of a cell's corners; triangles whose vertices lie on the
  * cell edges with a sign change).
@@ -17,9 +18,9 @@
 
 /* The six faces as four corners in cyclic order. */
 static const uint8_t face[6][4] = {
-    {0, 1, 3, 2}, {4, 5, 7, 6},   /* z = 0, z = 1 */
-    {0, 1, 5, 4}, {2, 3, 7, 6},   /* y = 0, y = 1 */
-    {0, 2, 6, 4}, {1, 3, 7, 5},   /* x = 0, x = 1 */
+    {0, 1, 3, 2}, {4, 5, 7, 6}, /* z = 0, z = 1 */
+    {0, 1, 5, 4}, {2, 3, 7, 6}, /* y = 0, y = 1 */
+    {0, 2, 6, 4}, {1, 3, 7, 5}, /* x = 0, x = 1 */
 };
 
 static int edge_of(const mc_tables *t, int a, int b) {
@@ -41,15 +42,20 @@ static void face_segments(const mc_tables *t, int m, int nb[12][2]) {
         int in[4], e[4], crossed = 0;
         for (int k = 0; k < 4; ++k) in[k] = (m >> face[f][k]) & 1;
         for (int k = 0; k < 4; ++k) {
-            e[k] = edge_of(t, face[f][k], face[f][(k + 1) & 3]);   /* edge k: corner k to k+1 */
+            e[k] = edge_of(t, face[f][k], face[f][(k + 1) & 3]); /* edge k: corner k to k+1 */
             crossed += in[k] != in[(k + 1) & 3];
         }
         if (crossed == 2) {
             int x = -1;
             for (int k = 0; k < 4; ++k)
-                if (in[k] != in[(k + 1) & 3]) { if (x < 0) x = e[k]; else link(nb, x, e[k]); }
+                if (in[k] != in[(k + 1) & 3]) {
+                    if (x < 0)
+                        x = e[k];
+                    else
+                        link(nb, x, e[k]);
+                }
         } else if (crossed == 4) {
-            for (int k = 0; k < 4; ++k)                    /* cut off each inside corner */
+            for (int k = 0; k < 4; ++k) /* cut off each inside corner */
                 if (in[k]) link(nb, e[(k + 3) & 3], e[k]);
         }
     }
@@ -85,7 +91,7 @@ static void build_case(mc_tables *t, int m) {
     for (int start = 0; start < 12; ++start) {
         if (nb[start][0] < 0 || seen[start]) continue;
         int loop[12], len = 0, prev = -1, cur = start;
-        while (!seen[cur] && len < 12) {                   /* walk the loop */
+        while (!seen[cur] && len < 12) { /* walk the loop */
             seen[cur] = 1;
             loop[len++] = cur;
             int next = nb[cur][0] != prev ? nb[cur][0] : nb[cur][1];
@@ -93,8 +99,8 @@ static void build_case(mc_tables *t, int m) {
             cur = next;
         }
         int r = fan_start(t, loop, len);
-        for (int k = 1; k + 1 < len; ++k, ++n) {           /* fan */
-            if (n >= MC_MAX_TRI) continue;                 /* counted: build reports it */
+        for (int k = 1; k + 1 < len; ++k, ++n) { /* fan */
+            if (n >= MC_MAX_TRI) continue;       /* counted: build reports it */
             t->tri[m][3 * n] = (int8_t)loop[r];
             t->tri[m][3 * n + 1] = (int8_t)loop[(r + k) % len];
             t->tri[m][3 * n + 2] = (int8_t)loop[(r + k + 1) % len];

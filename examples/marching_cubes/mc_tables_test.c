@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The generated marching-cubes tables make closed surfaces: on random fields
  * (every case, the ambiguous faces included) whose border is outside, every
  * mesh edge is shared by exactly two triangles and no triangle is degenerate.
@@ -9,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N 14                                  /* grid points per axis */
+#define N 14 /* grid points per axis */
 
-static uint64_t key(int x, int y, int z, int a, int b) {   /* the grid edge of corners a, b */
+static uint64_t key(int x, int y, int z, int a, int b) { /* the grid edge of corners a, b */
     int lo = a < b ? a : b, axis = (a ^ b) == 1 ? 0 : (a ^ b) == 2 ? 1 : 2;
-    x += lo & 1; y += (lo >> 1) & 1; z += (lo >> 2) & 1;
+    x += lo & 1;
+    y += (lo >> 1) & 1;
+    z += (lo >> 2) & 1;
     return (((uint64_t)z * N + (uint64_t)y) * N + (uint64_t)x) * 3u + (uint64_t)axis;
 }
 
@@ -46,7 +49,7 @@ static int check_field(const mc_tables *t, unsigned seed, int *cases_seen) {
                         v[j] = key(x, y, z, t->edge_corner[e][0], t->edge_corner[e][1]);
                     }
                     if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2]) bad++;
-                    for (int j = 0; j < 3; ++j) {                  /* undirected edge as one number */
+                    for (int j = 0; j < 3; ++j) { /* undirected edge as one number */
                         uint64_t a = v[j], b = v[(j + 1) % 3];
                         edges[ne++] = a < b ? a * 100000u + b : b * 100000u + a;
                     }
@@ -56,7 +59,7 @@ static int check_field(const mc_tables *t, unsigned seed, int *cases_seen) {
     for (size_t i = 0; i < ne;) {
         size_t j = i;
         while (j < ne && edges[j] == edges[i]) ++j;
-        if (j - i != 2) bad++;                                     /* open or non-manifold */
+        if (j - i != 2) bad++; /* open or non-manifold */
         i = j;
     }
     return bad;
@@ -64,7 +67,10 @@ static int check_field(const mc_tables *t, unsigned seed, int *cases_seen) {
 
 int main(void) {
     mc_tables t;
-    if (mc_tables_build(&t)) { printf("mc_tables_test: FAILED (build)\n"); return 1; }
+    if (mc_tables_build(&t)) {
+        printf("mc_tables_test: FAILED (build)\n");
+        return 1;
+    }
     int seen[256] = {0}, bad = 0, nseen = 0;
     for (unsigned s = 1; s <= 40; ++s) bad += check_field(&t, s, seen);
     for (int m = 0; m < 256; ++m) nseen += seen[m];

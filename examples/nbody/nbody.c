@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* N-body on the object allocator: DynaSOAr's nbody (Table 1 of the paper):
  * one class Body (7 float fields), all bodies created up front by
  * parallel_new; per iteration parallel_do(Body, force) -- where each body sums
@@ -19,12 +20,14 @@
 
 #include <math.h>
 
+/* clang-format off */
 #define BODY_FIELDS(F) F(float, px) F(float, py) F(float, vx) F(float, vy) F(float, fx) F(float, fy) F(float, mass)
+/* clang-format on */
 WH_SOA_CLASS(Body, 0, BODY_FIELDS)
 
-#define NB_G 2.0e-5f
+#define NB_G    2.0e-5f
 #define NB_DAMP 0.05f
-#define NB_FIX 1099511627776.0f            /* 2^40 */
+#define NB_FIX  1099511627776.0f /* 2^40 */
 
 typedef struct nb_ctx {
     float dt;
@@ -77,7 +80,8 @@ WH_INLINE WH_HOST_DEVICE void nb_init(uint64_t i, float *px, float *py, float *v
 
 /* ---- warpheap -------------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE void body_init(const wh_soa *s, Body b, uint64_t i, const nb_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     nb_init(i, &WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy),
             &WH_GET(Body, b, mass));
 }
@@ -85,13 +89,13 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, Body b, const nb_ctx *
     (void)c;
     float x = WH_GET(Body, b, px), y = WH_GET(Body, b, py), m = WH_GET(Body, b, mass);
     int64_t ax = 0, ay = 0;
-    wh_soa_iter it;                                       /* device_do(Body, ...), block-wise */
+    wh_soa_iter it; /* device_do(Body, ...), block-wise */
     wh_soa_iter_begin(&it, s, Body_TYPE);
     uint64_t slots;
     for (uint64_t p0; (p0 = wh_soa_iter_next_block(&it, s, &slots)) != 0;) {
         const float *ox = WH_FIELD(Body, Body_from(p0), px), *oy = WH_FIELD(Body, Body_from(p0), py);
         const float *om = WH_FIELD(Body, Body_from(p0), mass);
-        if (p0 == (b.p & ~(uint64_t)63u)) slots &= ~(1ull << wh_soa_ptr_slot(b.p));   /* not itself */
+        if (p0 == (b.p & ~(uint64_t)63u)) slots &= ~(1ull << wh_soa_ptr_slot(b.p)); /* not itself */
         for (; slots; slots &= slots - 1u) {
             int k = wh_ffs64(slots) - 1;
             nb_pair(x, y, m, ox[k], oy[k], om[k], &ax, &ay);
@@ -102,8 +106,8 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, Body b, const nb_ctx *
 }
 WH_INLINE WH_HOST_DEVICE void body_update(const wh_soa *s, Body b, const nb_ctx *c) {
     (void)s;
-    nb_move(&WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy),
-            WH_GET(Body, b, fx), WH_GET(Body, b, fy), WH_GET(Body, b, mass), c->dt);
+    nb_move(&WH_GET(Body, b, px), &WH_GET(Body, b, py), &WH_GET(Body, b, vx), &WH_GET(Body, b, vy), WH_GET(Body, b, fx),
+            WH_GET(Body, b, fy), WH_GET(Body, b, mass), c->dt);
 }
 WH_SOA_PARALLEL_NEW(Body, body_init, nb_ctx)
 WH_SOA_PARALLEL_DO(Body, body_force, nb_ctx)
@@ -130,13 +134,18 @@ WH_SOA_PARALLEL_FOR(st_update_all, nb_ctx, st_update)
 
 /* ---- CUDA device malloc + pointer array (GPU only) ------------------------------ */
 #if defined(__CUDACC__)
-typedef struct body_aos { float px, py, vx, vy, fx, fy, mass; } body_aos;
+typedef struct body_aos {
+    float px, py, vx, vy, fx, fy, mass;
+} body_aos;
 static __global__ void dm_init(body_aos **b, uint64_t n, unsigned long long *fails) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     body_aos *o = (body_aos *)malloc(sizeof(body_aos));
     b[i] = o;
-    if (!o) { atomicAdd(fails, 1ull); return; }
+    if (!o) {
+        atomicAdd(fails, 1ull);
+        return;
+    }
     nb_init(i, &o->px, &o->py, &o->vx, &o->vy, &o->mass);
 }
 static __global__ void dm_force(body_aos **b, uint64_t n) {
@@ -160,8 +169,11 @@ static __global__ void dm_update(body_aos **b, uint64_t n, float dt) {
 static __global__ void dm_export(body_aos **b, uint64_t n, float *out) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    out[i] = b[i]->px; out[n + i] = b[i]->py; out[2 * n + i] = b[i]->vx;
-    out[3 * n + i] = b[i]->vy; out[4 * n + i] = b[i]->mass;
+    out[i] = b[i]->px;
+    out[n + i] = b[i]->py;
+    out[2 * n + i] = b[i]->vx;
+    out[3 * n + i] = b[i]->vy;
+    out[4 * n + i] = b[i]->mass;
 }
 static __global__ void dm_free(body_aos **b, uint64_t n) {
     uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -178,7 +190,10 @@ static double run_malloc(uint64_t n, int iters, float dt, float *export5) {
     dm_init<<<g, 256>>>(b, n, fails);
     WH_LAUNCH_OR_DIE();
     WH_CUDA_OR_DIE(cudaMemcpy(&hf, fails, sizeof hf, cudaMemcpyDeviceToHost));
-    if (hf) { fprintf(stderr, "malloc: %llu allocations failed\n", hf); exit(1); }
+    if (hf) {
+        fprintf(stderr, "malloc: %llu allocations failed\n", hf);
+        exit(1);
+    }
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
         dm_force<<<g, 256>>>(b, n);
@@ -203,7 +218,10 @@ static double run_malloc(uint64_t n, int iters, float dt, float *export5) {
 #endif
 
 /* ---- driver ------------------------------------------------------------------------ */
-typedef struct state { float *px, *py, *vx, *vy, *m; uint64_t n; } state;   /* host copy */
+typedef struct state {
+    float *px, *py, *vx, *vy, *m;
+    uint64_t n;
+} state; /* host copy */
 
 static int cmp_body(const void *a, const void *b) {
     const float *x = (const float *)a, *y = (const float *)b;
@@ -215,8 +233,11 @@ static int cmp_body(const void *a, const void *b) {
 static float *sorted_rows(const state *s) {
     float *r = (float *)malloc(s->n * 5 * sizeof(float));
     for (uint64_t i = 0; i < s->n; ++i) {
-        r[i * 5 + 0] = s->px[i]; r[i * 5 + 1] = s->py[i]; r[i * 5 + 2] = s->vx[i];
-        r[i * 5 + 3] = s->vy[i]; r[i * 5 + 4] = s->m[i];
+        r[i * 5 + 0] = s->px[i];
+        r[i * 5 + 1] = s->py[i];
+        r[i * 5 + 2] = s->vx[i];
+        r[i * 5 + 3] = s->vy[i];
+        r[i * 5 + 4] = s->m[i];
     }
     qsort(r, s->n, 5 * sizeof(float), cmp_body);
     return r;
@@ -252,8 +273,11 @@ static uint64_t compare(const char *na, const state *a, const char *nb, const st
 
 static void state_alloc(state *s, uint64_t n) {
     s->n = n;
-    s->px = (float *)calloc(n, 4); s->py = (float *)calloc(n, 4); s->vx = (float *)calloc(n, 4);
-    s->vy = (float *)calloc(n, 4); s->m = (float *)calloc(n, 4);
+    s->px = (float *)calloc(n, 4);
+    s->py = (float *)calloc(n, 4);
+    s->vx = (float *)calloc(n, 4);
+    s->vy = (float *)calloc(n, 4);
+    s->m = (float *)calloc(n, 4);
 }
 
 static double run_warpheap(uint64_t n, int iters, float dt, int dev, state *out) {
@@ -284,11 +308,16 @@ static double run_warpheap(uint64_t n, int iters, float dt, int dev, state *out)
     uint64_t k = 0;
     for (uint64_t p; (p = wh_soa_iter_next(&itr, &img)) != 0 && k < n; ++k) {
         Body b = Body_from(p);
-        out->px[k] = WH_GET(Body, b, px); out->py[k] = WH_GET(Body, b, py);
-        out->vx[k] = WH_GET(Body, b, vx); out->vy[k] = WH_GET(Body, b, vy);
+        out->px[k] = WH_GET(Body, b, px);
+        out->py[k] = WH_GET(Body, b, py);
+        out->vx[k] = WH_GET(Body, b, vx);
+        out->vy[k] = WH_GET(Body, b, vy);
         out->m[k] = WH_GET(Body, b, mass);
     }
-    if (k != n) { fprintf(stderr, "warpheap: %llu bodies, expected %llu\n", (unsigned long long)k, (unsigned long long)n); exit(1); }
+    if (k != n) {
+        fprintf(stderr, "warpheap: %llu bodies, expected %llu\n", (unsigned long long)k, (unsigned long long)n);
+        exit(1);
+    }
     free(owned);
     APP_DESTROY(&soa);
     return t;
@@ -310,8 +339,10 @@ static double run_static(uint64_t n, int iters, float dt, int dev, state *out) {
     app_sync(dev);
     double t = app_now() - t0;
     state_alloc(out, n);
-    app_to_host(out->px, c.px, n * 4, dev); app_to_host(out->py, c.py, n * 4, dev);
-    app_to_host(out->vx, c.vx, n * 4, dev); app_to_host(out->vy, c.vy, n * 4, dev);
+    app_to_host(out->px, c.px, n * 4, dev);
+    app_to_host(out->py, c.py, n * 4, dev);
+    app_to_host(out->vx, c.vx, n * 4, dev);
+    app_to_host(out->vy, c.vy, n * 4, dev);
     app_to_host(out->m, c.m, n * 4, dev);
     for (int k = 0; k < 7; ++k) app_free(*arr[k], dev);
     return t;
@@ -324,14 +355,16 @@ static void write_picture(const char *path, const state *s) {
         int x = (int)((s->px[i] + 1.0f) * 0.5f * (float)(w - 1)), y = (int)((s->py[i] + 1.0f) * 0.5f * (float)(h - 1));
         if (x < 0 || y < 0 || x >= w || y >= h) continue;
         unsigned char *p = img + ((size_t)y * w + x) * 3;
-        p[0] = 255; p[1] = (unsigned char)(255 - 100 * (s->m[i] - 0.5f)); p[2] = 120;
+        p[0] = 255;
+        p[1] = (unsigned char)(255 - 100 * (s->m[i] - 0.5f));
+        p[2] = 120;
     }
     app_write_ppm(path, w, h, img);
     free(img);
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout */
     uint64_t n = 20000;
     int iters = 3000;
     float dt = 0.02f;
@@ -358,8 +391,11 @@ int main(int argc, char **argv) {
         state_alloc(&mm, n);
         float *ex = (float *)malloc(n * 5 * sizeof(float));
         t_dm = run_malloc(n, iters, dt, ex);
-        memcpy(mm.px, ex, n * 4); memcpy(mm.py, ex + n, n * 4); memcpy(mm.vx, ex + 2 * n, n * 4);
-        memcpy(mm.vy, ex + 3 * n, n * 4); memcpy(mm.m, ex + 4 * n, n * 4);
+        memcpy(mm.px, ex, n * 4);
+        memcpy(mm.py, ex + n, n * 4);
+        memcpy(mm.vx, ex + 2 * n, n * 4);
+        memcpy(mm.vy, ex + 3 * n, n * 4);
+        memcpy(mm.m, ex + 4 * n, n * 4);
         free(ex);
         if (check) compare("malloc", &mm, "static", &b);
     }
@@ -371,7 +407,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (check) {
         rc |= compare("warpheap", &a, "static", &b) != 0;
-        if (dev && (double)n * (double)n * iters <= 2e9) {   /* which one is right: a CPU reference */
+        if (dev && (double)n * (double)n * iters <= 2e9) { /* which one is right: a CPU reference */
             state h;
             run_static(n, iters, dt, 0, &h);
             compare("static", &b, "static-cpu", &h);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake -DDIR=<folder> -DMAX=25 [-DREADME=<file>] -P lines.cmake: fails when a
 # quick start in DIR (*.c, *.cu, *.py) has more than MAX lines, every line
 # counted, or when README is given and does not contain it word for word.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fracture of a structure on the object allocator: DynaSOAr's "structure"
  * benchmark (Table 1 and section 6 of the DynaSOAr paper, ECOOP 2019), a
  * finite-element-like mesh of nodes joined by springs; one side is held, the
@@ -34,34 +35,39 @@
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
 
-
 #include <math.h>
 
+/* clang-format off */
 #define NODE_FIELDS(F) F(float, px) F(float, py) F(float, vx) F(float, vy) F(float, mass) \
     F(uint64_t, s0) F(uint64_t, s1) F(uint64_t, s2) F(uint64_t, s3) F(uint64_t, s4) F(uint32_t, reach) F(uint32_t, id)
+/* clang-format on */
 WH_SOA_CLASS(NodeBase, 0, NODE_FIELDS)
 WH_SOA_SUBCLASS(AnchorNode, 1, NodeBase, WH_SOA_NO_FIELDS)
+/* clang-format off */
 #define PULL_FIELDS(F) F(float, pull)
+/* clang-format on */
 WH_SOA_SUBCLASS(AnchorPullNode, 2, NodeBase, PULL_FIELDS)
 WH_SOA_SUBCLASS(Node, 3, NodeBase, WH_SOA_NO_FIELDS)
+/* clang-format off */
 #define SPRING_FIELDS(F) F(uint64_t, p1) F(uint64_t, p2) F(float, rest) F(float, k) F(float, strength) \
     F(float, fx) F(float, fy) F(uint32_t, slot1) F(uint32_t, slot2) F(uint32_t, id)
+/* clang-format on */
 WH_SOA_CLASS(Spring, 4, SPRING_FIELDS)
 
-#define SLOTS 5
-#define ST_DT 0.2f
+#define SLOTS   5
+#define ST_DT   0.2f
 #define ST_DAMP 0.98f
-#define ST_FAR 0xFFFFFFFFu
+#define ST_FAR  0xFFFFFFFFu
 enum { K_NODE = 0, K_ANCHOR = 1, K_PULL = 2 };
 
 typedef struct st_ctx {
     uint32_t w, h;
     float pull;
-    uint32_t *changed;                                  /* BFS: a label changed this round */
-    uint64_t *nodes;                                    /* warpheap: NodeBase pointer of node i */
+    uint32_t *changed; /* BFS: a label changed this round */
+    uint64_t *nodes;   /* warpheap: NodeBase pointer of node i */
     /* static baseline */
     float *px, *py, *vx, *vy, *m, *sfx, *sfy, *rest, *k, *strength;
-    uint32_t *kind, *nactive, *reach, *slot;            /* slot: SLOTS per node, spring index + 1 */
+    uint32_t *kind, *nactive, *reach, *slot; /* slot: SLOTS per node, spring index + 1 */
     uint32_t *sp1, *sp2, *ss1, *ss2, *sactive;
 } st_ctx;
 
@@ -82,7 +88,10 @@ WH_INLINE WH_HOST_DEVICE void st_node0(uint32_t i, uint32_t w, float *px, float 
 WH_INLINE WH_HOST_DEVICE bool st_spring_ends(const st_ctx *c, uint32_t j, uint32_t *a, uint32_t *b) {
     uint32_t i = j / 2u, x = i % c->w, y = i / c->w;
     *a = i;
-    if (j & 1u) { *b = i + c->w; return y + 1 < c->h; }
+    if (j & 1u) {
+        *b = i + c->w;
+        return y + 1 < c->h;
+    }
     *b = i + 1u;
     return x + 1 < c->w;
 }
@@ -94,7 +103,10 @@ WH_INLINE WH_HOST_DEVICE void st_spring0(uint32_t j, float *k, float *strength) 
 WH_INLINE WH_HOST_DEVICE float st_tension(float x1, float y1, float x2, float y2, float rest, float k, float *fx,
                                           float *fy) {
     float dx = x2 - x1, dy = y2 - y1, len = sqrtf(dx * dx + dy * dy);
-    if (len == 0.0f) { *fx = *fy = 0.0f; return 0.0f; }
+    if (len == 0.0f) {
+        *fx = *fy = 0.0f;
+        return 0.0f;
+    }
     float f = k * (len - rest);
     *fx = f * dx / len;
     *fy = f * dy / len;
@@ -117,8 +129,11 @@ WH_INLINE WH_HOST_DEVICE void st_spread(uint32_t *ra, uint32_t *rb, uint32_t *ch
 
 /* ---- warpheap ------------------------------------------------------------------------ */
 WH_INLINE WH_HOST_DEVICE uint64_t *nb_slot(NodeBase n, uint32_t k) {
-    return k == 0 ? WH_FIELD(NodeBase, n, s0) : k == 1 ? WH_FIELD(NodeBase, n, s1) : k == 2 ? WH_FIELD(NodeBase, n, s2)
-         : k == 3 ? WH_FIELD(NodeBase, n, s3) : WH_FIELD(NodeBase, n, s4);
+    return k == 0   ? WH_FIELD(NodeBase, n, s0)
+           : k == 1 ? WH_FIELD(NodeBase, n, s1)
+           : k == 2 ? WH_FIELD(NodeBase, n, s2)
+           : k == 3 ? WH_FIELD(NodeBase, n, s3)
+                    : WH_FIELD(NodeBase, n, s4);
 }
 /* Node number idx (row-major); its subclass is chosen by its column. */
 WH_INLINE WH_HOST_DEVICE void node_fill(NodeBase n, uint32_t idx, const st_ctx *c) {
@@ -166,23 +181,24 @@ WH_INLINE WH_HOST_DEVICE void node_springs(const wh_soa *s, NodeBase n, const st
         st_spring0(j, &WH_GET(Spring, sp, k), &WH_GET(Spring, sp, strength));
         WH_GET(Spring, sp, fx) = WH_GET(Spring, sp, fy) = 0.0f;
         *nb_slot(n, d) = sp.p;
-        *nb_slot(nb, d + 2u) = sp.p;                    /* each slot written by one spring */
+        *nb_slot(nb, d + 2u) = sp.p; /* each slot written by one spring */
     }
 }
 WH_INLINE WH_HOST_DEVICE void spring_compute(const wh_soa *s, Spring sp, const st_ctx *c) {
     (void)c;
     NodeBase a = NodeBase_from(WH_GET(Spring, sp, p1)), b = NodeBase_from(WH_GET(Spring, sp, p2));
-    float f = st_tension(WH_GET(NodeBase, a, px), WH_GET(NodeBase, a, py), WH_GET(NodeBase, b, px),
-                         WH_GET(NodeBase, b, py), WH_GET(Spring, sp, rest), WH_GET(Spring, sp, k),
-                         &WH_GET(Spring, sp, fx), &WH_GET(Spring, sp, fy));
-    if (f > WH_GET(Spring, sp, strength)) {            /* broken */
+    float f =
+        st_tension(WH_GET(NodeBase, a, px), WH_GET(NodeBase, a, py), WH_GET(NodeBase, b, px), WH_GET(NodeBase, b, py),
+                   WH_GET(Spring, sp, rest), WH_GET(Spring, sp, k), &WH_GET(Spring, sp, fx), &WH_GET(Spring, sp, fy));
+    if (f > WH_GET(Spring, sp, strength)) { /* broken */
         *nb_slot(a, WH_GET(Spring, sp, slot1)) = 0;
         *nb_slot(b, WH_GET(Spring, sp, slot2)) = 0;
         WH_SOA_DESTROY(s, sp);
     }
 }
 WH_INLINE WH_HOST_DEVICE void node_move(const wh_soa *s, Node o, const st_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     NodeBase n = Node_super(o);
     float fx = 0.0f, fy = 0.0f;
     for (uint32_t k = 0; k < SLOTS; ++k) {
@@ -190,18 +206,25 @@ WH_INLINE WH_HOST_DEVICE void node_move(const wh_soa *s, Node o, const st_ctx *c
         if (!p) continue;
         Spring sp = Spring_from(p);
         float sx = WH_GET(Spring, sp, fx), sy = WH_GET(Spring, sp, fy);
-        if (WH_GET(Spring, sp, p1) == n.p) { fx += sx; fy += sy; }
-        else { fx -= sx; fy -= sy; }
+        if (WH_GET(Spring, sp, p1) == n.p) {
+            fx += sx;
+            fy += sy;
+        } else {
+            fx -= sx;
+            fy -= sy;
+        }
     }
     st_integrate(&WH_GET(NodeBase, n, px), &WH_GET(NodeBase, n, py), &WH_GET(NodeBase, n, vx), &WH_GET(NodeBase, n, vy),
                  WH_GET(NodeBase, n, mass), fx, fy);
 }
 WH_INLINE WH_HOST_DEVICE void pull_move(const wh_soa *s, AnchorPullNode o, const st_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     WH_GET(AnchorPullNode, o, base.px) += WH_GET(AnchorPullNode, o, pull);
 }
 WH_INLINE WH_HOST_DEVICE void node_bfs_reset(const wh_soa *s, Node o, const st_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     WH_GET(Node, o, base.reach) = 0;
 }
 WH_INLINE WH_HOST_DEVICE void spring_bfs(const wh_soa *s, Spring sp, const st_ctx *c) {
@@ -213,7 +236,7 @@ WH_INLINE WH_HOST_DEVICE void node_remove(const wh_soa *s, Node o, const st_ctx 
     (void)c;
     NodeBase n = Node_super(o);
     if (WH_GET(NodeBase, n, reach) != 0) return;
-    for (uint32_t k = 0; k < 2; ++k) {                 /* this node is p1 of its slots 0 and 1 */
+    for (uint32_t k = 0; k < 2; ++k) { /* this node is p1 of its slots 0 and 1 */
         uint64_t p = *nb_slot(n, k);
         if (p) WH_SOA_DESTROY(s, Spring_from(p));
     }
@@ -240,8 +263,10 @@ WH_INLINE WH_HOST_DEVICE void b_spring_init(uint64_t j, const st_ctx *c) {
     uint32_t a, b;
     c->sactive[j] = st_spring_ends(c, (uint32_t)j, &a, &b);
     if (!c->sactive[j]) return;
-    c->sp1[j] = a; c->sp2[j] = b;
-    c->ss1[j] = (uint32_t)(j & 1u); c->ss2[j] = (uint32_t)(j & 1u) + 2u;
+    c->sp1[j] = a;
+    c->sp2[j] = b;
+    c->ss1[j] = (uint32_t)(j & 1u);
+    c->ss2[j] = (uint32_t)(j & 1u) + 2u;
     c->rest[j] = 1.0f;
     st_spring0((uint32_t)j, &c->k[j], &c->strength[j]);
     c->sfx[j] = c->sfy[j] = 0.0f;
@@ -260,14 +285,22 @@ WH_INLINE WH_HOST_DEVICE void b_spring_compute(uint64_t j, const st_ctx *c) {
 }
 WH_INLINE WH_HOST_DEVICE void b_node_move(uint64_t i, const st_ctx *c) {
     if (!c->nactive[i]) return;
-    if (c->kind[i] == K_PULL) { c->px[i] += c->pull; return; }
+    if (c->kind[i] == K_PULL) {
+        c->px[i] += c->pull;
+        return;
+    }
     if (c->kind[i] != K_NODE) return;
     float fx = 0.0f, fy = 0.0f;
     for (uint32_t k = 0; k < SLOTS; ++k) {
         uint32_t j = c->slot[i * SLOTS + k];
         if (!j--) continue;
-        if (c->sp1[j] == i) { fx += c->sfx[j]; fy += c->sfy[j]; }
-        else { fx -= c->sfx[j]; fy -= c->sfy[j]; }
+        if (c->sp1[j] == i) {
+            fx += c->sfx[j];
+            fy += c->sfy[j];
+        } else {
+            fx -= c->sfx[j];
+            fy -= c->sfy[j];
+        }
     }
     st_integrate(&c->px[i], &c->py[i], &c->vx[i], &c->vy[i], c->m[i], fx, fy);
 }
@@ -295,10 +328,16 @@ WH_SOA_PARALLEL_FOR(b_node_remove_all, st_ctx, b_node_remove)
 
 /* ---- driver ---------------------------------------------------------------------------- */
 /* Final mesh: per node (alive, px, py, vx, vy) and per spring alive. */
-typedef struct mesh { uint32_t *alive; float *pos; uint8_t *spring; uint64_t n, ns; } mesh;
+typedef struct mesh {
+    uint32_t *alive;
+    float *pos;
+    uint8_t *spring;
+    uint64_t n, ns;
+} mesh;
 
 static void mesh_alloc(mesh *m, uint64_t n) {
-    m->n = n; m->ns = 2 * n;
+    m->n = n;
+    m->ns = 2 * n;
     m->alive = (uint32_t *)calloc(n, 4);
     m->pos = (float *)calloc(n * 4, 4);
     m->spring = (uint8_t *)calloc(2 * n, 1);
@@ -313,18 +352,18 @@ static void clear_flag(uint32_t *p, int dev) {
     app_to_dev(p, &z, 4, dev);
 }
 /* BFS rounds until nothing changes (at most one per node: a bound). */
-#define BFS_LOOP(n, round)                                                               \
-    for (uint64_t r_ = 0; r_ <= (n); ++r_) {                                            \
-        clear_flag(c.changed, dev);                                                     \
-        round;                                                                          \
-        if (!read_flag(c.changed, dev)) break;                                          \
+#define BFS_LOOP(n, round)                     \
+    for (uint64_t r_ = 0; r_ <= (n); ++r_) {   \
+        clear_flag(c.changed, dev);            \
+        round;                                 \
+        if (!read_flag(c.changed, dev)) break; \
     }
 
 static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, mesh *out, size_t *peak) {
     wh_soa_type_desc types[] = {WH_SOA_ABSTRACT_TYPE(NodeBase), WH_SOA_TYPE(AnchorNode), WH_SOA_TYPE(AnchorPullNode),
                                 WH_SOA_TYPE(Node), WH_SOA_TYPE(Spring)};
     uint64_t n = (uint64_t)c.w * c.h;
-    size_t bytes = budget_heap(n * 8, (size_t)n * 200 + ((size_t)16 << 20));   /* --heap-mb: heap + node array */
+    size_t bytes = budget_heap(n * 8, (size_t)n * 200 + ((size_t)16 << 20)); /* --heap-mb: heap + node array */
     wh_soa_config cfg = {bytes, types, 5, dev != 0, 0};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
@@ -361,8 +400,10 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
         NodeBase nb = NodeBase_from(p);
         uint32_t i = WH_GET(NodeBase, nb, id);
         out->alive[i] = 1;
-        out->pos[i * 4] = WH_GET(NodeBase, nb, px); out->pos[i * 4 + 1] = WH_GET(NodeBase, nb, py);
-        out->pos[i * 4 + 2] = WH_GET(NodeBase, nb, vx); out->pos[i * 4 + 3] = WH_GET(NodeBase, nb, vy);
+        out->pos[i * 4] = WH_GET(NodeBase, nb, px);
+        out->pos[i * 4 + 1] = WH_GET(NodeBase, nb, py);
+        out->pos[i * 4 + 2] = WH_GET(NodeBase, nb, vx);
+        out->pos[i * 4 + 3] = WH_GET(NodeBase, nb, vy);
     }
     wh_soa_iter_begin(&itr, &img, Spring_TYPE);
     for (uint64_t p; (p = wh_soa_iter_next(&itr, &img)) != 0;) out->spring[WH_GET(Spring, Spring_from(p), id)] = 1;
@@ -412,8 +453,13 @@ static double run_static(st_ctx c, uint32_t steps, uint32_t iters, int dev, mesh
     }
     app_to_host(u, c.sactive, ns * 4, dev);
     for (uint64_t j = 0; j < ns; ++j) out->spring[j] = (uint8_t)u[j];
-    free(h); free(u);
-    for (int k = 0; k < 5; ++k) { app_free(*nf[k], dev); app_free(*sf[k], dev); app_free(*su[k], dev); }
+    free(h);
+    free(u);
+    for (int k = 0; k < 5; ++k) {
+        app_free(*nf[k], dev);
+        app_free(*sf[k], dev);
+        app_free(*su[k], dev);
+    }
     for (int k = 0; k < 3; ++k) app_free(*nu[k], dev);
     app_free(c.slot, dev);
     app_free(c.changed, dev);
@@ -427,9 +473,15 @@ static uint64_t compare(const char *na, const mesh *a, const char *nb, const mes
     for (uint64_t i = 0; i < a->n; ++i) {
         int bad = a->alive[i] != b->alive[i];
         for (int k = 0; k < 4; ++k) bad |= a->pos[i * 4 + k] != b->pos[i * 4 + k];
-        dn += bad; la += a->alive[i]; lb += b->alive[i];
+        dn += bad;
+        la += a->alive[i];
+        lb += b->alive[i];
     }
-    for (uint64_t j = 0; j < a->ns; ++j) { ds += a->spring[j] != b->spring[j]; sa += a->spring[j]; sb += b->spring[j]; }
+    for (uint64_t j = 0; j < a->ns; ++j) {
+        ds += a->spring[j] != b->spring[j];
+        sa += a->spring[j];
+        sb += b->spring[j];
+    }
     printf("  check: %s vs %s: nodes %llu / %llu, springs %llu / %llu; %llu nodes and %llu springs differ -> %s\n", na,
            nb, (unsigned long long)la, (unsigned long long)lb, (unsigned long long)sa, (unsigned long long)sb,
            (unsigned long long)dn, (unsigned long long)ds, dn || ds ? "FAILED" : "identical");
@@ -438,18 +490,22 @@ static uint64_t compare(const char *na, const mesh *a, const char *nb, const mes
 
 static void write_picture(const char *path, const mesh *m, uint32_t w, uint32_t h) {
     float maxx = 1, maxy = (float)h;
-    for (uint64_t i = 0; i < m->n; ++i) if (m->alive[i] && m->pos[i * 4] > maxx) maxx = m->pos[i * 4];
+    for (uint64_t i = 0; i < m->n; ++i)
+        if (m->alive[i] && m->pos[i * 4] > maxx) maxx = m->pos[i * 4];
     int W = 1024, H = (int)(1024.0f * (maxy + 2) / (maxx + 2));
     if (H < 16) H = 16;
     if (H > 4096) H = 4096;
     unsigned char *img = (unsigned char *)calloc((size_t)W * H * 3, 1);
     for (uint64_t i = 0; i < m->n; ++i) {
         if (!m->alive[i]) continue;
-        int x = (int)((m->pos[i * 4] + 1) / (maxx + 2) * (float)(W - 1)), y = (int)((m->pos[i * 4 + 1] + 1) / (maxy + 2) * (float)(H - 1));
+        int x = (int)((m->pos[i * 4] + 1) / (maxx + 2) * (float)(W - 1)),
+            y = (int)((m->pos[i * 4 + 1] + 1) / (maxy + 2) * (float)(H - 1));
         if (x < 0 || y < 0 || x >= W || y >= H) continue;
         unsigned char *p = img + ((size_t)y * W + x) * 3;
         int links = m->spring[2 * i] + m->spring[2 * i + 1];
-        p[0] = links ? 80 : 255; p[1] = links ? 200 : 80; p[2] = 255;
+        p[0] = links ? 80 : 255;
+        p[1] = links ? 200 : 80;
+        p[2] = 255;
     }
     (void)w;
     app_write_ppm(path, W, H, img);
@@ -457,7 +513,7 @@ static void write_picture(const char *path, const mesh *m, uint32_t w, uint32_t 
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run killed by a time limit keeps its log */
     st_ctx c;
     memset(&c, 0, sizeof c);
     c.w = 1225, c.h = 1225;
@@ -475,7 +531,10 @@ int main(int argc, char **argv) {
     app_opts_done(&o);
     int dev = o.dev, check = o.check;
     uint64_t n = (uint64_t)c.w * c.h;
-    if (c.w < 3 || c.h < 1 || n > 0x7FFFFFF0ull || iters < 1) { fprintf(stderr, "structure: bad size\n"); return 2; }
+    if (c.w < 3 || c.h < 1 || n > 0x7FFFFFF0ull || iters < 1) {
+        fprintf(stderr, "structure: bad size\n");
+        return 2;
+    }
     /* the pulled side moves 0.3 w over the run: strain enough to break */
     c.pull = 0.3f * (float)c.w / (float)((uint64_t)(steps ? steps : 1) * iters);
     char env[512];
@@ -483,7 +542,9 @@ int main(int argc, char **argv) {
     printf("structure: %ux%u nodes, %u steps of %u iterations, pull %g per iteration, %s\n", c.w, c.h, steps, iters,
            c.pull, env);
     mesh a, b, mm;
-    memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&mm, 0, sizeof mm);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&mm, 0, sizeof mm);
     app_runs r = app_runs_new(steps);
     app_time_cap_opt(&o);
     g_malloc_heap = app_heap_opt(&o, 0);

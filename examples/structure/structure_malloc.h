@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Structure (DynaSOAr's "structure", Table 1 and section 6) on CUDA's device
  * malloc, GPU only: the paper's "other allocators".  Nodes and springs are
  * malloc'd structs (array of structures); the do-alls run over arrays of
@@ -9,7 +10,7 @@
 
 typedef struct sm_spring sm_spring;
 typedef struct sm_node {
-    uint32_t dead;                              /* first in both structs: app_plist marks it */
+    uint32_t dead; /* first in both structs: app_plist marks it */
     uint32_t kind, reach, id;
     float px, py, vx, vy, mass, pull;
     sm_spring *s[SLOTS];
@@ -21,10 +22,10 @@ struct sm_spring {
 };
 
 typedef struct sm_ctx {
-    st_ctx c;                                   /* sizes, pull, changed flag */
-    sm_node **by_id;                            /* node i, for the springs and the export */
-    uint32_t *alive, *salive;                   /* per node id, per spring id */
-    app_plist nodes, pulls, springs;            /* free nodes, pulled nodes, springs */
+    st_ctx c;                        /* sizes, pull, changed flag */
+    sm_node **by_id;                 /* node i, for the springs and the export */
+    uint32_t *alive, *salive;        /* per node id, per spring id */
+    app_plist nodes, pulls, springs; /* free nodes, pulled nodes, springs */
     unsigned long long *fails;
 } sm_ctx;
 #define SM_I() uint32_t i = blockIdx.x * blockDim.x + threadIdx.x
@@ -56,8 +57,12 @@ static __global__ void sm_new_springs(sm_ctx m, uint64_t n) {
         if (!st_spring_ends(&m.c, j, &a, &b) || !m.by_id[b]) continue;
         sm_spring *sp = (sm_spring *)app_dev_malloc(sizeof(sm_spring), m.fails);
         if (!sp) continue;
-        sp->dead = 0; sp->slot1 = d; sp->slot2 = d + 2u; sp->id = j;
-        sp->p1 = m.by_id[a]; sp->p2 = m.by_id[b];
+        sp->dead = 0;
+        sp->slot1 = d;
+        sp->slot2 = d + 2u;
+        sp->id = j;
+        sp->p1 = m.by_id[a];
+        sp->p2 = m.by_id[b];
         sp->rest = 1.0f;
         st_spring0(j, &sp->k, &sp->strength);
         sp->fx = sp->fy = 0.0f;
@@ -73,7 +78,7 @@ static __global__ void sm_spring_compute(sm_ctx m) {
     sm_spring *sp = (sm_spring *)m.springs.items[i];
     sm_node *a = sp->p1, *b = sp->p2;
     float f = st_tension(a->px, a->py, b->px, b->py, sp->rest, sp->k, &sp->fx, &sp->fy);
-    if (f > sp->strength) {                     /* broken */
+    if (f > sp->strength) { /* broken */
         a->s[sp->slot1] = NULL;
         b->s[sp->slot2] = NULL;
         m.salive[sp->id] = 0;
@@ -88,8 +93,13 @@ static __global__ void sm_node_move(sm_ctx m) {
     for (uint32_t k = 0; k < SLOTS; ++k) {
         const sm_spring *sp = o->s[k];
         if (!sp) continue;
-        if (sp->p1 == o) { fx += sp->fx; fy += sp->fy; }
-        else { fx -= sp->fx; fy -= sp->fy; }
+        if (sp->p1 == o) {
+            fx += sp->fx;
+            fy += sp->fy;
+        } else {
+            fx -= sp->fx;
+            fy -= sp->fy;
+        }
     }
     st_integrate(&o->px, &o->py, &o->vx, &o->vy, o->mass, fx, fy);
 }
@@ -118,7 +128,10 @@ static __global__ void sm_node_remove(sm_ctx m) {
     if (o->reach != 0) return;
     for (uint32_t k = 0; k < 2; ++k) {
         sm_spring *sp = o->s[k];
-        if (sp) { m.salive[sp->id] = 0; app_plist_kill(sp); }
+        if (sp) {
+            m.salive[sp->id] = 0;
+            app_plist_kill(sp);
+        }
     }
     m.alive[o->id] = 0;
     app_plist_kill(o);
@@ -127,8 +140,10 @@ static __global__ void sm_export(sm_ctx m, uint64_t n, float *pos) {
     SM_I();
     if (i >= n) return;
     const sm_node *o = m.alive[i] ? m.by_id[i] : NULL;
-    pos[i * 4] = o ? o->px : 0.0f; pos[i * 4 + 1] = o ? o->py : 0.0f;
-    pos[i * 4 + 2] = o ? o->vx : 0.0f; pos[i * 4 + 3] = o ? o->vy : 0.0f;
+    pos[i * 4] = o ? o->px : 0.0f;
+    pos[i * 4 + 1] = o ? o->py : 0.0f;
+    pos[i * 4 + 2] = o ? o->vx : 0.0f;
+    pos[i * 4 + 3] = o ? o->vy : 0.0f;
 }
 static __global__ void sm_free_anchors(sm_ctx m, uint64_t n) {
     SM_I();
@@ -145,8 +160,11 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
     /* --heap-mb counts the heap and by_id (warpheap's budget counts its node
      * array); like the other apps, not the do-all lists nor the export flags. */
     size_t heap = budget_heap(n * 8, (size_t)n * 512 + ((size_t)64 << 20));
-    size_t arrays = n * (8 + 4 + 8 * 3) + ns * (4 + 8 * 3);   /* by_id, alive, lists; salive, spring list */
-    if (!heap) { fprintf(stderr, "structure malloc: no heap left in the budget\n"); exit(3); }
+    size_t arrays = n * (8 + 4 + 8 * 3) + ns * (4 + 8 * 3); /* by_id, alive, lists; salive, spring list */
+    if (!heap) {
+        fprintf(stderr, "structure malloc: no heap left in the budget\n");
+        exit(3);
+    }
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
     sm_ctx m;
     memset(&m, 0, sizeof m);
@@ -161,25 +179,34 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
     app_plist_alloc(&m.nodes, (uint32_t)n);
     app_plist_alloc(&m.pulls, c.h);
     app_plist_alloc(&m.springs, (uint32_t)ns);
-    *peak = heap + arrays;                       /* reserved: malloc heap and the arrays */
+    *peak = heap + arrays; /* reserved: malloc heap and the arrays */
     unsigned gn = (unsigned)((n + 255) / 256), gs = (unsigned)((ns + 255) / 256), gp = (c.h + 255u) / 256u;
-    sm_new_nodes<<<gn, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-    sm_new_springs<<<gn, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-    app_plist_settle(&m.nodes); app_plist_settle(&m.pulls); app_plist_settle(&m.springs);
-    c.changed = m.c.changed;                     /* BFS_LOOP reads c.changed */
+    sm_new_nodes<<<gn, 256>>>(m, n);
+    WH_LAUNCH_OR_DIE();
+    sm_new_springs<<<gn, 256>>>(m, n);
+    WH_LAUNCH_OR_DIE();
+    app_plist_settle(&m.nodes);
+    app_plist_settle(&m.pulls);
+    app_plist_settle(&m.springs);
+    c.changed = m.c.changed; /* BFS_LOOP reads c.changed */
     app_sync(dev);
     double t0 = app_now();
     for (uint32_t st = 0; st < steps; ++st) {
         APP_TIME_CAP(st, 1, dev, t0)
         for (uint32_t it = 0; it < iters; ++it) {
-            sm_spring_compute<<<gs, 256>>>(m); WH_LAUNCH_OR_DIE();
+            sm_spring_compute<<<gs, 256>>>(m);
+            WH_LAUNCH_OR_DIE();
             app_plist_settle(&m.springs);
-            sm_node_move<<<gn, 256>>>(m); WH_LAUNCH_OR_DIE();
-            sm_pull_move<<<gp, 256>>>(m); WH_LAUNCH_OR_DIE();
+            sm_node_move<<<gn, 256>>>(m);
+            WH_LAUNCH_OR_DIE();
+            sm_pull_move<<<gp, 256>>>(m);
+            WH_LAUNCH_OR_DIE();
         }
-        sm_bfs_reset<<<gn, 256>>>(m); WH_LAUNCH_OR_DIE();
+        sm_bfs_reset<<<gn, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
         BFS_LOOP(n, sm_bfs_round(&m, gs))
-        sm_node_remove<<<gn, 256>>>(m); WH_LAUNCH_OR_DIE();
+        sm_node_remove<<<gn, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.springs);
         app_plist_settle(&m.nodes);
     }
@@ -190,24 +217,36 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
     mesh_alloc(out, n);
     float *d_pos;
     WH_CUDA_OR_DIE(cudaMalloc(&d_pos, n * 16));
-    sm_export<<<gn, 256>>>(m, n, d_pos); WH_LAUNCH_OR_DIE();
+    sm_export<<<gn, 256>>>(m, n, d_pos);
+    WH_LAUNCH_OR_DIE();
     app_to_host(out->pos, d_pos, n * 16, dev);
     app_to_host(out->alive, m.alive, n * 4, dev);
     uint32_t *u = (uint32_t *)malloc(ns * 4);
     app_to_host(u, m.salive, ns * 4, dev);
     for (uint64_t j = 0; j < ns; ++j) out->spring[j] = (uint8_t)u[j];
     free(u);
-    sm_free_anchors<<<gn, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-    app_plist_free_items<<<gs, 256>>>(m.springs); WH_LAUNCH_OR_DIE();
-    app_plist_free_items<<<gn, 256>>>(m.nodes); WH_LAUNCH_OR_DIE();
-    app_plist_free_items<<<gp, 256>>>(m.pulls); WH_LAUNCH_OR_DIE();
+    sm_free_anchors<<<gn, 256>>>(m, n);
+    WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<gs, 256>>>(m.springs);
+    WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<gn, 256>>>(m.nodes);
+    WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<gp, 256>>>(m.pulls);
+    WH_LAUNCH_OR_DIE();
     app_sync(dev);
     WH_CUDA_OR_DIE(cudaFree(d_pos));
-    app_plist_free(&m.nodes); app_plist_free(&m.pulls); app_plist_free(&m.springs);
-    WH_CUDA_OR_DIE(cudaFree(m.by_id)); WH_CUDA_OR_DIE(cudaFree(m.alive)); WH_CUDA_OR_DIE(cudaFree(m.salive));
+    app_plist_free(&m.nodes);
+    app_plist_free(&m.pulls);
+    app_plist_free(&m.springs);
+    WH_CUDA_OR_DIE(cudaFree(m.by_id));
+    WH_CUDA_OR_DIE(cudaFree(m.alive));
+    WH_CUDA_OR_DIE(cudaFree(m.salive));
     WH_CUDA_OR_DIE(cudaFree(m.fails));
     app_free(m.c.changed, dev);
-    if (fails) { fprintf(stderr, "structure malloc: %llu failed allocations\n", fails); exit(3); }
+    if (fails) {
+        fprintf(stderr, "structure malloc: %llu failed allocations\n", fails);
+        exit(3);
+    }
     return t;
 }
 #endif

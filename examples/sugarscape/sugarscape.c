@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sugarscape on the object allocator: DynaSOAr's "sugarscape" (Table 1 and
  * section 6 of the DynaSOAr paper, ECOOP 2019), an agent-based social
  * simulation: agents live on a 2D grid of cells holding sugar, eat it, age,
@@ -32,18 +33,23 @@
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
 
-
+/* clang-format off */
 #define CELL_FIELDS(F) F(uint64_t, agent) F(uint32_t, id) F(uint32_t, sugar) F(uint32_t, cap) \
     F(uint32_t, request) F(uint32_t, granted)
+/* clang-format on */
 WH_SOA_CLASS(Cell, 0, CELL_FIELDS)
+/* clang-format off */
 #define AGENT_FIELDS(F) F(int32_t, sugar) F(uint32_t, cell) F(uint32_t, age) F(uint32_t, max_age) \
     F(uint32_t, metabolism) F(uint32_t, target)
+/* clang-format on */
 WH_SOA_CLASS(Agent, 1, AGENT_FIELDS)
 WH_SOA_SUBCLASS(Male, 2, Agent, WH_SOA_NO_FIELDS)
+/* clang-format off */
 #define FEMALE_FIELDS(F) F(uint32_t, children)
+/* clang-format on */
 WH_SOA_SUBCLASS(Female, 3, Agent, FEMALE_FIELDS)
 
-#define SS_NONE 4u
+#define SS_NONE       4u
 #define SS_FERTILE_LO 15u
 #define SS_FERTILE_HI 50u
 #define SS_MATE_SUGAR 20
@@ -51,7 +57,7 @@ enum { SS_EMPTY = 0, SS_MALE = 1, SS_FEMALE = 2 };
 
 typedef struct ss_ctx {
     uint32_t w, h, iter;
-    uint64_t *cells;                                     /* warpheap: Cell pointer of each cell */
+    uint64_t *cells; /* warpheap: Cell pointer of each cell */
     /* static baseline: cells and the agents inside them */
     uint32_t *sugar, *cap, *request, *granted;
     uint32_t *kind, *age, *max_age, *metab, *target, *pending, *children;
@@ -61,10 +67,14 @@ typedef struct ss_ctx {
 /* ---- shared rules --------------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE uint32_t ss_neighbor(const ss_ctx *c, uint32_t cell, uint32_t d) {
     uint32_t x = cell % c->w, y = cell / c->w;
-    if (d == 0) y = y ? y - 1 : c->h - 1;
-    else if (d == 1) x = x + 1 == c->w ? 0 : x + 1;
-    else if (d == 2) y = y + 1 == c->h ? 0 : y + 1;
-    else x = x ? x - 1 : c->w - 1;
+    if (d == 0)
+        y = y ? y - 1 : c->h - 1;
+    else if (d == 1)
+        x = x + 1 == c->w ? 0 : x + 1;
+    else if (d == 2)
+        y = y + 1 == c->h ? 0 : y + 1;
+    else
+        x = x ? x - 1 : c->w - 1;
     return y * c->w + x;
 }
 WH_INLINE WH_HOST_DEVICE uint64_t ss_rand(uint32_t iter, uint32_t phase, uint32_t cell) {
@@ -84,7 +94,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t ss_capacity(const ss_ctx *c, uint32_t cell) {
     return hill + (uint32_t)(wh_hash64(0xCA9ull + cell) % 3u);
 }
 /* A new agent's traits; kind SS_EMPTY if the cell starts without one. */
-typedef struct ss_traits { uint32_t kind, age, max_age, metab; int32_t sugar; } ss_traits;
+typedef struct ss_traits {
+    uint32_t kind, age, max_age, metab;
+    int32_t sugar;
+} ss_traits;
 WH_INLINE WH_HOST_DEVICE ss_traits ss_born(uint64_t r, bool initial) {
     ss_traits t;
     t.kind = (r & 1u) ? SS_FEMALE : SS_MALE;
@@ -109,8 +122,11 @@ WH_INLINE WH_HOST_DEVICE uint32_t ss_best(uint32_t free_mask, const uint32_t *ns
     uint32_t best = 0, mask = 0;
     for (uint32_t d = 0; d < 4; ++d) {
         if (!((free_mask >> d) & 1u)) continue;
-        if (!mask || nsugar[d] > best) { best = nsugar[d]; mask = 1u << d; }
-        else if (nsugar[d] == best) mask |= 1u << d;
+        if (!mask || nsugar[d] > best) {
+            best = nsugar[d];
+            mask = 1u << d;
+        } else if (nsugar[d] == best)
+            mask |= 1u << d;
     }
     return ss_pick(mask, r);
 }
@@ -144,17 +160,19 @@ WH_INLINE WH_HOST_DEVICE void cell_populate(const wh_soa *s, Cell o, const ss_ct
     uint32_t id = WH_GET(Cell, o, id);
     ss_traits t = ss_initial(id);
     if (t.kind == SS_EMPTY) return;
-    WH_GET(Cell, o, agent) = ss_new_agent(s, t, id).p;      /* null when out of memory: shows in --check */
+    WH_GET(Cell, o, agent) = ss_new_agent(s, t, id).p; /* null when out of memory: shows in --check */
 }
 WH_INLINE WH_HOST_DEVICE void cell_grow(const wh_soa *s, Cell o, const ss_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     uint32_t v = WH_GET(Cell, o, sugar), cap = WH_GET(Cell, o, cap);
     WH_GET(Cell, o, sugar) = v < cap ? v + 1u : cap;
     WH_GET(Cell, o, request) = 0;
     WH_GET(Cell, o, granted) = SS_NONE;
 }
 WH_INLINE WH_HOST_DEVICE void cell_clear(const wh_soa *s, Cell o, const ss_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     WH_GET(Cell, o, request) = 0;
     WH_GET(Cell, o, granted) = SS_NONE;
 }
@@ -231,7 +249,7 @@ WH_INLINE WH_HOST_DEVICE void female_mate(const wh_soa *s, Female f, const ss_ct
     int32_t half = WH_GET(Agent, a, sugar) / 2;
     k.sugar = half;
     Agent child = ss_new_agent(s, k, t);
-    if (Agent_is_null(child)) return;                  /* out of memory: shows in --check */
+    if (Agent_is_null(child)) return; /* out of memory: shows in --check */
     WH_GET(Agent, a, sugar) -= half;
     WH_GET(Female, f, children) += 1u;
     WH_GET(Cell, ss_cell(c, t), agent) = child.p;
@@ -314,13 +332,17 @@ WH_INLINE WH_HOST_DEVICE uint32_t st_granted(uint64_t i, const ss_ctx *c) {
     return c->granted[t] == ((d + 2u) & 3u) ? t : ~0u;
 }
 WH_INLINE WH_HOST_DEVICE void st_move(uint64_t i, const ss_ctx *c) {
-    if (!c->pending[i]) return;                        /* only agents present at the request */
+    if (!c->pending[i]) return; /* only agents present at the request */
     c->pending[i] = 0;
     uint32_t t = st_granted(i, c);
     uint64_t here = i;
     if (t != ~0u) {
-        c->kind[t] = c->kind[i]; c->asugar[t] = c->asugar[i]; c->age[t] = c->age[i];
-        c->max_age[t] = c->max_age[i]; c->metab[t] = c->metab[i]; c->children[t] = c->children[i];
+        c->kind[t] = c->kind[i];
+        c->asugar[t] = c->asugar[i];
+        c->age[t] = c->age[i];
+        c->max_age[t] = c->max_age[i];
+        c->metab[t] = c->metab[i];
+        c->children[t] = c->children[i];
         st_empty(i, c);
         here = t;
     }
@@ -367,12 +389,16 @@ WH_SOA_PARALLEL_FOR(st_mate_all, ss_ctx, st_mate)
 
 /* ---- driver --------------------------------------------------------------------------- */
 #define SS_NF 7 /* per cell: kind, agent sugar, age, max_age, metabolism, children, cell sugar */
-typedef struct grid { int64_t *v; uint64_t n; } grid;
+typedef struct grid {
+    int64_t *v;
+    uint64_t n;
+} grid;
 
 static ss_ctx ctx_for(uint32_t w, uint32_t h) {
     ss_ctx c;
     memset(&c, 0, sizeof c);
-    c.w = w; c.h = h;
+    c.w = w;
+    c.h = h;
     return c;
 }
 
@@ -387,7 +413,7 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
     APP_TRY(Cell_parallel_do_cell_populate(&soa, c));
     *peak = app_heap_used(&soa);
-    uint32_t every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u;   /* peak-memory samples (each copies the heap) */
+    uint32_t every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u; /* peak-memory samples (each copies the heap) */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (uint32_t it = 0; it < iters; ++it) {
@@ -402,7 +428,7 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
         APP_TRY(Female_parallel_do_female_request(&soa, c));
         APP_TRY(Cell_parallel_do_cell_decide(&soa, c));
         APP_TRY(Female_parallel_do_female_mate(&soa, c));
-        if (it % every == 0) app_sample_peak(&soa, peak, &paused);   /* peak memory: sampled, not timed */
+        if (it % every == 0) app_sample_peak(&soa, peak, &paused); /* peak memory: sampled, not timed */
     }
     app_sync(dev);
     double t = app_now() - t0 - paused;
@@ -421,9 +447,10 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
         int64_t *v = out->v + (uint64_t)id * SS_NF;
         v[6] = WH_GET(Cell, cl, sugar);
         if (!ag) continue;
-        uint64_t ha = (ag & ~WH_SOA_ADDR_MASK) |
-                      (uint64_t)(uintptr_t)((uint8_t *)img.mem + ((uint8_t *)wh_soa_ptr_block(ag) - (uint8_t *)soa.mem)) |
-                      wh_soa_ptr_slot(ag);
+        uint64_t ha =
+            (ag & ~WH_SOA_ADDR_MASK) |
+            (uint64_t)(uintptr_t)((uint8_t *)img.mem + ((uint8_t *)wh_soa_ptr_block(ag) - (uint8_t *)soa.mem)) |
+            wh_soa_ptr_slot(ag);
         Agent a = Agent_from(ha);
         v[0] = wh_soa_ptr_type(ag) == Male_TYPE ? SS_MALE : SS_FEMALE;
         v[1] = WH_GET(Agent, a, sugar);
@@ -442,8 +469,8 @@ static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, 
 static double run_static(uint32_t w, uint32_t h, uint32_t iters, int dev, grid *out, size_t *peak) {
     uint64_t n = (uint64_t)w * h;
     ss_ctx c = ctx_for(w, h);
-    uint32_t **arr[11] = {&c.sugar, &c.cap, &c.request, &c.granted, &c.kind, &c.age,
-                          &c.max_age, &c.metab, &c.target, &c.pending, &c.children};
+    uint32_t **arr[11] = {&c.sugar,   &c.cap,   &c.request, &c.granted, &c.kind,    &c.age,
+                          &c.max_age, &c.metab, &c.target,  &c.pending, &c.children};
     for (int k = 0; k < 11; ++k) *arr[k] = (uint32_t *)app_alloc(n * 4, dev);
     c.asugar = (int32_t *)app_alloc(n * 4, dev);
     *peak = n * 48;
@@ -473,7 +500,7 @@ static double run_static(uint32_t w, uint32_t h, uint32_t iters, int dev, grid *
         app_to_host(tmp, src[k], n * 4, dev);
         for (uint64_t i = 0; i < n; ++i) out->v[i * SS_NF + k] = k == 1 ? (int64_t)(int32_t)tmp[i] : (int64_t)tmp[i];
     }
-    for (uint64_t i = 0; i < n; ++i)                   /* empty cells: only the sugar counts */
+    for (uint64_t i = 0; i < n; ++i) /* empty cells: only the sugar counts */
         if (out->v[i * SS_NF] == SS_EMPTY) memset(out->v + i * SS_NF, 0, 6 * sizeof(int64_t));
     free(tmp);
     for (int k = 0; k < 11; ++k) app_free(*arr[k], dev);
@@ -492,11 +519,17 @@ static double run_static(uint32_t w, uint32_t h, uint32_t iters, int dev, grid *
 #include "wh_app_plist.h"
 
 /* dead first: app_plist marks it */
-typedef struct sm_agent { uint32_t dead, kind, cell, age, max_age, metab, target, children; int32_t sugar; } sm_agent;
-typedef struct sm_cell { sm_agent *agent; uint32_t sugar, cap, request, granted; } sm_cell;
+typedef struct sm_agent {
+    uint32_t dead, kind, cell, age, max_age, metab, target, children;
+    int32_t sugar;
+} sm_agent;
+typedef struct sm_cell {
+    sm_agent *agent;
+    uint32_t sugar, cap, request, granted;
+} sm_cell;
 typedef struct sm_ctx {
-    ss_ctx c;                                            /* w, h, iter */
-    sm_cell **cell;                                      /* per cell index */
+    ss_ctx c;       /* w, h, iter */
+    sm_cell **cell; /* per cell index */
     app_plist agents;
     unsigned long long *fails;
 } sm_ctx;
@@ -504,8 +537,15 @@ typedef struct sm_ctx {
 static __device__ sm_agent *sm_new(sm_ctx *m, ss_traits t, uint32_t cell) {
     sm_agent *a = (sm_agent *)app_dev_malloc(sizeof(sm_agent), m->fails);
     if (!a) return NULL;
-    a->kind = t.kind; a->cell = cell; a->age = t.age; a->max_age = t.max_age; a->metab = t.metab;
-    a->target = SS_NONE; a->children = 0; a->dead = 0; a->sugar = t.sugar;
+    a->kind = t.kind;
+    a->cell = cell;
+    a->age = t.age;
+    a->max_age = t.max_age;
+    a->metab = t.metab;
+    a->target = SS_NONE;
+    a->children = 0;
+    a->dead = 0;
+    a->sugar = t.sugar;
     app_plist_add(&m->agents, a, m->fails);
     return a;
 }
@@ -530,7 +570,10 @@ static __global__ void sm_grow(sm_ctx m, uint64_t n, bool grow) {
     SM_I();
     if (i >= n) return;
     sm_cell *c = m.cell[i];
-    if (grow) { uint32_t v = c->sugar, cap = c->cap; c->sugar = v < cap ? v + 1u : cap; }
+    if (grow) {
+        uint32_t v = c->sugar, cap = c->cap;
+        c->sugar = v < cap ? v + 1u : cap;
+    }
     c->request = 0;
     c->granted = SS_NONE;
 }
@@ -577,7 +620,11 @@ static __global__ void sm_move(sm_ctx m) {
     sm_agent *a = (sm_agent *)m.agents.items[i];
     uint32_t t = sm_granted(&m, a);
     a->target = SS_NONE;
-    if (t != ~0u) { m.cell[a->cell]->agent = NULL; m.cell[t]->agent = a; a->cell = t; }
+    if (t != ~0u) {
+        m.cell[a->cell]->agent = NULL;
+        m.cell[t]->agent = a;
+        a->cell = t;
+    }
     sm_cell *c = m.cell[a->cell];
     a->sugar += (int32_t)c->sugar;
     c->sugar = 0;
@@ -618,8 +665,11 @@ static __global__ void sm_export(sm_ctx m, uint64_t n, int64_t *out) {
     const sm_agent *a = m.cell[i]->agent;
     int64_t *v = out + (uint64_t)i * SS_NF;
     v[0] = a ? a->kind : SS_EMPTY;
-    v[1] = a ? a->sugar : 0; v[2] = a ? a->age : 0; v[3] = a ? a->max_age : 0;
-    v[4] = a ? a->metab : 0; v[5] = a && a->kind == SS_FEMALE ? a->children : 0;
+    v[1] = a ? a->sugar : 0;
+    v[2] = a ? a->age : 0;
+    v[3] = a ? a->max_age : 0;
+    v[4] = a ? a->metab : 0;
+    v[5] = a && a->kind == SS_FEMALE ? a->children : 0;
     v[6] = m.cell[i]->sugar;
 }
 static __global__ void sm_free_cells(sm_ctx m, uint64_t n) {
@@ -628,7 +678,7 @@ static __global__ void sm_free_cells(sm_ctx m, uint64_t n) {
 }
 static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size_t *peak) {
     uint64_t n = (uint64_t)w * h;
-    size_t heap = budget_heap(n * 8, (size_t)n * 128 + ((size_t)64 << 20));   /* the cell pointers; not the do-all list */
+    size_t heap = budget_heap(n * 8, (size_t)n * 128 + ((size_t)64 << 20)); /* the cell pointers; not the do-all list */
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));
     sm_ctx m;
     memset(&m, 0, sizeof m);
@@ -637,14 +687,16 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
     app_plist_alloc(&m.agents, (uint32_t)n);
     WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
     WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
-    *peak = heap + n * 32;                               /* reserved: malloc heap, cell pointers, list arrays */
+    *peak = heap + n * 32; /* reserved: malloc heap, cell pointers, list arrays */
     unsigned g = (unsigned)((n + 255) / 256);
-    sm_new_cells<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-    if (app_dev_count(m.fails)) {                                  /* no grid: nothing more can run */
+    sm_new_cells<<<g, 256>>>(m, n);
+    WH_LAUNCH_OR_DIE();
+    if (app_dev_count(m.fails)) { /* no grid: nothing more can run */
         printf("  malloc: the cells do not fit the heap\n");
         exit(3);
     }
-    sm_init<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
+    sm_init<<<g, 256>>>(m, n);
+    WH_LAUNCH_OR_DIE();
     app_plist_settle(&m.agents);
     int dev = 1;
     app_sync(dev);
@@ -652,17 +704,26 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
     for (uint32_t it = 0; it < iters; ++it) {
         APP_TIME_CAP(it, 8, dev, t0)
         m.c.iter = it;
-        sm_grow<<<g, 256>>>(m, n, true); WH_LAUNCH_OR_DIE();
-        sm_age<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        app_plist_settle(&m.agents);                     /* the dead leave the array */
-        sm_request<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        sm_decide<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-        sm_move<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        sm_grow<<<g, 256>>>(m, n, false); WH_LAUNCH_OR_DIE();
-        sm_female_request<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        sm_decide<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-        sm_mate<<<g, 256>>>(m); WH_LAUNCH_OR_DIE();
-        app_plist_settle(&m.agents);                     /* the newborn join it */
+        sm_grow<<<g, 256>>>(m, n, true);
+        WH_LAUNCH_OR_DIE();
+        sm_age<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        app_plist_settle(&m.agents); /* the dead leave the array */
+        sm_request<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        sm_decide<<<g, 256>>>(m, n);
+        WH_LAUNCH_OR_DIE();
+        sm_move<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        sm_grow<<<g, 256>>>(m, n, false);
+        WH_LAUNCH_OR_DIE();
+        sm_female_request<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        sm_decide<<<g, 256>>>(m, n);
+        WH_LAUNCH_OR_DIE();
+        sm_mate<<<g, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        app_plist_settle(&m.agents); /* the newborn join it */
     }
     app_sync(dev);
     double t = app_now() - t0;
@@ -670,16 +731,20 @@ static double run_malloc(uint32_t w, uint32_t h, uint32_t iters, grid *out, size
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     int64_t *d_out;
     WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * SS_NF * 8));
-    sm_export<<<g, 256>>>(m, n, d_out); WH_LAUNCH_OR_DIE();
+    sm_export<<<g, 256>>>(m, n, d_out);
+    WH_LAUNCH_OR_DIE();
     out->n = n;
     out->v = (int64_t *)calloc(n * SS_NF, sizeof(int64_t));
     app_to_host(out->v, d_out, n * SS_NF * 8, 1);
     WH_CUDA_OR_DIE(cudaFree(d_out));
-    app_plist_free_items<<<g, 256>>>(m.agents); WH_LAUNCH_OR_DIE();
-    sm_free_cells<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<g, 256>>>(m.agents);
+    WH_LAUNCH_OR_DIE();
+    sm_free_cells<<<g, 256>>>(m, n);
+    WH_LAUNCH_OR_DIE();
     app_sync(dev);
     app_plist_free(&m.agents);
-    WH_CUDA_OR_DIE(cudaFree(m.cell)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    WH_CUDA_OR_DIE(cudaFree(m.cell));
+    WH_CUDA_OR_DIE(cudaFree(m.fails));
     return t;
 }
 #endif
@@ -714,7 +779,7 @@ static void write_picture(const char *path, const grid *g, uint32_t w, uint32_t 
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run killed by a time limit keeps its log */
     uint32_t w = 1700, h = 1700;
     uint32_t iters = 10000;
     app_opts o = app_opts_new();
@@ -730,9 +795,12 @@ int main(int argc, char **argv) {
     int dev = o.dev, check = o.check;
     uint64_t n = (uint64_t)w * h;
     g_malloc_heap = app_heap_opt(&o, 0);
-    size_t heap = g_malloc_heap ? budget_heap(n * 8, 0)   /* the Cell pointer array */
+    size_t heap = g_malloc_heap ? budget_heap(n * 8, 0) /* the Cell pointer array */
                                 : (size_t)(n * 96 + ((uint64_t)16 << 20));
-    if (w < 3 || h < 3 || n > 0xFFFFFFF0ull) { fprintf(stderr, "sugarscape: bad size\n"); return 2; }
+    if (w < 3 || h < 3 || n > 0xFFFFFFF0ull) {
+        fprintf(stderr, "sugarscape: bad size\n");
+        return 2;
+    }
     char env[512];
     app_env(env, sizeof env, dev);
     printf("sugarscape: %ux%u cells, %u iterations, heap %zu MiB, %s\n", w, h, iters, heap >> 20, env);

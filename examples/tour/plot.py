@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Plot the tour's speed-ups (tour.csv from wh_tour) as one bar chart PNG.
    plot.py TOUR_CSV OUT_PNG"""
 import csv

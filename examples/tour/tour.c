@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wh_tour: the main program of the tour (tour.h).  Prints one table row per
  * measurement, then a summary, and writes tour.csv (one line per row) for the
  * speed-up plot of scripts/demo.sh.
@@ -44,9 +45,13 @@ int main(int argc, char **argv) {
         WH_CLI_STRING("out", &t.out, "folder for tour.csv and the pictures"),
         WH_CLI_STRING("parts", &parts, "comma-separated subset of heap,soa,pool,arena"),
         WH_CLI_END};
-    wh_cli_parse(argc, argv, cli, "The tour of warpheap's four parts: each part's headline workload against the usual way.");
-    if (t.threads < 1 || t.threads > 1024) { fprintf(stderr, "wh_tour: --threads: 1 to 1024\n"); return 2; }
-    for (const char *p = parts; *p;) {                 /* every name in --parts is a part */
+    wh_cli_parse(argc, argv, cli,
+                 "The tour of warpheap's four parts: each part's headline workload against the usual way.");
+    if (t.threads < 1 || t.threads > 1024) {
+        fprintf(stderr, "wh_tour: --threads: 1 to 1024\n");
+        return 2;
+    }
+    for (const char *p = parts; *p;) { /* every name in --parts is a part */
         size_t len = strcspn(p, ",");
         if (!(len == 4 && (!strncmp(p, "heap", 4) || !strncmp(p, "pool", 4))) && !(len == 3 && !strncmp(p, "soa", 3)) &&
             !(len == 5 && !strncmp(p, "arena", 5))) {
@@ -60,7 +65,10 @@ int main(int argc, char **argv) {
     char env[512];
     app_env(env, sizeof env, t.gpu);
     printf("warpheap %s tour on %s (%s backend%s)\n", wh_version_string(), t.gpu ? env : "the CPU",
-           t.gpu ? "CUDA" : "CPU", t.gpu ? "" : wh_cuda_available() ? ", --cpu" : "; no GPU found");
+           t.gpu ? "CUDA" : "CPU",
+           t.gpu                 ? ""
+           : wh_cuda_available() ? ", --cpu"
+                                 : "; no GPU found");
     if (!t.gpu)
         printf("Without a GPU every row compares warpheap's CPU backend with its CPU counterpart; the GPU figures\n"
                "(in-kernel malloc, cudaMallocAsync, stream-ordered frames) need a GPU: run this again on one.\n");
@@ -77,7 +85,10 @@ int main(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/tour.csv", t.out);
     FILE *f = fopen(path, "w");
-    if (!f) { perror(path); return 1; }
+    if (!f) {
+        perror(path);
+        return 1;
+    }
     fprintf(f, "# %s\npart,workload,warpheap_ms,baseline,baseline_ms,speedup\n", t.gpu ? env : "cpu");
     for (int i = 0; i < t.nrows; ++i) {
         const tour_row *r = &t.rows[i];
@@ -85,7 +96,10 @@ int main(int argc, char **argv) {
         fprintf(f, "%s,\"%s\",%.6f,%s,%.6f,%.4f\n", r->part, r->workload, r->ours_ms, r->baseline, r->base_ms,
                 r->base_ms / r->ours_ms);
     }
-    if (fclose(f)) { perror(path); return 1; }
+    if (fclose(f)) {
+        perror(path);
+        return 1;
+    }
     printf("table: %s\n", path);
     return 0;
 }

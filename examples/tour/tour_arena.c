@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tour, stream arena: marching-cubes frames of moving metaballs, whose mesh
  * size only the GPU knows.  The arena way: count kernel, one arena command
  * that reads the count on the GPU and hands out the mesh's memory, generate
@@ -10,11 +11,13 @@
 #include "mc_field.h"
 #include "mc_tables.h"
 
-#define BALLS 8
-#define KEEP 3                     /* meshes alive at once */
+#define BALLS     8
+#define KEEP      3 /* meshes alive at once */
 #define TRI_BYTES 36u
 
-typedef struct frame_balls { mc_ball b[BALLS]; } frame_balls;
+typedef struct frame_balls {
+    mc_ball b[BALLS];
+} frame_balls;
 
 static frame_balls balls_at(uint32_t f) {
     frame_balls fb;
@@ -23,7 +26,8 @@ static frame_balls balls_at(uint32_t f) {
 }
 /* The case of cell i of an n^3 grid of samples, v: its corner values. */
 WH_INLINE WH_HOST_DEVICE uint32_t cell_case(int n, uint32_t i, const frame_balls *fb, float v[8]) {
-    int m = n - 1, x = (int)(i % (uint32_t)m), y = (int)(i / (uint32_t)m % (uint32_t)m), z = (int)(i / (uint32_t)m / (uint32_t)m);
+    int m = n - 1, x = (int)(i % (uint32_t)m), y = (int)(i / (uint32_t)m % (uint32_t)m),
+        z = (int)(i / (uint32_t)m / (uint32_t)m);
     float inv = 1.0f / (float)(n - 1);
     uint32_t c = 0;
     for (int k = 0; k < 8; ++k) {
@@ -36,7 +40,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t cell_case(int n, uint32_t i, const frame_balls
 /* Triangle k of cell i (case c) into out (9 floats). */
 WH_INLINE WH_HOST_DEVICE void cell_tri(const mc_tables *t, int n, uint32_t i, const float v[8], uint32_t c, int k,
                                        float *out) {
-    int m = n - 1, x = (int)(i % (uint32_t)m), y = (int)(i / (uint32_t)m % (uint32_t)m), z = (int)(i / (uint32_t)m / (uint32_t)m);
+    int m = n - 1, x = (int)(i % (uint32_t)m), y = (int)(i / (uint32_t)m % (uint32_t)m),
+        z = (int)(i / (uint32_t)m / (uint32_t)m);
     float inv = 1.0f / (float)(n - 1);
     for (int j = 0; j < 3; ++j) {
         int e = t->tri[c][3 * k + j], a = t->edge_corner[e][0], b = t->edge_corner[e][1];
@@ -72,7 +77,8 @@ static __global__ void generate_kernel(const mc_tables *t, int n, frame_balls fb
     uint32_t c = cell_case(n, i, &fb, v), tris = t->ntri[c];
     if (!tris) return;
     unsigned long long at = atomicAdd(cursor, (unsigned long long)tris);
-    for (uint32_t k = 0; k < tris; ++k) cell_tri(t, n, i, v, c, (int)k, (float *)wh_arena_span_at(sp, at + k, TRI_BYTES));
+    for (uint32_t k = 0; k < tris; ++k)
+        cell_tri(t, n, i, v, c, (int)k, (float *)wh_arena_span_at(sp, at + k, TRI_BYTES));
 }
 
 typedef struct gpu_mc {
@@ -80,8 +86,8 @@ typedef struct gpu_mc {
     uint32_t blocks;
     cudaStream_t s;
     mc_tables *tab;
-    unsigned long long *counters;   /* [0] total, [1] cursor */
-    wh_arena_span *spans;           /* KEEP spans, device memory */
+    unsigned long long *counters; /* [0] total, [1] cursor */
+    wh_arena_span *spans;         /* KEEP spans, device memory */
 } gpu_mc;
 
 static void gpu_count(gpu_mc *g, const frame_balls *fb) {
@@ -160,7 +166,8 @@ static double cpu_way(const mc_tables *t, int n, int frames, wh_arena *a, uint64
         if (max_tris && tris > *max_tris) *max_tris = tris;
         wh_arena_span sp;
         if (a) {
-            if (wh_arena_replace_span_async(a, &tris, TRI_BYTES, &ring[f % KEEP], NULL) != WH_OK || !ring[f % KEEP].part[0].ptr)
+            if (wh_arena_replace_span_async(a, &tris, TRI_BYTES, &ring[f % KEEP], NULL) != WH_OK ||
+                !ring[f % KEEP].part[0].ptr)
                 tour_fail("stream arena", "wh_arena_replace_span_async");
             sp = ring[f % KEEP];
         } else {
@@ -193,7 +200,7 @@ static void arena_row(tour *t, const mc_tables *tabp, int n, int frames) {
         WH_CUDA_OR_DIE(cudaMemcpy(g.tab, &tab, sizeof tab, cudaMemcpyHostToDevice));
         WH_CUDA_OR_DIE(cudaMalloc(&g.counters, 2 * sizeof(unsigned long long)));
         WH_CUDA_OR_DIE(cudaMalloc(&g.spans, KEEP * sizeof(wh_arena_span)));
-        gpu_sync_way(&g, &max_tris);                 /* warm-up, and the largest mesh */
+        gpu_sync_way(&g, &max_tris); /* warm-up, and the largest mesh */
         theirs = gpu_sync_way(&g, &max_tris);
         base = "sync + cudaMallocAsync";
     } else
@@ -211,18 +218,18 @@ static void arena_row(tour *t, const mc_tables *tabp, int n, int frames) {
     if (wh_arena_create(&a, &cfg) != WH_OK) tour_fail("stream arena", "wh_arena_create");
 #if defined(__CUDACC__)
     if (t->gpu) {
-        gpu_arena_way(&g, a);                        /* warm-up */
+        gpu_arena_way(&g, a); /* warm-up */
         ours = gpu_arena_way(&g, a);
     } else
 #endif
     {
-        cpu_way(&tab, n, frames, a, NULL);           /* warm-up: the ring's pages touched once */
+        cpu_way(&tab, n, frames, a, NULL); /* warm-up: the ring's pages touched once */
         ours = cpu_way(&tab, n, frames, a, NULL);
     }
     wh_arena_stats st;
     if (wh_arena_stats_get(a, &st) != WH_OK) tour_fail("stream arena", "wh_arena_stats_get");
     if (st.first_status != WH_OK || st.failures) tour_fail("stream arena", "a frame found no room in the arena");
-    wh_status ds = wh_arena_destroy(a);                /* the last meshes are live: IN_USE */
+    wh_status ds = wh_arena_destroy(a); /* the last meshes are live: IN_USE */
     if (ds != WH_OK && ds != WH_ERR_IN_USE) tour_fail("stream arena", "wh_arena_destroy");
 #if defined(__CUDACC__)
     if (t->gpu) {

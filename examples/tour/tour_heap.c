@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tour, device heap: every thread of a 1M-thread grid allocates 16 bytes,
  * writes them and frees them; warpheap's DEFAULT kind against CUDA's device
  * malloc and against BUMP, the speed limit (an atomic add, no free).  On the
@@ -8,14 +9,17 @@
 #include <pthread.h>
 
 #define HEAP_BYTES ((uint64_t)1 << 30)
-#define OBJ_BYTES 16u
+#define OBJ_BYTES  16u
 
 #if defined(__CUDACC__)
 static __global__ void pair_kernel(wh_heap h, uint32_t n, unsigned long long *failed) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t *p = (uint32_t *)wh_malloc(&h, OBJ_BYTES);
-    if (!p) { atomicAdd(failed, 1ull); return; }
+    if (!p) {
+        atomicAdd(failed, 1ull);
+        return;
+    }
     *(volatile uint32_t *)p = i;
     wh_free(&h, p);
 }
@@ -23,7 +27,10 @@ static __global__ void cuda_malloc_kernel(uint32_t n, unsigned long long *failed
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t *p = (uint32_t *)malloc(OBJ_BYTES);
-    if (!p) { atomicAdd(failed, 1ull); return; }
+    if (!p) {
+        atomicAdd(failed, 1ull);
+        return;
+    }
     *(volatile uint32_t *)p = i;
     free(p);
 }
@@ -34,11 +41,13 @@ static double gpu_time(int kind, wh_heap *h, uint32_t n, int reps) {
     WH_CUDA_OR_DIE(cudaMalloc(&failed, sizeof *failed));
     WH_CUDA_OR_DIE(cudaMemset(failed, 0, sizeof *failed));
     double best = 1e30;
-    for (int r = 0; r <= reps; ++r) {                 /* r = 0 warms up */
+    for (int r = 0; r <= reps; ++r) { /* r = 0 warms up */
         if (h && h->kind == WH_HEAP_BUMP && wh_heap_reset(h) != WH_OK) tour_fail("device heap", "reset");
         double t0 = app_now();
-        if (kind) cuda_malloc_kernel<<<(n + 255) / 256, 256>>>(n, failed);
-        else pair_kernel<<<(n + 255) / 256, 256>>>(*h, n, failed);
+        if (kind)
+            cuda_malloc_kernel<<<(n + 255) / 256, 256>>>(n, failed);
+        else
+            pair_kernel<<<(n + 255) / 256, 256>>>(*h, n, failed);
         WH_LAUNCH_OR_DIE();
         WH_CUDA_OR_DIE(cudaDeviceSynchronize());
         double ms = (app_now() - t0) * 1e3;
@@ -51,14 +60,24 @@ static double gpu_time(int kind, wh_heap *h, uint32_t n, int reps) {
 }
 #endif
 
-typedef struct cpu_job { const wh_heap *h; uint64_t n; uint64_t failed; } cpu_job;
+typedef struct cpu_job {
+    const wh_heap *h;
+    uint64_t n;
+    uint64_t failed;
+} cpu_job;
 static void *cpu_pairs(void *arg) {
     cpu_job *j = (cpu_job *)arg;
     for (uint64_t i = 0; i < j->n; ++i) {
         uint32_t *p = (uint32_t *)(j->h ? wh_malloc(j->h, OBJ_BYTES) : malloc(OBJ_BYTES));
-        if (!p) { j->failed++; continue; }
+        if (!p) {
+            j->failed++;
+            continue;
+        }
         *(volatile uint32_t *)p = (uint32_t)i;
-        if (j->h) wh_free(j->h, p); else free(p);
+        if (j->h)
+            wh_free(j->h, p);
+        else
+            free(p);
     }
     return NULL;
 }
@@ -96,7 +115,8 @@ void tour_heap(tour *t) {
         wh_heap_config cfg = {HEAP_BYTES, kinds[k], t->gpu ? 0u : WH_HEAP_HOST, 0};
         if (wh_heap_create(&h, &cfg) != WH_OK) tour_fail("device heap", "wh_heap_create");
 #if defined(__CUDACC__)
-        if (t->gpu) ms[k] = gpu_time(0, &h, n, reps);
+        if (t->gpu)
+            ms[k] = gpu_time(0, &h, n, reps);
         else
 #endif
             ms[k] = cpu_time(&h, n, t->threads, reps);

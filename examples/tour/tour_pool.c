@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tour, host pool: a program that allocates device memory in a loop.  One
  * alloc+free pair of 4 KiB on one stream, repeated, and RMM's
  * random_allocations pattern (bench/pool/rmm_pattern.h) on a warm pool;
@@ -7,7 +8,10 @@
 #include "warpheap/pool.h"
 #include "rmm_pattern.h"
 
-typedef struct pool_ctx { wh_pool *pool; void *stream; } pool_ctx;
+typedef struct pool_ctx {
+    wh_pool *pool;
+    void *stream;
+} pool_ctx;
 
 static void *pool_alloc(void *c, size_t n) {
     pool_ctx *x = (pool_ctx *)c;
@@ -17,8 +21,14 @@ static void pool_release(void *c, void *p) {
     pool_ctx *x = (pool_ctx *)c;
     if (wh_pool_free(x->pool, p, x->stream) != WH_OK) tour_fail("host pool", "wh_pool_free");
 }
-static void *libc_alloc(void *c, size_t n) { (void)c; return malloc(n); }
-static void libc_release(void *c, void *p) { (void)c; free(p); }
+static void *libc_alloc(void *c, size_t n) {
+    (void)c;
+    return malloc(n);
+}
+static void libc_release(void *c, void *p) {
+    (void)c;
+    free(p);
+}
 #if defined(__CUDACC__)
 static void *async_alloc(void *c, size_t n) {
     void *p = NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tour, object allocator: wa-tor (DynaSOAr's predator-prey benchmark; fish
  * and sharks are objects made and destroyed all the time) on warpheap's
  * object allocator against its static-array version (agents stored in the

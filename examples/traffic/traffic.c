@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Traffic flow on the object allocator: DynaSOAr's "traffic" benchmark
  * (Table 1 and section 6 of the DynaSOAr paper, ECOOP 2019), the
  * Nagel-Schreckenberg cellular automaton on a street network: streets are
@@ -33,24 +34,27 @@
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
 
-
 #include <math.h>
 
+/* clang-format off */
 #define CELL_FIELDS(F) F(uint64_t, car) F(uint32_t, id) F(uint32_t, next0) F(uint32_t, next1) \
     F(uint32_t, light) F(uint32_t, isect)
+/* clang-format on */
 WH_SOA_CLASS(Cell, 0, CELL_FIELDS)
+/* clang-format off */
 #define CAR_FIELDS(F) F(uint64_t, cid) F(uint32_t, cell) F(uint32_t, v) F(int32_t, trip) F(uint32_t, dest)
+/* clang-format on */
 WH_SOA_CLASS(Car, 1, CAR_FIELDS)
 
-#define TR_NONE 0xFFFFFFFFu
-#define TR_MAXV 16u
+#define TR_NONE   0xFFFFFFFFu
+#define TR_MAXV   16u
 #define TR_PERIOD 8u
 
 typedef struct tr_ctx {
     uint32_t ncells, iter, vmax, spawn;
     /* topology (static, both variants read it through their own cells) */
     const uint32_t *next0, *next1, *light, *isect;
-    uint64_t *cells;                                   /* warpheap: Cell pointer of each cell */
+    uint64_t *cells; /* warpheap: Cell pointer of each cell */
     /* static baseline: cars inside the cells */
     uint32_t *occ, *v, *dest, *pending;
     int32_t *trip;
@@ -75,22 +79,22 @@ WH_INLINE WH_HOST_DEVICE int32_t tr_trip(uint64_t cid) { return 40 + (int32_t)(w
 /* Nagel-Schreckenberg for one car: its cell, speed and id in; new speed and
  * destination out.  occupied(cell) and the topology through the callbacks
  * below are the only inputs, so both variants share it. */
-#define TR_PLAN(c, cell0, v0, cid, occupied, NEXT0, NEXT1, LIGHT, ISECT, vout, dout)          \
-    do {                                                                                   \
+#define TR_PLAN(c, cell0, v0, cid, occupied, NEXT0, NEXT1, LIGHT, ISECT, vout, dout)        \
+    do {                                                                                    \
         uint32_t want_ = (v0) + 1u < (c)->vmax ? (v0) + 1u : (c)->vmax, path_[TR_MAXV + 1]; \
-        uint32_t pos_ = (cell0), d_ = 0;                                                   \
-        path_[0] = pos_;                                                                   \
-        while (d_ < want_) {                                                               \
-            uint32_t nx_ = tr_choose((cid), pos_, NEXT0(pos_), NEXT1(pos_));               \
-            if (nx_ == TR_NONE) break;                                                     \
-            if (ISECT(nx_) && LIGHT(pos_) != tr_green((c)->iter, nx_)) break;              \
-            if (occupied(nx_)) break;                                                      \
-            pos_ = nx_;                                                                    \
-            path_[++d_] = pos_;                                                            \
-        }                                                                                  \
-        if (d_ > 0 && tr_slow((cid), (c)->iter)) --d_;                                     \
-        (vout) = d_;                                                                       \
-        (dout) = path_[d_];                                                                \
+        uint32_t pos_ = (cell0), d_ = 0;                                                    \
+        path_[0] = pos_;                                                                    \
+        while (d_ < want_) {                                                                \
+            uint32_t nx_ = tr_choose((cid), pos_, NEXT0(pos_), NEXT1(pos_));                \
+            if (nx_ == TR_NONE) break;                                                      \
+            if (ISECT(nx_) && LIGHT(pos_) != tr_green((c)->iter, nx_)) break;               \
+            if (occupied(nx_)) break;                                                       \
+            pos_ = nx_;                                                                     \
+            path_[++d_] = pos_;                                                             \
+        }                                                                                   \
+        if (d_ > 0 && tr_slow((cid), (c)->iter)) --d_;                                      \
+        (vout) = d_;                                                                        \
+        (dout) = path_[d_];                                                                 \
     } while (0)
 
 /* ---- warpheap --------------------------------------------------------------------- */
@@ -106,7 +110,7 @@ WH_INLINE WH_HOST_DEVICE void cell_init(const wh_soa *s, Cell o, uint64_t i, con
     WH_GET(Cell, o, isect) = c->isect[i];
     c->cells[i] = o.p;
 }
-#define WH_OCC(x) (WH_GET(Cell, tr_cell(c, (x)), car) != 0)
+#define WH_OCC(x)   (WH_GET(Cell, tr_cell(c, (x)), car) != 0)
 #define WH_NEXT0(x) WH_GET(Cell, tr_cell(c, (x)), next0)
 #define WH_NEXT1(x) WH_GET(Cell, tr_cell(c, (x)), next1)
 #define WH_LIGHT(x) WH_GET(Cell, tr_cell(c, (x)), light)
@@ -123,7 +127,7 @@ WH_INLINE WH_HOST_DEVICE void car_move(const wh_soa *s, Car k, const tr_ctx *c) 
     uint32_t from = WH_GET(Car, k, cell), to = WH_GET(Car, k, dest);
     int32_t trip = WH_GET(Car, k, trip) -= (int32_t)WH_GET(Car, k, v);
     WH_GET(Cell, tr_cell(c, from), car) = 0;
-    if (trip <= 0) {                                  /* arrived: removed */
+    if (trip <= 0) { /* arrived: removed */
         WH_SOA_DESTROY(s, k);
         return;
     }
@@ -134,7 +138,7 @@ WH_INLINE WH_HOST_DEVICE void cell_spawn(const wh_soa *s, Cell o, const tr_ctx *
     uint32_t id = WH_GET(Cell, o, id);
     if (!WH_GET(Cell, o, isect) || WH_GET(Cell, o, car) || !tr_spawns(c->iter, id, c->spawn)) return;
     Car k = WH_SOA_NEW(s, Car);
-    if (Car_is_null(k)) return;                       /* out of memory: shows in --check */
+    if (Car_is_null(k)) return; /* out of memory: shows in --check */
     uint64_t cid = (uint64_t)c->iter * c->ncells + id + 1u;
     WH_GET(Car, k, cid) = cid;
     WH_GET(Car, k, cell) = id;
@@ -149,7 +153,7 @@ WH_SOA_PARALLEL_DO(Car, car_move, tr_ctx)
 WH_SOA_PARALLEL_DO(Cell, cell_spawn, tr_ctx)
 
 /* ---- static SOA baseline: cars are fields of the cells --------------------------------- */
-#define ST_OCC(x) (c->occ[(x)] != 0)
+#define ST_OCC(x)   (c->occ[(x)] != 0)
 #define ST_NEXT0(x) c->next0[(x)]
 #define ST_NEXT1(x) c->next1[(x)]
 #define ST_LIGHT(x) c->light[(x)]
@@ -163,20 +167,31 @@ WH_INLINE WH_HOST_DEVICE void st_plan(uint64_t i, const tr_ctx *c) {
     c->pending[i] = 1;
 }
 WH_INLINE WH_HOST_DEVICE void st_move(uint64_t i, const tr_ctx *c) {
-    if (!c->pending[i]) return;                       /* only cars present at the plan */
+    if (!c->pending[i]) return; /* only cars present at the plan */
     c->pending[i] = 0;
     uint32_t to = c->dest[i], v = c->v[i];
     int32_t trip = c->trip[i] - (int32_t)v;
     uint64_t cid = c->cid[i];
     c->occ[i] = 0;
-    c->v[i] = 0; c->trip[i] = 0; c->cid[i] = 0; c->dest[i] = 0;
+    c->v[i] = 0;
+    c->trip[i] = 0;
+    c->cid[i] = 0;
+    c->dest[i] = 0;
     if (trip <= 0) return;
-    c->occ[to] = 1; c->v[to] = v; c->trip[to] = trip; c->cid[to] = cid; c->dest[to] = to;
+    c->occ[to] = 1;
+    c->v[to] = v;
+    c->trip[to] = trip;
+    c->cid[to] = cid;
+    c->dest[to] = to;
 }
 WH_INLINE WH_HOST_DEVICE void st_spawn(uint64_t i, const tr_ctx *c) {
     if (!c->isect[i] || c->occ[i] || !tr_spawns(c->iter, (uint32_t)i, c->spawn)) return;
     uint64_t cid = (uint64_t)c->iter * c->ncells + i + 1u;
-    c->occ[i] = 1; c->v[i] = 0; c->trip[i] = tr_trip(cid); c->cid[i] = cid; c->dest[i] = (uint32_t)i;
+    c->occ[i] = 1;
+    c->v[i] = 0;
+    c->trip[i] = tr_trip(cid);
+    c->cid[i] = cid;
+    c->dest[i] = (uint32_t)i;
 }
 WH_SOA_PARALLEL_FOR(st_plan_all, tr_ctx, st_plan)
 WH_SOA_PARALLEL_FOR(st_move_all, tr_ctx, st_move)
@@ -185,7 +200,7 @@ WH_SOA_PARALLEL_FOR(st_spawn_all, tr_ctx, st_spawn)
 /* ---- network ------------------------------------------------------------------------- */
 typedef struct net {
     uint32_t ncells, *next0, *next1, *light, *isect;
-    float *x, *y;                                      /* for the picture */
+    float *x, *y; /* for the picture */
 } net;
 
 /* Intersection k of a gx x gy torus grid is cell k; streets follow. */
@@ -196,10 +211,17 @@ static void net_build(net *g, uint32_t nisect) {
     for (uint32_t k = 0; k < ni; ++k)
         for (uint32_t d = 0; d < 2; ++d) total += 4u + (uint32_t)(wh_hash64(0x57EEull + k * 2u + d) % 16u);
     g->ncells = (uint32_t)total;
-    g->next0 = (uint32_t *)malloc(total * 4); g->next1 = (uint32_t *)malloc(total * 4);
-    g->light = (uint32_t *)malloc(total * 4); g->isect = (uint32_t *)malloc(total * 4);
-    g->x = (float *)malloc(total * 4); g->y = (float *)malloc(total * 4);
-    for (uint64_t i = 0; i < total; ++i) { g->next0[i] = g->next1[i] = TR_NONE; g->light[i] = 0; g->isect[i] = 0; }
+    g->next0 = (uint32_t *)malloc(total * 4);
+    g->next1 = (uint32_t *)malloc(total * 4);
+    g->light = (uint32_t *)malloc(total * 4);
+    g->isect = (uint32_t *)malloc(total * 4);
+    g->x = (float *)malloc(total * 4);
+    g->y = (float *)malloc(total * 4);
+    for (uint64_t i = 0; i < total; ++i) {
+        g->next0[i] = g->next1[i] = TR_NONE;
+        g->light[i] = 0;
+        g->isect[i] = 0;
+    }
     for (uint32_t k = 0; k < ni; ++k) {
         g->isect[k] = 1;
         g->x[k] = (float)(k % gx);
@@ -211,11 +233,14 @@ static void net_build(net *g, uint32_t nisect) {
             uint32_t l = 4u + (uint32_t)(wh_hash64(0x57EEull + k * 2u + d) % 16u);
             uint32_t kx = k % gx, ky = k / gx;
             uint32_t to = d == 0 ? ky * gx + (kx + 1) % gx : ((ky + 1) % gy) * gx + kx;
-            if (d == 0) g->next0[k] = next; else g->next1[k] = next;
+            if (d == 0)
+                g->next0[k] = next;
+            else
+                g->next1[k] = next;
             for (uint32_t j = 0; j < l; ++j) {
                 uint32_t cell = next + j;
                 g->next0[cell] = j + 1 < l ? cell + 1 : to;
-                g->light[cell] = j + 1 < l ? 0u : d;  /* slot at the target: 0 from the west, 1 from the north */
+                g->light[cell] = j + 1 < l ? 0u : d; /* slot at the target: 0 from the west, 1 from the north */
                 float f = (float)(j + 1) / (float)(l + 1);
                 g->x[cell] = (float)kx + (d == 0 ? f : 0.0f);
                 g->y[cell] = (float)ky + (d == 1 ? f : 0.0f);
@@ -226,7 +251,10 @@ static void net_build(net *g, uint32_t nisect) {
 
 /* ---- driver ------------------------------------------------------------------------- */
 #define TR_NF 4 /* per cell: occupied, speed, trip, car id */
-typedef struct state { uint64_t *v; uint64_t n; } state;
+typedef struct state {
+    uint64_t *v;
+    uint64_t n;
+} state;
 
 /* Topology in the variant's memory space.  `once`: the variant reads it only to
  * set up its cells (warpheap, device malloc: their cells carry their own
@@ -245,12 +273,18 @@ static void ctx_topology(tr_ctx *c, const net *g, int dev, int once, uint32_t **
             app_to_dev(owned[k], src[k], bytes, dev);
         }
     }
-    c->next0 = owned[0]; c->next1 = owned[1]; c->light = owned[2]; c->isect = owned[3];
+    c->next0 = owned[0];
+    c->next1 = owned[1];
+    c->light = owned[2];
+    c->isect = owned[3];
     c->ncells = g->ncells;
 }
 static void ctx_topology_free(tr_ctx *c, uint32_t **owned, int dev, int once) {
     for (int k = 0; k < 4; ++k) {
-        if (once) app_free_mapped(owned[k], dev); else app_free(owned[k], dev);
+        if (once)
+            app_free_mapped(owned[k], dev);
+        else
+            app_free(owned[k], dev);
     }
     c->next0 = c->next1 = c->light = c->isect = NULL;
 }
@@ -265,9 +299,10 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     uint64_t n = g->ncells;
     c.cells = (uint64_t *)app_alloc(n * 8, dev);
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
-    ctx_topology_free(&c, topo, dev, 1);               /* the cells have it now */
+    ctx_topology_free(&c, topo, dev, 1); /* the cells have it now */
     *peak = app_heap_used(&soa);
-    uint32_t iters = c.iter, every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u;   /* peak-memory samples (each copies the heap) */
+    uint32_t iters = c.iter,
+             every = iters / 20u + 1u < 512u ? iters / 20u + 1u : 512u; /* peak-memory samples (each copies the heap) */
     app_sync(dev);
     double t0 = app_now(), paused = 0;
     for (uint32_t it = 0; it < iters; ++it) {
@@ -291,7 +326,7 @@ static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *
     for (uint64_t p; (p = wh_soa_iter_next(&itr, &img)) != 0;) {
         Car k = Car_from(p);
         uint64_t *v = out->v + (uint64_t)WH_GET(Car, k, cell) * TR_NF;
-        v[0] += 1;                                   /* 2 would show a collision */
+        v[0] += 1; /* 2 would show a collision */
         v[1] = WH_GET(Car, k, v);
         v[2] = (uint64_t)(int64_t)WH_GET(Car, k, trip);
         v[3] = WH_GET(Car, k, cid);
@@ -329,14 +364,21 @@ static double run_static(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     uint32_t *o = (uint32_t *)malloc(n * 4), *v = (uint32_t *)malloc(n * 4);
     int32_t *tp = (int32_t *)malloc(n * 4);
     uint64_t *id = (uint64_t *)malloc(n * 8);
-    app_to_host(o, c.occ, n * 4, dev); app_to_host(v, c.v, n * 4, dev);
-    app_to_host(tp, c.trip, n * 4, dev); app_to_host(id, c.cid, n * 8, dev);
+    app_to_host(o, c.occ, n * 4, dev);
+    app_to_host(v, c.v, n * 4, dev);
+    app_to_host(tp, c.trip, n * 4, dev);
+    app_to_host(id, c.cid, n * 8, dev);
     for (uint64_t i = 0; i < n; ++i)
         if (o[i]) {
-            out->v[i * TR_NF] = 1; out->v[i * TR_NF + 1] = v[i];
-            out->v[i * TR_NF + 2] = (uint64_t)(int64_t)tp[i]; out->v[i * TR_NF + 3] = id[i];
+            out->v[i * TR_NF] = 1;
+            out->v[i * TR_NF + 1] = v[i];
+            out->v[i * TR_NF + 2] = (uint64_t)(int64_t)tp[i];
+            out->v[i * TR_NF + 3] = id[i];
         }
-    free(o); free(v); free(tp); free(id);
+    free(o);
+    free(v);
+    free(tp);
+    free(id);
     for (int k = 0; k < 4; ++k) app_free(*arr[k], dev);
     ctx_topology_free(&c, topo, dev, 0);
     app_free(c.trip, dev);
@@ -355,15 +397,22 @@ static double run_static(const net *g, tr_ctx c, int dev, state *out, size_t *pe
 #include "wh_app_plist.h"
 
 /* dead first: app_plist marks it */
-typedef struct tm_car { uint32_t dead, cell, v, dest; uint64_t cid; int32_t trip; } tm_car;
-typedef struct tm_cell { tm_car *car; uint32_t next0, next1, light, isect; } tm_cell;
+typedef struct tm_car {
+    uint32_t dead, cell, v, dest;
+    uint64_t cid;
+    int32_t trip;
+} tm_car;
+typedef struct tm_cell {
+    tm_car *car;
+    uint32_t next0, next1, light, isect;
+} tm_cell;
 typedef struct tm_ctx {
     tr_ctx c;
-    tm_cell **cell;                                    /* per cell index */
+    tm_cell **cell; /* per cell index */
     app_plist cars;
     unsigned long long *fails;
 } tm_ctx;
-#define TM_OCC(x) (m.cell[(x)]->car != NULL)
+#define TM_OCC(x)   (m.cell[(x)]->car != NULL)
 #define TM_NEXT0(x) m.cell[(x)]->next0
 #define TM_NEXT1(x) m.cell[(x)]->next1
 #define TM_LIGHT(x) m.cell[(x)]->light
@@ -375,7 +424,10 @@ static __global__ void tm_new_cells(tm_ctx m) {
     m.cell[i] = x;
     if (!x) return;
     x->car = NULL;
-    x->next0 = m.c.next0[i]; x->next1 = m.c.next1[i]; x->light = m.c.light[i]; x->isect = m.c.isect[i];
+    x->next0 = m.c.next0[i];
+    x->next1 = m.c.next1[i];
+    x->light = m.c.light[i];
+    x->isect = m.c.isect[i];
 }
 static __global__ void tm_plan(tm_ctx m) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -393,7 +445,10 @@ static __global__ void tm_move(tm_ctx m) {
     tm_car *k = (tm_car *)m.cars.items[i];
     k->trip -= (int32_t)k->v;
     m.cell[k->cell]->car = NULL;
-    if (k->trip <= 0) { app_plist_kill(k); return; }
+    if (k->trip <= 0) {
+        app_plist_kill(k);
+        return;
+    }
     m.cell[k->dest]->car = k;
     k->cell = k->dest;
 }
@@ -405,7 +460,10 @@ static __global__ void tm_spawn(tm_ctx m) {
     tm_car *k = (tm_car *)app_dev_malloc(sizeof(tm_car), m.fails);
     if (!k) return;
     k->cid = (uint64_t)m.c.iter * m.c.ncells + i + 1u;
-    k->cell = k->dest = i; k->v = 0; k->dead = 0; k->trip = tr_trip(k->cid);
+    k->cell = k->dest = i;
+    k->v = 0;
+    k->dead = 0;
+    k->trip = tr_trip(k->cid);
     x->car = k;
     app_plist_add(&m.cars, k, m.fails);
 }
@@ -437,13 +495,14 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     app_plist_alloc(&m.cars, (uint32_t)n);
     WH_CUDA_OR_DIE(cudaMalloc(&m.fails, 8));
     WH_CUDA_OR_DIE(cudaMemset(m.fails, 0, 8));
-    *peak = heap + n * 32;                               /* reserved: malloc heap, cell pointers, list arrays */
+    *peak = heap + n * 32; /* reserved: malloc heap, cell pointers, list arrays */
     uint32_t iters = c.iter;
     unsigned gb = (unsigned)((n + 255) / 256);
-    tm_new_cells<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+    tm_new_cells<<<gb, 256>>>(m);
+    WH_LAUNCH_OR_DIE();
     app_sync(dev);
-    ctx_topology_free(&m.c, topo, dev, 1);             /* the cells have it now */
-    if (app_dev_count(m.fails)) {                                  /* no network: nothing more can run */
+    ctx_topology_free(&m.c, topo, dev, 1); /* the cells have it now */
+    if (app_dev_count(m.fails)) {          /* no network: nothing more can run */
         printf("  malloc: the cells do not fit the heap\n");
         exit(3);
     }
@@ -452,9 +511,12 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     for (uint32_t it = 0; it < iters; ++it) {
         APP_TIME_CAP(it, 16, dev, t0)
         m.c.iter = it;
-        tm_plan<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
-        tm_move<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
-        tm_spawn<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+        tm_plan<<<gb, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        tm_move<<<gb, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
+        tm_spawn<<<gb, 256>>>(m);
+        WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.cars);
     }
     app_sync(dev);
@@ -463,16 +525,20 @@ static double run_malloc(const net *g, tr_ctx c, int dev, state *out, size_t *pe
     if (fails) printf("  malloc: %llu failed allocations\n", fails);
     uint64_t *d_out;
     WH_CUDA_OR_DIE(cudaMalloc(&d_out, n * TR_NF * 8));
-    tm_export<<<gb, 256>>>(m, d_out); WH_LAUNCH_OR_DIE();
+    tm_export<<<gb, 256>>>(m, d_out);
+    WH_LAUNCH_OR_DIE();
     out->n = n;
     out->v = (uint64_t *)calloc(n * TR_NF, sizeof(uint64_t));
     app_to_host(out->v, d_out, n * TR_NF * 8, 1);
     WH_CUDA_OR_DIE(cudaFree(d_out));
-    app_plist_free_items<<<gb, 256>>>(m.cars); WH_LAUNCH_OR_DIE();   /* the cars still alive */
-    tm_free_cells<<<gb, 256>>>(m); WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<gb, 256>>>(m.cars);
+    WH_LAUNCH_OR_DIE(); /* the cars still alive */
+    tm_free_cells<<<gb, 256>>>(m);
+    WH_LAUNCH_OR_DIE();
     app_sync(dev);
     app_plist_free(&m.cars);
-    WH_CUDA_OR_DIE(cudaFree(m.cell)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    WH_CUDA_OR_DIE(cudaFree(m.cell));
+    WH_CUDA_OR_DIE(cudaFree(m.fails));
     return t;
 }
 #endif
@@ -495,7 +561,10 @@ static uint64_t compare(const char *na, const state *a, const char *nb, const st
 
 static void write_picture(const char *path, const net *g, const state *s) {
     float mx = 1, my = 1;
-    for (uint32_t i = 0; i < g->ncells; ++i) { if (g->x[i] + 1 > mx) mx = g->x[i] + 1; if (g->y[i] + 1 > my) my = g->y[i] + 1; }
+    for (uint32_t i = 0; i < g->ncells; ++i) {
+        if (g->x[i] + 1 > mx) mx = g->x[i] + 1;
+        if (g->y[i] + 1 > my) my = g->y[i] + 1;
+    }
     int w = 1024, h = (int)(1024.0f * my / mx);
     if (h < 16) h = 16;
     unsigned char *img = (unsigned char *)calloc((size_t)w * h * 3, 1);
@@ -503,15 +572,20 @@ static void write_picture(const char *path, const net *g, const state *s) {
         int x = (int)(g->x[i] / mx * (float)(w - 1)), y = (int)(g->y[i] / my * (float)(h - 1));
         unsigned char *p = img + ((size_t)y * w + x) * 3;
         const uint64_t *v = s->v + (uint64_t)i * TR_NF;
-        if (v[0]) { p[0] = 255; p[1] = (unsigned char)(v[1] * 25u > 255u ? 255u : v[1] * 25u); p[2] = 0; }
-        else if (!p[0]) { p[0] = p[1] = p[2] = g->isect[i] ? 160 : 60; }
+        if (v[0]) {
+            p[0] = 255;
+            p[1] = (unsigned char)(v[1] * 25u > 255u ? 255u : v[1] * 25u);
+            p[2] = 0;
+        } else if (!p[0]) {
+            p[0] = p[1] = p[2] = g->isect[i] ? 160 : 60;
+        }
     }
     app_write_ppm(path, w, h, img);
     free(img);
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run killed by a time limit keeps its log */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run killed by a time limit keeps its log */
     uint32_t nis = 17500;
     uint32_t iters = 12000;
     tr_ctx c;
@@ -531,13 +605,16 @@ int main(int argc, char **argv) {
                  "on the object allocator.");
     app_opts_done(&o);
     int dev = o.dev, check = o.check;
-    c.iter = iters;                                    /* the runners read the count from here */
-    if (nis < 4 || nis > 20000000u || c.vmax < 1 || c.vmax > TR_MAXV) { fprintf(stderr, "traffic: bad parameters\n"); return 2; }
+    c.iter = iters; /* the runners read the count from here */
+    if (nis < 4 || nis > 20000000u || c.vmax < 1 || c.vmax > TR_MAXV) {
+        fprintf(stderr, "traffic: bad parameters\n");
+        return 2;
+    }
     net g;
     net_build(&g, nis);
     g_malloc_heap = app_heap_opt(&o, 0);
     /* default: room for the cells and a car in a third of them at the fragmentation seen on the H100 (0.6) */
-    size_t heap = g_malloc_heap ? budget_heap((size_t)g.ncells * 8, 0)    /* Cell pointers */
+    size_t heap = g_malloc_heap ? budget_heap((size_t)g.ncells * 8, 0) /* Cell pointers */
                                 : (size_t)g.ncells * 128 + ((size_t)16 << 20);
     char env[512];
     app_env(env, sizeof env, dev);
@@ -560,7 +637,14 @@ int main(int argc, char **argv) {
     const state *shown = a.v ? &a : b.v ? &b : mm.v ? &mm : NULL;
     if (o.ppm && shown) write_picture(o.ppm, &g, shown);
     if (o.csv) app_csv_runs(o.csv, "traffic", &r, 3, names, nis, env);
-    free(a.v); free(b.v); free(mm.v);
-    free(g.next0); free(g.next1); free(g.light); free(g.isect); free(g.x); free(g.y);
+    free(a.v);
+    free(b.v);
+    free(mm.v);
+    free(g.next0);
+    free(g.next1);
+    free(g.light);
+    free(g.isect);
+    free(g.x);
+    free(g.y);
     return rc;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wa-Tor (predator and prey on a torus) on the object allocator: DynaSOAr's
  * wa-tor (Table 1 of the paper): classes Cell, Agent (abstract), Fish and
  * Shark (subclasses of Agent); 8 parallel_do per iteration; fish and sharks
@@ -21,17 +22,20 @@
  *            [--csv=FILE] [--frag=FILE] [--heap-mb=N] [--max-seconds=S]
  */
 #include "wator_sim.h"
-#include "wator_malloc.h"   /* the CUDA malloc variant */
+#include "wator_malloc.h" /* the CUDA malloc variant */
 
 static void write_picture(const char *path, const grid *g, uint32_t w, uint32_t h) {
     unsigned char *img = grid_rgb(g, w, h);
-    if (!img) { fprintf(stderr, "%s: no memory for the picture\n", path); return; }
+    if (!img) {
+        fprintf(stderr, "%s: no memory for the picture\n", path);
+        return;
+    }
     app_write_ppm(path, (int)w, (int)h, img);
     free(img);
 }
 
 int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);               /* lines survive a timeout */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout */
     app_opts ao = app_opts_new();
     opts o;
     o.w = 2048, o.h = 2560, o.iters = 500, o.spawn = 4, o.boost = 4, o.start = 2;
@@ -54,13 +58,18 @@ int main(int argc, char **argv) {
     uint64_t n = (uint64_t)o.w * o.h;
     o.heap = app_heap_opt(&ao, (size_t)(n * 96 + ((uint64_t)16 << 20)));
     int check = ao.check;
-    if (o.w < 3 || o.h < 3 || o.spawn < 1 || o.start < 1) { fprintf(stderr, "wator: bad size or parameters\n"); return 2; }
+    if (o.w < 3 || o.h < 3 || o.spawn < 1 || o.start < 1) {
+        fprintf(stderr, "wator: bad size or parameters\n");
+        return 2;
+    }
     char env[512];
     app_env(env, sizeof env, o.dev);
     printf("wator: %ux%u cells, %u iterations, spawn %u, boost %u, start %u, heap %zu MiB, %s\n", o.w, o.h, o.iters,
            o.spawn, o.boost, o.start, o.heap >> 20, env);
     grid a, b, m;
-    memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&m, 0, sizeof m);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&m, 0, sizeof m);
     double ts[3] = {-1, -1, -1};
     long long done[3] = {o.iters, o.iters, o.iters};
     app_time_cap_opt(&ao);

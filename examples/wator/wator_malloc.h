@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wa-Tor on CUDA's device malloc (GPU only), as the paper's "other
  * allocators": agents are malloc'd structs (array of structures), the cells
  * hold agent pointers, and each type keeps an array of its object pointers for
@@ -7,20 +8,28 @@
 #include "wh_app_plist.h"
 
 /* dead first: app_plist marks it */
-typedef struct wt_agent { uint32_t dead, kind, cell, target, egg, energy; } wt_agent;
+typedef struct wt_agent {
+    uint32_t dead, kind, cell, target, egg, energy;
+} wt_agent;
 
 typedef struct wt_mctx {
     wt_ctx c;
-    wt_agent **agent;                                  /* per cell */
+    wt_agent **agent; /* per cell */
     uint32_t *request, *granted;
     app_plist fish, sharks;
     unsigned long long *fails;
 } wt_mctx;
 
-static __device__ wt_agent *wm_new(app_plist *l, uint32_t kind, uint32_t cell, uint32_t energy, unsigned long long *fails) {
+static __device__ wt_agent *wm_new(app_plist *l, uint32_t kind, uint32_t cell, uint32_t energy,
+                                   unsigned long long *fails) {
     wt_agent *a = (wt_agent *)app_dev_malloc(sizeof(wt_agent), fails);
     if (!a) return NULL;
-    a->kind = kind; a->cell = cell; a->target = WT_NONE; a->egg = 0; a->energy = energy; a->dead = 0;
+    a->kind = kind;
+    a->cell = cell;
+    a->target = WT_NONE;
+    a->egg = 0;
+    a->energy = energy;
+    a->dead = 0;
     app_plist_add(l, a, fails);
     return a;
 }
@@ -122,18 +131,30 @@ static double run_malloc(const opts *o, grid *out) {
     for (uint32_t it = 0; it < o->iters; ++it) {
         APP_TIME_CAP(it, 1, 1, t0)
         m.c.iter = it;
-        wm_prepare<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-        wm_request<<<g, 256>>>(m, m.fish, false); WH_LAUNCH_OR_DIE();
-        wm_decide<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-        wm_update<<<g, 256>>>(m, m.fish, false); WH_LAUNCH_OR_DIE();
+        wm_prepare<<<g, 256>>>(m, n);
+        WH_LAUNCH_OR_DIE();
+        wm_request<<<g, 256>>>(m, m.fish, false);
+        WH_LAUNCH_OR_DIE();
+        wm_decide<<<g, 256>>>(m, n);
+        WH_LAUNCH_OR_DIE();
+        wm_update<<<g, 256>>>(m, m.fish, false);
+        WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.fish);
-        wm_prepare<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-        wm_request<<<g, 256>>>(m, m.sharks, true); WH_LAUNCH_OR_DIE();
-        wm_decide<<<g, 256>>>(m, n); WH_LAUNCH_OR_DIE();
-        wm_update<<<g, 256>>>(m, m.sharks, true); WH_LAUNCH_OR_DIE();
+        wm_prepare<<<g, 256>>>(m, n);
+        WH_LAUNCH_OR_DIE();
+        wm_request<<<g, 256>>>(m, m.sharks, true);
+        WH_LAUNCH_OR_DIE();
+        wm_decide<<<g, 256>>>(m, n);
+        WH_LAUNCH_OR_DIE();
+        wm_update<<<g, 256>>>(m, m.sharks, true);
+        WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.sharks);
-        app_plist_settle(&m.fish);                            /* fish eaten by sharks */
-        if (it < 3 || (it + 1) % 10 == 0) { app_sync(1); printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0); fflush(stdout); }
+        app_plist_settle(&m.fish); /* fish eaten by sharks */
+        if (it < 3 || (it + 1) % 10 == 0) {
+            app_sync(1);
+            printf("  malloc progress: %u iterations, %.3f s\n", it + 1, app_now() - t0);
+            fflush(stdout);
+        }
     }
     app_sync(1);
     double t = app_now() - t0;
@@ -152,13 +173,17 @@ static double run_malloc(const opts *o, grid *out) {
     WH_CUDA_OR_DIE(cudaFree(d_out));
     app_plist_settle(&m.fish);
     app_plist_settle(&m.sharks);
-    app_plist_free_items<<<g, 256>>>(m.fish); WH_LAUNCH_OR_DIE();
-    app_plist_free_items<<<g, 256>>>(m.sharks); WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<g, 256>>>(m.fish);
+    WH_LAUNCH_OR_DIE();
+    app_plist_free_items<<<g, 256>>>(m.sharks);
+    WH_LAUNCH_OR_DIE();
     app_sync(1);
     app_plist_free(&m.fish);
     app_plist_free(&m.sharks);
-    WH_CUDA_OR_DIE(cudaFree(m.agent)); WH_CUDA_OR_DIE(cudaFree(m.request));
-    WH_CUDA_OR_DIE(cudaFree(m.granted)); WH_CUDA_OR_DIE(cudaFree(m.fails));
+    WH_CUDA_OR_DIE(cudaFree(m.agent));
+    WH_CUDA_OR_DIE(cudaFree(m.request));
+    WH_CUDA_OR_DIE(cudaFree(m.granted));
+    WH_CUDA_OR_DIE(cudaFree(m.fails));
     return t;
 }
 #endif

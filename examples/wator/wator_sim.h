@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wa-Tor's simulation, its static-array baseline and the final-grid check,
  * shared by wh_wator (wator.c) and the tour (examples/tour): classes,
  * per-object rules, run_warpheap, run_static, run_malloc (CUDA), compare. */
@@ -7,12 +8,18 @@
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
 
+/* clang-format off */
 #define CELL_FIELDS(F) F(uint64_t, agent) F(uint32_t, id) F(uint32_t, request) F(uint32_t, granted)
+/* clang-format on */
 WH_SOA_CLASS(Cell, 0, CELL_FIELDS)
+/* clang-format off */
 #define AGENT_FIELDS(F) F(uint32_t, cell) F(uint32_t, target) F(uint32_t, egg)
+/* clang-format on */
 WH_SOA_CLASS(Agent, 1, AGENT_FIELDS)
 WH_SOA_SUBCLASS(Fish, 2, Agent, WH_SOA_NO_FIELDS)
+/* clang-format off */
 #define SHARK_FIELDS(F) F(uint32_t, energy)
+/* clang-format on */
 WH_SOA_SUBCLASS(Shark, 3, Agent, SHARK_FIELDS)
 
 #define WT_NONE 4u
@@ -20,7 +27,7 @@ enum { WT_EMPTY = 0, WT_FISH = 1, WT_SHARK = 2 };
 
 typedef struct wt_ctx {
     uint32_t w, h, iter, spawn, boost, start;
-    uint64_t *cells;                                   /* warpheap: Cell pointer of each cell */
+    uint64_t *cells; /* warpheap: Cell pointer of each cell */
     /* static baseline: one array per field, agents inside cells */
     uint32_t *kind, *egg, *energy, *target, *pending, *request, *granted;
 } wt_ctx;
@@ -28,10 +35,14 @@ typedef struct wt_ctx {
 /* ---- shared rules -------------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE uint32_t wt_neighbor(const wt_ctx *c, uint32_t cell, uint32_t d) {
     uint32_t x = cell % c->w, y = cell / c->w;
-    if (d == 0) y = y ? y - 1 : c->h - 1;
-    else if (d == 1) x = x + 1 == c->w ? 0 : x + 1;
-    else if (d == 2) y = y + 1 == c->h ? 0 : y + 1;
-    else x = x ? x - 1 : c->w - 1;
+    if (d == 0)
+        y = y ? y - 1 : c->h - 1;
+    else if (d == 1)
+        x = x + 1 == c->w ? 0 : x + 1;
+    else if (d == 2)
+        y = y + 1 == c->h ? 0 : y + 1;
+    else
+        x = x ? x - 1 : c->w - 1;
     return y * c->w + x;
 }
 WH_INLINE WH_HOST_DEVICE uint64_t wt_rand(const wt_ctx *c, uint32_t phase, uint32_t cell) {
@@ -67,7 +78,7 @@ WH_INLINE WH_HOST_DEVICE void cell_populate(const wh_soa *s, Cell o, const wt_ct
     uint32_t id = WH_GET(Cell, o, id), k = wt_initial(id);
     if (k == WT_EMPTY) return;
     Agent a = k == WT_FISH ? Fish_super(WH_SOA_NEW(s, Fish)) : Shark_super(WH_SOA_NEW(s, Shark));
-    if (Agent_is_null(a)) return;                     /* out of memory: shows in --check */
+    if (Agent_is_null(a)) return; /* out of memory: shows in --check */
     WH_GET(Agent, a, cell) = id;
     WH_GET(Agent, a, target) = WT_NONE;
     WH_GET(Agent, a, egg) = wt_initial_egg(c, id);
@@ -75,7 +86,8 @@ WH_INLINE WH_HOST_DEVICE void cell_populate(const wh_soa *s, Cell o, const wt_ct
     WH_GET(Cell, o, agent) = a.p;
 }
 WH_INLINE WH_HOST_DEVICE void cell_prepare(const wh_soa *s, Cell o, const wt_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     WH_GET(Cell, o, request) = 0;
     WH_GET(Cell, o, granted) = WT_NONE;
 }
@@ -136,7 +148,7 @@ WH_INLINE WH_HOST_DEVICE void shark_update(const wh_soa *s, Shark k, const wt_ct
     Agent a = Shark_super(k);
     uint32_t egg = ++WH_GET(Agent, a, egg), me = WH_GET(Agent, a, cell);
     uint32_t energy = --WH_GET(Shark, k, energy);
-    if (energy == 0) {                                 /* starved: destroys itself */
+    if (energy == 0) { /* starved: destroys itself */
         WH_GET(Cell, wt_cell(c, me), agent) = 0;
         WH_SOA_DESTROY(s, k);
         return;
@@ -145,7 +157,7 @@ WH_INLINE WH_HOST_DEVICE void shark_update(const wh_soa *s, Shark k, const wt_ct
     if (t == ~0u) return;
     Cell tc = wt_cell(c, t);
     uint64_t prey = WH_GET(Cell, tc, agent);
-    if (prey) {                                        /* a fish: eaten (another type) */
+    if (prey) { /* a fish: eaten (another type) */
         WH_SOA_DESTROY(s, Fish_from(prey));
         WH_GET(Shark, k, energy) = energy + c->boost;
     }
@@ -214,7 +226,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t st_granted(uint64_t i, const wt_ctx *c) {
     return c->granted[t] == ((d + 2u) & 3u) ? t : ~0u;
 }
 /* Move the agent of cell i to t; a newborn (or nothing) stays in i. */
-WH_INLINE WH_HOST_DEVICE void st_move(uint64_t i, uint32_t t, const wt_ctx *c, uint32_t kind, uint32_t egg, uint32_t energy) {
+WH_INLINE WH_HOST_DEVICE void st_move(uint64_t i, uint32_t t, const wt_ctx *c, uint32_t kind, uint32_t egg,
+                                      uint32_t energy) {
     c->kind[t] = kind;
     c->target[t] = WT_NONE;
     c->energy[t] = energy;
@@ -231,7 +244,7 @@ WH_INLINE WH_HOST_DEVICE void st_move(uint64_t i, uint32_t t, const wt_ctx *c, u
     }
 }
 WH_INLINE WH_HOST_DEVICE void st_fish_update(uint64_t i, const wt_ctx *c) {
-    if (!c->pending[i]) return;                        /* only fish present at the request phase */
+    if (!c->pending[i]) return; /* only fish present at the request phase */
     c->pending[i] = 0;
     uint32_t egg = ++c->egg[i], t = st_granted(i, c);
     if (t != ~0u) st_move(i, t, c, WT_FISH, egg, 0);
@@ -259,7 +272,10 @@ WH_SOA_PARALLEL_FOR(st_shark_prepare_all, wt_ctx, st_shark_prepare)
 WH_SOA_PARALLEL_FOR(st_shark_update_all, wt_ctx, st_shark_update)
 
 /* ---- driver ------------------------------------------------------------------------------ */
-typedef struct grid { uint32_t *kind, *egg, *energy; uint64_t n; } grid;
+typedef struct grid {
+    uint32_t *kind, *egg, *energy;
+    uint64_t n;
+} grid;
 
 static void grid_alloc(grid *g, uint64_t n) {
     g->n = n;
@@ -277,7 +293,7 @@ static void grid_count(const grid *g, uint64_t *fish, uint64_t *sharks) {
 
 typedef struct opts {
     uint32_t w, h, iters, spawn, boost, start;
-    int dev, quiet;                                    /* quiet: no heap line */
+    int dev, quiet; /* quiet: no heap line */
     size_t heap;
     const char *frag;
 } opts;
@@ -285,7 +301,11 @@ typedef struct opts {
 static wt_ctx ctx_for(const opts *o) {
     wt_ctx c;
     memset(&c, 0, sizeof c);
-    c.w = o->w; c.h = o->h; c.spawn = o->spawn; c.boost = o->boost; c.start = o->start;
+    c.w = o->w;
+    c.h = o->h;
+    c.spawn = o->spawn;
+    c.boost = o->boost;
+    c.start = o->start;
     return c;
 }
 
@@ -314,8 +334,8 @@ static double run_warpheap(const opts *o, grid *out) {
         APP_TRY(Shark_parallel_do_shark_prepare(&soa, c));
         APP_TRY(Cell_parallel_do_cell_decide(&soa, c));
         APP_TRY(Shark_parallel_do_shark_update(&soa, c));
-        if (ff) {                                      /* Fig. 12d: not timed */
-            app_sync(o->dev);                          /* the iteration's work counts */
+        if (ff) {             /* Fig. 12d: not timed */
+            app_sync(o->dev); /* the iteration's work counts */
             double p0 = app_now();
             uint64_t objs, slots;
             APP_TRY(wh_soa_usage(&soa, &objs, &slots));
@@ -339,7 +359,7 @@ static double run_warpheap(const opts *o, grid *out) {
         uint32_t id = WH_GET(Cell, cl, id);
         uint64_t a = WH_GET(Cell, cl, agent);
         if (!a || id >= n) continue;
-        uint64_t ha = wh_soa_image_ptr(&soa, &img, a);   /* the agent in the image */
+        uint64_t ha = wh_soa_image_ptr(&soa, &img, a); /* the agent in the image */
         out->kind[id] = wh_soa_ptr_type(a) == Fish_TYPE ? WT_FISH : WT_SHARK;
         out->egg[id] = WH_GET(Agent, Agent_from(ha), egg);
         out->energy[id] = out->kind[id] == WT_SHARK ? WH_GET(Shark, Shark_from(ha), energy) : 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* warpheap stream arena (issue 3): allocate and free as commands in a CUDA
  * stream.  Sizes are read from device memory when the command runs, the
  * address lands in a handle slot in device memory, the CPU never waits.
@@ -39,16 +40,16 @@
 #define WARPHEAP_ARENA_H
 
 #include "warpheap/warpheap.h"
-#include "warpheap/blocks_walk.h"   /* wh_blocks_report, for wh_arena_check */
+#include "warpheap/blocks_walk.h" /* wh_blocks_report, for wh_arena_check */
 
 WH_EXTERN_C_BEGIN
 
 /* Where an allocation landed.  ptr == 0 is the null handle (failure, or a
  * slot already freed).  16 bytes, one vector load. */
 typedef struct wh_handle {
-    uint64_t ptr;     /* address of element 0                          */
-    uint32_t block;   /* descriptor id in the arena's block core       */
-    uint32_t gen;     /* that descriptor's generation at allocation    */
+    uint64_t ptr;   /* address of element 0                          */
+    uint32_t block; /* descriptor id in the arena's block core       */
+    uint32_t gen;   /* that descriptor's generation at allocation    */
 } wh_handle;
 
 /* An allocation in up to two extents (RING policy, arena_ring.h): elements
@@ -71,74 +72,76 @@ WH_INLINE WH_HOST_DEVICE void *wh_arena_span_at(const wh_arena_span *sp, uint64_
  * from the cursor -- made off the critical path by the previous commit. */
 #define WH_ARENA_PLAN_BLOCKS 4
 typedef struct wh_arena_plan_block {
-    uint64_t addr, size;         /* offset in the region, bytes           */
-    uint32_t id, gen;            /* descriptor; the generation a take gives */
+    uint64_t addr, size; /* offset in the region, bytes           */
+    uint32_t id, gen;    /* descriptor; the generation a take gives */
 } wh_arena_plan_block;
 
 typedef struct wh_arena_ring_plan {
-    uint32_t valid, nfree;       /* nfree blocks recorded in blk           */
-    uint32_t start, complete;    /* the cursor's block; 1: blk holds every free block */
-    uint64_t version;            /* state's commands when made: stale once another runs */
-    uint64_t slot;               /* the slot whose span it assumes freed   */
+    uint32_t valid, nfree;    /* nfree blocks recorded in blk           */
+    uint32_t start, complete; /* the cursor's block; 1: blk holds every free block */
+    uint64_t version;         /* state's commands when made: stale once another runs */
+    uint64_t slot;            /* the slot whose span it assumes freed   */
     uint64_t granule;
-    wh_arena_span expect;        /* what that slot held                    */
+    wh_arena_span expect; /* what that slot held                    */
     wh_arena_plan_block blk[WH_ARENA_PLAN_BLOCKS];
-    uint64_t q_stride, q_fit;    /* the quote: counts 1..q_fit of q_stride */
-    wh_handle q_h0;              /* bytes take q_h0, the cursor's block    */
+    uint64_t q_stride, q_fit; /* the quote: counts 1..q_fit of q_stride */
+    wh_handle q_h0;           /* bytes take q_h0, the cursor's block    */
 } wh_arena_ring_plan;
 
 /* A reservation in flight: published by wh_arena_ring_reserve_thread, the
  * block core brought up to date by wh_arena_ring_commit_*; the lock is held
  * from one to the other. */
 typedef struct wh_arena_ring_pending {
-    uint32_t active, fast;       /* fast: published from the plan, core not yet changed */
-    uint32_t status, pad;        /* what the commit reports if it succeeds: WH_OK, or */
-                                 /* a clamped close's WH_ERR_OUT_OF_MEMORY (arena_window.h) */
-    uint64_t slot, next;         /* the replaced slot; the slot to plan for (0: none) */
+    uint32_t active, fast; /* fast: published from the plan, core not yet changed */
+    uint32_t status, pad;  /* what the commit reports if it succeeds: WH_OK, or */
+                           /* a clamped close's WH_ERR_OUT_OF_MEMORY (arena_window.h) */
+    uint64_t slot, next;   /* the replaced slot; the slot to plan for (0: none) */
     uint64_t count, stride;
-    wh_arena_span old, made;     /* the span it frees, the span it published */
+    wh_arena_span old, made; /* the span it frees, the span it published */
 } wh_arena_ring_pending;
 
 /* Lives in the arena's metadata (device memory on CUDA).  Counters change
  * only under the lock, except first_status and failures (atomics: a lock
  * that could not be taken still reports). */
 typedef struct wh_arena_state {
-    uint32_t lock;               /* 0 free, 1 held                        */
-    uint32_t first_status;       /* sticky: first failure since clear     */
-    uint32_t last_status;        /* of the last command                   */
-    uint32_t seq;                /* the mirror's sequence word, kept here: */
-                                 /* the GPU then never reads host memory   */
-    uint64_t base, bytes;        /* the region                            */
-    uint64_t peak_used;          /* high-water mark of used block bytes   */
+    uint32_t lock;         /* 0 free, 1 held                        */
+    uint32_t first_status; /* sticky: first failure since clear     */
+    uint32_t last_status;  /* of the last command                   */
+    uint32_t seq;          /* the mirror's sequence word, kept here: */
+                           /* the GPU then never reads host memory   */
+    uint64_t base, bytes;  /* the region                            */
+    uint64_t peak_used;    /* high-water mark of used block bytes   */
     uint64_t allocs, frees, failures, commands;
-    uint64_t gen_off, core_off;  /* byte offsets from this struct         */
-    uint64_t mirror;             /* wh_arena_stats * the host can read    */
-    uint32_t policy;             /* wh_arena_policy                       */
-    uint32_t ring_head;          /* RING: descriptor of the first block   */
-    uint32_t ring_hint;          /* RING: the last block allocated        */
-    uint32_t mirror_mode;        /* wh_arena_mirror                       */
-    uint64_t ring_cursor;        /* RING: offset where that block ended   */
-    wh_arena_ring_plan plan;     /* RING: made by the last commit          */
+    uint64_t gen_off, core_off; /* byte offsets from this struct         */
+    uint64_t mirror;            /* wh_arena_stats * the host can read    */
+    uint32_t policy;            /* wh_arena_policy                       */
+    uint32_t ring_head;         /* RING: descriptor of the first block   */
+    uint32_t ring_hint;         /* RING: the last block allocated        */
+    uint32_t mirror_mode;       /* wh_arena_mirror                       */
+    uint64_t ring_cursor;       /* RING: offset where that block ended   */
+    wh_arena_ring_plan plan;    /* RING: made by the last commit          */
     wh_arena_ring_pending pending;
-    uint64_t planned;            /* RING: reservations the plan served     */
-                                 /* (after pending: a kept copy reloads both) */
-    uint64_t warm_commits;       /* RING: commits that only allocated: the */
-                                 /* free made on a kept copy by the plan   */
+    uint64_t planned;      /* RING: reservations the plan served     */
+                           /* (after pending: a kept copy reloads both) */
+    uint64_t warm_commits; /* RING: commits that only allocated: the */
+                           /* free made on a kept copy by the plan   */
 } wh_arena_state;
 #ifdef __cplusplus
 #define WH__ARENA_ASSERT static_assert
 #else
 #define WH__ARENA_ASSERT _Static_assert
 #endif
-WH__ARENA_ASSERT(offsetof(wh_arena_state, planned) == offsetof(wh_arena_state, pending) + sizeof(wh_arena_ring_pending) &&
-                 offsetof(wh_arena_state, pending) % 8u == 0 && offsetof(wh_arena_state, plan) % 8u == 0 &&
-                 sizeof(wh_arena_ring_plan) % 8u == 0, "a kept copy reloads pending..planned as whole words");
+WH__ARENA_ASSERT(offsetof(wh_arena_state, planned) ==
+                         offsetof(wh_arena_state, pending) + sizeof(wh_arena_ring_pending) &&
+                     offsetof(wh_arena_state, pending) % 8u == 0 && offsetof(wh_arena_state, plan) % 8u == 0 &&
+                     sizeof(wh_arena_ring_plan) % 8u == 0,
+                 "a kept copy reloads pending..planned as whole words");
 
 /* A copy of the counters the host can read at any time (host-mapped memory,
  * written by the command that changed them; a sequence word makes the copy
  * a consistent snapshot). */
 typedef struct wh_arena_stats {
-    uint32_t seq;                /* odd while a command writes            */
+    uint32_t seq; /* odd while a command writes            */
     uint32_t first_status, last_status, pad;
     uint64_t region_bytes;
     uint64_t used_bytes, peak_used, live_blocks;
@@ -153,16 +156,16 @@ typedef struct wh_arena_ref {
 typedef struct wh_arena wh_arena;
 
 typedef enum wh_arena_backend {
-    WH_ARENA_AUTO = 0,           /* CUDA in a CUDA build (WH_ERR_NO_DEVICE
+    WH_ARENA_AUTO = 0, /* CUDA in a CUDA build (WH_ERR_NO_DEVICE
                                     without a GPU), CPU in a build without CUDA */
-    WH_ARENA_CPU = 1,            /* host memory, commands run by the caller */
-    WH_ARENA_CUDA = 2,           /* device memory, commands are kernels     */
+    WH_ARENA_CPU = 1,  /* host memory, commands run by the caller */
+    WH_ARENA_CUDA = 2, /* device memory, commands are kernels     */
 } wh_arena_backend;
 
 /* Which free block an allocation takes (arena_ring.h says why RING). */
 typedef enum wh_arena_policy {
-    WH_ARENA_BEST_FIT = 0,       /* the block core's free index (TLSF / max-heap)  */
-    WH_ARENA_RING = 1,           /* next fit after the last allocation: FIFO use   */
+    WH_ARENA_BEST_FIT = 0, /* the block core's free index (TLSF / max-heap)  */
+    WH_ARENA_RING = 1,     /* next fit after the last allocation: FIFO use   */
 } wh_arena_policy;
 
 /* When commands write the host-visible mirror of the counters.  Writing it
@@ -183,14 +186,14 @@ typedef enum wh_arena_mirror {
 #define WH_ARENA_MAX_BYTES (1ull << 48)
 
 typedef struct wh_arena_config {
-    size_t bytes;                /* region size (required), <= WH_ARENA_MAX_BYTES  */
-    void *region;                /* optional: caller's memory (pool / cudaMalloc), */
-                                 /* granule aligned; NULL: the arena allocates     */
-    uint32_t max_blocks;         /* descriptors, free + used; 0 = 65536             */
-    uint32_t granule;            /* power of two >= 8; 0 = 256                     */
-    wh_blocks_kind index;        /* TLSF (default), the seed's max-heap, or LIST:  */
-                                 /* no index -- for RING, which never searches    */
-                                 /* one: faster commands, a smaller image         */
+    size_t bytes;         /* region size (required), <= WH_ARENA_MAX_BYTES  */
+    void *region;         /* optional: caller's memory (pool / cudaMalloc), */
+                          /* granule aligned; NULL: the arena allocates     */
+    uint32_t max_blocks;  /* descriptors, free + used; 0 = 65536             */
+    uint32_t granule;     /* power of two >= 8; 0 = 256                     */
+    wh_blocks_kind index; /* TLSF (default), the seed's max-heap, or LIST:  */
+                          /* no index -- for RING, which never searches    */
+                          /* one: faster commands, a smaller image         */
     wh_arena_backend backend;
     wh_arena_policy policy;
     wh_arena_mirror mirror;
@@ -199,7 +202,7 @@ typedef struct wh_arena_config {
 /* ---- host API --------------------------------------------------------------- */
 
 WH_API wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg);
-WH_API wh_status wh_arena_destroy(wh_arena *a);       /* waits for the device */
+WH_API wh_status wh_arena_destroy(wh_arena *a); /* waits for the device */
 WH_API wh_arena_ref wh_arena_device(const wh_arena *a);
 WH_API wh_arena_backend wh_arena_get_backend(const wh_arena *a);
 /* Bytes of the metadata image: the dynamic smem wh_arena_replace_span_block
@@ -211,29 +214,30 @@ WH_API void *wh_arena_base(const wh_arena *a);
  * pointers on the CPU backend).  count*stride bytes; the address is a
  * multiple of stride from the region's start and granule aligned. */
 WH_API wh_status wh_arena_alloc_async(wh_arena *a, const size_t *d_bytes, wh_handle *d_slot, wh_stream s);
-WH_API wh_status wh_arena_alloc_strided_async(wh_arena *a, const size_t *d_count, size_t stride,
-                                       wh_handle *d_slot, wh_stream s);
+WH_API wh_status wh_arena_alloc_strided_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot,
+                                              wh_stream s);
 /* n allocations of d_counts[i]*stride bytes into d_slots[i], in order. */
 WH_API wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t stride, uint32_t n,
-                                     wh_handle *d_slots, wh_stream s);
+                                            wh_handle *d_slots, wh_stream s);
 /* Frees the handle in *d_slot and writes the null handle there. */
 WH_API wh_status wh_arena_free_async(wh_arena *a, wh_handle *d_slot, wh_stream s);
 WH_API wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint32_t n, wh_stream s);
 /* Free *d_slot unless it holds the null handle, then allocate *d_count *
  * stride bytes into it: one command where a ring of K buffers turns over. */
-WH_API wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot, wh_stream s);
+WH_API wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot,
+                                        wh_stream s);
 /* The same for a span (arena_ring.h): free *d_slot's parts, allocate
  * *d_count * stride bytes in at most two extents under the RING policy. */
 WH_API wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t stride, wh_arena_span *d_slot,
-                                      wh_stream s);
+                                             wh_stream s);
 WH_API wh_status wh_arena_clear_status_async(wh_arena *a, wh_stream s);
 /* A command that writes the mirror (for WH_ARENA_MIRROR_ON_FAILURE). */
 WH_API wh_status wh_arena_flush_async(wh_arena *a, wh_stream s);
 
 /* The returned wh_status of the calls above says only whether the command
  * was enqueued.  What happened when it ran: */
-WH_API wh_status wh_arena_status(const wh_arena *a);               /* first failure, never syncs */
-WH_API wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out);   /* never syncs */
+WH_API wh_status wh_arena_status(const wh_arena *a);                         /* first failure, never syncs */
+WH_API wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out); /* never syncs */
 
 /* Heap walk: waits for the device, copies the metadata to the host and
  * checks the block core and the arena's counters.  WH_ERR_CORRUPT if wrong. */
@@ -242,20 +246,14 @@ WH_API wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report);
 /* ---- device side (and the command bodies) ------------------------------------ */
 
 /* The pointer in a slot (NULL for the null handle). */
-WH_INLINE WH_HOST_DEVICE void *wh_handle_ptr(const wh_handle *slot) {
-    return (void *)(uintptr_t)slot->ptr;
-}
+WH_INLINE WH_HOST_DEVICE void *wh_handle_ptr(const wh_handle *slot) { return (void *)(uintptr_t)slot->ptr; }
 WH_INLINE WH_HOST_DEVICE wh_handle wh_handle_null(void) {
     wh_handle h = {0, WH_BLOCK_NONE, 0};
     return h;
 }
 
-WH_INLINE WH_HOST_DEVICE wh_blocks *wh__arena_core(wh_arena_state *s) {
-    return (wh_blocks *)((char *)s + s->core_off);
-}
-WH_INLINE WH_HOST_DEVICE uint32_t *wh__arena_gen(wh_arena_state *s) {
-    return (uint32_t *)((char *)s + s->gen_off);
-}
+WH_INLINE WH_HOST_DEVICE wh_blocks *wh__arena_core(wh_arena_state *s) { return (wh_blocks *)((char *)s + s->core_off); }
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__arena_gen(wh_arena_state *s) { return (uint32_t *)((char *)s + s->gen_off); }
 
 #define WH_ARENA_LOCK_TRIES (1u << 22)
 
@@ -285,9 +283,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__arena_lock_poll(wh_arena_state *s, uint32_t po
     }
     return false;
 }
-WH_INLINE WH_HOST_DEVICE void wh__arena_unlock(wh_arena_state *s) {
-    wh_atomic_store(&s->lock, 0u, WH_RELEASE);
-}
+WH_INLINE WH_HOST_DEVICE void wh__arena_unlock(wh_arena_state *s) { wh_atomic_store(&s->lock, 0u, WH_RELEASE); }
 
 /* Record a command's outcome (first_status and failures also outside the lock). */
 WH_INLINE WH_HOST_DEVICE void wh__arena_note(wh_arena_state *s, wh_status st) {
@@ -325,7 +321,7 @@ WH_INLINE WH_HOST_DEVICE void wh__arena_mirror(wh_arena_state *s) {
     volatile wh_arena_stats *v = (volatile wh_arena_stats *)m;
     uint32_t seq = s->seq - 2u;
     uint32_t last = s->last_status;
-    v->seq = seq + 1u;                               /* odd: being written */
+    v->seq = seq + 1u; /* odd: being written */
     wh__arena_fence_system();
     v->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
     v->last_status = (uint32_t)last;
@@ -360,7 +356,7 @@ WH_INLINE WH_HOST_DEVICE void wh__arena_publish_now(wh_arena_state *s, wh_status
 
 /* gcd(stride, granule), the granule a power of two (wh_blocks_init requires it). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_gcd(uint64_t stride, uint64_t granule) {
-    uint64_t low = stride & (~stride + 1u);      /* granule is a power of two: no division */
+    uint64_t low = stride & (~stride + 1u); /* granule is a power of two: no division */
     return low < granule ? low : granule;
 }
 
@@ -402,7 +398,7 @@ WH_INLINE WH_HOST_DEVICE wh_handle wh__arena_handle(wh_arena_state *s, uint32_t 
 
 /* The seed's Allocate(count, stride), lock held.  *out = the handle or null. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc(wh_arena_state *s, uint64_t count, uint64_t stride,
-                                                     wh_handle *out) {
+                                                      wh_handle *out) {
     *out = wh_handle_null();
     if (count == 0 || stride == 0) return WH_ERR_INVALID_ARGUMENT;
     if (count > wh__arena_div(s->bytes, stride)) return WH_ERR_TOO_LARGE;
@@ -421,7 +417,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc(wh_arena_state *s, uint64_
  * the rest from the next free block that holds them (in a FIFO ring: the one
  * at the region's start); otherwise, and under BEST_FIT, one extent. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_alloc_span(wh_arena_state *s, uint64_t count, uint64_t stride,
-                                                          wh_arena_span *out) {
+                                                           wh_arena_span *out) {
     out->part[0] = out->part[1] = wh_handle_null();
     out->count0 = out->count = 0;
     if (s->policy == WH_ARENA_RING && count != 0 && stride != 0 && count <= wh__arena_div(s->bytes, stride)) {
@@ -469,7 +465,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_do_free(wh_arena_state *s, wh_handl
 /* A command: n allocations (counts[i] * stride bytes) into slots[i].  Run by
  * one thread.  Returns the first failure. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_alloc(wh_arena_state *s, const size_t *counts, uint64_t stride,
-                                                      uint32_t n, wh_handle *slots) {
+                                                       uint32_t n, wh_handle *slots) {
     if (!wh__arena_lock(s)) {
         for (uint32_t i = 0; i < n; ++i) slots[i] = wh_handle_null();
         wh__arena_note(s, WH_ERR_RETRY_LIMIT);
@@ -510,7 +506,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_free(wh_arena_state *s, wh_hand
  * count * stride bytes into it -- one command for a ring of buffers.  If the
  * free is refused (a bad handle) the slot is left as it was. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace(wh_arena_state *s, const size_t *count, uint64_t stride,
-                                                        wh_handle *slot) {
+                                                         wh_handle *slot) {
     if (!wh__arena_lock(s)) {
         wh__arena_note(s, WH_ERR_RETRY_LIMIT);
         return WH_ERR_RETRY_LIMIT;
@@ -541,7 +537,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__arena_cmd_mirror(wh_arena_state *s, bool clear
 /* Free the span in *slot (its non-null parts), then allocate a span of
  * count elements into it (lock held). */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_replace_span_locked(wh_arena_state *s, uint64_t count, uint64_t stride,
-                                                                wh_arena_span *slot) {
+                                                                 wh_arena_span *slot) {
     wh_status st = WH_OK;
     for (int p = 0; p < 2 && st == WH_OK; ++p) {
         if (!slot->part[p].ptr) continue;
@@ -556,7 +552,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_replace_span_locked(wh_arena_state 
  * span of count elements into it -- replace for a ring of meshes that may
  * wrap (arena_ring.h).  If a free is refused the slot keeps what is left. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace_span(wh_arena_state *s, uint64_t count, uint64_t stride,
-                                                             wh_arena_span *slot) {
+                                                              wh_arena_span *slot) {
     if (!wh__arena_lock(s)) {
         wh__arena_note(s, WH_ERR_RETRY_LIMIT);
         return WH_ERR_RETRY_LIMIT;
@@ -572,7 +568,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace_span(wh_arena_state *s,
  * kernel, once the size is known: no command launch).  Not for several
  * lanes of one warp at once (LOCK RULE). */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_replace_span_thread(wh_arena_ref a, uint64_t count, uint64_t stride,
-                                                               wh_arena_span *slot) {
+                                                                wh_arena_span *slot) {
     return wh__arena_cmd_replace_span(a.s, count, stride, slot);
 }
 
@@ -590,7 +586,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_image_bytes(const wh_arena_state *s)
     return s->core_off + c->total_bytes;
 }
 
-#ifdef __CUDACC__   /* CUDA sources: both nvcc passes see the declarations */
+#ifdef __CUDACC__ /* CUDA sources: both nvcc passes see the declarations */
 
 /* The same replace by a whole thread block (every thread calls it, converged,
  * with the same arguments), for a kernel whose last block allocates: a
@@ -607,10 +603,10 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_image_bytes(const wh_arena_state *s)
  * the status (to every thread). */
 #define WH_ARENA_STAGE_WORDS 8
 WH_INLINE WH_DEVICE wh_status wh_arena_replace_span_block(wh_arena_ref a, uint64_t count, uint64_t stride,
-                                                        wh_arena_span *slot, void *smem, uint64_t smem_bytes) {
+                                                          wh_arena_span *slot, void *smem, uint64_t smem_bytes) {
     __shared__ uint32_t wh__block_status;
     uint64_t bytes = wh__arena_image_bytes(a.s), words = bytes / 8u;
-    __syncthreads();                                    /* wh__block_status: free to write */
+    __syncthreads(); /* wh__block_status: free to write */
     if (bytes > smem_bytes || (bytes & 7u) || ((uintptr_t)smem & 7u) || blockDim.x < 64 ||
         words > (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x) {
         if (threadIdx.x == 0) wh__block_status = (uint32_t)wh__arena_cmd_replace_span(a.s, count, stride, slot);
@@ -627,7 +623,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_replace_span_block(wh_arena_ref a, uint64
     uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)a.s, orig[WH_ARENA_STAGE_WORDS];
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        if (i < words) img[i] = orig[j] = __ldcg(&real[i]);          /* from L2: written elsewhere */
+        if (i < words) img[i] = orig[j] = __ldcg(&real[i]); /* from L2: written elsewhere */
     }
     __syncthreads();
     wh_arena_state *copy = (wh_arena_state *)smem;
@@ -643,7 +639,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_replace_span_block(wh_arena_ref a, uint64
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
         if (i < words && !wh__arena_word_unlocked(i) && img[i] != orig[j]) real[i] = img[i];
     }
-    __threadfence();                                    /* the image before the unlock */
+    __threadfence(); /* the image before the unlock */
     __syncthreads();
     wh_status st = (wh_status)wh__block_status;
     if (threadIdx.x == 0) {
@@ -671,7 +667,7 @@ WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_mask(wh_arena_ref a, uint32_t 
     wh_status first = locked ? WH_OK : WH_ERR_RETRY_LIMIT;
     if (!locked && lead) wh__arena_note(a.s, WH_ERR_RETRY_LIMIT);
     for (uint32_t left = locked ? mask : 0u; left; left &= left - 1u) {
-        unsigned lane = wh_leader(left);                     /* serve lanes in order */
+        unsigned lane = wh_leader(left); /* serve lanes in order */
         uint64_t c = wh_shfl64(mask, count, lane), st = wh_shfl64(mask, stride, lane);
         wh_handle h = wh_handle_null();
         if (lead) {
@@ -681,7 +677,11 @@ WH_INLINE WH_HOST_DEVICE wh_handle wh_arena_alloc_mask(wh_arena_ref a, uint32_t 
         }
         uint64_t p = wh_shfl64(mask, h.ptr, leader);
         uint32_t b = wh_shfl32(mask, h.block, leader), g = wh_shfl32(mask, h.gen, leader);
-        if (wh_lane_id() == lane) { mine.ptr = p; mine.block = b; mine.gen = g; }
+        if (wh_lane_id() == lane) {
+            mine.ptr = p;
+            mine.block = b;
+            mine.gen = g;
+        }
     }
     if (locked && lead) {
         wh__arena_publish(a.s, first);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena, RING policy: the block core's answers for a ring of FIFO
  * spans, forecast from a few intervals -- so that a one-pass producer knows
  * the next frame's window as soon as it knows this frame's count, with no
@@ -30,40 +31,40 @@
 #ifndef WARPHEAP_ARENA_FORECAST_H
 #define WARPHEAP_ARENA_FORECAST_H
 
-#define WH_ARENA_FORECAST_FREE 8     /* free blocks a forecast follows */
-#define WH_ARENA_FORECAST_SLOTS 8    /* ring slots */
+#define WH_ARENA_FORECAST_FREE  8 /* free blocks a forecast follows */
+#define WH_ARENA_FORECAST_SLOTS 8 /* ring slots */
 
 typedef struct wh_arena_extent {
-    uint64_t addr, size;             /* offset in the region, bytes; size 0: none */
+    uint64_t addr, size; /* offset in the region, bytes; size 0: none */
 } wh_arena_extent;
 
 typedef struct wh_arena_forecast {
-    uint32_t valid, k;               /* k slots */
+    uint32_t valid, k; /* k slots */
     uint32_t nfree, pad;
     uint64_t base, bytes, granule, cursor;
-    uint64_t stamp;                  /* the arena's allocs + frees + 1 when a       */
-                                     /* committer left it exact (a chain's end)     */
-    wh_arena_extent free[WH_ARENA_FORECAST_FREE];       /* address order, maximal */
-    wh_arena_extent held[WH_ARENA_FORECAST_SLOTS][2];   /* each slot's blocks */
+    uint64_t stamp;                                   /* the arena's allocs + frees + 1 when a       */
+                                                      /* committer left it exact (a chain's end)     */
+    wh_arena_extent free[WH_ARENA_FORECAST_FREE];     /* address order, maximal */
+    wh_arena_extent held[WH_ARENA_FORECAST_SLOTS][2]; /* each slot's blocks */
 } wh_arena_forecast;
 
 /* fc's free blocks with slot's blocks freed, merged, into out (address
  * order); false if they do not fit or overlap a free block (not a ring the
  * forecast follows). */
 WH_INLINE WH_HOST_DEVICE bool wh__forecast_freed(const wh_arena_forecast *fc, uint32_t slot, wh_arena_extent *out,
-                                                uint32_t *n) {
+                                                 uint32_t *n) {
     uint32_t m = fc->nfree;
     for (uint32_t i = 0; i < m; ++i) out[i] = fc->free[i];
     for (int p = 0; p < 2; ++p) {
         wh_arena_extent e = fc->held[slot][p];
         if (e.size == 0) continue;
         uint32_t i = 0;
-        while (i < m && out[i].addr < e.addr) ++i;                       /* e goes before out[i] */
+        while (i < m && out[i].addr < e.addr) ++i; /* e goes before out[i] */
         if ((i > 0 && out[i - 1].addr + out[i - 1].size > e.addr) || (i < m && e.addr + e.size > out[i].addr))
             return false;
         bool left = i > 0 && out[i - 1].addr + out[i - 1].size == e.addr;
         bool right = i < m && e.addr + e.size == out[i].addr;
-        if (left && right) {                                            /* three blocks become one */
+        if (left && right) { /* three blocks become one */
             out[i - 1].size += e.size + out[i].size;
             for (uint32_t j = i; j + 1 < m; ++j) out[j] = out[j + 1];
             --m;
@@ -89,11 +90,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__forecast_freed(const wh_arena_forecast *fc, ui
  * order, start 1 if the first is the cursor's own block, else 0 (a used
  * block). */
 WH_INLINE WH_HOST_DEVICE void wh__forecast_plan(const wh_arena_forecast *fc, const wh_arena_extent *fr, uint32_t n,
-                                               wh_arena_ring_plan *pl) {
+                                                wh_arena_ring_plan *pl) {
     memset(pl, 0, sizeof *pl);
     uint64_t c = fc->cursor < fc->bytes ? fc->cursor : 0;
     uint32_t j = 0;
-    while (j < n && fr[j].addr + fr[j].size <= c) ++j;                 /* the first block that ends after c */
+    while (j < n && fr[j].addr + fr[j].size <= c) ++j; /* the first block that ends after c */
     for (uint32_t k = 0; k < n && pl->nfree < WH_ARENA_PLAN_BLOCKS; ++k) {
         const wh_arena_extent *e = &fr[(j + k) % n];
         wh_arena_plan_block *b = &pl->blk[pl->nfree];
@@ -113,12 +114,12 @@ WH_INLINE WH_HOST_DEVICE void wh__forecast_plan(const wh_arena_forecast *fc, con
  * slots (their descriptors in s).  Invalid if the plan is not complete or
  * a slot's block is not what its handle says. */
 WH_INLINE WH_HOST_DEVICE void wh__forecast_from(wh_arena_state *s, const wh_arena_ring_plan *pl,
-                                               const wh_arena_span *ring, uint32_t k, uint32_t slot,
-                                               wh_arena_forecast *out) {
-    wh_arena_forecast f;                     /* made here, then written whole: a producer may read *out */
-    wh_arena_forecast *fc = &f;              /* meanwhile (wh_arena_ring_forecast_current) */
+                                                const wh_arena_span *ring, uint32_t k, uint32_t slot,
+                                                wh_arena_forecast *out) {
+    wh_arena_forecast f;        /* made here, then written whole: a producer may read *out */
+    wh_arena_forecast *fc = &f; /* meanwhile (wh_arena_ring_forecast_current) */
     memset(fc, 0, sizeof *fc);
-    fc->stamp = UINT64_MAX;                  /* current only once a committer stamps it */
+    fc->stamp = UINT64_MAX; /* current only once a committer stamps it */
     bool ok = pl->valid && pl->complete && k != 0 && k <= WH_ARENA_FORECAST_SLOTS && slot < k &&
               pl->nfree <= WH_ARENA_FORECAST_FREE;
     if (ok) {
@@ -127,7 +128,7 @@ WH_INLINE WH_HOST_DEVICE void wh__forecast_from(wh_arena_state *s, const wh_aren
         fc->bytes = s->bytes;
         fc->granule = pl->granule;
         fc->cursor = s->ring_cursor;
-        for (uint32_t i = 0; i < pl->nfree; ++i) {                      /* ring order to address order */
+        for (uint32_t i = 0; i < pl->nfree; ++i) { /* ring order to address order */
             wh_arena_extent e = {pl->blk[i].addr, pl->blk[i].size};
             uint32_t j = fc->nfree++;
             for (; j > 0 && fc->free[j - 1].addr > e.addr; --j) fc->free[j] = fc->free[j - 1];
@@ -137,7 +138,7 @@ WH_INLINE WH_HOST_DEVICE void wh__forecast_from(wh_arena_state *s, const wh_aren
         const wh_block *d = wh_blocks_desc(c);
         const uint32_t *gen = wh__arena_gen(s);
         for (uint32_t i = 0; i < k && ok; ++i) {
-            if (i == slot) continue;                                     /* the plan freed it already */
+            if (i == slot) continue; /* the plan freed it already */
             wh_arena_span sp = wh__span_load(&ring[i]);
             for (int p = 0; p < 2 && ok; ++p) {
                 wh_handle h = sp.part[p];
@@ -156,8 +157,8 @@ WH_INLINE WH_HOST_DEVICE void wh__forecast_from(wh_arena_state *s, const wh_aren
 /* The same from what a reserve of ring[slot] read (its ticket: the lock
  * held, the plan current and read whole). */
 WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const wh_arena_ring_ticket *t,
-                                                         const wh_arena_span *ring, uint32_t k, uint32_t slot,
-                                                         wh_arena_forecast *fc) {
+                                                          const wh_arena_span *ring, uint32_t k, uint32_t slot,
+                                                          wh_arena_forecast *fc) {
     wh_arena_ring_plan none;
     memset(&none, 0, sizeof none);
     wh__forecast_from(a.s, t->locked && t->current && !t->partial ? &t->pl : &none, ring, k, slot, fc);
@@ -166,7 +167,7 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_make(wh_arena_ref a, const 
 /* The window the next replace of slot will write into (as
  * wh_arena_ring_open's): empty if the forecast is invalid. */
 WH_INLINE WH_HOST_DEVICE void wh_arena_ring_forecast_window(const wh_arena_forecast *fc, uint32_t slot, uint64_t stride,
-                                                           wh_arena_span *w) {
+                                                            wh_arena_span *w) {
     wh_arena_extent fr[WH_ARENA_FORECAST_FREE];
     uint32_t n = 0;
     wh_arena_ring_plan pl;
@@ -194,7 +195,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__forecast_take(wh_arena_extent *fr, uint32_t *n
 
 /* The offset of the plan block whose handle begins at ptr. */
 WH_INLINE WH_HOST_DEVICE bool wh__forecast_block_at(const wh_arena_ring_plan *pl, uint64_t base, uint64_t stride,
-                                                   uint64_t ptr, uint64_t *addr) {
+                                                    uint64_t ptr, uint64_t *addr) {
     for (uint32_t i = 0; i < pl->nfree && i < WH_ARENA_PLAN_BLOCKS; ++i)
         if (wh__plan_handle(base, &pl->blk[i], stride).ptr == ptr) {
             *addr = pl->blk[i].addr;
@@ -209,7 +210,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__forecast_block_at(const wh_arena_ring_plan *pl
  * will fail (the slot's blocks freed all the same, as the core frees them);
  * WH_ERR_CORRUPT where the forecast cannot tell (then invalid). */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_forecast_replace(wh_arena_forecast *fc, uint32_t slot, uint64_t count,
-                                                                 uint64_t stride, wh_arena_span *out) {
+                                                                  uint64_t stride, wh_arena_span *out) {
     wh_arena_extent fr[WH_ARENA_FORECAST_FREE];
     uint32_t n = 0;
     wh_arena_ring_plan pl;
@@ -221,7 +222,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_forecast_replace(wh_arena_forec
     wh__forecast_plan(fc, fr, n, &pl);
     wh_arena_extent took[2] = {{0, 0}, {0, 0}};
     bool ok = wh__plan_span(&pl, fc->base, fc->bytes, count, stride, out);
-    if (!ok && !pl.complete && count != 0 && stride != 0) {             /* past what it follows */
+    if (!ok && !pl.complete && count != 0 && stride != 0) { /* past what it follows */
         fc->valid = 0u;
         return WH_ERR_CORRUPT;
     }
@@ -257,7 +258,7 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_holds(const wh_arena_span *
  * same span, or both failed.  False also where the forecast could not tell
  * (fst WH_ERR_CORRUPT); then the caller makes it again from the real state. */
 WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_check(wh_status fst, const wh_arena_span *fs,
-                                                          const wh_arena_span *slot) {
+                                                           const wh_arena_span *slot) {
     wh_arena_span made = wh__span_load(slot);
     if (fst == WH_OK) return made.part[0].ptr != 0 && wh_arena_ring_forecast_holds(fs, &made);
     return fst == WH_ERR_OUT_OF_MEMORY && made.part[0].ptr == 0;
@@ -283,11 +284,11 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_forecast_current(const wh_arena_fore
  * slot, and counts the post consumed, so its place in the post ring can be
  * used again. */
 typedef struct wh_arena_ring_post {
-    uint32_t seq;                /* frame number + 1 (release): posted       */
-    uint32_t clamped;            /* 1: the count outgrew the window          */
-    uint32_t fstatus, pad;       /* the forecast's replace: WH_OK, or a failure */
-    uint64_t count;              /* elements written                         */
-    wh_arena_span forecast;      /* where (addresses, counts)                */
+    uint32_t seq;           /* frame number + 1 (release): posted       */
+    uint32_t clamped;       /* 1: the count outgrew the window          */
+    uint32_t fstatus, pad;  /* the forecast's replace: WH_OK, or a failure */
+    uint64_t count;         /* elements written                         */
+    wh_arena_span forecast; /* where (addresses, counts)                */
 } wh_arena_ring_post;
 
 /* One post on state s (lock held; the real image or a staged copy), the
@@ -297,15 +298,15 @@ typedef struct wh_arena_ring_post {
  * elements were written elsewhere); WH_ERR_OUT_OF_MEMORY where the producer
  * clamped; else WH_OK. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__post_commit(wh_arena_state *s, const wh_arena_ring_post *p,
-                                                  const wh_arena_span *held, uint32_t freed, uint64_t stride,
-                                                  wh_arena_span *made) {
+                                                   const wh_arena_span *held, uint32_t freed, uint64_t stride,
+                                                   wh_arena_span *made) {
     wh_status st = WH_OK;
     memset(made, 0, sizeof *made);
     for (int q = 0; q < 2 && st == WH_OK; ++q)
         if (held->part[q].ptr && !(freed >> q & 1u)) st = wh__arena_do_free(s, held->part[q]);
     if (st == WH_OK) st = wh__arena_do_alloc_span(s, p->count, stride, made);
-    bool same = st == WH_OK ? p->fstatus == WH_OK && wh_arena_ring_forecast_holds(&p->forecast, made)
-                            : p->fstatus != WH_OK;
+    bool same =
+        st == WH_OK ? p->fstatus == WH_OK && wh_arena_ring_forecast_holds(&p->forecast, made) : p->fstatus != WH_OK;
     if (!same) return WH_ERR_CORRUPT;
     return st != WH_OK ? st : p->clamped ? WH_ERR_OUT_OF_MEMORY : WH_OK;
 }
@@ -317,15 +318,15 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__post_commit(wh_arena_state *s, const wh_a
  * first window itself), the forecast made from that plan and the window
  * for the replace of ring[s0] published (release of w_value into *w_flag). */
 WH_INLINE WH_HOST_DEVICE void wh__posts_begin(wh_arena_state *copy, const wh_arena_span *ring, uint32_t k, uint32_t s0,
-                                             uint64_t stride, wh_arena_forecast *fc, wh_arena_span *w,
-                                             uint32_t *w_flag, uint32_t w_value, uint32_t *freed, uint32_t *consumed,
-                                             uint32_t f0) {
-    wh_atomic_store(consumed, f0, WH_RELAXED);        /* no post before f0 is this chain's (the release below) */
-    bool current = fc->valid && fc->stamp == copy->allocs + copy->frees + 1u;   /* before the plan's free */
+                                              uint64_t stride, wh_arena_forecast *fc, wh_arena_span *w,
+                                              uint32_t *w_flag, uint32_t w_value, uint32_t *freed, uint32_t *consumed,
+                                              uint32_t f0) {
+    wh_atomic_store(consumed, f0, WH_RELAXED); /* no post before f0 is this chain's (the release below) */
+    bool current = fc->valid && fc->stamp == copy->allocs + copy->frees + 1u; /* before the plan's free */
     wh_arena_span held = wh__span_load(&ring[s0]);
     wh_arena_ring_plan pl = wh__ring_plan_make(copy, &ring[s0], &held);
     *freed = pl.valid ? 3u : 0u;
-    if (current) {                                    /* the producer forecasts the first window itself */
+    if (current) { /* the producer forecasts the first window itself */
         wh_atomic_store(consumed, f0, WH_RELEASE);
         return;
     }
@@ -338,8 +339,8 @@ WH_INLINE WH_HOST_DEVICE void wh__posts_begin(wh_arena_state *copy, const wh_are
 /* The chain's end (all its posts committed; s the state as committed): the
  * forecast stamped exact, then the count released once more. */
 WH_INLINE WH_HOST_DEVICE void wh__posts_end(const wh_arena_state *s, wh_arena_forecast *fc, uint32_t *consumed,
-                                           uint32_t f) {
-    fc->stamp = s->allocs + s->frees + 1u;            /* + 1: a forecast never stamped (0) is never current */
+                                            uint32_t f) {
+    fc->stamp = s->allocs + s->frees + 1u; /* + 1: a forecast never stamped (0) is never current */
     wh_fence();
     wh_atomic_store(consumed, f, WH_RELEASE);
 }
@@ -364,11 +365,13 @@ WH_INLINE WH_HOST_DEVICE bool wh__post_wait(wh_arena_ring_post *posts, uint32_t 
  * and unlock.  Returns WH_ERR_INVALID_ARGUMENT for bad arguments (nothing
  * done), else the last status (WH_ERR_RETRY_LIMIT:
  * no lock, or a post that did not come; the chain stops there). */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
-    wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t s0, uint32_t f0, uint32_t frames,
-    wh_arena_ring_post *posts, uint32_t npost, uint32_t *consumed, uint64_t stride, void *scratch,
-    uint64_t scratch_bytes, uint32_t tries, wh_arena_forecast *fc, wh_arena_span *w, uint32_t *w_flag,
-    uint32_t w_value) {
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(wh_arena_ref a, wh_arena_span *ring, uint32_t k,
+                                                                     uint32_t s0, uint32_t f0, uint32_t frames,
+                                                                     wh_arena_ring_post *posts, uint32_t npost,
+                                                                     uint32_t *consumed, uint64_t stride, void *scratch,
+                                                                     uint64_t scratch_bytes, uint32_t tries,
+                                                                     wh_arena_forecast *fc, wh_arena_span *w,
+                                                                     uint32_t *w_flag, uint32_t w_value) {
     wh_arena_state *s = a.s;
     uint64_t bytes = wh__arena_image_bytes(s);
     if (!ring || k == 0 || s0 >= k || !posts || npost == 0 || !scratch || scratch_bytes < bytes || (bytes & 7u))
@@ -401,7 +404,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_posts_thread(
 }
 
 #ifdef __CUDACC__
-#define WH_ARENA_POSTS_BATCH 8       /* posts a block commits between write-backs */
+#define WH_ARENA_POSTS_BATCH 8 /* posts a block commits between write-backs */
 /* The committer by one block (every thread, converged, the same
  * arguments), the image kept in smem from frame to frame (smem as
  * wh_arena_ring_commit_block: without room, WH_ERR_INVALID_ARGUMENT and
@@ -424,7 +427,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
     uint64_t words = wh__arena_image_bytes(s) / 8u, *img = (uint64_t *)smem, *real = (uint64_t *)s;
     uint64_t orig[WH_ARENA_STAGE_WORDS];
     if (!ring || k == 0 || s0 >= k || !posts || npost == 0 || !wh__ring_can_stage(s, smem, smem_bytes))
-        return WH_ERR_INVALID_ARGUMENT;                 /* uniform: the same arguments */
+        return WH_ERR_INVALID_ARGUMENT; /* uniform: the same arguments */
     __syncthreads();
     if (threadIdx.x == 0) {
         wh__posts_go = wh__arena_lock_poll(s, tries);
@@ -434,8 +437,8 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
     if (!wh__posts_go) return WH_ERR_RETRY_LIMIT;
     wh__ring_stage_words(img, real, orig, words, true);
     __syncthreads();
-    uint32_t freed = 0;                                 /* thread 0's: parts of the next slot freed on the copy */
-    wh_arena_span held;                                 /* thread 0's: what that slot held */
+    uint32_t freed = 0; /* thread 0's: parts of the next slot freed on the copy */
+    wh_arena_span held; /* thread 0's: what that slot held */
     if (threadIdx.x == 0) {
         wh__posts_begin(copy, ring, k, s0, stride, fc, w, w_flag, w_value, &freed, consumed, f0);
         held = wh__span_load(&ring[s0]);
@@ -443,7 +446,7 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
     }
     __syncthreads();
     for (uint32_t i = 0; i < frames;) {
-        if (threadIdx.x == 0) {                         /* the posts there, up to a batch: one write-back */
+        if (threadIdx.x == 0) { /* the posts there, up to a batch: one write-back */
             uint32_t n = 0;
             bool go = wh__post_wait(posts, npost, f0 + i, tries);
             if (!go) {
@@ -468,8 +471,8 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
         }
         __syncthreads();
         uint32_t n = wh__posts_go;
-        if (n == 0) break;                              /* uniform: a post that did not come */
-        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* the words that changed, back */
+        if (n == 0) break;                               /* uniform: a post that did not come */
+        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) { /* the words that changed, back */
             uint64_t x = threadIdx.x + (uint64_t)j * blockDim.x;
             if (x < words && wh__ring_written_back(x) && img[x] != orig[j]) real[x] = img[x];
             if (x < words) orig[j] = img[x];
@@ -477,9 +480,9 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_posts_block(
         __syncthreads();
         i += n;
         if (threadIdx.x == 0) {
-            __threadfence();                            /* the block's writes (cumulative), then the count */
+            __threadfence(); /* the block's writes (cumulative), then the count */
             wh_atomic_store(consumed, f0 + i, WH_RELEASE);
-            freed = 0;                                  /* the next slot's free, ahead, on the copy only */
+            freed = 0; /* the next slot's free, ahead, on the copy only */
             if (i < frames) {
                 held = wh__span_load(&ring[(s0 + i) % k]);
                 for (int q = 0; q < 2; ++q)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena, RING policy: a replace split in two so that the block core
  * stays off the critical path of a frame (issue 3, marching cubes (c)).
  *
@@ -33,7 +34,7 @@
 #ifndef WARPHEAP_ARENA_RESERVE_H
 #define WARPHEAP_ARENA_RESERVE_H
 
-#include <string.h>   /* memset */
+#include <string.h> /* memset */
 
 /* A profiling hook: WH_ARENA_STAMP(k) marks step k of a reserve (0-3) and
  * of a block's commit (4-10).  Empty unless a program defines it before it
@@ -54,7 +55,8 @@ WH_INLINE WH_HOST_DEVICE wh_arena_span wh__span_load(const wh_arena_span *p) {
 
 WH_INLINE WH_HOST_DEVICE bool wh__span_same(const wh_arena_span *a, const wh_arena_span *b) {
     for (int p = 0; p < 2; ++p)
-        if (a->part[p].ptr != b->part[p].ptr || a->part[p].block != b->part[p].block || a->part[p].gen != b->part[p].gen)
+        if (a->part[p].ptr != b->part[p].ptr || a->part[p].block != b->part[p].block ||
+            a->part[p].gen != b->part[p].gen)
             return false;
     return a->count0 == b->count0 && a->count == b->count;
 }
@@ -78,18 +80,18 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__plan_round(uint64_t granule, uint64_t size
  * holds the rest), or false where the plan cannot tell: a request that
  * fails, or an answer past the recorded free blocks.  Mirrors its tests. */
 WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64_t base, uint64_t bytes, uint64_t count,
-                                           uint64_t stride, wh_arena_span *out) {
+                                            uint64_t stride, wh_arena_span *out) {
     if (count == 0 || stride == 0 || pl->granule == 0 || count > wh__arena_div(bytes, stride)) return false;
     uint32_t n = pl->nfree < WH_ARENA_PLAN_BLOCKS ? pl->nfree : WH_ARENA_PLAN_BLOCKS;
     uint64_t pad = stride - wh__arena_gcd(stride, pl->granule);
-    const wh_arena_plan_block *first = n && pl->blk[0].id == pl->start ? &pl->blk[0] : NULL;   /* cursor's, free */
+    const wh_arena_plan_block *first = n && pl->blk[0].id == pl->start ? &pl->blk[0] : NULL; /* cursor's, free */
     uint64_t room = first ? first->size : 0;
     uint64_t n0 = room > pad ? wh__arena_div(room - pad, stride) : 0;
     out->part[1] = wh_handle_null();
     if (n0 != 0 && n0 < count && wh__plan_round(pl->granule, count * stride + pad) > room) {
         uint64_t need1 = wh__plan_round(pl->granule, (count - n0) * stride + pad);
         const wh_arena_plan_block *b1 = NULL;
-        for (uint32_t i = 1; need1 && i < n && !b1; ++i)          /* after the cursor's block, in ring order */
+        for (uint32_t i = 1; need1 && i < n && !b1; ++i) /* after the cursor's block, in ring order */
             if (pl->blk[i].size >= need1) b1 = &pl->blk[i];
         if (!b1 && !pl->complete) return false;
         if (b1) {
@@ -109,7 +111,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64
         out->count0 = out->count = count;
         return true;
     }
-    return false;                               /* out of memory, or further on: the core says */
+    return false; /* out of memory, or further on: the core says */
 }
 
 /* The plan's quote for stride (the stride of the reservation being
@@ -137,12 +139,12 @@ WH_INLINE WH_HOST_DEVICE void wh__plan_quote(wh_arena_ring_plan *pl, uint64_t ba
  * the other; one thread runs both. */
 typedef struct wh_arena_ring_ticket {
     wh_arena_ring_plan pl;
-    wh_arena_span old;           /* what the slot held                     */
+    wh_arena_span old; /* what the slot held                     */
     wh_arena_span *slot;
     uint64_t commands, base, bytes, planned;
-    uint64_t fit;                /* the plan's quote, if the plan is current */
+    uint64_t fit; /* the plan's quote, if the plan is current */
     uint32_t policy, locked, current;
-    uint32_t partial;            /* read_handed: the quote's words only    */
+    uint32_t partial; /* read_handed: the quote's words only    */
 } wh_arena_ring_ticket;
 
 /* begin: take the lock and read the state the reserve of *slot needs.
@@ -166,7 +168,7 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_aren
     t->slot = slot;
     t->locked = 1u;
     t->partial = 0u;
-    t->pl = s->plan;                             /* all loads: independent, in flight together */
+    t->pl = s->plan; /* all loads: independent, in flight together */
     t->old = *slot;
     t->commands = s->commands;
     t->base = s->base;
@@ -186,7 +188,7 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_aren
  * and the slot holds what the plan expects.  Only the quote's words are
  * loaded; a count the quote does not answer has end read the rest. */
 WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read_handed(wh_arena_ref a, wh_arena_span *slot,
-                                                               wh_arena_ring_ticket *t) {
+                                                                wh_arena_ring_ticket *t) {
     wh_arena_state *s = a.s;
     const wh_arena_ring_plan *p = &s->plan;
     t->slot = slot;
@@ -204,7 +206,7 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read_handed(wh_arena_ref a, 
 }
 /* Both halves: */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
-                                                              wh_arena_ring_ticket *t) {
+                                                               wh_arena_ring_ticket *t) {
     WH_ARENA_STAMP(0);
     t->slot = slot;
     t->locked = 0u;
@@ -220,8 +222,8 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, w
  * the calling warp divergent at the kernel's next block barrier
  * (synccheck, bench/results/session-2026-11-25c-h100/r7). */
 WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint64_t count, uint64_t stride,
-                                                          wh_arena_span *slot) {
-    s->pending.fast = 0u;                        /* the core now, commit plans only */
+                                                         wh_arena_span *slot) {
+    s->pending.fast = 0u; /* the core now, commit plans only */
     wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
     wh__arena_note(s, st);
     wh__arena_publish(s, st);
@@ -234,10 +236,10 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint
  * opens a grid barrier), so the reservation costs no fence of its own on
  * a kernel's critical path. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_ref a, const wh_arena_ring_ticket *t,
-                                                                     uint64_t count, uint64_t stride,
-                                                                     const wh_arena_span *next) {
+                                                                      uint64_t count, uint64_t stride,
+                                                                      const wh_arena_span *next) {
     wh_arena_state *s = a.s;
-    if (!t->locked) return WH_ERR_RETRY_LIMIT;   /* begin counted it */
+    if (!t->locked) return WH_ERR_RETRY_LIMIT; /* begin counted it */
     wh_arena_span *slot = t->slot;
     wh_arena_ring_pending *p = &s->pending;
     p->slot = (uint64_t)(uintptr_t)slot;
@@ -248,12 +250,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_r
     wh_arena_span made;
     const wh_arena_ring_plan *pl = &t->pl;
     wh_arena_ring_ticket full;
-    if (stride == pl->q_stride && count - 1u < t->fit) {       /* the quote: one extent, the cursor's block */
+    if (stride == pl->q_stride && count - 1u < t->fit) { /* the quote: one extent, the cursor's block */
         made.part[0] = pl->q_h0;
         made.part[1] = wh_handle_null();
         made.count0 = made.count = count;
     } else {
-        if (t->partial) {                                      /* read_handed's: the rest of the state */
+        if (t->partial) { /* read_handed's: the rest of the state */
             wh_arena_ring_reserve_read(a, slot, &full);
             t = &full;
             pl = &t->pl;
@@ -291,7 +293,8 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_publish(wh_arena_ref a) {
  * commit); NULL: none.  The caller's fence (or the kernel's end) publishes
  * the slot.  Returns WH_OK, or the slow path's failure. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end(wh_arena_ref a, const wh_arena_ring_ticket *t,
-                                                            uint64_t count, uint64_t stride, const wh_arena_span *next) {
+                                                             uint64_t count, uint64_t stride,
+                                                             const wh_arena_span *next) {
     wh_status st = wh_arena_ring_reserve_end_deferred(a, t, count, stride, next);
     if (!t->locked) return st;
     /* last, with release: a commit that waits for the reservation
@@ -306,7 +309,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end(wh_arena_ref a, con
  * thread; not several lanes of one warp (LOCK RULE).  Returns the status:
  * WH_OK, WH_ERR_RETRY_LIMIT (no lock), or the slow path's failure. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, uint64_t count, uint64_t stride,
-                                                               wh_arena_span *slot, const wh_arena_span *next) {
+                                                                wh_arena_span *slot, const wh_arena_span *next) {
     wh_arena_ring_ticket t;
     wh_status st = wh_arena_ring_reserve_begin(a, slot, 0, &t);
     return st != WH_OK ? st : wh_arena_ring_reserve_end(a, &t, count, stride, next);
@@ -332,7 +335,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reported(const wh_arena_state *s, wh
  * held (read by the caller: a block reads it while thread 0 replaces), made
  * on s -- a scratch copy of the image, which it changes (frees held). */
 WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s, const wh_arena_span *next,
-                                                              const wh_arena_span *held) {
+                                                               const wh_arena_span *held) {
     wh_arena_ring_plan pl;
     memset(&pl, 0, sizeof pl);
     if (!next || s->policy != WH_ARENA_RING) return pl;
@@ -340,7 +343,7 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
     pl.slot = (uint64_t)(uintptr_t)next;
     pl.version = s->commands;
     for (int k = 0; k < 2; ++k)
-        if (pl.expect.part[k].ptr && wh__arena_do_free(s, pl.expect.part[k]) != WH_OK) return pl;   /* not valid */
+        if (pl.expect.part[k].ptr && wh__arena_do_free(s, pl.expect.part[k]) != WH_OK) return pl; /* not valid */
     wh_blocks *c = wh__arena_core(s);
     const wh_block *d = wh_blocks_desc(c);
     const uint32_t *gen = wh__arena_gen(s);
@@ -349,7 +352,7 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
     pl.granule = c->granule;
     for (uint32_t k = 0; k < c->capacity && x != WH_BLOCK_NONE; ++k) {
         if (d[x].state == WH_BLOCK_FREE) {
-            if (pl.nfree == WH_ARENA_PLAN_BLOCKS) break;           /* more free blocks than recorded */
+            if (pl.nfree == WH_ARENA_PLAN_BLOCKS) break; /* more free blocks than recorded */
             wh_arena_plan_block *e = &pl.blk[pl.nfree++];
             e->addr = d[x].addr;
             e->size = d[x].size;
@@ -357,7 +360,10 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
             e->gen = gen[x] + 1u;
         }
         x = wh__ring_succ(s, d, x);
-        if (x == b) { pl.complete = 1u; break; }
+        if (x == b) {
+            pl.complete = 1u;
+            break;
+        }
     }
     pl.valid = 1u;
     wh__plan_quote(&pl, s->base, s->pending.stride);
@@ -388,7 +394,7 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_reserved(wh_arena_ref a, const wh_ar
  * takes it (the lock is held); the chain's last commit has no word, and
  * unlocks. */
 typedef struct wh_arena_ring_baton {
-    uint32_t *word;              /* NULL: no hand-off, the commit unlocks */
+    uint32_t *word; /* NULL: no hand-off, the commit unlocks */
     uint32_t handed, empty;
 } wh_arena_ring_baton;
 
@@ -399,8 +405,10 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_baton wh_arena_ring_unlock_baton(void) {
 
 /* The commit's end: hand the lock on, or unlock; release either way. */
 WH_INLINE WH_HOST_DEVICE void wh__ring_release(wh_arena_state *s, wh_arena_ring_baton b) {
-    if (b.word) wh_atomic_fetch_add(b.word, b.handed, WH_RELEASE);
-    else wh__arena_unlock(s);
+    if (b.word)
+        wh_atomic_fetch_add(b.word, b.handed, WH_RELEASE);
+    else
+        wh__arena_unlock(s);
 }
 /* No reservation came: the next reserve must take the lock itself. */
 WH_INLINE WH_HOST_DEVICE void wh__ring_pass_empty(wh_arena_ring_baton b) {
@@ -426,7 +434,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__ring_written_back(uint64_t i) {
  * words others change outside the lock are read atomically, one field at a
  * time (a reserve may poll the lock by CAS meanwhile). */
 WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig, wh_arena_state *s, uint64_t words,
-                                                 bool all) {
+                                                  bool all) {
     const uint64_t *real = (const uint64_t *)s;
     for (uint64_t i = 0; i < words; ++i)
         if (!wh__arena_word_unlocked(i) && (all || wh__ring_reload_word(i))) {
@@ -446,8 +454,8 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig,
  * instead (also with no reservation in flight: `empty`).  Returns the
  * commit's status. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_ref a, const wh_arena_span *slot,
-                                                                      void *scratch, uint64_t scratch_bytes,
-                                                                      wh_arena_ring_baton baton) {
+                                                                       void *scratch, uint64_t scratch_bytes,
+                                                                       wh_arena_ring_baton baton) {
     wh_arena_state *s = a.s;
     if (!wh__ring_pending_for(s, slot)) {
         wh__ring_pass_empty(baton);
@@ -473,8 +481,8 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_
     wh__ring_release(s, baton);
     return st;
 }
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, const wh_arena_span *slot,
-                                                              void *scratch, uint64_t scratch_bytes) {
+WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, const wh_arena_span *slot, void *scratch,
+                                                               uint64_t scratch_bytes) {
     return wh_arena_ring_commit_handoff_thread(a, slot, scratch, scratch_bytes, wh_arena_ring_unlock_baton());
 }
 
@@ -502,7 +510,7 @@ typedef struct wh__ring_memo {
 WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh_arena_state *copy, const wh__ring_memo *m, wh_status *st) {
     wh_arena_ring_pending *p = &copy->pending;
     *st = WH_OK;
-    if (!p->fast) return m->state == WH__COPY_FRESH;            /* the reserve's slow path did it all */
+    if (!p->fast) return m->state == WH__COPY_FRESH; /* the reserve's slow path did it all */
     if (m->state == WH__COPY_DIRTY) return false;
     if (m->state == WH__COPY_WARM) {
         if (p->slot != m->slot || !wh__span_same(&p->old, &m->freed)) return false;
@@ -523,7 +531,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh_arena_state *copy, const w
  * copy and written to the real state whole (invalid when none), and what
  * the copy now holds. */
 WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_state *copy, const wh_arena_span *held,
-                                                wh_status st, wh__ring_memo *m) {
+                                                 wh_status st, wh__ring_memo *m) {
     m->state = WH__COPY_COLD;
     if (st != WH_OK) {
         s->plan.valid = 0u;
@@ -537,7 +545,7 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_sta
         m->slot = pl.slot;
         m->freed = pl.expect;
     } else if (pl.slot) {
-        m->state = WH__COPY_DIRTY;                             /* its free failed part way */
+        m->state = WH__COPY_DIRTY; /* its free failed part way */
     }
 }
 
@@ -548,10 +556,10 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_sta
  * commits in place), each reservation awaited with wh_backoff, tries polls
  * at most. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_ref a, const wh_arena_span *ring,
-                                                                    uint32_t k, uint32_t f0, uint32_t frames, void *scratch,
-                                                                    uint64_t scratch_bytes, uint32_t tries,
-                                                                    wh_arena_ring_baton baton,
-                                                                    wh_arena_ring_baton last) {
+                                                                     uint32_t k, uint32_t f0, uint32_t frames,
+                                                                     void *scratch, uint64_t scratch_bytes,
+                                                                     uint32_t tries, wh_arena_ring_baton baton,
+                                                                     wh_arena_ring_baton last) {
     if (!ring || k == 0) return WH_ERR_INVALID_ARGUMENT;
     wh_arena_state *s = a.s;
     uint64_t bytes = wh__arena_image_bytes(s), words = bytes / 8u;
@@ -561,7 +569,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
     wh__ring_memo memo;
     memset(&memo, 0, sizeof memo);
     memo.state = WH__COPY_DIRTY;
-    wh_status st = WH_OK;                               /* no frame: nothing to do */
+    wh_status st = WH_OK; /* no frame: nothing to do */
     bool all = true;
     for (uint32_t f = 0; f < frames; ++f) {
         const wh_arena_span *slot = &ring[(f0 + f) % k];
@@ -579,7 +587,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
         }
         wh__ring_copy_words(img, orig, s, words, all);
         if (all) memo.state = WH__COPY_FRESH;
-        if (!wh__ring_commit_copy(copy, &memo, &st)) {         /* stage again, then it commits */
+        if (!wh__ring_commit_copy(copy, &memo, &st)) { /* stage again, then it commits */
             wh__ring_copy_words(img, orig, s, words, true);
             memo.state = WH__COPY_FRESH;
             (void)wh__ring_commit_copy(copy, &memo, &st);
@@ -621,10 +629,10 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
 /* Every thread: its words of the image into the copy (smem) and orig
  * (registers): all of them, or those a kept copy reloads. */
 WH_INLINE WH_DEVICE void wh__ring_stage_words(uint64_t *img, const uint64_t *real, uint64_t *orig, uint64_t words,
-                                             bool all) {
+                                              bool all) {
     for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
-        if (i < words && (all || wh__ring_reload_word(i))) img[i] = orig[j] = __ldcg(&real[i]);   /* from L2 */
+        if (i < words && (all || wh__ring_reload_word(i))) img[i] = orig[j] = __ldcg(&real[i]); /* from L2 */
     }
 }
 /* Thread 0, the copy committed: the reservation retired, the status out. */
@@ -653,18 +661,18 @@ WH_INLINE WH_DEVICE void wh__ring_committed(wh_arena_state *copy, wh_status st, 
  * before the block's last barrier).  A frame whose reservation does not
  * come passes `empty` on and is skipped.  Returns the last frame's status
  * (WH_ERR_RETRY_LIMIT: none came; WH_OK for no frame). */
-WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
-                                                   uint32_t f0, uint32_t frames, uint64_t words, void *smem, uint32_t tries,
-                                                   bool seen, wh_arena_ring_baton baton, wh_arena_ring_baton last) {
+WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_arena_span *ring, uint32_t k, uint32_t f0,
+                                                    uint32_t frames, uint64_t words, void *smem, uint32_t tries,
+                                                    bool seen, wh_arena_ring_baton baton, wh_arena_ring_baton last) {
     __shared__ uint32_t wh__chain_go, wh__chain_status, wh__chain_all;
-    __shared__ wh_arena_span wh__chain_next;           /* the next slot's span, for the plan */
+    __shared__ wh_arena_span wh__chain_next; /* the next slot's span, for the plan */
     wh_arena_state *s = a.s, *copy = (wh_arena_state *)smem;
     uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH_ARENA_STAGE_WORDS];
-    wh__ring_memo memo;                                 /* thread 0's: what the copy holds */
+    wh__ring_memo memo; /* thread 0's: what the copy holds */
     memset(&memo, 0, sizeof memo);
     memo.state = WH__COPY_DIRTY;
-    wh_status st = WH_OK;                               /* no frame: nothing to do */
-    if (threadIdx.x == 0) wh__chain_all = 1u;           /* the first frame stages everything */
+    wh_status st = WH_OK;                     /* no frame: nothing to do */
+    if (threadIdx.x == 0) wh__chain_all = 1u; /* the first frame stages everything */
     __syncthreads();
     for (uint32_t f = 0; f < frames; ++f) {
         const wh_arena_span *slot = &ring[(f0 + f) % k];
@@ -676,7 +684,7 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
                 WH_ARENA_STAMP(4);
             }
             __syncthreads();
-            if (!wh__chain_go) {                        /* uniform; the real image unchanged */
+            if (!wh__chain_go) { /* uniform; the real image unchanged */
                 st = WH_ERR_RETRY_LIMIT;
                 continue;
             }
@@ -688,14 +696,14 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
         if (threadIdx.x == 0) {
             if (wh__chain_all) memo.state = WH__COPY_FRESH;
             bool done = wh__ring_commit_copy(copy, &memo, &st);
-            wh__chain_all = !done;                      /* false: restage first */
+            wh__chain_all = !done; /* false: restage first */
             if (done) wh__ring_committed(copy, st, &wh__chain_status);
-        } else if (threadIdx.x == 32) {                 /* meanwhile: a load from global memory, off the plan's path */
+        } else if (threadIdx.x == 32) { /* meanwhile: a load from global memory, off the plan's path */
             const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
             if (next) wh__chain_next = wh__span_load(next);
         }
         __syncthreads();
-        if (wh__chain_all) {                            /* uniform: a slow-path reserve, or not the free made */
+        if (wh__chain_all) { /* uniform: a slow-path reserve, or not the free made */
             wh__ring_stage_words(img, real, orig, words, true);
             __syncthreads();
             if (threadIdx.x == 0) {
@@ -709,26 +717,26 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
         st = (wh_status)wh__chain_status;
         if (threadIdx.x == 32 && copy->pending.fast && wh__arena_mirrors(copy, wh__ring_reported(copy, st)))
             wh__arena_mirror(copy);
-        uint64_t now[WH_ARENA_STAGE_WORDS];             /* the image after the commit: the plan changes the copy */
+        uint64_t now[WH_ARENA_STAGE_WORDS]; /* the image after the commit: the plan changes the copy */
         for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
             uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
             now[j] = i < words ? img[i] : 0u;
         }
-        __syncthreads();                                /* every word read, the mirror done with the copy */
-        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {    /* thread 0 too, before its plan */
+        __syncthreads();                                 /* every word read, the mirror done with the copy */
+        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) { /* thread 0 too, before its plan */
             uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
             if (i < words && wh__ring_written_back(i) && now[j] != orig[j]) real[i] = now[j];
             orig[j] = now[j];
         }
-        if (threadIdx.x == 0) {                         /* while the others write back */
+        if (threadIdx.x == 0) { /* while the others write back */
             WH_ARENA_STAMP(8);
             wh__ring_plan_next(s, copy, &wh__chain_next, st, &memo);
             WH_ARENA_STAMP(9);
         }
-        __syncthreads();                                /* written back, the plan made */
+        __syncthreads(); /* written back, the plan made */
         if (threadIdx.x == 0) {
             wh__arena_note(s, st);
-            wh__ring_release(s, b);                     /* release: the image, the plan, then the lock */
+            wh__ring_release(s, b); /* release: the image, the plan, then the lock */
             WH_ARENA_STAMP(10);
         }
     }
@@ -745,7 +753,7 @@ WH_INLINE WH_DEVICE bool wh__ring_can_stage(wh_arena_state *s, const void *smem,
 /* The commit in place by thread 0 (no room to stage), its status to every
  * thread through flag (shared; every thread past its last read of it). */
 WH_INLINE WH_DEVICE wh_status wh__ring_commit_in_place(wh_arena_ref a, const wh_arena_span *slot, uint32_t *flag,
-                                                      wh_arena_ring_baton baton) {
+                                                       wh_arena_ring_baton baton) {
     if (threadIdx.x == 0) *flag = (uint32_t)wh_arena_ring_commit_handoff_thread(a, slot, NULL, 0, baton);
     __syncthreads();
     return (wh_status)*flag;
@@ -756,11 +764,11 @@ WH_INLINE WH_DEVICE wh_status wh__ring_commit_in_place(wh_arena_ref a, const wh_
  * else thread 0 commits in place and makes no plan).  Nothing to do if no
  * reservation for slot is in flight.  Returns the status to every thread. */
 WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
-                                                       uint64_t smem_bytes) {
+                                                         uint64_t smem_bytes) {
     __shared__ uint32_t wh__commit_go;
     wh_arena_state *s = a.s;
     WH_ARENA_STAMP(4);
-    __syncthreads();                                    /* the flag: free to write */
+    __syncthreads(); /* the flag: free to write */
     wh_arena_ring_baton none = wh_arena_ring_unlock_baton();
     if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh__ring_commit_in_place(a, slot, &wh__commit_go, none);
     if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
@@ -776,25 +784,26 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const w
  * came (a reserve that failed to lock counted its own failure); smem as
  * wh_arena_ring_commit_block.  _handoff: the lock handed on through baton
  * (`empty` when none came). */
-WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_handoff_block(wh_arena_ref a, const wh_arena_span *slot,
-                                                               void *smem, uint64_t smem_bytes, uint32_t tries,
-                                                               wh_arena_ring_baton baton) {
+WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_handoff_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                                 uint64_t smem_bytes, uint32_t tries,
+                                                                 wh_arena_ring_baton baton) {
     __shared__ uint32_t wh__ahead_go;
     wh_arena_state *s = a.s;
-    __syncthreads();                                    /* the flag: free to write */
-    if (wh__ring_can_stage(s, smem, smem_bytes))        /* uniform */
-        return wh__ring_chain_staged(a, slot, 1u, 0u, 1u, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton, baton);
-    if (threadIdx.x == 0) {                             /* in place: thread 0 waits, then commits */
+    __syncthreads();                             /* the flag: free to write */
+    if (wh__ring_can_stage(s, smem, smem_bytes)) /* uniform */
+        return wh__ring_chain_staged(a, slot, 1u, 0u, 1u, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton,
+                                     baton);
+    if (threadIdx.x == 0) { /* in place: thread 0 waits, then commits */
         wh__ahead_go = wh_arena_ring_wait_reserved(a, slot, tries);
         if (!wh__ahead_go) wh__ring_pass_empty(baton);
     }
     __syncthreads();
     if (!wh__ahead_go) return WH_ERR_RETRY_LIMIT;
-    __syncthreads();                                    /* every thread has read the flag */
+    __syncthreads(); /* every thread has read the flag */
     return wh__ring_commit_in_place(a, slot, &wh__ahead_go, baton);
 }
 WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
-                                                             uint64_t smem_bytes, uint32_t tries) {
+                                                               uint64_t smem_bytes, uint32_t tries) {
     return wh_arena_ring_commit_handoff_block(a, slot, smem, smem_bytes, tries, wh_arena_ring_unlock_baton());
 }
 
@@ -810,18 +819,19 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, c
  * in place (one thread).  Returns the last frame's status (WH_OK for no
  * frame; WH_ERR_INVALID_ARGUMENT, nothing done, for no ring or k = 0). */
 WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_chain_block(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
-                                                             uint32_t f0, uint32_t frames, void *smem, uint64_t smem_bytes,
-                                                             uint32_t tries, wh_arena_ring_baton baton,
-                                                             wh_arena_ring_baton last) {
-    if (!ring || k == 0) return WH_ERR_INVALID_ARGUMENT;    /* uniform: the same arguments */
+                                                               uint32_t f0, uint32_t frames, void *smem,
+                                                               uint64_t smem_bytes, uint32_t tries,
+                                                               wh_arena_ring_baton baton, wh_arena_ring_baton last) {
+    if (!ring || k == 0) return WH_ERR_INVALID_ARGUMENT; /* uniform: the same arguments */
     wh_arena_state *s = a.s;
     __syncthreads();
-    if (wh__ring_can_stage(s, smem, smem_bytes))        /* uniform */
+    if (wh__ring_can_stage(s, smem, smem_bytes)) /* uniform */
         return wh__ring_chain_staged(a, ring, k, f0, frames, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton,
                                      last);
     wh_status st = WH_OK;
     for (uint32_t f = 0; f < frames; ++f)
-        st = wh_arena_ring_commit_handoff_block(a, &ring[(f0 + f) % k], NULL, 0, tries, f + 1u == frames ? last : baton);
+        st =
+            wh_arena_ring_commit_handoff_block(a, &ring[(f0 + f) % k], NULL, 0, tries, f + 1u == frames ? last : baton);
     return st;
 }
 #endif

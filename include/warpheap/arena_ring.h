@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena, ring policy (issue 3): next-fit from the end of the last
  * allocation, and spans of at most two extents.  Seed gpu-executed-heap.txt,
  * "Fragmentation" and "Heap": the seed's buffers live for a few frames and die
@@ -39,7 +40,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_start(wh_arena_state *s) {
         if (s->ring_cursor < d[b].addr + d[b].size) return b;
         b = d[b].next;
     }
-    return s->ring_head;                       /* cursor at the region's end */
+    return s->ring_head; /* cursor at the region's end */
 }
 
 /* First free block of at least size bytes in address order from `from`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena, RING policy: a reservation opened before its count is
  * known -- for one-pass producers (issue 3; seed gpu-executed-heap.txt,
  * "Example Use-Case": output whose size only the GPU learns).
@@ -42,7 +43,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__window_cap(const wh_arena_plan_block *b, u
  * nothing, the first recorded block that holds something, alone.  Empty
  * (count 0) if the plan holds nothing. */
 WH_INLINE WH_HOST_DEVICE void wh__window_on(const wh_arena_ring_plan *pl, uint64_t base, uint64_t bytes,
-                                           uint64_t stride, wh_arena_span *w) {
+                                            uint64_t stride, wh_arena_span *w) {
     memset(w, 0, sizeof *w);
     if (!stride || !pl->granule) return;
     uint32_t n = pl->nfree < WH_ARENA_PLAN_BLOCKS ? pl->nfree : WH_ARENA_PLAN_BLOCKS;
@@ -72,8 +73,8 @@ WH_INLINE WH_HOST_DEVICE void wh__window_of(const wh_arena_ring_ticket *t, uint6
  * (>= wh_arena_meta_bytes, 8-aligned; a block's smem or a global buffer),
  * the ticket updated so that close answers from it; without scratch a
  * stale plan gives an empty window.  One thread. */
-WH_INLINE WH_HOST_DEVICE void wh_arena_ring_open(wh_arena_ref a, wh_arena_ring_ticket *t, uint64_t stride, void *scratch,
-                                                uint64_t scratch_bytes, wh_arena_span *w) {
+WH_INLINE WH_HOST_DEVICE void wh_arena_ring_open(wh_arena_ref a, wh_arena_ring_ticket *t, uint64_t stride,
+                                                 void *scratch, uint64_t scratch_bytes, wh_arena_span *w) {
     wh_arena_state *s = a.s;
     uint64_t bytes = wh__arena_image_bytes(s);
     if (t->locked && !t->partial && !t->current && t->policy == WH_ARENA_RING && scratch && scratch_bytes >= bytes &&
@@ -106,24 +107,26 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_window_holds(const wh_arena_span *w, cons
  * where the window did (a window that was not this plan's: a forecast gone
  * wrong, arena_forecast.h); or the reserve's own failure. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_close_deferred(wh_arena_ref a, const wh_arena_ring_ticket *t,
-                                                               const wh_arena_span *w, uint64_t count, uint64_t stride,
-                                                               const wh_arena_span *next) {
+                                                                const wh_arena_span *w, uint64_t count, uint64_t stride,
+                                                                const wh_arena_span *next) {
     uint64_t n = count <= w->count ? count : w->count;
     wh_status st = wh_arena_ring_reserve_end_deferred(a, t, n, stride, next);
     if (st != WH_OK) return st;
-    if (!wh_arena_window_holds(w, t->slot)) st = WH_ERR_CORRUPT;   /* a window not from this plan: */
-    else if (n < count) st = WH_ERR_OUT_OF_MEMORY;                  /* the writes are elsewhere      */
-    if (st != WH_OK) {                           /* the fast path (n >= 1 from a current plan), */
-        wh__arena_note(a.s, st);                 /* so the commit reports it and mirrors it      */
+    if (!wh_arena_window_holds(w, t->slot))
+        st = WH_ERR_CORRUPT; /* a window not from this plan: */
+    else if (n < count)
+        st = WH_ERR_OUT_OF_MEMORY; /* the writes are elsewhere      */
+    if (st != WH_OK) {             /* the fast path (n >= 1 from a current plan), */
+        wh__arena_note(a.s, st);   /* so the commit reports it and mirrors it      */
         a.s->pending.status = (uint32_t)st;
     }
     return st;
 }
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_close(wh_arena_ref a, const wh_arena_ring_ticket *t,
-                                                      const wh_arena_span *w, uint64_t count, uint64_t stride,
-                                                      const wh_arena_span *next) {
+                                                       const wh_arena_span *w, uint64_t count, uint64_t stride,
+                                                       const wh_arena_span *next) {
     wh_status st = wh_arena_ring_close_deferred(a, t, w, count, stride, next);
-    if (t->locked) wh_atomic_store(&a.s->pending.active, 1u, WH_RELEASE);   /* as wh_arena_ring_reserve_end */
+    if (t->locked) wh_atomic_store(&a.s->pending.active, 1u, WH_RELEASE); /* as wh_arena_ring_reserve_end */
     return st;
 }
 

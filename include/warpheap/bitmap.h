@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical lock-free bitmap.
  *
  * Implements DynaSOAr (Springer & Masuhara, ECOOP 2019) section 4.1 and
@@ -30,19 +31,19 @@
 
 #include "warpheap/warpheap.h"
 
-#define WH_BITMAP_MAX_LEVELS 6            /* 64^6 bits: beyond any uint32 index */
-#define WH_BITMAP_MAX_BITS   0xFFFFFFC0u  /* indices are uint32_t              */
-#define WH_BITMAP_NONE       0xFFFFFFFFu  /* "no bit found"                    */
+#define WH_BITMAP_MAX_LEVELS  6           /* 64^6 bits: beyond any uint32 index */
+#define WH_BITMAP_MAX_BITS    0xFFFFFFC0u /* indices are uint32_t              */
+#define WH_BITMAP_NONE        0xFFFFFFFFu /* "no bit found"                    */
 /* Bound on every retry loop in this file.  Reaching it needs that many other
  * operations to complete in between, on the same words: it reports contention
  * far beyond any real workload, never a wait on a stalled thread. */
 #define WH_BITMAP_RETRY_LIMIT (1u << 20)
 
 typedef struct wh_bitmap {
-    uint64_t *words;                         /* all levels, level 0 first     */
-    uint32_t nbits;                          /* bits at level 0               */
-    uint32_t levels;                         /* 1 .. WH_BITMAP_MAX_LEVELS     */
-    uint32_t offset[WH_BITMAP_MAX_LEVELS];   /* first word of each level      */
+    uint64_t *words;                       /* all levels, level 0 first     */
+    uint32_t nbits;                        /* bits at level 0               */
+    uint32_t levels;                       /* 1 .. WH_BITMAP_MAX_LEVELS     */
+    uint32_t offset[WH_BITMAP_MAX_LEVELS]; /* first word of each level      */
 } wh_bitmap;
 
 /* ---- layout ---------------------------------------------------------------- */
@@ -74,7 +75,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_bitmap_layout(wh_bitmap *bm, void *mem, ui
         words = (words + 63u) / 64u;
     }
     bm->levels = l;
-    for (; l < WH_BITMAP_MAX_LEVELS; ++l) bm->offset[l] = off;   /* end marker */
+    for (; l < WH_BITMAP_MAX_LEVELS; ++l) bm->offset[l] = off; /* end marker */
     return WH_OK;
 }
 /* Total words / bytes for nbits bits, all levels. */
@@ -93,7 +94,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_fill_word(const wh_bitmap *bm, uint3
     uint32_t bits = wh_bitmap_level_bits(bm, l);
     uint32_t first = i * 64u;
     if (first + 64u <= bits) return ~0ull;
-    return (1ull << (bits - first)) - 1ull;        /* bits - first in 1..63 */
+    return (1ull << (bits - first)) - 1ull; /* bits - first in 1..63 */
 }
 
 /* ---- summary maintenance ----------------------------------------------------- */
@@ -107,12 +108,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uin
         uint64_t *below = wh_bitmap_word(bm, l, c);
         uint64_t *above = wh_bitmap_word(bm, l + 1, c >> 6);
         uint64_t bit = 1ull << (c & 63u);
-        bool flipped = false;                 /* did we change above's zero-ness? */
+        bool flipped = false; /* did we change above's zero-ness? */
         for (uint32_t n = 0;; ++n) {
             if (n == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
             bool nz = wh_atomic_load(below, WH_SEQ_CST) != 0;
-            uint64_t prev = nz ? wh_atomic_fetch_or(above, bit, WH_SEQ_CST)
-                               : wh_atomic_fetch_and(above, ~bit, WH_SEQ_CST);
+            uint64_t prev =
+                nz ? wh_atomic_fetch_or(above, bit, WH_SEQ_CST) : wh_atomic_fetch_and(above, ~bit, WH_SEQ_CST);
             uint64_t now = nz ? (prev | bit) : (prev & ~bit);
             flipped |= (prev == 0) != (now == 0);
             if ((wh_atomic_load(below, WH_SEQ_CST) != 0) == nz) break;
@@ -132,9 +133,9 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_nonzero(const wh_bitmap *bm, uint32
     uint64_t nz = 0;
 #if WH_ON_GPU
     wh_fence();
-#  define WH__SPAN_LOAD_MO WH_RELAXED
+#define WH__SPAN_LOAD_MO WH_RELAXED
 #else
-#  define WH__SPAN_LOAD_MO WH_SEQ_CST
+#define WH__SPAN_LOAD_MO WH_SEQ_CST
 #endif
     for (uint32_t i = 0; i < n; ++i)
         nz |= (uint64_t)(wh_atomic_load(wh_bitmap_word(bm, l, c0 + i), WH__SPAN_LOAD_MO) != 0) << ((c0 + i) & 63u);
@@ -159,7 +160,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm
         if (k == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
         if (nz) {
             uint64_t prev = wh_atomic_fetch_or(above, nz, WH_SEQ_CST);
-            flipped |= prev == 0;                         /* now non-zero */
+            flipped |= prev == 0; /* now non-zero */
         }
         if (span & ~nz) {
             uint64_t prev = wh_atomic_fetch_and(above, ~(span & ~nz), WH_SEQ_CST);
@@ -239,14 +240,17 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__bitmap_rot(uint64_t seed, uint32_t l) {
  * bitmap is empty, up to summaries still in flight) and clear when a lower word
  * was found empty (a transient inconsistency: worth another try). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__bitmap_descend(const wh_bitmap *bm, uint64_t seed, bool *empty) {
-    if (bm->levels == 1) {                    /* the top word is the only container */
+    if (bm->levels == 1) { /* the top word is the only container */
         *empty = wh_atomic_load(wh_bitmap_word(bm, 0, 0), WH_RELAXED) == 0;
         return *empty ? WH_BITMAP_NONE : 0u;
     }
     uint32_t c = 0;
     for (uint32_t l = bm->levels - 1; l > 0; --l) {
         uint64_t w = wh_atomic_load(wh_bitmap_word(bm, l, c), WH_RELAXED);
-        if (!w) { *empty = (l == bm->levels - 1); return WH_BITMAP_NONE; }
+        if (!w) {
+            *empty = (l == bm->levels - 1);
+            return WH_BITMAP_NONE;
+        }
         c = c * 64u + wh__bitmap_pick(w, wh__bitmap_rot(seed, l));
     }
     return c;
@@ -288,11 +292,14 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_bitmap_claim(const wh_bitmap *bm, uint64_t 
                 for (unsigned k = 0; k < want && rest; ++k) rest &= rest - 1;
                 uint64_t take = wh_rotl64(r ^ rest, rot);
                 uint64_t prev = wh_bitmap_and_not_word(bm, w, take);
-                if (prev & take) { *got = prev & take; return w; }
-                v = prev;                    /* someone took them: what is left */
+                if (prev & take) {
+                    *got = prev & take;
+                    return w;
+                }
+                v = prev; /* someone took them: what is left */
             }
         }
-        if (n >= 2) wh_backoff(n - 2);       /* contended: let the winners move on */
+        if (n >= 2) wh_backoff(n - 2); /* contended: let the winners move on */
         seed = wh_hash64(seed + n);
     }
     return WH_BITMAP_NONE;

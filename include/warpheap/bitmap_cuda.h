@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical bitmap: bulk operations on a bitmap in device memory, enqueued
  * on a stream.  The per-bit operations are the device functions of bitmap.h. */
 #ifndef WARPHEAP_BITMAP_CUDA_H
@@ -19,8 +20,8 @@ WH_API size_t wh_bitmap_indices_scratch_bytes(uint64_t nbits);
  * (room for the set bits), their number into *d_count (device memory).  One
  * kernel per level; each selected container reserves its run of the output
  * with one atomic add.  The host never waits. */
-WH_API wh_status wh_bitmap_indices_device(const wh_bitmap *bm, uint32_t *d_out, uint32_t *d_count,
-                                   void *d_scratch, cudaStream_t stream);
+WH_API wh_status wh_bitmap_indices_device(const wh_bitmap *bm, uint32_t *d_out, uint32_t *d_count, void *d_scratch,
+                                          cudaStream_t stream);
 
 /* Copy the bitmap to the host and run wh_bitmap_check_host and
  * wh_bitmap_count_host on it (synchronises the stream). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Block core: boundary-tagged blocks inside arenas, a free index, split on
  * allocation, merge with both neighbours on free.
  *
@@ -35,19 +36,19 @@
 #ifndef WARPHEAP_BLOCKS_H
 #define WARPHEAP_BLOCKS_H
 
-#include <stdlib.h>   /* abort */
-#include <string.h>   /* memset */
+#include <stdlib.h> /* abort */
+#include <string.h> /* memset */
 
 #include "warpheap/warpheap.h"
 
 #define WH_BLOCK_NONE 0xFFFFFFFFu
 
 typedef enum wh_blocks_kind {
-    WH_BLOCKS_TLSF = 0,     /* two-level segregated fit (default)     */
-    WH_BLOCKS_MAXHEAP = 1,  /* the seed's max-heap of free blocks     */
-    WH_BLOCKS_LIST = 2,     /* no index: blocks in address order only, */
-                            /* for callers that search by walking (the */
-                            /* arena's RING policy); alloc scans        */
+    WH_BLOCKS_TLSF = 0,    /* two-level segregated fit (default)     */
+    WH_BLOCKS_MAXHEAP = 1, /* the seed's max-heap of free blocks     */
+    WH_BLOCKS_LIST = 2,    /* no index: blocks in address order only, */
+                           /* for callers that search by walking (the */
+                           /* arena's RING policy); alloc scans        */
 } wh_blocks_kind;
 
 enum { WH_BLOCK_SPARE = 0, WH_BLOCK_FREE = 1, WH_BLOCK_USED = 2 };
@@ -76,27 +77,27 @@ WH_INLINE WH_HOST_DEVICE void wh__blocks_kind_missing(void) {
 typedef struct wh_block {
     uint64_t addr;
     uint64_t size;
-    uint32_t prev, next;         /* physical neighbours, NONE at arena ends  */
-    uint32_t link_prev;          /* TLSF: list links; max-heap: heap slot;   */
-    uint32_t link_next;          /* spare descriptors: next spare            */
-    uint16_t state;              /* WH_BLOCK_SPARE / FREE / USED             */
-    uint16_t index;              /* the free index holding it (when FREE)    */
+    uint32_t prev, next; /* physical neighbours, NONE at arena ends  */
+    uint32_t link_prev;  /* TLSF: list links; max-heap: heap slot;   */
+    uint32_t link_next;  /* spare descriptors: next spare            */
+    uint16_t state;      /* WH_BLOCK_SPARE / FREE / USED             */
+    uint16_t index;      /* the free index holding it (when FREE)    */
 } wh_block;
 
-#define WH_TLSF_FL 64            /* first level: floor(log2(size in granules)) */
+#define WH_TLSF_FL      64 /* first level: floor(log2(size in granules)) */
 #define WH_TLSF_SL_LOG2 5
-#define WH_TLSF_SL 32            /* second level: linear subdivisions          */
+#define WH_TLSF_SL      32 /* second level: linear subdivisions          */
 
 typedef struct wh_tlsf {
-    uint64_t fl_map;                        /* bit f: some list of row f non-empty */
-    uint32_t sl_map[WH_TLSF_FL];            /* bit s of row f: list (f,s) non-empty */
-    uint32_t head[WH_TLSF_FL][WH_TLSF_SL];  /* list heads, WH_BLOCK_NONE if empty  */
+    uint64_t fl_map;                       /* bit f: some list of row f non-empty */
+    uint32_t sl_map[WH_TLSF_FL];           /* bit s of row f: list (f,s) non-empty */
+    uint32_t head[WH_TLSF_FL][WH_TLSF_SL]; /* list heads, WH_BLOCK_NONE if empty  */
 } wh_tlsf;
 
 typedef struct wh_maxheap {
     uint32_t count;
     uint32_t pad;
-    uint64_t slots_off;          /* byte offset of its slot array from the core */
+    uint64_t slots_off; /* byte offset of its slot array from the core */
 } wh_maxheap;
 
 /* A free index: its block count and bytes, and the structure of its kind. */
@@ -104,17 +105,20 @@ typedef struct wh_free_index {
     uint32_t nfree;
     uint32_t pad;
     uint64_t free_bytes;
-    union { wh_tlsf tlsf; wh_maxheap heap; } u;
+    union {
+        wh_tlsf tlsf;
+        wh_maxheap heap;
+    } u;
 } wh_free_index;
 
 typedef struct wh_blocks {
-    uint32_t kind, nindex, capacity, spare;   /* spare: head of spare descriptors */
+    uint32_t kind, nindex, capacity, spare; /* spare: head of spare descriptors */
     uint32_t granule_log2, nused, narenas;
-    uint32_t absorb;                          /* see wh_blocks_set_absorb; NONE if unset */
+    uint32_t absorb; /* see wh_blocks_set_absorb; NONE if unset */
     uint64_t granule;
-    uint64_t arena_bytes, used_bytes;         /* sum of arena sizes, of USED blocks */
-    uint64_t index_off, desc_off;             /* byte offsets from this struct     */
-    uint64_t total_bytes;                     /* the region given to init          */
+    uint64_t arena_bytes, used_bytes; /* sum of arena sizes, of USED blocks */
+    uint64_t index_off, desc_off;     /* byte offsets from this struct     */
+    uint64_t total_bytes;             /* the region given to init          */
 } wh_blocks;
 
 /* ---- layout ------------------------------------------------------------------ */
@@ -132,9 +136,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_bytes(wh_blocks_kind kind, uint32_t 
     if (kind == WH_BLOCKS_MAXHEAP) n += wh__blocks_round8((uint64_t)nindex * capacity * sizeof(uint32_t));
     return n + (uint64_t)capacity * sizeof(wh_block);
 }
-WH_INLINE WH_HOST_DEVICE wh_block *wh_blocks_desc(const wh_blocks *c) {
-    return (wh_block *)((char *)c + c->desc_off);
-}
+WH_INLINE WH_HOST_DEVICE wh_block *wh_blocks_desc(const wh_blocks *c) { return (wh_block *)((char *)c + c->desc_off); }
 WH_INLINE WH_HOST_DEVICE wh_free_index *wh_blocks_index(const wh_blocks *c, uint32_t i) {
     return (wh_free_index *)((char *)c + c->index_off + (uint64_t)i * wh__index_stride(c->kind));
 }
@@ -151,18 +153,24 @@ WH_INLINE WH_HOST_DEVICE void wh__index_insert(wh_blocks *c, uint32_t i, uint32_
     d[b].index = (uint16_t)i;
     fi->nfree++;
     fi->free_bytes += d[b].size;
-    if (WH__KIND(c, WH_BLOCKS_TLSF)) wh_tlsf_insert(&fi->u.tlsf, d, b, c->granule_log2);
-    else if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) wh_maxheap_insert(c, &fi->u.heap, d, b);
-    else if (!WH__KIND(c, WH_BLOCKS_LIST)) wh__blocks_kind_missing();
+    if (WH__KIND(c, WH_BLOCKS_TLSF))
+        wh_tlsf_insert(&fi->u.tlsf, d, b, c->granule_log2);
+    else if (WH__KIND(c, WH_BLOCKS_MAXHEAP))
+        wh_maxheap_insert(c, &fi->u.heap, d, b);
+    else if (!WH__KIND(c, WH_BLOCKS_LIST))
+        wh__blocks_kind_missing();
 }
 WH_INLINE WH_HOST_DEVICE void wh__index_remove(wh_blocks *c, uint32_t b) {
     wh_block *d = wh_blocks_desc(c);
     wh_free_index *fi = wh_blocks_index(c, d[b].index);
     fi->nfree--;
     fi->free_bytes -= d[b].size;
-    if (WH__KIND(c, WH_BLOCKS_TLSF)) wh_tlsf_remove(&fi->u.tlsf, d, b, c->granule_log2);
-    else if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) wh_maxheap_remove(c, &fi->u.heap, d, b);
-    else if (!WH__KIND(c, WH_BLOCKS_LIST)) wh__blocks_kind_missing();
+    if (WH__KIND(c, WH_BLOCKS_TLSF))
+        wh_tlsf_remove(&fi->u.tlsf, d, b, c->granule_log2);
+    else if (WH__KIND(c, WH_BLOCKS_MAXHEAP))
+        wh_maxheap_remove(c, &fi->u.heap, d, b);
+    else if (!WH__KIND(c, WH_BLOCKS_LIST))
+        wh__blocks_kind_missing();
 }
 /* LIST: the first free block of index i (by descriptor) that has size
  * bytes, the largest (largest: true), or NONE -- a scan of every descriptor. */
@@ -207,8 +215,8 @@ WH_INLINE WH_HOST_DEVICE void wh__blocks_put_spare(wh_blocks *c, uint32_t b) {
 
 /* Lay out a core in mem (bytes long, 8-aligned).  NULL if the region is too
  * small, the granule is not a power of two or an argument is out of range. */
-WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh_blocks_kind kind,
-                                                   uint32_t nindex, uint32_t capacity, uint64_t granule) {
+WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh_blocks_kind kind, uint32_t nindex,
+                                                   uint32_t capacity, uint64_t granule) {
     if (!mem || ((uintptr_t)mem & 7u) || nindex == 0 || nindex > 0xFFFFu || capacity == 0 ||
         capacity >= WH_BLOCK_NONE || granule == 0 || (granule & (granule - 1)) ||
         (kind != WH_BLOCKS_TLSF && kind != WH_BLOCKS_MAXHEAP && kind != WH_BLOCKS_LIST) ||
@@ -230,8 +238,10 @@ WH_INLINE WH_HOST_DEVICE wh_blocks *wh_blocks_init(void *mem, uint64_t bytes, wh
         wh_free_index *fi = wh_blocks_index(c, i);
         fi->nfree = 0;
         fi->free_bytes = 0;
-        if (kind == WH_BLOCKS_TLSF) wh_tlsf_init(&fi->u.tlsf);
-        else if (kind == WH_BLOCKS_MAXHEAP) wh_maxheap_init(&fi->u.heap, slots + (uint64_t)i * capacity * sizeof(uint32_t));
+        if (kind == WH_BLOCKS_TLSF)
+            wh_tlsf_init(&fi->u.tlsf);
+        else if (kind == WH_BLOCKS_MAXHEAP)
+            wh_maxheap_init(&fi->u.heap, slots + (uint64_t)i * capacity * sizeof(uint32_t));
     }
     c->spare = WH_BLOCK_NONE;
     c->absorb = WH_BLOCK_NONE;
@@ -253,8 +263,7 @@ WH_INLINE WH_HOST_DEVICE void wh_blocks_set_absorb(wh_blocks *c, uint32_t a) {
  * Returns its descriptor (the arena's name for wh_blocks_remove_arena), or
  * NONE if misaligned, empty or no descriptor is left. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_add_arena(wh_blocks *c, uint64_t addr, uint64_t size, uint32_t i) {
-    if (size == 0 || ((addr | size) & (c->granule - 1u)) || i >= c->nindex || addr + size < addr)
-        return WH_BLOCK_NONE;
+    if (size == 0 || ((addr | size) & (c->granule - 1u)) || i >= c->nindex || addr + size < addr) return WH_BLOCK_NONE;
     uint32_t b = wh__blocks_take_spare(c);
     if (b == WH_BLOCK_NONE) return b;
     wh_block *d = wh_blocks_desc(c);
@@ -402,12 +411,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_carve(wh_blocks *c, uint32_t f, uint
         return WH_BLOCK_NONE;
     uint32_t i = d[f].index, u = f;
     wh__index_remove(c, f);
-    if (addr > d[f].addr) {                       /* the head stays free, f keeps it */
+    if (addr > d[f].addr) { /* the head stays free, f keeps it */
         u = wh__blocks_cut(c, f, addr - d[f].addr);
         wh__index_insert(c, i, f);
     }
     d[u].state = WH_BLOCK_USED;
-    wh__blocks_split(c, u, size, i);              /* the tail stays free */
+    wh__blocks_split(c, u, size, i); /* the tail stays free */
     c->nused++;
     c->used_bytes += size;
     return u;
@@ -429,8 +438,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_alloc_aligned(wh_blocks *c, uint64_t
  * (returned) the rest.  NONE if size is not strictly inside or no spare. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_split_used(wh_blocks *c, uint32_t b, uint64_t size) {
     wh_block *d = wh_blocks_desc(c);
-    if (b >= c->capacity || d[b].state != WH_BLOCK_USED || size == 0 || size >= d[b].size ||
-        (size & (c->granule - 1u)))
+    if (b >= c->capacity || d[b].state != WH_BLOCK_USED || size == 0 || size >= d[b].size || (size & (c->granule - 1u)))
         return WH_BLOCK_NONE;
     uint32_t r = wh__blocks_cut(c, b, size);
     if (r != WH_BLOCK_NONE) c->nused++;

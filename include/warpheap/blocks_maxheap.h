@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Max-heap free index: the seed's "Free-Heap" (gpu-executed-heap.txt,
  * sections "Heap" and "Fragmentation"), as a free index of the block core.
  *
@@ -72,7 +73,7 @@ WH_INLINE WH_HOST_DEVICE void wh_maxheap_remove(const wh_blocks *c, wh_maxheap *
     uint32_t moved = slot[last];
     wh__maxheap_put(slot, d, pos, moved);
     wh__maxheap_swim(slot, d, pos);
-    if (d[moved].link_prev == pos) wh__maxheap_sink(slot, d, h->count, pos);  /* did not swim */
+    if (d[moved].link_prev == pos) wh__maxheap_sink(slot, d, h->count, pos); /* did not swim */
 }
 
 /* The seed's descent: a fitting block near the smallest, or NONE. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Heap walk of the block core (blocks.h): visits every arena block by block
  * through the boundary tags and checks every invariant the core promises, so
  * tests and fuzzers can account for every byte.  Not from a seed: the seed's
@@ -19,11 +20,17 @@
 typedef struct wh_blocks_report {
     uint64_t arena_bytes, used_bytes, free_bytes, largest_free;
     uint32_t arenas, used, free, spare;
-    uint32_t error;          /* 0 if consistent, else the first failed check (line) */
-    uint32_t bad_block;      /* descriptor where it failed, or NONE                 */
+    uint32_t error;     /* 0 if consistent, else the first failed check (line) */
+    uint32_t bad_block; /* descriptor where it failed, or NONE                 */
 } wh_blocks_report;
 
-#define WH__WALK_FAIL(r, b) do { if (!(r)->error) { (r)->error = __LINE__; (r)->bad_block = (b); } } while (0)
+#define WH__WALK_FAIL(r, b)        \
+    do {                           \
+        if (!(r)->error) {         \
+            (r)->error = __LINE__; \
+            (r)->bad_block = (b);  \
+        }                          \
+    } while (0)
 
 /* Walk one arena starting at head; adds to r. */
 WH_INLINE WH_HOST_DEVICE void wh__blocks_walk_arena(const wh_blocks *c, uint32_t head, wh_blocks_report *r) {
@@ -31,18 +38,22 @@ WH_INLINE WH_HOST_DEVICE void wh__blocks_walk_arena(const wh_blocks *c, uint32_t
     uint32_t prev = WH_BLOCK_NONE;
     uint32_t b = head;
     for (uint32_t k = 0; b != WH_BLOCK_NONE; ++k, prev = b, b = d[b].next) {
-        if (k >= c->capacity || b >= c->capacity) { WH__WALK_FAIL(r, b); return; }
+        if (k >= c->capacity || b >= c->capacity) {
+            WH__WALK_FAIL(r, b);
+            return;
+        }
         const wh_block *x = &d[b];
-        if (x->state == WH_BLOCK_SPARE || x->prev != prev || x->size == 0 ||
-            ((x->addr | x->size) & (c->granule - 1u)))
+        if (x->state == WH_BLOCK_SPARE || x->prev != prev || x->size == 0 || ((x->addr | x->size) & (c->granule - 1u)))
             WH__WALK_FAIL(r, b);
         if (prev != WH_BLOCK_NONE && d[prev].addr + d[prev].size != x->addr) WH__WALK_FAIL(r, b);
         if (prev != WH_BLOCK_NONE && x->state == WH_BLOCK_FREE && d[prev].state == WH_BLOCK_FREE &&
             d[prev].index == x->index)
-            WH__WALK_FAIL(r, b);                       /* the seed's criterion */
+            WH__WALK_FAIL(r, b); /* the seed's criterion */
         r->arena_bytes += x->size;
-        if (x->state == WH_BLOCK_USED) { r->used++; r->used_bytes += x->size; }
-        else {
+        if (x->state == WH_BLOCK_USED) {
+            r->used++;
+            r->used_bytes += x->size;
+        } else {
             r->free++;
             r->free_bytes += x->size;
             if (x->size > r->largest_free) r->largest_free = x->size;
@@ -66,7 +77,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
                 if (((t->sl_map[f] >> s) & 1u) != (b != WH_BLOCK_NONE)) WH__WALK_FAIL(r, b);
                 for (; b != WH_BLOCK_NONE; prev = b, b = d[b].link_next) {
                     uint32_t ff, ss;
-                    if (b >= c->capacity || seen > c->capacity) { WH__WALK_FAIL(r, b); return seen; }
+                    if (b >= c->capacity || seen > c->capacity) {
+                        WH__WALK_FAIL(r, b);
+                        return seen;
+                    }
                     wh_tlsf_mapping(d[b].size >> c->granule_log2, &ff, &ss);
                     if (d[b].state != WH_BLOCK_FREE || d[b].index != i || ff != f || ss != s || d[b].link_prev != prev)
                         WH__WALK_FAIL(r, b);
@@ -75,14 +89,20 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
                 }
             }
         }
-    } else if (WH__KIND(c, WH_BLOCKS_LIST)) {          /* no structure: the counts must match the descriptors */
+    } else if (WH__KIND(c, WH_BLOCKS_LIST)) { /* no structure: the counts must match the descriptors */
         for (uint32_t b = 0; b < c->capacity; ++b)
-            if (d[b].state == WH_BLOCK_FREE && d[b].index == i) { seen++; bytes += d[b].size; }
+            if (d[b].state == WH_BLOCK_FREE && d[b].index == i) {
+                seen++;
+                bytes += d[b].size;
+            }
     } else if (WH__KIND(c, WH_BLOCKS_MAXHEAP)) {
         const uint32_t *slot = wh_maxheap_slots(c, &fi->u.heap);
         for (uint32_t p = 0; p < fi->u.heap.count && p < c->capacity; ++p) {
             uint32_t b = slot[p];
-            if (b >= c->capacity) { WH__WALK_FAIL(r, b); return seen; }
+            if (b >= c->capacity) {
+                WH__WALK_FAIL(r, b);
+                return seen;
+            }
             if (d[b].state != WH_BLOCK_FREE || d[b].index != i || d[b].link_prev != p ||
                 (p > 0 && d[slot[(p - 1) / 2]].size < d[b].size))
                 WH__WALK_FAIL(r, b);
@@ -90,7 +110,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_check_index(const wh_blocks *c, uin
             bytes += d[b].size;
         }
     } else {
-        WH__WALK_FAIL(r, WH_BLOCK_NONE);               /* a kind this code was built without */
+        WH__WALK_FAIL(r, WH_BLOCK_NONE); /* a kind this code was built without */
     }
     if (seen != fi->nfree || bytes != fi->free_bytes) WH__WALK_FAIL(r, WH_BLOCK_NONE);
     return seen;
@@ -103,7 +123,10 @@ WH_INLINE WH_HOST_DEVICE bool wh_blocks_check(const wh_blocks *c, wh_blocks_repo
     const wh_block *d = wh_blocks_desc(c);
     uint32_t spare = 0;
     for (uint32_t b = c->spare; b != WH_BLOCK_NONE; b = d[b].link_next) {
-        if (b >= c->capacity || spare > c->capacity || d[b].state != WH_BLOCK_SPARE) { WH__WALK_FAIL(r, b); break; }
+        if (b >= c->capacity || spare > c->capacity || d[b].state != WH_BLOCK_SPARE) {
+            WH__WALK_FAIL(r, b);
+            break;
+        }
         spare++;
     }
     r->spare = spare;

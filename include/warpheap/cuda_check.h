@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checking CUDA calls.  Every runtime call and every launch in warpheap goes
  * through one of these: a library function turns a failure into WH_ERR_CUDA
  * with the call and message in wh_last_error(); a program (test, benchmark,
@@ -11,23 +12,23 @@
 #include "warpheap/warpheap.h"
 
 /* In a function returning wh_status. */
-#define WH_CUDA_TRY(call) do {                                                   \
-        cudaError_t wh_e_ = (call);                                              \
-        if (wh_e_ != cudaSuccess)                                                \
-            return wh__fail(WH_ERR_CUDA, "%s: %s (%s:%d)", #call,                \
-                            cudaGetErrorString(wh_e_), __FILE__, __LINE__);      \
+#define WH_CUDA_TRY(call)                                                                                         \
+    do {                                                                                                          \
+        cudaError_t wh_e_ = (call);                                                                               \
+        if (wh_e_ != cudaSuccess)                                                                                 \
+            return wh__fail(WH_ERR_CUDA, "%s: %s (%s:%d)", #call, cudaGetErrorString(wh_e_), __FILE__, __LINE__); \
     } while (0)
 /* After a <<<launch>>> in a function returning wh_status. */
 #define WH_LAUNCH_TRY() WH_CUDA_TRY(cudaGetLastError())
 
 /* In programs: report and exit(1). */
-#define WH_CUDA_OR_DIE(call) do {                                                \
-        cudaError_t wh_e_ = (call);                                              \
-        if (wh_e_ != cudaSuccess) {                                              \
-            fprintf(stderr, "CUDA error at %s:%d: %s: %s\n", __FILE__, __LINE__, \
-                    #call, cudaGetErrorString(wh_e_));                           \
-            exit(1);                                                             \
-        }                                                                        \
+#define WH_CUDA_OR_DIE(call)                                                                                        \
+    do {                                                                                                            \
+        cudaError_t wh_e_ = (call);                                                                                 \
+        if (wh_e_ != cudaSuccess) {                                                                                 \
+            fprintf(stderr, "CUDA error at %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(wh_e_)); \
+            exit(1);                                                                                                \
+        }                                                                                                           \
     } while (0)
 #define WH_LAUNCH_OR_DIE() WH_CUDA_OR_DIE(cudaGetLastError())
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* warpheap device heap: wh_malloc / wh_free from any kernel (or, on the CPU
  * backend, any pthread), for any size.  See docs/heap.md.
  *
@@ -29,10 +30,10 @@
 #include "warpheap/heap_fused.h"
 
 typedef struct wh_heap_config {
-    uint64_t bytes;          /* arena size                                       */
+    uint64_t bytes; /* arena size                                       */
     wh_heap_kind kind;
-    uint32_t flags;          /* WH_HEAP_HOST, WH_HEAP_TRACK                      */
-    uint32_t segments;       /* CIRCULAR_MULTI: cursors; 0 = #SMs (host: 16).
+    uint32_t flags;    /* WH_HEAP_HOST, WH_HEAP_TRACK                      */
+    uint32_t segments; /* CIRCULAR_MULTI: cursors; 0 = #SMs (host: 16).
                               * SLAB, DEFAULT: ways per class (1, 2, 4, 8);
                               * 0 = 1; 2 from 4 GiB, 4 from 8 GiB         */
 } wh_heap_config;
@@ -61,7 +62,7 @@ typedef struct wh_heap_usage {
  * class's gate: the paper's Alloc-Dealloc, one lane a warp, at 64 KiB took
  * 1.58-2.39 ms on the H100 that way, 0.066 as runs (heap-next-h100). */
 #ifndef WH_DEFAULT_SLAB_MAX
-#  define WH_DEFAULT_SLAB_MAX (WH_SLAB_MAX / 2u)
+#define WH_DEFAULT_SLAB_MAX (WH_SLAB_MAX / 2u)
 #endif
 WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_max(uint32_t kind) {
     return kind == WH_HEAP_DEFAULT ? WH_DEFAULT_SLAB_MAX : WH_SLAB_MAX;
@@ -124,10 +125,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint32_t ki
 WH_INLINE WH_HOST_DEVICE void *wh__malloc_kind(const wh_heap *h, uint32_t kind, size_t bytes, uint32_t mask) {
     uint64_t n = (uint64_t)bytes;
     uint32_t group = wh_match_any64(mask, wh__heap_key(h, kind, n));
-    if (n == 0 || !h->ctl) return (void *)0;         /* no heap (zeroed or destroyed handle): NULL */
+    if (n == 0 || !h->ctl) return (void *)0; /* no heap (zeroed or destroyed handle): NULL */
     void *p = n > h->bytes ? (void *)0 : wh__heap_malloc_group(h, kind, n, group);
-    if (!p) wh__heap_count(&h->ctl->failed);
-    else if (h->flags & WH_HEAP_TRACK) wh__heap_track(h, (int64_t)wh__heap_counted(h, kind, n));
+    if (!p)
+        wh__heap_count(&h->ctl->failed);
+    else if (h->flags & WH_HEAP_TRACK)
+        wh__heap_track(h, (int64_t)wh__heap_counted(h, kind, n));
     return p;
 }
 
@@ -152,17 +155,19 @@ WH_INLINE WH_HOST_DEVICE void wh__paged_free(const wh_heap *h, void *p) {
     uint32_t page = (uint32_t)(off >> WH_SLAB_PAGE_SHIFT);
     uint64_t in_page = off & (WH_SLAB_PAGE - 1u);
     uint32_t info = wh_atomic_load(&h->page_info[page], WH_ACQUIRE);
-    if (info == WH_PAGE_FREE) { wh__heap_count(&h->ctl->double_frees); return; }
+    if (info == WH_PAGE_FREE) {
+        wh__heap_count(&h->ctl->double_frees);
+        return;
+    }
     if (info & WH_PAGE_RUN_HEAD) {
         if (!wh__run_free(h, info, page, in_page)) wh__heap_count(&h->ctl->foreign_frees);
         return;
     }
-    if (info & WH_PAGE_RUN_TAIL || !wh__slab_free(h, info, page, in_page))
-        wh__heap_count(&h->ctl->foreign_frees);
+    if (info & WH_PAGE_RUN_TAIL || !wh__slab_free(h, info, page, in_page)) wh__heap_count(&h->ctl->foreign_frees);
 }
 
 WH_INLINE WH_HOST_DEVICE void wh__free_kind(const wh_heap *h, uint32_t kind, void *p) {
-    if (!p || !h->ctl) return;                       /* no heap: nothing it could free */
+    if (!p || !h->ctl) return; /* no heap: nothing it could free */
     switch (kind) {
     case WH_HEAP_BUMP: wh__bump_free(h, p); break;
     case WH_HEAP_WRAP: wh__wrap_free(h, p); break;

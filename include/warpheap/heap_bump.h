@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BUMP: AtomicMalloc, register-efficient-gpu-allocators.txt section 4.1
  * (Algorithm 1): one atomic add on a shared offset; no free.
  *
@@ -21,7 +22,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__bump_malloc(const wh_heap *h, uint64_t bytes,
     if (wh_lane_id() == leader)
         off = wh_atomic_fetch_add(&h->ctl->cursor, bytes * (uint64_t)wh_popc32(group), WH_RELAXED);
     off = wh_shfl64(group, off, leader) + (uint64_t)wh_rank(group) * bytes;
-    if (off + bytes > h->bytes || off + bytes < off) return (void *)0;   /* counted by the caller */
+    if (off + bytes > h->bytes || off + bytes < off) return (void *)0; /* counted by the caller */
     return h->base + off;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CIRCULAR: CMalloc, register-efficient-gpu-allocators.txt section 5.2
  * (Algorithm 3, the pre-split of equation 1, MAX_FRAG).
  *
@@ -47,17 +48,17 @@
 
 #include "warpheap/heap_core.h"
 
-#define WH_CIRC_FREE     0xF4EEC1A5u
-#define WH_CIRC_USED     0x05EDC1A5u
-#define WH_CIRC_GONE     0x0DEAC1A5u   /* a header absorbed by a merge */
-#define WH_CIRC_MAX_FRAG 2u      /* split when the chunk is >= 2x the need  */
-#define WH_CIRC_MIN_UNITS 16u    /* smallest pre-split chunk: 256 B         */
-#define WH_CIRC_MERGES   8u      /* free neighbours a walker may absorb     */
+#define WH_CIRC_FREE      0xF4EEC1A5u
+#define WH_CIRC_USED      0x05EDC1A5u
+#define WH_CIRC_GONE      0x0DEAC1A5u /* a header absorbed by a merge */
+#define WH_CIRC_MAX_FRAG  2u          /* split when the chunk is >= 2x the need  */
+#define WH_CIRC_MIN_UNITS 16u         /* smallest pre-split chunk: 256 B         */
+#define WH_CIRC_MERGES    8u          /* free neighbours a walker may absorb     */
 
 typedef struct wh_circ_header {
     uint32_t flag;
-    uint32_t next;               /* unit of the next chunk's header        */
-    uint64_t req;                /* requested bytes while used              */
+    uint32_t next; /* unit of the next chunk's header        */
+    uint64_t req;  /* requested bytes while used              */
 } wh_circ_header;
 
 WH_INLINE WH_HOST_DEVICE wh_circ_header *wh__circ_hdr(const wh_heap *h, uint32_t unit) {
@@ -78,7 +79,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) 
         off = first + level * R + (i - (1u << level)) * size;
         next = off + size;
     } else {
-        off = first + L * R;                          /* the remainder */
+        off = first + L * R; /* the remainder */
         next = last;
         if (off >= next) return;
     }
@@ -124,9 +125,9 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_my_segment(const wh_heap *h) {
 /* A walk for one request (Algorithm 3, lines 2-3), bounded by one turn of
  * the ring in units and by WH_HEAP_RETRY_LIMIT chunks. */
 typedef struct wh_circ_walk {
-    uint64_t *cursor;        /* of the walker's segment                          */
-    uint64_t travelled;      /* units passed                                     */
-    uint32_t need;           /* units with the header                            */
+    uint64_t *cursor;   /* of the walker's segment                          */
+    uint64_t travelled; /* units passed                                     */
+    uint32_t need;      /* units with the header                            */
     uint32_t seg, off, steps;
 } wh_circ_walk;
 
@@ -169,8 +170,8 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_step(const wh_heap *h, wh_circ_walk *w, u
  * left on a header that no longer exists, so move it to off. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_absorbed(const wh_heap *h, uint32_t off, uint32_t gone) {
     uint64_t expected = gone;
-    (void)wh_atomic_cas(wh__circ_cursor_of(h, wh__circ_segment(h, gone)), &expected, (uint64_t)off,
-                        WH_RELAXED, WH_RELAXED);
+    (void)wh_atomic_cas(wh__circ_cursor_of(h, wh__circ_segment(h, gone)), &expected, (uint64_t)off, WH_RELAXED,
+                        WH_RELAXED);
 }
 
 /* Try to absorb free chunks after the locked chunk at off; returns its next. */
@@ -183,7 +184,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_absorb(const wh_heap *h, uint32_t off
         uint32_t expected = WH_CIRC_FREE;
         if (!wh_atomic_cas(&n->flag, &expected, WH_CIRC_GONE, WH_ACQ_REL, WH_RELAXED)) break;
         uint32_t nn = wh_atomic_load(&n->next, WH_ACQUIRE);
-        wh_atomic_store(&c->next, nn, WH_RELEASE);   /* n's header is now inside c */
+        wh_atomic_store(&c->next, nn, WH_RELEASE); /* n's header is now inside c */
         wh__circ_absorbed(h, off, next);
         next = nn;
     }
@@ -225,7 +226,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off,
     wh_atomic_store(&t->next, next, WH_RELAXED);
     wh_atomic_store(&t->req, 0ull, WH_RELAXED);
     wh_atomic_store(&t->flag, WH_CIRC_FREE, WH_RELEASE);
-    wh_atomic_store(&wh__circ_hdr(h, off)->next, cut, WH_RELEASE);   /* publish */
+    wh_atomic_store(&wh__circ_hdr(h, off)->next, cut, WH_RELEASE); /* publish */
     return cut;
 }
 
@@ -244,7 +245,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_malloc(const wh_heap *h, uint64_t bytes)
                 wh__circ_advance(h, wk.cursor, wk.seg, after);
                 return (uint8_t *)c + 16;
             }
-            wh_atomic_store(&c->flag, WH_CIRC_FREE, WH_RELEASE);          /* too small */
+            wh_atomic_store(&c->flag, WH_CIRC_FREE, WH_RELEASE); /* too small */
         } else {
             next = wh_atomic_load(&c->next, WH_ACQUIRE);
         }
@@ -266,8 +267,11 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
         return;
     }
     uint32_t next = wh_atomic_load(&c->next, WH_ACQUIRE);
-    if (next <= off || next > h->end) { wh__heap_count(&h->ctl->foreign_frees); return; }
-    if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) {   /* merge with next */
+    if (next <= off || next > h->end) {
+        wh__heap_count(&h->ctl->foreign_frees);
+        return;
+    }
+    if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) { /* merge with next */
         wh_circ_header *n = wh__circ_hdr(h, next);
         uint32_t expected = WH_CIRC_FREE;
         if (wh_atomic_cas(&n->flag, &expected, WH_CIRC_GONE, WH_ACQ_REL, WH_RELAXED)) {
@@ -282,7 +286,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
     wh_atomic_store(&c->req, 0ull, WH_RELAXED);
     uint32_t expected = WH_CIRC_USED;
     if (!wh_atomic_cas(&c->flag, &expected, WH_CIRC_FREE, WH_ACQ_REL, WH_RELAXED)) {
-        wh__heap_count(&h->ctl->double_frees);             /* a concurrent free won */
+        wh__heap_count(&h->ctl->double_frees); /* a concurrent free won */
         return;
     }
     wh__heap_track(h, -(int64_t)req);

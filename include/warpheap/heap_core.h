@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap: the types and helpers every allocator kind shares.
  *
  * A wh_heap is a descriptor passed by value to kernels (like a texture
@@ -29,12 +30,12 @@ typedef enum wh_heap_kind {
 } wh_heap_kind;
 
 /* wh_heap_config.flags */
-#define WH_HEAP_HOST  1u   /* arena and metadata in host memory (CPU backend)   */
-#define WH_HEAP_TRACK 2u   /* count bytes in use live, and their peak           */
-#define WH_CURSOR_STRIDE 16u  /* uint64 words between two cursors: own line     */
+#define WH_HEAP_HOST     1u  /* arena and metadata in host memory (CPU backend)   */
+#define WH_HEAP_TRACK    2u  /* count bytes in use live, and their peak           */
+#define WH_CURSOR_STRIDE 16u /* uint64 words between two cursors: own line     */
 
 #define WH_HEAP_ALIGN       16u
-#define WH_SLAB_PAGE_SHIFT  16u                    /* 64 KiB pages               */
+#define WH_SLAB_PAGE_SHIFT  16u /* 64 KiB pages               */
 #define WH_SLAB_PAGE        (1u << WH_SLAB_PAGE_SHIFT)
 /* Slab classes (wh__slab_size): 16 .. 128 B in steps of 16 (c = 0..7), eight
  * steps per doubling from 128 B to 4 KiB (c = 8..47: 144, 160, .., 256, 288,
@@ -43,8 +44,8 @@ typedef enum wh_heap_kind {
  * 64 KiB (c = 48..51: one page holds 8 .. 1 slots, so finer steps would only
  * leave the rest of the page empty). */
 #define WH_SLAB_CLASSES     52u
-#define WH_SLAB_MAX         (64u << 10)            /* 64 KiB                     */
-#define WH_HEAP_MAX_BYTES   (1ull << 36)           /* 64 GiB: 32-bit 16-B units  */
+#define WH_SLAB_MAX         (64u << 10)  /* 64 KiB                     */
+#define WH_HEAP_MAX_BYTES   (1ull << 36) /* 64 GiB: 32-bit 16-B units  */
 /* Bound on the retry loops of the heap (visits, claims).  Reaching it means
  * the heap is (nearly) exhausted or fragmented: the call fails and is counted. */
 #define WH_HEAP_RETRY_LIMIT (1u << 16)
@@ -55,57 +56,59 @@ typedef enum wh_heap_kind {
 
 /* page_info values: free, a page run's head or tail, or a slab page of class
  * c whose bump segment (if any) belongs to way w: w << 8 | (c + 1). */
-#define WH_PAGE_FREE       0u
-#define WH_PAGE_RUN_HEAD   0x80000000u   /* | number of pages                  */
-#define WH_PAGE_RUN_TAIL   0x40000000u
-#define WH_PAGE_SLAB(c, w) ((uint32_t)(w) << 8 | ((uint32_t)(c) + 1u))
-#define WH_PAGE_CLASS(info) (((info) & 0xFFu) - 1u)  /* >= WH_SLAB_CLASSES: none */
+#define WH_PAGE_FREE        0u
+#define WH_PAGE_RUN_HEAD    0x80000000u /* | number of pages                  */
+#define WH_PAGE_RUN_TAIL    0x40000000u
+#define WH_PAGE_SLAB(c, w)  ((uint32_t)(w) << 8 | ((uint32_t)(c) + 1u))
+#define WH_PAGE_CLASS(info) (((info)&0xFFu) - 1u) /* >= WH_SLAB_CLASSES: none */
 #define WH_PAGE_WAY(info)   ((info) >> 8)
 
 /* wh_heap_ctl.prof indices (WH_HEAP_PROFILE builds) */
 enum {
-    WH_PROF_SEG_CALLS,     /* leader calls of the bump-segment path          */
-    WH_PROF_SEG_EMPTY,     /* its looks that found nothing to hand out       */
-    WH_PROF_SEG_FALLBACK,  /* calls that gave up: bitmap path                */
-    WH_PROF_PREP_LOCKED,   /* segment preparations that held the class flag  */
-    WH_PROF_PREP_NONE,     /* ... that found no aligned run of free pages    */
-    WH_PROF_PREP_CYCLES,   /* leaders' clock cycles setting up, installing   */
-    WH_PROF_ORPHANS,       /* positions published as orphans                 */
-    WH_PROF_FREED_CLAIMS,  /* claims of freed slots (class bitmap)           */
-    WH_PROF_ACTIVATIONS,   /* pages activated on the bitmap path             */
-    WH_PROF_TAKE_CALLS,    /* bitmap-path calls (wh__slab_take)              */
-    WH_PROF_BEGIN_CYCLES,  /* preparers' cycles taking the flag and the run  */
-    WH_PROF_SETUP_CYCLES,  /* ... setting up the pages (group, to its barrier) */
-    WH_PROF_INSTALL_CYCLES,/* ... fence, install, flag back                  */
-    WH_PROF_SPAN_CYCLES,   /* ... the page bitmap's summary after it         */
-    WH_PROF_LEADER_CYCLES, /* leaders' cycles getting slots (all their looks) */
-    WH_PROF_RETIRE_ALL,    /* take-backs of every class's segments (pool dry) */
-    WH_PROF_BACKOFF,       /* requests sent to the bitmap path by a back-off  */
+    WH_PROF_SEG_CALLS,      /* leader calls of the bump-segment path          */
+    WH_PROF_SEG_EMPTY,      /* its looks that found nothing to hand out       */
+    WH_PROF_SEG_FALLBACK,   /* calls that gave up: bitmap path                */
+    WH_PROF_PREP_LOCKED,    /* segment preparations that held the class flag  */
+    WH_PROF_PREP_NONE,      /* ... that found no aligned run of free pages    */
+    WH_PROF_PREP_CYCLES,    /* leaders' clock cycles setting up, installing   */
+    WH_PROF_ORPHANS,        /* positions published as orphans                 */
+    WH_PROF_FREED_CLAIMS,   /* claims of freed slots (class bitmap)           */
+    WH_PROF_ACTIVATIONS,    /* pages activated on the bitmap path             */
+    WH_PROF_TAKE_CALLS,     /* bitmap-path calls (wh__slab_take)              */
+    WH_PROF_BEGIN_CYCLES,   /* preparers' cycles taking the flag and the run  */
+    WH_PROF_SETUP_CYCLES,   /* ... setting up the pages (group, to its barrier) */
+    WH_PROF_INSTALL_CYCLES, /* ... fence, install, flag back                  */
+    WH_PROF_SPAN_CYCLES,    /* ... the page bitmap's summary after it         */
+    WH_PROF_LEADER_CYCLES,  /* leaders' cycles getting slots (all their looks) */
+    WH_PROF_RETIRE_ALL,     /* take-backs of every class's segments (pool dry) */
+    WH_PROF_BACKOFF,        /* requests sent to the bitmap path by a back-off  */
     WH_PROF_COUNT
 };
 /* Their names, in order (the benches print them). */
-#define WH_PROF_NAMES                                                                                     \
-    {"seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",       \
-     "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles",      \
-     "span_cycles", "leader_cycles", "retire_all", "backoff"}
+#define WH_PROF_NAMES                                                                                      \
+    {                                                                                                      \
+        "seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",    \
+            "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles", \
+            "span_cycles", "leader_cycles", "retire_all", "backoff"                                        \
+    }
 
 /* Counters in device (or host) memory.  The cursor sits on its own 128-byte
  * line: it is the hot word of BUMP and CIRCULAR. */
 typedef struct wh_heap_ctl {
-    uint64_t cursor;                       /* bump offset / circular unit      */
+    uint64_t cursor; /* bump offset / circular unit      */
     uint64_t pad0[15];
-    uint64_t failed;                       /* failed allocations               */
+    uint64_t failed; /* failed allocations               */
     uint64_t double_frees;
     uint64_t foreign_frees;
-    uint64_t in_use;                       /* bytes in use (WH_HEAP_TRACK)     */
+    uint64_t in_use; /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
-    uint32_t activating[64];               /* slab: page activations in flight */
+    uint32_t activating[64]; /* slab: page activations in flight */
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a back-off after a failed preparation, per class and way:
      * consecutive failures << 16 | requests left to skip (heap_slab.h) */
     uint32_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
-    uint64_t pad1[11];                     /* seg starts on a 128-byte line */
+    uint64_t pad1[11]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap_slab.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
@@ -115,41 +118,41 @@ typedef struct wh_heap_ctl {
 } wh_heap_ctl;
 
 #ifdef WH_HEAP_PROFILE
-#  define WH__PROF(h, i, n) ((void)wh_atomic_fetch_add(&(h)->ctl->prof[i], (uint64_t)(n), WH_RELAXED))
+#define WH__PROF(h, i, n) ((void)wh_atomic_fetch_add(&(h)->ctl->prof[i], (uint64_t)(n), WH_RELAXED))
 #else
-#  define WH__PROF(h, i, n) ((void)0)
+#define WH__PROF(h, i, n) ((void)0)
 #endif
 /* WH__PROF_T(t): a clock stamp for WH__PROF's cycle counters; nothing (no
  * clock read, no variable) in other builds. */
 #if WH_ON_GPU && defined(WH_HEAP_PROFILE)
-#  define WH__PROF_CLOCK() clock64()
+#define WH__PROF_CLOCK() clock64()
 #else
-#  define WH__PROF_CLOCK() 0ll
+#define WH__PROF_CLOCK() 0ll
 #endif
 #ifdef WH_HEAP_PROFILE
-#  define WH__PROF_T(t) long long t = WH__PROF_CLOCK()
+#define WH__PROF_T(t) long long t = WH__PROF_CLOCK()
 #else
-#  define WH__PROF_T(t) ((void)0)
+#define WH__PROF_T(t) ((void)0)
 #endif
 
 typedef struct wh_heap {
-    uint8_t *base;           /* arena: 64 KiB aligned                            */
-    uint64_t bytes;          /* arena bytes the kind hands out                   */
+    uint8_t *base;  /* arena: 64 KiB aligned                            */
+    uint64_t bytes; /* arena bytes the kind hands out                   */
     wh_heap_ctl *ctl;
     uint32_t kind, flags;
     /* slab and default */
     uint32_t npages;
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
-    uint32_t seg_ways;       /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
-    uint32_t slab_fine;      /* all 52 classes (16 MiB and up)                   */
+    uint32_t seg_ways;                  /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
+    uint32_t slab_fine;                 /* all 52 classes (16 MiB and up)                   */
     /* bump segments (heap_slab.h, wh__seg_class): 0 none; 1 from
      * WH_SEG_MIN_PAGES pages; 2, the tiled classes too, from
      * WH_SEG_TILED_MIN_PAGES */
     uint32_t slab_segs;
-    uint32_t *page_info;     /* WH_PAGE_FREE, class + 1, or run head / tail      */
-    uint32_t *page_used;     /* live slots of a slab page (reclaim at zero)      */
-    uint64_t *page_req;      /* requested bytes of a page run                    */
-    wh_bitmap pages;         /* 1 = page free                                    */
+    uint32_t *page_info; /* WH_PAGE_FREE, class + 1, or run head / tail      */
+    uint32_t *page_used; /* live slots of a slab page (reclaim at zero)      */
+    uint64_t *page_req;  /* requested bytes of a page run                    */
+    wh_bitmap pages;     /* 1 = page free                                    */
     /* class c's slot bitmap (1 = slot free in an active page): words at
      * slot_words + slot_off[c], npages << wh__slab_lbpp(c) bits (see
      * wh__slab_bitmap: a descriptor per class would make this struct, passed
@@ -165,12 +168,12 @@ typedef struct wh_heap {
     uint32_t seg_cap[WH_SLAB_CLASSES];
     uint32_t spp_magic[WH_SLAB_CLASSES];
     /* circular */
-    uint32_t end;            /* 16-byte unit of the sentinel header              */
-    uint32_t split_root;     /* eq. 1: R in units (of one segment)               */
-    uint32_t split_levels;   /* eq. 1: levels 0..L-1                             */
-    uint32_t segments;       /* sub-heaps, one cursor each (1, or #SM for MULTI) */
-    uint32_t seg_units;      /* units of a segment (the last one takes the rest) */
-    uint64_t *cursors;       /* segments cursors, 128 bytes apart                */
+    uint32_t end;          /* 16-byte unit of the sentinel header              */
+    uint32_t split_root;   /* eq. 1: R in units (of one segment)               */
+    uint32_t split_levels; /* eq. 1: levels 0..L-1                             */
+    uint32_t segments;     /* sub-heaps, one cursor each (1, or #SM for MULTI) */
+    uint32_t seg_units;    /* units of a segment (the last one takes the rest) */
+    uint64_t *cursors;     /* segments cursors, 128 bytes apart                */
     /* this descriptor's copy in the metadata block, for the rare paths
      * (WH__RARE), written by create and reset: a handle's fields are not
      * to be changed in between */
@@ -195,7 +198,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__round16(uint64_t n) { return (n + 15u) & ~
 /* Slab class of a request: the smallest class whose slots hold n (1 <= n <= 64 KiB). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
     if (n <= 128u) return n <= 16u ? 0u : (uint32_t)((n - 1u) >> 4);
-    uint32_t k = 63u - (uint32_t)wh_clz64(n - 1u);          /* 2^k < n <= 2^(k+1), k >= 7 */
+    uint32_t k = 63u - (uint32_t)wh_clz64(n - 1u); /* 2^k < n <= 2^(k+1), k >= 7 */
     if (k < 12u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
     return 48u + (k - 12u);
 }
@@ -220,7 +223,6 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_lbpp(uint32_t c) {
     uint32_t spp = wh__slab_spp(c);
     return spp <= 1u ? 0u : 32u - (uint32_t)wh_clz32(spp - 1u);
 }
-
 
 /* A rotation seed for bitmap searches: different per thread and per call, so
  * that threads spread over different words (DynaSOAr's bitmap rotation). */
@@ -248,8 +250,8 @@ WH_INLINE WH_HOST_DEVICE void wh__heap_track(const wh_heap *h, int64_t delta) {
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const wh_heap *h, uint64_t n) {
     uint32_t c = wh__slab_class(n);
     if (h->slab_fine) return c;
-    if (c < 8u) return c < 2u ? c : (c < 4u ? 3u : 7u);      /* 16, 32, 64, 128 */
-    return c < 48u ? c | 7u : c;                               /* 256 .. 4096, then 8 .. 64 KiB */
+    if (c < 8u) return c < 2u ? c : (c < 4u ? 3u : 7u); /* 16, 32, 64, 128 */
+    return c < 48u ? c | 7u : c;                        /* 256 .. 4096, then 8 .. 64 KiB */
 }
 
 /* q / spp for class c's slots per page, by its reciprocal (no division),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CIRCULAR_FUSED: Circular Fused Malloc (CFMalloc), register-efficient-gpu-
  * allocators.txt section 5.3 -- CMalloc (section 5.2, Algorithm 3) with the
  * used flag fused into the next-offset word, so that a walk step reads one
@@ -85,16 +86,16 @@ WH_INLINE WH_HOST_DEVICE void *wh__circf_malloc(const wh_heap *h, uint64_t bytes
             next = wh__circf_absorb(h, off, next, need);
             if (next - off >= need) {
                 uint32_t cut = wh__circ_cut(off, next, need);
-                if (cut != next) {                                          /* lines 14-20 */
+                if (cut != next) { /* lines 14-20 */
                     wh_atomic_store(&wh__circ_hdr(h, cut)->req, 0ull, WH_RELAXED);
                     wh_atomic_store(wh__circf_word(h, cut), wh__circf_pack(WH_CIRC_FREE, next), WH_RELEASE);
-                    wh_atomic_store(word, wh__circf_pack(WH_CIRC_USED, cut), WH_RELEASE);   /* publish */
+                    wh_atomic_store(word, wh__circf_pack(WH_CIRC_USED, cut), WH_RELEASE); /* publish */
                 }
                 wh_atomic_store(&wh__circ_hdr(h, off)->req, bytes, WH_RELAXED);
                 wh__circ_advance(h, wk.cursor, wk.seg, cut);
                 return (uint8_t *)word + 16;
             }
-            wh_atomic_store(word, wh__circf_pack(WH_CIRC_FREE, next), WH_RELEASE);   /* too small */
+            wh_atomic_store(word, wh__circf_pack(WH_CIRC_FREE, next), WH_RELEASE); /* too small */
         } else {
             /* A lost CAS returns the word at the winner's lock, before its
              * split is published: stepping to that next would skip the whole
@@ -127,7 +128,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circf_free(const wh_heap *h, void *p) {
         wh__heap_count(freed ? &h->ctl->double_frees : &h->ctl->foreign_frees);
         return;
     }
-    if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) {   /* merge with next */
+    if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) { /* merge with next */
         uint64_t nw = wh_atomic_load(wh__circf_word(h, next), WH_ACQUIRE);
         if (wh__circf_take(h, next, nw)) merged = wh__circf_next(nw);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Page runs: the large-request path of the DEFAULT heap (requests above
  * WH_DEFAULT_SLAB_MAX, 32 KiB: one page or more).  Not in the seeds' list of
  * kinds: the register-efficient paper's section 9 asks for hybrid
@@ -24,7 +25,7 @@
 
 /* Positions i where bits i..i+n-1 of v are all set (1 <= n <= 64). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__run_starts(uint64_t v, uint32_t n) {
-    for (uint32_t k = 1; k < n && v; k <<= 1) {          /* doubling: log2(n) steps */
+    for (uint32_t k = 1; k < n && v; k <<= 1) { /* doubling: log2(n) steps */
         uint32_t s = (k <= n - k) ? k : n - k;
         v &= v >> s;
         if (s < k) break;
@@ -41,8 +42,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_try_word(const wh_heap *h, uint32_t w, uin
         unsigned i = (unsigned)(wh_ffs64(starts) - 1);
         uint64_t mask = (n == 64u ? ~0ull : ((1ull << n) - 1u)) << i;
         uint64_t prev = wh_bitmap_and_not_word(&h->pages, w, mask) & mask;
-        if (prev == mask) { *first = w * 64u + i; return true; }
-        if (prev) (void)wh_bitmap_or_word(&h->pages, w, prev);   /* put back */
+        if (prev == mask) {
+            *first = w * 64u + i;
+            return true;
+        }
+        if (prev) (void)wh_bitmap_or_word(&h->pages, w, prev); /* put back */
     }
     return false;
 }
@@ -77,22 +81,23 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_try_range(const wh_heap *h, uint32_t first
  * pages at the bottom of the next).  A run that was taken under us is
  * skipped; one pass, so bounded.  WH_BITMAP_NONE if none. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__run_scan(const wh_heap *h, uint32_t n) {
-    uint32_t words = (h->npages + 63u) / 64u, run = 0;    /* free pages before word w */
+    uint32_t words = (h->npages + 63u) / 64u, run = 0; /* free pages before word w */
     for (uint32_t w = 0; w < words; ++w) {
         uint64_t v = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
-        uint32_t low = v == ~0ull ? 64u : (uint32_t)wh_ffs64(~v) - 1u;   /* free pages at its bottom */
+        uint32_t low = v == ~0ull ? 64u : (uint32_t)wh_ffs64(~v) - 1u; /* free pages at its bottom */
         uint32_t first = WH_BITMAP_NONE;
-        if (run + low >= n) first = w * 64u - run;
+        if (run + low >= n)
+            first = w * 64u - run;
         else if (n <= 64u) {
             uint64_t starts = wh__run_starts(v, n);
             if (starts) first = w * 64u + (uint32_t)wh_ffs64(starts) - 1u;
         }
         if (first != WH_BITMAP_NONE) {
             if (wh__run_try_range(h, first, n)) return first;
-            run = 0;                                     /* changed under us: go on */
+            run = 0; /* changed under us: go on */
             continue;
         }
-        run = v == ~0ull ? run + 64u : (uint32_t)wh_clz64(~v);       /* free pages at its top */
+        run = v == ~0ull ? run + 64u : (uint32_t)wh_clz64(~v); /* free pages at its top */
     }
     return WH_BITMAP_NONE;
 }
@@ -102,12 +107,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__run_claim(const wh_heap *h, uint32_t n, ui
     uint32_t first = WH_BITMAP_NONE;
     if (n > h->npages) return WH_BITMAP_NONE;
     if (n <= 64u)
-        for (uint32_t t = 0; t < 8u; ++t) {               /* random words first  */
+        for (uint32_t t = 0; t < 8u; ++t) { /* random words first  */
             uint32_t b = wh_bitmap_try_find_set(&h->pages, wh_hash64(seed + t));
             if (b == WH_BITMAP_NONE) return WH_BITMAP_NONE;
             if (wh__run_try_word(h, b >> 6, n, &first)) return first;
         }
-    return wh__run_scan(h, n);                            /* then first fit      */
+    return wh__run_scan(h, n); /* then first fit      */
 }
 
 /* Pages a run of `bytes` takes. */
@@ -131,7 +136,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_free(const wh_heap *h, uint32_t info, uint
     if (!(info & WH_PAGE_RUN_HEAD) || in_page) return false;
     uint32_t n = info & ~WH_PAGE_RUN_HEAD, expected = info;
     if (!wh_atomic_cas(&h->page_info[p], &expected, WH_PAGE_FREE, WH_ACQ_REL, WH_RELAXED)) {
-        wh__heap_count(&h->ctl->double_frees);            /* a concurrent free won */
+        wh__heap_count(&h->ctl->double_frees); /* a concurrent free won */
         return true;
     }
     wh__heap_track(h, -(int64_t)wh_atomic_load(&h->page_req[p], WH_RELAXED));

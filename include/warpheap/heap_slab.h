@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SLAB: size classes on hierarchical bitmaps, with DynaSOAr's request
  * coalescing and bitmap rotation (dynasoar-object-allocator.txt section 4.2);
  * the slabs themselves follow Halloc as summarised in
@@ -74,13 +75,13 @@
  * allocation where one lane allocates and frees at once.
  */
 #ifndef WH_SEG_POLLS
-#  define WH_SEG_POLLS 1024u
+#define WH_SEG_POLLS 1024u
 #endif
 /* The longest sleep between two looks, 32 ns << WH_SEG_POLL_SLEEP: at a
  * cold start every warp of the grid waits for the first segments, and their
  * looks at the way's state queue up before the preparer's own atomics on it. */
 #ifndef WH_SEG_POLL_SLEEP
-#  define WH_SEG_POLL_SLEEP 4u
+#define WH_SEG_POLL_SLEEP 4u
 #endif
 /* Classes of fewer slots per page (over 512 B) take the bitmap path, but
  * for those of WH_SEG_MAX_TILED below.  When one thread set up every page
@@ -88,7 +89,7 @@
  * page activations at 4 KiB (1M threads: 8.9 ms against 0.62 ms); now the
  * preparer's group sets them up. */
 #ifndef WH_SEG_MIN_SPP
-#  define WH_SEG_MIN_SPP 128u
+#define WH_SEG_MIN_SPP 128u
 #endif
 /* The segment form of a leader's result (wh__got_seg) holds a page's tail
  * in 5 bits of 16 bytes and adds it once: right where a page holds at least
@@ -102,7 +103,7 @@
  * 4 KiB 1.75e9 -> 4.31e9 allocations/s; 16-256 B and the mixed-size
  * utilisation (91.6%, 90.9%) within their noise. */
 #ifndef WH_SEG_MAX_TILED
-#  define WH_SEG_MAX_TILED 4096u
+#define WH_SEG_MAX_TILED 4096u
 #endif
 /* ... in heaps of this many pages and up (heap_layout.c: slab_segs 2).
  * Below, where every class is a power of two (slab_fine 0) and segments
@@ -110,21 +111,21 @@
  * k-d tree's 24-page heaps (20K triangles, 20x the root list: 668 failed
  * allocations on the H100, none without them; heap-next-h100 call 5). */
 #ifndef WH_SEG_TILED_MIN_PAGES
-#  define WH_SEG_TILED_MIN_PAGES 256u
+#define WH_SEG_TILED_MIN_PAGES 256u
 #endif
 #if WH_SEG_MIN_SPP < 128u
-#  error "WH_SEG_MIN_SPP below 128: a page's tail would not fit the segment form (see WH_SEG_MAX_TILED)"
+#error "WH_SEG_MIN_SPP below 128: a page's tail would not fit the segment form (see WH_SEG_MAX_TILED)"
 #endif
 /* Heaps of fewer pages hand out no bump segments (heap_layout.c).  From 16
  * pages (1 MiB) up they do: the k-d tree's 20K-triangle builds (24 and 244
  * pages) spent 100-330K cycles an allocation of 48-128 B on the bitmap path,
  * where a segment takes one add. */
 #ifndef WH_SEG_MIN_PAGES
-#  define WH_SEG_MIN_PAGES 16u
+#define WH_SEG_MIN_PAGES 16u
 #endif
-#define WH_SEG_S_BITS 22u
-#define WH_SEG_R_SHIFT1 22u
-#define WH_SEG_R_SHIFT0 43u
+#define WH_SEG_S_BITS      22u
+#define WH_SEG_R_SHIFT1    22u
+#define WH_SEG_R_SHIFT0    43u
 #define WH_SLAB_GATE_TRIES 32u
 /* Looks for a slot in all before a request fails: past the gate, and after a
  * failed activation, when the page pool was empty for a moment. */
@@ -141,7 +142,7 @@
  * of BUMP against 1.08-1.12x, the one-lane Alloc-Dealloc at 256 B 1.4 ms
  * against 0.05. */
 #ifndef WH_SLAB_REUSE_FIRST
-#  define WH_SLAB_REUSE_FIRST 0
+#define WH_SLAB_REUSE_FIRST 0
 #endif
 #ifndef WARPHEAP_HEAP_SLAB_H
 #define WARPHEAP_HEAP_SLAB_H
@@ -157,9 +158,9 @@
  * of a chain of calls: the caller's live values sit above the callee's (at
  * 2eb8331 a chain of five calls made a 1-allocation kernel 130 registers). */
 #if WH_ON_GPU || defined(__CUDACC__)
-#  define WH__SLAB_COLD static inline __noinline__
+#define WH__SLAB_COLD static inline __noinline__
 #else
-#  define WH__SLAB_COLD WH_INLINE
+#define WH__SLAB_COLD WH_INLINE
 #endif
 #define WH__SLAB_RARE WH_INLINE
 
@@ -196,8 +197,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(uint32_t c, uint32_t p, uin
 
 /* Take a free page for class c, keep the first `want` slots (returned in *got,
  * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
-WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c, uint64_t seed,
-                                                   unsigned want, uint64_t *got) {
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c,
+                                                        uint64_t seed, unsigned want, uint64_t *got) {
     uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
     *got = 0;
     if (p == WH_BITMAP_NONE) return WH_BITMAP_NONE;
@@ -215,7 +216,8 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
     unsigned shift = (unsigned)(wh_ffs64(pmask) - 1);
     uint64_t take = (want == 64u ? ~0ull : ((1ull << want) - 1u)) << shift;
     if (pmask & ~take) (void)wh_bitmap_or_word(bm, w0, pmask & ~take);
-    for (uint32_t k = 1; k < wh__slab_page_words(c); ++k) (void)wh_bitmap_or_word(bm, w0 + k, wh__slab_word_mask(c, p, k));
+    for (uint32_t k = 1; k < wh__slab_page_words(c); ++k)
+        (void)wh_bitmap_or_word(bm, w0 + k, wh__slab_word_mask(c, p, k));
     *got = take;
     return w0;
 }
@@ -230,9 +232,12 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c,
     for (; k < nw; ++k) {
         uint64_t m = wh__slab_word_mask(c, p, k);
         prev = wh_bitmap_and_not_word(&bm, w0 + k, m) & m;
-        if (prev != m) { whole = false; break; }
+        if (prev != m) {
+            whole = false;
+            break;
+        }
     }
-    if (!whole) {                          /* a claim is in flight: put back */
+    if (!whole) { /* a claim is in flight: put back */
         if (prev) (void)wh_bitmap_or_word(&bm, w0 + k, prev);
         for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
         return;
@@ -256,7 +261,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_way(const wh_heap *h) {
     asm("mov.u32 %0, %%smid;" : "=r"(sm));
     return sm & (h->seg_ways - 1u);
 #else
-    int local;           /* a thread's stack: which way it uses stays put */
+    int local; /* a thread's stack: which way it uses stays put */
     return (uint32_t)(wh_hash64((uint64_t)(uintptr_t)&local >> 12) & (h->seg_ways - 1u));
 #endif
 }
@@ -308,11 +313,11 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
  * the GPU, where each acq_rel atomic waits for the one before; acq_rel on the
  * CPU, where ThreadSanitizer does not model a stand-alone fence. */
 #if WH_ON_GPU
-#  define WH__RUN_MO WH_RELAXED
-#  define WH__RUN_FENCE() wh_fence()
+#define WH__RUN_MO      WH_RELAXED
+#define WH__RUN_FENCE() wh_fence()
 #else
-#  define WH__RUN_MO WH_ACQ_REL
-#  define WH__RUN_FENCE() ((void)0)
+#define WH__RUN_MO      WH_ACQ_REL
+#define WH__RUN_FENCE() ((void)0)
 #endif
 #define WH__RUN_CHUNK 4u
 
@@ -327,7 +332,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__pages_dry(const wh_heap *h) {
  * taken, try elsewhere).  Its index, or WH_BITMAP_NONE. */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
     uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
-    uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit;   /* bits at multiples of npg */
+    uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit; /* bits at multiples of npg */
     uint32_t words = wh_bitmap_level_words(&h->pages, 0);
     for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
         bool empty = false;
@@ -342,7 +347,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
         }
         w &= ~(nw - 1u);
         uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
-        for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k;       /* bit i: pages i .. i+npg-1 free */
+        for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k; /* bit i: pages i .. i+npg-1 free */
         m &= starts;
         if (!m || w + nw > words) continue;
         uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
@@ -377,7 +382,6 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
     }
     return WH_BITMAP_NONE;
 }
-
 
 /* The positions [from, cap) of page p's segment that the segments of state
  * v still hold untouched (from = cap: none). */
@@ -429,7 +433,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_flag(const wh_heap *h, uint32_t c, ui
 }
 /* Flag values: free, held, or free but backing off (wh__seg_back_off: nobody
  * begins a preparation; a take-back may still lock it, and ends the back-off). */
-#define WH__SEG_HELD 1u
+#define WH__SEG_HELD    1u
 #define WH__SEG_BACKING 2u
 WH_INLINE WH_HOST_DEVICE bool wh__seg_lock(const wh_heap *h, uint32_t c, uint32_t way) {
     uint32_t *flag = wh__seg_flag(h, c, way), v = wh_atomic_load(flag, WH_RELAXED);
@@ -451,14 +455,14 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint3
  * WH_SEG_BACKOFF_MAX 0: no back-off (every request searches, and a failed
  * search takes every class's segments back, as before 2026-11-25). */
 #ifndef WH_SEG_BACKOFF_MAX
-#  define WH_SEG_BACKOFF_MAX 10u
+#define WH_SEG_BACKOFF_MAX 10u
 #endif
 WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_skip(const wh_heap *h, uint32_t c, uint32_t way) {
     return &h->ctl->seg_skip[wh__seg_index(c, way)];
 }
 /* The holder of the flag found no run: give the flag back, backing off. */
 WH_INLINE WH_HOST_DEVICE void wh__seg_back_off(const wh_heap *h, uint32_t c, uint32_t way) {
-    const uint32_t most = WH_SEG_BACKOFF_MAX;             /* a variable: no warning at 0 */
+    const uint32_t most = WH_SEG_BACKOFF_MAX; /* a variable: no warning at 0 */
     uint32_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) >> 16) + 1u;
     if (e > most) e = most;
     if (e == 0u) {
@@ -488,7 +492,7 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t
  * a free that left page p of the current segment with only untouched slots. */
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t way, uint32_t p) {
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
-    if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return;      /* nothing untouched */
+    if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return; /* nothing untouched */
     if (!wh__seg_lock(h, c, way)) return;
     wh__seg_take_back(h, c, way, p);
     wh__seg_unlock(h, c, way);
@@ -504,11 +508,11 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, u
  * fill of 256-B objects).  False: the current one has slots, or the CAS kept
  * failing (bounded): the caller installs it as the next one. */
 #ifndef WH_SEG_FRESH_TRIES
-#  define WH_SEG_FRESH_TRIES 64u   /* 0: always install as next (test_heap_stress_orphans) */
+#define WH_SEG_FRESH_TRIES 64u /* 0: always install as next (test_heap_stress_orphans) */
 #endif
 WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, uint64_t cap) {
     uint64_t v = wh_atomic_load(st, WH_RELAXED);
-    const uint32_t limit = WH_SEG_FRESH_TRIES;            /* a variable: no warning at 0 */
+    const uint32_t limit = WH_SEG_FRESH_TRIES; /* a variable: no warning at 0 */
     for (uint32_t tries = 0; tries < limit; ++tries) {
         uint64_t cap0 = wh__seg_r0(v) ? cap : 0;
         if (wh__seg_s(v) < cap0) return false;
@@ -531,7 +535,9 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t 
 }
 
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) { wh__slab_reclaim(h, c, p); }
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
+    wh__slab_reclaim(h, c, p);
+}
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire(const wh_heap *h, uint32_t c, uint32_t way, uint32_t p) {
     wh__seg_retire(h, c, way, p);
 }
@@ -548,7 +554,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__se
  * someone else holds the flag; -1: no aligned run of free pages, even after
  * taking back what the other classes' segments held. */
 WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
-                                                 uint32_t *run) {
+                                               uint32_t *run) {
     *run = WH_BITMAP_NONE;
     WH__PROF_T(t0);
     if (!wh__seg_lock(h, c, way)) return 0;
@@ -574,7 +580,7 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
         return -1;
     }
     uint32_t *sk = wh__seg_skip(h, c, way);
-    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0u, WH_RELAXED);    /* failures in a row: none */
+    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0u, WH_RELAXED); /* failures in a row: none */
     *run = got;
     WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
     return 1;
@@ -585,8 +591,8 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
  * thread alone took ~240 cycles a page on the H100, 130 us for the 1024 pages
  * of a 256 B segment).  Relaxed and not waited for (`red`): the install in
  * wh__seg_finish publishes them.  An add, not a store: see wh__slab_activate. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run,
-                                           uint32_t rank, uint32_t lanes) {
+WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run, uint32_t rank,
+                                            uint32_t lanes) {
     uint32_t shift = h->seg_shift[c], spp = wh__slab_spp(c);
     WH_PRAGMA_UNROLL1
     for (uint32_t j = rank; j < 1u << shift; j += lanes) {
@@ -637,14 +643,14 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
  * segment for every class that allocated at all.  Started after an eighth,
  * seven eighths of the segment (~30 us at a way's full rate) cover it. */
 #ifndef WH_SEG_NEXT_SHIFT
-#  define WH_SEG_NEXT_SHIFT 3u
+#define WH_SEG_NEXT_SHIFT 3u
 #endif
 /* State v has no next segment, its current one (if any) is far enough
  * along, and nobody is preparing one for class c's way: the taker that sees
  * it begins preparing it (wh__seg_begin), so that it is ready when the
  * current one runs out. */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, uint32_t way, uint64_t v) {
-    const uint32_t shift = WH_SEG_NEXT_SHIFT;             /* a variable: no warning at 0 */
+    const uint32_t shift = WH_SEG_NEXT_SHIFT; /* a variable: no warning at 0 */
     uint64_t at = wh__seg_r0(v) && shift != 0u ? wh__seg_cap(h, c) >> shift : 0u;
     return !wh__seg_r1(v) && wh__seg_s(v) >= at && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
 }
@@ -660,10 +666,10 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
  * class idle and every allocation prepares a segment again: 4.7 ms for 8448
  * allocations of 256 B on the H100, 0.21-1.79 ms without. */
 #ifndef WH_SEG_MIN_WANT
-#  define WH_SEG_MIN_WANT 1u
+#define WH_SEG_MIN_WANT 1u
 #endif
 #ifndef WH_SEG_RETIRE
-#  define WH_SEG_RETIRE 0
+#define WH_SEG_RETIRE 0
 #endif
 
 /* Does class c hand out bump segments in heaps of segment level segs
@@ -671,12 +677,12 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
  * those and the tiled ones)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_class(uint32_t c, uint32_t segs) {
     uint32_t size = wh__slab_size(c);
-    return segs && (size <= WH_SLAB_PAGE / WH_SEG_MIN_SPP ||                       /* spp >= MIN_SPP */
-                    (segs > 1u && size <= WH_SEG_MAX_TILED && !(size & (size - 1u))));   /* no tail */
+    return segs && (size <= WH_SLAB_PAGE / WH_SEG_MIN_SPP ||                           /* spp >= MIN_SPP */
+                    (segs > 1u && size <= WH_SEG_MAX_TILED && !(size & (size - 1u)))); /* no tail */
 }
 /* Does class c hand out bump segments for want slots (else: the bitmap path)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned want) {
-#if WH_ON_GPU && WH_SEG_MIN_WANT > 1    /* by default no compare on the fast path */
+#if WH_ON_GPU && WH_SEG_MIN_WANT > 1 /* by default no compare on the fast path */
     if (want < WH_SEG_MIN_WANT) return false;
 #endif
     (void)want;
@@ -696,19 +702,19 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c, unsigned 
  * registers in heap_bench, one block of 256 per SM).  v: the state word of
  * class c's way as the caller loaded it, or, if `added`, as an add of `want`
  * that the caller made returned it (wh__slab_get's fast path). */
-WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, unsigned want,
-                                              uint64_t v, bool added, uint64_t *b1, uint32_t *x2, bool *begin) {
+WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, unsigned want, uint64_t v,
+                                               bool added, uint64_t *b1, uint32_t *x2, bool *begin) {
     uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
     *x2 = 0;
     if (!wh__seg_on(h, c, want)) return 0;
     if (!added) WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     for (uint32_t n = 0; n < WH_SEG_POLLS; ++n, v = wh_atomic_load(st, WH_RELAXED), added = false) {
         uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
-        if (!added) {          /* (else the add is made: its outcome below) */
-            if (!(s < cap0 || (r1 && s - cap0 < cap))) {        /* nothing to hand out */
+        if (!added) {                                    /* (else the add is made: its outcome below) */
+            if (!(s < cap0 || (r1 && s - cap0 < cap))) { /* nothing to hand out */
                 WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
                 if (wh__seg_wants_next(h, c, way, v)) {
-                    *begin = true;                          /* prepare it, then look again */
+                    *begin = true; /* prepare it, then look again */
                     return 0;
                 }
                 /* nobody prepares one after a failure: the bitmap path */
@@ -731,7 +737,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         if (s < cap0) {
             n1 = want < cap0 - s ? want : cap0 - s;
             *b1 = (r0 - 1u) << 32 | s;
-            if (s + want >= cap0 && r1) {       /* we reached the end: rotate */
+            if (s + want >= cap0 && r1) { /* we reached the end: rotate */
                 n2 = want - n1 < cap ? want - n1 : cap;
                 if (n2) *x2 = (uint32_t)(n2 << 24 | r1);
                 (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
@@ -772,7 +778,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
         if (busy < gate || tries >= WH_SLAB_GATE_TRIES) {
             w = wh__slab_activate(h, bm, c, seed, want, got);
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
-            if (w != WH_BITMAP_NONE) {              /* its slots are counted there */
+            if (w != WH_BITMAP_NONE) { /* its slots are counted there */
                 WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
                 return w;
             }
@@ -813,10 +819,10 @@ typedef struct wh__slab_got {
     uint64_t x, y;
     uint32_t info, prep;
 } wh__slab_got;
-#define WH__GOT_SEG  0x80000000u
-#define WH__GOT_PREP 0x40000000u
-#define WH__GOT_AGAIN 0x20000000u
-#define WH__PREP_BEGIN 0xFFFFFFFEu
+#define WH__GOT_SEG     0x80000000u
+#define WH__GOT_PREP    0x40000000u
+#define WH__GOT_AGAIN   0x20000000u
+#define WH__PREP_BEGIN  0xFFFFFFFEu
 #define WH__PREP_BITMAP 0xFFFFFFFDu
 
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_none(void) {
@@ -831,8 +837,8 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_bits(uint32_t w, uint64_t got) {
 }
 /* Segment form: positions q .. q+n1-1 of segment run, then 0 .. n2-1 of
  * segment run2 (n1 + n2 <= 32 < spp: a page boundary is crossed at most once). */
-WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_seg(const wh_heap *h, uint32_t c, uint32_t run, uint32_t q,
-                                                 uint32_t n1, uint32_t run2, uint32_t n2) {
+WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_seg(const wh_heap *h, uint32_t c, uint32_t run, uint32_t q, uint32_t n1,
+                                                  uint32_t run2, uint32_t n2) {
     uint32_t shift = h->seg_shift[c], spp = h->seg_cap[c] >> shift, size = wh__slab_size(c);
     uint32_t j = wh__slab_spp_div(h, c, q), slot = q - j * spp;
     wh__slab_got g = wh__got_none();
@@ -867,7 +873,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__got_slot(const wh_heap *h, uint32_t c, const 
  * nonzero, freed slots are claimed first.  n: the group's round, for the
  * seed of the bitmap searches. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
-                                                          unsigned want, uint64_t top, uint64_t v, bool added) {
+                                                            unsigned want, uint64_t top, uint64_t v, bool added) {
     if (top && !added) {
         uint64_t got = 0;
         wh_bitmap bm = wh__slab_bitmap(h, c);
@@ -884,8 +890,10 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, ui
     unsigned k = wh__seg_take(h, c, way, want, v, added, &b1, &x2, &begin), n2 = x2 >> 24 & 127u;
     wh__slab_got g = wh__got_none();
     if (k) g = wh__got_seg(h, c, (uint32_t)(b1 >> 32), (uint32_t)b1, k - n2, (x2 & 0xFFFFFFu) - 1u, n2);
-    if (begin) g.prep = WH__PREP_BEGIN;
-    else if (!k) g.prep = WH__PREP_BITMAP;
+    if (begin)
+        g.prep = WH__PREP_BEGIN;
+    else if (!k)
+        g.prep = WH__PREP_BITMAP;
     return g;
 }
 
@@ -906,7 +914,7 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, ui
  * 16-B allocation on the H100, BUMP ~130).  Everything else:
  * wh__slab_get_rare. */
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
-                                                  unsigned want) {
+                                                   unsigned want) {
     uint64_t *st = wh__seg_state(h, c, way), cap = h->seg_cap[c];
     /* both loads issued before either is waited for: one round trip (the
      * class bitmap's top word only where freed slots come first) */
@@ -918,7 +926,7 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     /* acquire: as in wh__seg_take */
     uint64_t old = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE), s = wh__seg_s(old);
-    if (!wh__seg_r0(old) || s + want >= cap)              /* it ran out meanwhile */
+    if (!wh__seg_r0(old) || s + want >= cap) /* it ran out meanwhile */
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, 0, old, true);
     wh__slab_got g = wh__got_seg(h, c, (uint32_t)wh__seg_r0(old) - 1u, (uint32_t)s, want, 0, 0);
     if (wh__seg_wants_next(h, c, way, old)) g.prep = WH__PREP_BEGIN;
@@ -931,7 +939,7 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
  * else look again (WH__GOT_AGAIN: another preparer came first, or its
  * segment is there by now). */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
-                                                       wh__slab_got g) {
+                                                         wh__slab_got g) {
     int began = wh__seg_begin(h, c, way, wh__slab_seed(c, n), &g.prep);
     if (g.prep != WH_BITMAP_NONE) {
         g.info |= WH__GOT_PREP;
@@ -950,9 +958,9 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint3
 WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint32_t group) {
     unsigned leader = wh_leader(group), rank = wh_rank(group), count = (unsigned)wh_popc32(group), done = 0;
     bool is_leader = wh_lane_id() == leader;
-    uint32_t way = wh__seg_way(h);         /* the same in every lane: one SM */
+    uint32_t way = wh__seg_way(h); /* the same in every lane: one SM */
     void *mine = (void *)0;
-    for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) {   /* uniform in group */
+    for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT && done < count; ++n) { /* uniform in group */
         wh__slab_got g = wh__got_none();
         if (is_leader) {
             WH__PROF_T(t);
@@ -966,8 +974,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         /* the rest only where the form has it (info is the same in all the group) */
         if (!(g.info & WH__GOT_SEG) || g.info >> 6 & 63u) g.y = wh_shfl64(group, g.y, leader);
         unsigned took = wh__got_count(&g);
-        if (took == 0 && !(g.info & (WH__GOT_PREP | WH__GOT_AGAIN))) break;   /* no slot and no page */
-        if (g.info & WH__GOT_PREP) {                        /* the next segment: all of us */
+        if (took == 0 && !(g.info & (WH__GOT_PREP | WH__GOT_AGAIN))) break; /* no slot and no page */
+        if (g.info & WH__GOT_PREP) {                                        /* the next segment: all of us */
             WH__PROF_T(t0);
             g.prep = wh_shfl32(group, g.prep, leader);
             wh__seg_setup(h, c, way, g.prep, rank, count);
@@ -1004,7 +1012,8 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     }
     wh__heap_track(h, -(int64_t)size);
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
-    if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
+    if (left == 0)
+        wh__rare_reclaim(WH__RARE(h), c, page);
     else if (WH_SEG_RETIRE && wh__seg_r0(v) == (uint64_t)(page >> h->seg_shift[c]) + 1u &&
              left == wh__seg_untouched_at(lo, wh__slab_spp(c), from))
         wh__rare_retire(WH__RARE(h), c, way, page);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* WRAP: AtomicWrapMalloc (AWMalloc), register-efficient-gpu-allocators.txt
  * section 5.1 (Algorithm 2): BUMP in a circular pool.  A reservation that
  * runs past the end wraps the offset to the start with a CAS; memory is reused
@@ -18,15 +19,15 @@
 WH_INLINE WH_HOST_DEVICE uint64_t wh__wrap_reserve(const wh_heap *h, uint64_t total) {
     if (total > h->bytes) return UINT64_MAX;
     uint64_t off = wh_atomic_fetch_add(&h->ctl->cursor, total, WH_RELAXED);
-    if (off + total <= h->bytes) return off;                 /* it fits: done        */
-    uint64_t cur = off + total;                              /* the cursor we left   */
+    if (off + total <= h->bytes) return off; /* it fits: done        */
+    uint64_t cur = off + total;              /* the cursor we left   */
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT; ++n) {
-        if (wh_atomic_cas(&h->ctl->cursor, &cur, total, WH_RELAXED, WH_RELAXED)) return 0;   /* wrapped */
-        if (cur + total <= h->bytes) {                       /* someone else wrapped */
+        if (wh_atomic_cas(&h->ctl->cursor, &cur, total, WH_RELAXED, WH_RELAXED)) return 0; /* wrapped */
+        if (cur + total <= h->bytes) {                                                     /* someone else wrapped */
             off = wh_atomic_fetch_add(&h->ctl->cursor, total, WH_RELAXED);
             if (off + total <= h->bytes) return off;
             cur = off + total;
-        }                                                    /* else wrap at its value */
+        } /* else wrap at its value */
     }
     return UINT64_MAX;
 }
@@ -44,8 +45,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__wrap_malloc(const wh_heap *h, uint64_t bytes,
 /* Nothing to release; a pointer outside the pool is foreign. */
 WH_INLINE WH_HOST_DEVICE void wh__wrap_free(const wh_heap *h, void *p) {
     uint64_t off = (uint64_t)((uint8_t *)p - h->base);
-    if ((uint8_t *)p < h->base || off % WH_HEAP_ALIGN || off >= h->bytes)
-        wh__heap_count(&h->ctl->foreign_frees);
+    if ((uint8_t *)p < h->base || off % WH_HEAP_ALIGN || off >= h->bytes) wh__heap_count(&h->ctl->foreign_frees);
 }
 
 #endif /* WARPHEAP_HEAP_WRAP_H */

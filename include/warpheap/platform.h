@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* warpheap platform layer: the one place where the CPU and CUDA backends differ.
  *
  * Everything above this header (bitmap, heaps, object allocator, block core) is
@@ -21,67 +22,67 @@
 
 /* ---- qualifiers ---------------------------------------------------------- */
 #if defined(__CUDACC__)
-#  define WH_DEVICE        __device__
-#  define WH_HOST_DEVICE   __host__ __device__
-#  define WH_INLINE        static __forceinline__
-#  define WH_GLOBAL        __global__
-   /* a loop of a rare path kept rolled: fewer registers, which the whole
+#define WH_DEVICE      __device__
+#define WH_HOST_DEVICE __host__ __device__
+#define WH_INLINE      static __forceinline__
+#define WH_GLOBAL      __global__
+/* a loop of a rare path kept rolled: fewer registers, which the whole
     * kernel pays for (one count for all the code a kernel can call); the
     * device pass only (the host compiler knows no such pragma) */
-#  if defined(__CUDA_ARCH__)
-#    define WH_PRAGMA_UNROLL1 _Pragma("unroll 1")
-#  else
-#    define WH_PRAGMA_UNROLL1
-#  endif
+#if defined(__CUDA_ARCH__)
+#define WH_PRAGMA_UNROLL1 _Pragma("unroll 1")
 #else
-#  define WH_DEVICE
-#  define WH_HOST_DEVICE
-   /* the compiler decides: forcing every helper inline on the CPU makes a
+#define WH_PRAGMA_UNROLL1
+#endif
+#else
+#define WH_DEVICE
+#define WH_HOST_DEVICE
+/* the compiler decides: forcing every helper inline on the CPU makes a
     * test of the whole heap take minutes to compile, and buys nothing a
     * CPU-backend run measures */
-#  define WH_INLINE        static inline
-#  define WH_GLOBAL
-#  define WH_PRAGMA_UNROLL1
+#define WH_INLINE static inline
+#define WH_GLOBAL
+#define WH_PRAGMA_UNROLL1
 #endif
 
 #if defined(__cplusplus)
-#  define WH_EXTERN_C_BEGIN extern "C" {
-#  define WH_EXTERN_C_END   }
+#define WH_EXTERN_C_BEGIN extern "C" {
+#define WH_EXTERN_C_END   }
 #else
-#  define WH_EXTERN_C_BEGIN
-#  define WH_EXTERN_C_END
+#define WH_EXTERN_C_BEGIN
+#define WH_EXTERN_C_END
 #endif
 
 /* Marks a function the shared library exports: the public wh_ API, and the
  * few wh__ functions that public inline code and macros call.  The library
  * is built with hidden visibility, so everything else stays inside it. */
 #if defined(__GNUC__)
-#  define WH_API __attribute__((visibility("default")))
+#define WH_API __attribute__((visibility("default")))
 #else
-#  define WH_API
+#define WH_API
 #endif
 
 /* True while compiling code that runs on the GPU. */
 #if defined(__CUDA_ARCH__)
-#  define WH_ON_GPU 1
+#define WH_ON_GPU 1
 #else
-#  define WH_ON_GPU 0
+#define WH_ON_GPU 0
 #endif
 
 /* ---- memory orders ------------------------------------------------------- */
 #if WH_ON_GPU
-#  define WH_RELAXED  __NV_ATOMIC_RELAXED
-#  define WH_ACQUIRE  __NV_ATOMIC_ACQUIRE
-#  define WH_RELEASE  __NV_ATOMIC_RELEASE
-#  define WH_ACQ_REL  __NV_ATOMIC_ACQ_REL
-#  define WH_SEQ_CST  __NV_ATOMIC_SEQ_CST
-#  define WH__SCOPE   __NV_THREAD_SCOPE_DEVICE
+#define WH_RELAXED __NV_ATOMIC_RELAXED
+#define WH_ACQUIRE __NV_ATOMIC_ACQUIRE
+#define WH_RELEASE __NV_ATOMIC_RELEASE
+#define WH_ACQ_REL __NV_ATOMIC_ACQ_REL
+#define WH_SEQ_CST __NV_ATOMIC_SEQ_CST
+#define WH__SCOPE  __NV_THREAD_SCOPE_DEVICE
 #else
-#  define WH_RELAXED  __ATOMIC_RELAXED
-#  define WH_ACQUIRE  __ATOMIC_ACQUIRE
-#  define WH_RELEASE  __ATOMIC_RELEASE
-#  define WH_ACQ_REL  __ATOMIC_ACQ_REL
-#  define WH_SEQ_CST  __ATOMIC_SEQ_CST
+#define WH_RELAXED __ATOMIC_RELAXED
+#define WH_ACQUIRE __ATOMIC_ACQUIRE
+#define WH_RELEASE __ATOMIC_RELEASE
+#define WH_ACQ_REL __ATOMIC_ACQ_REL
+#define WH_SEQ_CST __ATOMIC_SEQ_CST
 #endif
 
 /* ---- atomics on plain words ---------------------------------------------- *
@@ -90,47 +91,49 @@
  * failure *expected receives the current value).  Loads are atomic and so
  * bypass the GPU's incoherent L1: a plain load may see a stale line forever. */
 #if WH_ON_GPU
-#  define wh_atomic_load(p, mo)          __nv_atomic_load_n((p), (mo), WH__SCOPE)
-#  define wh_atomic_store(p, v, mo)      __nv_atomic_store_n((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_fetch_add(p, v, mo)  __nv_atomic_fetch_add((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_fetch_sub(p, v, mo)  __nv_atomic_fetch_sub((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_fetch_or(p, v, mo)   __nv_atomic_fetch_or((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_fetch_and(p, v, mo)  __nv_atomic_fetch_and((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_fetch_xor(p, v, mo)  __nv_atomic_fetch_xor((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_fetch_max(p, v, mo)  __nv_atomic_fetch_max((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_exchange(p, v, mo)   __nv_atomic_exchange_n((p), (v), (mo), WH__SCOPE)
-#  define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
-     __nv_atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail), WH__SCOPE)
-#  define wh_fence()                     __nv_atomic_thread_fence(WH_SEQ_CST, WH__SCOPE)
+#define wh_atomic_load(p, mo)         __nv_atomic_load_n((p), (mo), WH__SCOPE)
+#define wh_atomic_store(p, v, mo)     __nv_atomic_store_n((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_fetch_add(p, v, mo) __nv_atomic_fetch_add((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_fetch_sub(p, v, mo) __nv_atomic_fetch_sub((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_fetch_or(p, v, mo)  __nv_atomic_fetch_or((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_fetch_and(p, v, mo) __nv_atomic_fetch_and((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_fetch_xor(p, v, mo) __nv_atomic_fetch_xor((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_fetch_max(p, v, mo) __nv_atomic_fetch_max((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_exchange(p, v, mo)  __nv_atomic_exchange_n((p), (v), (mo), WH__SCOPE)
+#define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
+    __nv_atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail), WH__SCOPE)
+#define wh_fence() __nv_atomic_thread_fence(WH_SEQ_CST, WH__SCOPE)
 /* Relaxed add whose result nobody reads: `red`, which the thread does not wait
  * for, so a loop of them issues back to back (an `atom` waits for its answer). */
 WH_INLINE __device__ void wh_atomic_add_relaxed(uint32_t *p, uint32_t v) {
     asm volatile("red.relaxed.gpu.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 #else
-#  define wh_atomic_load(p, mo)          __atomic_load_n((p), (mo))
-#  define wh_atomic_store(p, v, mo)      __atomic_store_n((p), (v), (mo))
-#  define wh_atomic_fetch_add(p, v, mo)  __atomic_fetch_add((p), (v), (mo))
-#  define wh_atomic_fetch_sub(p, v, mo)  __atomic_fetch_sub((p), (v), (mo))
-#  define wh_atomic_fetch_or(p, v, mo)   __atomic_fetch_or((p), (v), (mo))
-#  define wh_atomic_fetch_and(p, v, mo)  __atomic_fetch_and((p), (v), (mo))
-#  define wh_atomic_fetch_xor(p, v, mo)  __atomic_fetch_xor((p), (v), (mo))
-#  define wh_atomic_fetch_max(p, v, mo)  wh__cpu_fetch_max((p), (v), (mo))
-#  define wh_atomic_exchange(p, v, mo)   __atomic_exchange_n((p), (v), (mo))
-#  define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
-     __atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail))
-   /* ThreadSanitizer does not model a stand-alone fence: the portable core uses
+#define wh_atomic_load(p, mo)         __atomic_load_n((p), (mo))
+#define wh_atomic_store(p, v, mo)     __atomic_store_n((p), (v), (mo))
+#define wh_atomic_fetch_add(p, v, mo) __atomic_fetch_add((p), (v), (mo))
+#define wh_atomic_fetch_sub(p, v, mo) __atomic_fetch_sub((p), (v), (mo))
+#define wh_atomic_fetch_or(p, v, mo)  __atomic_fetch_or((p), (v), (mo))
+#define wh_atomic_fetch_and(p, v, mo) __atomic_fetch_and((p), (v), (mo))
+#define wh_atomic_fetch_xor(p, v, mo) __atomic_fetch_xor((p), (v), (mo))
+#define wh_atomic_fetch_max(p, v, mo) wh__cpu_fetch_max((p), (v), (mo))
+#define wh_atomic_exchange(p, v, mo)  __atomic_exchange_n((p), (v), (mo))
+#define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
+    __atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail))
+/* ThreadSanitizer does not model a stand-alone fence: the portable core uses
     * ordered read-modify-writes instead and keeps wh_fence() for the few places
     * that must order plain data (e.g. before publishing a block). */
-#  define wh_fence()                     __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#  define wh_atomic_add_relaxed(p, v)    ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
+#define wh_fence()                  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define wh_atomic_add_relaxed(p, v) ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
 /* GCC has no __atomic_fetch_max before 13: a CAS loop, lock-free like the GPU's. */
-#  define wh__cpu_fetch_max(p, v, mo) __extension__({                          \
-     __typeof__(*(p)) wh__old = __atomic_load_n((p), __ATOMIC_RELAXED);          \
-     __typeof__(*(p)) wh__v = (v);                                               \
-     while (wh__old < wh__v && !__atomic_compare_exchange_n((p), &wh__old, wh__v, \
-                                   false, (mo), __ATOMIC_RELAXED)) {}            \
-     wh__old; })
+#define wh__cpu_fetch_max(p, v, mo)                                                                                    \
+    __extension__({                                                                                                    \
+        __typeof__(*(p)) wh__old = __atomic_load_n((p), __ATOMIC_RELAXED);                                             \
+        __typeof__(*(p)) wh__v = (v);                                                                                  \
+        while (wh__old < wh__v && !__atomic_compare_exchange_n((p), &wh__old, wh__v, false, (mo), __ATOMIC_RELAXED)) { \
+        }                                                                                                              \
+        wh__old;                                                                                                       \
+    })
 #endif
 
 /* ---- bit operations (64- and 32-bit) -------------------------------------- */
@@ -216,7 +219,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_mulhi32(uint32_t a, uint32_t b) {
 /* Index (0-based) of the k-th set bit of x (k counts from 0); 64 if x has fewer.
  * Used to hand each lane its slot out of a leader's coalesced reservation. */
 WH_INLINE WH_HOST_DEVICE int wh_nth_set_bit64(uint64_t x, unsigned k) {
-    for (unsigned i = 0; i < k && x; ++i) x &= x - 1;   /* drop the k lowest */
+    for (unsigned i = 0; i < k && x; ++i) x &= x - 1; /* drop the k lowest */
     return x ? wh_ffs64(x) - 1 : 64;
 }
 /* floor(log2(x)) for x > 0; -1 for 0. */
@@ -228,9 +231,9 @@ WH_INLINE WH_HOST_DEVICE int wh_log2_64(uint64_t x) { return 63 - wh_clz64(x); }
  * converged (wh_active_mask() at function entry, or wh_match_any() on a key).
  * On the CPU a warp has one lane, so coalescing code runs with one participant. */
 #if WH_ON_GPU
-#  define WH_WARP_SIZE 32
+#define WH_WARP_SIZE 32
 #else
-#  define WH_WARP_SIZE 1
+#define WH_WARP_SIZE 1
 #endif
 
 WH_INLINE WH_HOST_DEVICE unsigned wh_lane_id(void) {
@@ -261,7 +264,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_shfl32(uint32_t mask, uint32_t v, unsigned 
 #if WH_ON_GPU
     return __shfl_sync(mask, v, (int)src);
 #else
-    (void)mask; (void)src;
+    (void)mask;
+    (void)src;
     return v;
 #endif
 }
@@ -269,7 +273,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_shfl64(uint32_t mask, uint64_t v, unsigned 
 #if WH_ON_GPU
     return __shfl_sync(mask, (unsigned long long)v, (int)src);
 #else
-    (void)mask; (void)src;
+    (void)mask;
+    (void)src;
     return v;
 #endif
 }
@@ -278,7 +283,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_match_any64(uint32_t mask, uint64_t key) {
 #if WH_ON_GPU
     return __match_any_sync(mask, (unsigned long long)key);
 #else
-    (void)mask; (void)key;
+    (void)mask;
+    (void)key;
     return 1u;
 #endif
 }

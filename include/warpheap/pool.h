@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* warpheap host pool: a caching, stream-ordered pool of device memory for
  * host code (issue 6; seed futhark-tagged-free-list.txt in front of the block
  * core of gpu-executed-heap.txt).  See docs/pool.md.
@@ -23,17 +24,17 @@ WH_EXTERN_C_BEGIN
 typedef struct wh_pool wh_pool;
 
 typedef enum wh_pool_backend {
-    WH_POOL_AUTO = 0,     /* CUDA in a CUDA build (WH_ERR_NO_DEVICE without
+    WH_POOL_AUTO = 0, /* CUDA in a CUDA build (WH_ERR_NO_DEVICE without
                              a GPU), CPU in a build without CUDA          */
-    WH_POOL_CPU = 1,      /* arenas in host memory, streams opaque          */
-    WH_POOL_CUDA = 2,     /* arenas from cudaMalloc, cudaEvents for streams */
+    WH_POOL_CPU = 1,  /* arenas in host memory, streams opaque          */
+    WH_POOL_CUDA = 2, /* arenas from cudaMalloc, cudaEvents for streams */
 } wh_pool_backend;
 
 /* How the pool gets memory from the driver. */
 typedef enum wh_pool_growth {
-    WH_POOL_GROW_DEFAULT = 0,  /* see wh_pool_create                               */
-    WH_POOL_GROW_ARENAS = 1,   /* separate cudaMalloc arenas, kept until trimmed    */
-    WH_POOL_GROW_VMM = 2,      /* one reserved address range; physical memory mapped
+    WH_POOL_GROW_DEFAULT = 0, /* see wh_pool_create                               */
+    WH_POOL_GROW_ARENAS = 1,  /* separate cudaMalloc arenas, kept until trimmed    */
+    WH_POOL_GROW_VMM = 2,     /* one reserved address range; physical memory mapped
                                   (cuMemCreate/cuMemMap) where blocks need it, in
                                   pieces up to 112 MiB.  Past the peak in use +
                                   1/10 (up to 14/100 for requests large against
@@ -51,41 +52,41 @@ typedef enum wh_pool_growth {
 
 typedef struct wh_pool_config {
     wh_pool_backend backend;
-    size_t alignment;          /* of every pointer; power of two up to
+    size_t alignment;     /* of every pointer; power of two up to
                                   WH_POOL_MAX_ALIGNMENT; 0 = 256                  */
-    size_t max_bytes;          /* cap on reserved bytes; 0 = what the driver has */
-    size_t small_arena;        /* arena for requests <= 1 MiB; 0 = 2 MiB         */
-    size_t medium_arena;       /* arena for requests < 10 MiB; 0 = 20 MiB        */
-    uint32_t max_blocks;       /* block descriptors; 0 = 2^18                     */
-    uint32_t max_streams;      /* distinct streams; 0 = 16, at most 62            */
-    wh_blocks_kind index;      /* free index; default TLSF                        */
+    size_t max_bytes;     /* cap on reserved bytes; 0 = what the driver has */
+    size_t small_arena;   /* arena for requests <= 1 MiB; 0 = 2 MiB         */
+    size_t medium_arena;  /* arena for requests < 10 MiB; 0 = 20 MiB        */
+    uint32_t max_blocks;  /* block descriptors; 0 = 2^18                     */
+    uint32_t max_streams; /* distinct streams; 0 = 16, at most 62            */
+    wh_blocks_kind index; /* free index; default TLSF                        */
     /* CPU backend only (tests): whether work is still queued on a stream.  An
      * event recorded on a busy stream is not complete.  NULL: never busy. */
     bool (*stream_busy)(wh_stream stream, void *user);
     void *stream_busy_user;
-    uint32_t stream_wait_ms;   /* CPU backend only: how long a call that must
+    uint32_t stream_wait_ms; /* CPU backend only: how long a call that must
                                   wait for a busy stream (exhaustion, trim,
                                   forget_stream) waits, the pool's lock released,
                                   before it gives up: the blocks stay unavailable
                                   and wh_last_error names the busy streams.  0:
                                   no wait (a busy stream is like an unfinished
                                   event query).  CUDA waits for the stream.    */
-    wh_pool_growth growth;     /* default: VMM where the driver can reserve a
+    wh_pool_growth growth;   /* default: VMM where the driver can reserve a
                                   range, else ARENAS (wh_pool_create)             */
-    size_t vmm_range;          /* VMM: address range; 0 = 2x max_bytes, else 2x the
+    size_t vmm_range;        /* VMM: address range; 0 = 2x max_bytes, else 2x the
                                   device's memory (CPU backend: 4 GiB)            */
-    size_t vmm_granule;        /* VMM, CPU backend only: mapping granule, a power of
+    size_t vmm_granule;      /* VMM, CPU backend only: mapping granule, a power of
                                   two >= 4 KiB; 0 = 64 KiB (CUDA: the driver's)    */
 } wh_pool_config;
 
 typedef struct wh_pool_stats {
-    uint64_t in_use, in_use_peak;        /* bytes of live allocations (rounded)   */
-    uint64_t requested;                  /* bytes asked for by live allocations   */
-    uint64_t reserved, reserved_peak;    /* bytes of arenas held from the driver   */
-    uint64_t cached;                     /* reserved - in_use                     */
-    uint64_t largest_free;               /* largest free block, any stream         */
-    uint64_t allocs, frees, failures;    /* calls that succeeded / failed          */
-    uint64_t tag_hits;                   /* allocations served by a kept block: of
+    uint64_t in_use, in_use_peak;     /* bytes of live allocations (rounded)   */
+    uint64_t requested;               /* bytes asked for by live allocations   */
+    uint64_t reserved, reserved_peak; /* bytes of arenas held from the driver   */
+    uint64_t cached;                  /* reserved - in_use                     */
+    uint64_t largest_free;            /* largest free block, any stream         */
+    uint64_t allocs, frees, failures; /* calls that succeeded / failed          */
+    uint64_t tag_hits;                /* allocations served by a kept block: of
                                             their tag, (untagged, <= 64 KiB) of
                                             their power-of-two size class, or
                                             (untagged, larger) the hot block: the
@@ -96,9 +97,9 @@ typedef struct wh_pool_stats {
      * the pieces it maps and one per move; a move is one piece unmapped and
      * its memory mapped again elsewhere) */
     uint64_t growths, moves, bytes_released;
-    uint64_t driver_ns;                  /* time in those calls (CUDA backend)    */
-    uint64_t pending;                    /* freed blocks waiting for other streams */
-    uint64_t tag_cached;                 /* blocks held for their tag              */
+    uint64_t driver_ns;  /* time in those calls (CUDA backend)    */
+    uint64_t pending;    /* freed blocks waiting for other streams */
+    uint64_t tag_cached; /* blocks held for their tag              */
 } wh_pool_stats;
 
 /* cfg may be NULL for defaults. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* warpheap object allocator: typed objects in SOA blocks (DynaSOAr in C).
  *
  * Declare a class once with an X-macro of its fields:
@@ -46,9 +47,9 @@ WH_API void wh__soa_for_host(uint64_t n, uint32_t threads, wh__soa_for_fn fn, co
 WH_EXTERN_C_END
 
 #if defined(__cplusplus)
-#  define WH__TYPEOF(x) decltype(x)
+#define WH__TYPEOF(x) decltype(x)
 #else
-#  define WH__TYPEOF(x) __typeof__(x)
+#define WH__TYPEOF(x) __typeof__(x)
 #endif
 
 /* ---- classes ------------------------------------------------------------------ */
@@ -56,93 +57,116 @@ WH_EXTERN_C_END
 
 /* Generated helpers may go unused in a program: no warning for that. */
 #define WH__SOA_FN WH_INLINE WH_HOST_DEVICE __attribute__((unused))
-#define WH__SOA_HANDLE(Name, ID, PARENT_ID)                                             \
-    typedef struct Name { uint64_t p; } Name;                                          \
-    enum { Name##_TYPE = (ID), Name##__PARENT = (PARENT_ID) };                          \
-    WH__SOA_FN uint64_t Name##__ptr(Name o) { return o.p; }                             \
-    WH__SOA_FN Name Name##_from(uint64_t p) { Name o; o.p = p; return o; }              \
+#define WH__SOA_HANDLE(Name, ID, PARENT_ID)                    \
+    typedef struct Name {                                      \
+        uint64_t p;                                            \
+    } Name;                                                    \
+    enum { Name##_TYPE = (ID), Name##__PARENT = (PARENT_ID) }; \
+    WH__SOA_FN uint64_t Name##__ptr(Name o) { return o.p; }    \
+    WH__SOA_FN Name Name##_from(uint64_t p) {                  \
+        Name o;                                                \
+        o.p = p;                                               \
+        return o;                                              \
+    }                                                          \
     WH__SOA_FN bool Name##_is_null(Name o) { return o.p == 0; }
 
 /* Name##__layout gives each field its offset; Name##__end the bytes an
  * object takes in the SOA arrays: the end of its last field, without the
  * struct's tail padding (a trailing char sits right after the last field).
  * Only the arrays need alignment, not each object (DynaSOAr 6.2). */
-#define WH_SOA_CLASS(Name, ID, FIELDS)                                                 \
-    typedef struct Name##__layout { FIELDS(WH__SOA_DECL) } Name##__layout;              \
-    typedef struct Name##__end { FIELDS(WH__SOA_DECL) char end; } Name##__end;          \
+#define WH_SOA_CLASS(Name, ID, FIELDS) \
+    typedef struct Name##__layout {    \
+        FIELDS(WH__SOA_DECL)           \
+    } Name##__layout;                  \
+    typedef struct Name##__end {       \
+        FIELDS(WH__SOA_DECL) char end; \
+    } Name##__end;                     \
     WH__SOA_HANDLE(Name, ID, -1)
 
-#define WH_SOA_SUBCLASS(Name, ID, Parent, FIELDS)                                      \
-    typedef struct Name##__layout { Parent##__layout base; FIELDS(WH__SOA_DECL) } Name##__layout; \
-    typedef struct Name##__end { Parent##__layout base; FIELDS(WH__SOA_DECL) char end; } Name##__end; \
-    WH__SOA_HANDLE(Name, ID, Parent##_TYPE)                                             \
+#define WH_SOA_SUBCLASS(Name, ID, Parent, FIELDS) \
+    typedef struct Name##__layout {               \
+        Parent##__layout base;                    \
+        FIELDS(WH__SOA_DECL)                      \
+    } Name##__layout;                             \
+    typedef struct Name##__end {                  \
+        Parent##__layout base;                    \
+        FIELDS(WH__SOA_DECL) char end;            \
+    } Name##__end;                                \
+    WH__SOA_HANDLE(Name, ID, Parent##_TYPE)       \
     WH__SOA_FN Parent Name##_super(Name o) { return Parent##_from(o.p); }
 
 /* No fields of its own (for WH_SOA_SUBCLASS). */
+/* clang-format off */
 #define WH_SOA_NO_FIELDS(F)
+/* clang-format on */
 
 /* Descriptors for wh_soa_config.types, in type id order. */
 #define WH_SOA_SIZE(Name) ((uint32_t)offsetof(Name##__end, end))
-#define WH_SOA_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, WH_SOA_SIZE(Name), (int32_t)Name##__PARENT, 0u }
-#define WH_SOA_ABSTRACT_TYPE(Name) { #Name, (uint32_t)Name##_TYPE, WH_SOA_SIZE(Name), (int32_t)Name##__PARENT, 1u }
+#define WH_SOA_TYPE(Name) \
+    { #Name, (uint32_t)Name##_TYPE, WH_SOA_SIZE(Name), (int32_t)Name##__PARENT, 0u }
+#define WH_SOA_ABSTRACT_TYPE(Name) \
+    { #Name, (uint32_t)Name##_TYPE, WH_SOA_SIZE(Name), (int32_t)Name##__PARENT, 1u }
 
 /* Pointer to / lvalue of a field of obj (of class Class or a subclass). */
-#define WH_FIELD(Class, obj, field)                                                    \
-    ((WH__TYPEOF(((Class##__layout *)0)->field) *)wh_soa_field(Class##__ptr(obj),       \
-        offsetof(Class##__layout, field), sizeof(((Class##__layout *)0)->field)))
+#define WH_FIELD(Class, obj, field)                                                                                 \
+    ((WH__TYPEOF(((Class##__layout *)0)->field) *)wh_soa_field(Class##__ptr(obj), offsetof(Class##__layout, field), \
+                                                               sizeof(((Class##__layout *)0)->field)))
 #define WH_GET(Class, obj, field) (*WH_FIELD(Class, obj, field))
 
 /* Device code: soa is a wh_soa (by value, as kernels receive it) or *pointer. */
-#define WH_SOA_NEW(soa_ptr, Class) Class##_from(wh_soa_alloc((soa_ptr), Class##_TYPE))
+#define WH_SOA_NEW(soa_ptr, Class)   Class##_from(wh_soa_alloc((soa_ptr), Class##_TYPE))
 #define WH_SOA_DESTROY(soa_ptr, obj) wh_soa_free((soa_ptr), (obj).p)
 /* Runtime type test: p (a uint64_t object pointer) is of class Class or below. */
-#define WH_SOA_IS(soa_ptr, p, Class) \
-    ((p) != 0 && ((soa_ptr)->subtypes[Class##_TYPE] >> wh_soa_ptr_type(p)) & 1u)
+#define WH_SOA_IS(soa_ptr, p, Class) ((p) != 0 && ((soa_ptr)->subtypes[Class##_TYPE] >> wh_soa_ptr_type(p)) & 1u)
 
 /* ---- parallel_do / parallel_new ------------------------------------------------- *
  * Kernels take the heap and the context as __grid_constant__ parameters, so
  * the pointers handed to the user's function address the parameter space
  * instead of a per-thread copy of the (1.5 KB) descriptor. */
 #if defined(__CUDACC__)
-#define WH__SOA_DO_KERNEL(Class, func, Ctx)                                             \
-    static __global__ void Class##__##func##__kernel(const __grid_constant__ wh_soa s, uint32_t t,     \
-                                                     const __grid_constant__ Ctx ctx) {              \
-        uint32_t cap = s.cap[t];                                                        \
-        uint32_t per = (gridDim.x * blockDim.x) / cap;  /* blocks in flight */          \
-        uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                           \
-        if (tid >= per * cap) return;                                                   \
-        uint32_t slot = tid % cap, n = *s.do_count;                                     \
-        for (uint32_t k = tid / cap; k < n; k += per) {                                 \
-            uint64_t p = wh__soa_do_object(&s, s.do_blocks[k], t, slot);                \
-            if (p) func(&s, Class##_from(p), &ctx);                                     \
-        }                                                                               \
+#define WH__SOA_DO_KERNEL(Class, func, Ctx)                                                        \
+    static __global__ void Class##__##func##__kernel(const __grid_constant__ wh_soa s, uint32_t t, \
+                                                     const __grid_constant__ Ctx ctx) {            \
+        uint32_t cap = s.cap[t];                                                                   \
+        uint32_t per = (gridDim.x * blockDim.x) / cap; /* blocks in flight */                      \
+        uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                                      \
+        if (tid >= per * cap) return;                                                              \
+        uint32_t slot = tid % cap, n = *s.do_count;                                                \
+        for (uint32_t k = tid / cap; k < n; k += per) {                                            \
+            uint64_t p = wh__soa_do_object(&s, s.do_blocks[k], t, slot);                           \
+            if (p) func(&s, Class##_from(p), &ctx);                                                \
+        }                                                                                          \
     }
-#define WH__SOA_DO_LAUNCH(Class, func)                                                  \
-    { wh_status st_ = wh__soa_prepare_device(s, u);                                     \
-      if (st_ != WH_OK) return st_;                                                     \
-      Class##__##func##__kernel<<<s->do_threads / 256u, 256u>>>(*s, u, ctx);            \
-      WH_LAUNCH_TRY(); }
+#define WH__SOA_DO_LAUNCH(Class, func)                                         \
+    {                                                                          \
+        wh_status st_ = wh__soa_prepare_device(s, u);                          \
+        if (st_ != WH_OK) return st_;                                          \
+        Class##__##func##__kernel<<<s->do_threads / 256u, 256u>>>(*s, u, ctx); \
+        WH_LAUNCH_TRY();                                                       \
+    }
 /* parallel_new: one warp per chunk of cap objects (wh__soa_new_chunk). */
-#define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                            \
+#define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                          \
     static __global__ void Class##__##init##__newkernel(const __grid_constant__ wh_soa s, uint64_t n, \
-                                                        const __grid_constant__ Ctx ctx) {         \
-        uint64_t cap = s.cap[Class##_TYPE];                                             \
-        uint64_t first = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32u * cap; \
-        if (first >= n) return;                              /* whole warps */          \
-        unsigned cnt = (unsigned)(n - first < cap ? n - first : cap), lane = threadIdx.x % 32u; \
-        uint64_t got = 0;                                                               \
-        uint32_t b = lane == 0 ? wh__soa_new_chunk(&s, Class##_TYPE, cnt, &got) : 0u;   \
-        b = wh_shfl32(0xFFFFFFFFu, b, 0);                                               \
-        got = wh_shfl64(0xFFFFFFFFu, got, 0);                                           \
-        for (unsigned r = lane; r < cnt; r += 32u) {                                    \
-            Class o = Class##_from(wh__soa_chunk_object(&s, Class##_TYPE, b, got, r));  \
-            if (o.p) init(&s, o, first + r, &ctx);                                      \
-        }                                                                               \
+                                                        const __grid_constant__ Ctx ctx) {            \
+        uint64_t cap = s.cap[Class##_TYPE];                                                           \
+        uint64_t first = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32u * cap;               \
+        if (first >= n) return; /* whole warps */                                                     \
+        unsigned cnt = (unsigned)(n - first < cap ? n - first : cap), lane = threadIdx.x % 32u;       \
+        uint64_t got = 0;                                                                             \
+        uint32_t b = lane == 0 ? wh__soa_new_chunk(&s, Class##_TYPE, cnt, &got) : 0u;                 \
+        b = wh_shfl32(0xFFFFFFFFu, b, 0);                                                             \
+        got = wh_shfl64(0xFFFFFFFFu, got, 0);                                                         \
+        for (unsigned r = lane; r < cnt; r += 32u) {                                                  \
+            Class o = Class##_from(wh__soa_chunk_object(&s, Class##_TYPE, b, got, r));                \
+            if (o.p) init(&s, o, first + r, &ctx);                                                    \
+        }                                                                                             \
     }
-#define WH__SOA_NEW_LAUNCH(Class, init)                                                 \
-    { uint64_t warps_ = (n + s->cap[Class##_TYPE] - 1u) / s->cap[Class##_TYPE];        \
-      Class##__##init##__newkernel<<<(unsigned)((warps_ + 7u) / 8u), 256u>>>(*s, n, ctx); \
-      WH_LAUNCH_TRY(); }
+#define WH__SOA_NEW_LAUNCH(Class, init)                                                     \
+    {                                                                                       \
+        uint64_t warps_ = (n + s->cap[Class##_TYPE] - 1u) / s->cap[Class##_TYPE];           \
+        Class##__##init##__newkernel<<<(unsigned)((warps_ + 7u) / 8u), 256u>>>(*s, n, ctx); \
+        WH_LAUNCH_TRY();                                                                    \
+    }
 #else
 #define WH__SOA_DO_KERNEL(Class, func, Ctx)
 #define WH__SOA_DO_LAUNCH(Class, func) return WH_ERR_UNSUPPORTED;
@@ -150,88 +174,98 @@ WH_EXTERN_C_END
 #define WH__SOA_NEW_LAUNCH(Class, init) return WH_ERR_UNSUPPORTED;
 #endif
 
-#define WH_SOA_PARALLEL_DO(Class, func, Ctx)                                            \
-    static void Class##__##func##__range(const wh_soa *s, uint32_t t, const uint32_t *blocks, \
-                                         uint32_t k0, uint32_t k1, const void *ctx) {   \
-        for (uint32_t k = k0; k < k1; ++k)                                              \
-            for (uint32_t slot = 0; slot < s->cap[t]; ++slot) {                         \
-                uint64_t p = wh__soa_do_object(s, blocks[k], t, slot);                  \
-                if (p) func(s, Class##_from(p), (const Ctx *)ctx);                      \
-            }                                                                           \
-    }                                                                                   \
-    WH__SOA_DO_KERNEL(Class, func, Ctx)                                                 \
-    static wh_status Class##_parallel_do_##func(const wh_soa *s, Ctx ctx) {             \
-        uint32_t types = s->subtypes[Class##_TYPE];                                     \
-        for (uint32_t u = 0; types; ++u, types >>= 1) {                                 \
-            if (!(types & 1u) || !s->cap[u]) continue;                                  \
-            if (s->on_device) WH__SOA_DO_LAUNCH(Class, func)                            \
-            else {                                                                      \
-                wh_status st_ = wh__soa_do_host(s, u, Class##__##func##__range, &ctx);  \
-                if (st_ != WH_OK) return st_;                                           \
-            }                                                                           \
-        }                                                                               \
-        return WH_OK;                                                                   \
+#define WH_SOA_PARALLEL_DO(Class, func, Ctx)                                                               \
+    static void Class##__##func##__range(const wh_soa *s, uint32_t t, const uint32_t *blocks, uint32_t k0, \
+                                         uint32_t k1, const void *ctx) {                                   \
+        for (uint32_t k = k0; k < k1; ++k)                                                                 \
+            for (uint32_t slot = 0; slot < s->cap[t]; ++slot) {                                            \
+                uint64_t p = wh__soa_do_object(s, blocks[k], t, slot);                                     \
+                if (p) func(s, Class##_from(p), (const Ctx *)ctx);                                         \
+            }                                                                                              \
+    }                                                                                                      \
+    WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                    \
+    static wh_status Class##_parallel_do_##func(const wh_soa *s, Ctx ctx) {                                \
+        uint32_t types = s->subtypes[Class##_TYPE];                                                        \
+        for (uint32_t u = 0; types; ++u, types >>= 1) {                                                    \
+            if (!(types & 1u) || !s->cap[u]) continue;                                                     \
+            if (s->on_device)                                                                              \
+                WH__SOA_DO_LAUNCH(Class, func)                                                             \
+            else {                                                                                         \
+                wh_status st_ = wh__soa_do_host(s, u, Class##__##func##__range, &ctx);                     \
+                if (st_ != WH_OK) return st_;                                                              \
+            }                                                                                              \
+        }                                                                                                  \
+        return WH_OK;                                                                                      \
     }
 
 /* init(const wh_soa *, Class obj, uint64_t i, const Ctx *) for i in [0, n).
  * Objects are packed: cap of them to each fresh block (wh__soa_new_chunk).
  * WH_ERR_OUT_OF_MEMORY when some objects could not be allocated (synchronises). */
-#define WH_SOA_PARALLEL_NEW(Class, init, Ctx)                                           \
-    typedef struct Class##__##init##__args { const wh_soa *s; const Ctx *ctx; uint64_t n; } Class##__##init##__args; \
-    static void Class##__##init##__newrange(uint64_t k0, uint64_t k1, const void *a_) { \
-        const Class##__##init##__args *a = (const Class##__##init##__args *)a_;        \
-        uint64_t cap = a->s->cap[Class##_TYPE];                                         \
-        for (uint64_t k = k0; k < k1; ++k) {                 /* chunk k */              \
-            unsigned cnt = (unsigned)(a->n - k * cap < cap ? a->n - k * cap : cap);     \
-            uint64_t got = 0;                                                           \
-            uint32_t b = wh__soa_new_chunk(a->s, Class##_TYPE, cnt, &got);              \
-            for (unsigned r = 0; r < cnt; ++r) {                                        \
-                Class o = Class##_from(wh__soa_chunk_object(a->s, Class##_TYPE, b, got, r)); \
-                if (o.p) init(a->s, o, k * cap + r, a->ctx);                            \
-            }                                                                           \
-        }                                                                               \
-    }                                                                                   \
-    WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                \
-    static wh_status Class##_parallel_new_##init(const wh_soa *s, uint64_t n, Ctx ctx) { \
-        uint64_t failed = wh__soa_failed_allocs(s);                                     \
-        if (n == 0 || s->cap[Class##_TYPE] == 0) return WH_OK;   /* abstract: nothing */ \
-        if (s->on_device) WH__SOA_NEW_LAUNCH(Class, init)                               \
-        else {                                                                          \
-            Class##__##init##__args a = {s, &ctx, n};                                   \
-            uint64_t chunks = (n + s->cap[Class##_TYPE] - 1u) / s->cap[Class##_TYPE];   \
-            wh__soa_for_host(chunks, s->cpu_threads, Class##__##init##__newrange, &a);  \
-        }                                                                               \
-        if (wh__soa_failed_allocs(s) != failed)                                         \
-            return wh__fail(WH_ERR_OUT_OF_MEMORY, "parallel_new(%s, %llu): heap exhausted", \
-                            #Class, (unsigned long long)n);                             \
-        return WH_OK;                                                                   \
+#define WH_SOA_PARALLEL_NEW(Class, init, Ctx)                                                       \
+    typedef struct Class##__##init##__args {                                                        \
+        const wh_soa *s;                                                                            \
+        const Ctx *ctx;                                                                             \
+        uint64_t n;                                                                                 \
+    } Class##__##init##__args;                                                                      \
+    static void Class##__##init##__newrange(uint64_t k0, uint64_t k1, const void *a_) {             \
+        const Class##__##init##__args *a = (const Class##__##init##__args *)a_;                     \
+        uint64_t cap = a->s->cap[Class##_TYPE];                                                     \
+        for (uint64_t k = k0; k < k1; ++k) { /* chunk k */                                          \
+            unsigned cnt = (unsigned)(a->n - k * cap < cap ? a->n - k * cap : cap);                 \
+            uint64_t got = 0;                                                                       \
+            uint32_t b = wh__soa_new_chunk(a->s, Class##_TYPE, cnt, &got);                          \
+            for (unsigned r = 0; r < cnt; ++r) {                                                    \
+                Class o = Class##_from(wh__soa_chunk_object(a->s, Class##_TYPE, b, got, r));        \
+                if (o.p) init(a->s, o, k *cap + r, a->ctx);                                         \
+            }                                                                                       \
+        }                                                                                           \
+    }                                                                                               \
+    WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                            \
+    static wh_status Class##_parallel_new_##init(const wh_soa *s, uint64_t n, Ctx ctx) {            \
+        uint64_t failed = wh__soa_failed_allocs(s);                                                 \
+        if (n == 0 || s->cap[Class##_TYPE] == 0) return WH_OK; /* abstract: nothing */              \
+        if (s->on_device)                                                                           \
+            WH__SOA_NEW_LAUNCH(Class, init)                                                         \
+        else {                                                                                      \
+            Class##__##init##__args a = {s, &ctx, n};                                               \
+            uint64_t chunks = (n + s->cap[Class##_TYPE] - 1u) / s->cap[Class##_TYPE];               \
+            wh__soa_for_host(chunks, s->cpu_threads, Class##__##init##__newrange, &a);              \
+        }                                                                                           \
+        if (wh__soa_failed_allocs(s) != failed)                                                     \
+            return wh__fail(WH_ERR_OUT_OF_MEMORY, "parallel_new(%s, %llu): heap exhausted", #Class, \
+                            (unsigned long long)n);                                                 \
+        return WH_OK;                                                                               \
     }
 
 /* A plain parallel loop, for static baselines: body(uint64_t i, const Ctx *)
  * for i in [0, n), as a kernel (on_device) or on host threads.
  * Launcher: name(bool on_device, uint64_t n, Ctx ctx). */
 #if defined(__CUDACC__)
-#define WH__SOA_FOR_KERNEL(name, Ctx, body)                                             \
-    static __global__ void name##__kernel(uint64_t n, const __grid_constant__ Ctx ctx) {                        \
-        uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                   \
-        if (i < n) body(i, &ctx);                                                       \
+#define WH__SOA_FOR_KERNEL(name, Ctx, body)                                              \
+    static __global__ void name##__kernel(uint64_t n, const __grid_constant__ Ctx ctx) { \
+        uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                    \
+        if (i < n) body(i, &ctx);                                                        \
     }
-#define WH__SOA_FOR_LAUNCH(name)                                                        \
-    { name##__kernel<<<(unsigned)((n + 255u) / 256u), 256u>>>(n, ctx); WH_LAUNCH_TRY(); return WH_OK; }
+#define WH__SOA_FOR_LAUNCH(name)                                         \
+    {                                                                    \
+        name##__kernel<<<(unsigned)((n + 255u) / 256u), 256u>>>(n, ctx); \
+        WH_LAUNCH_TRY();                                                 \
+        return WH_OK;                                                    \
+    }
 #else
 #define WH__SOA_FOR_KERNEL(name, Ctx, body)
 #define WH__SOA_FOR_LAUNCH(name) return WH_ERR_UNSUPPORTED;
 #endif
-#define WH_SOA_PARALLEL_FOR(name, Ctx, body)                                            \
-    static void name##__range(uint64_t k0, uint64_t k1, const void *ctx) {              \
-        for (uint64_t i = k0; i < k1; ++i) body(i, (const Ctx *)ctx);                   \
-    }                                                                                   \
-    WH__SOA_FOR_KERNEL(name, Ctx, body)                                                 \
-    static wh_status name(bool on_device, uint64_t n, Ctx ctx) {                        \
-        if (n == 0) return WH_OK;                                                       \
-        if (on_device) WH__SOA_FOR_LAUNCH(name)                                         \
-        wh__soa_for_host(n, 4u, name##__range, &ctx);                                   \
-        return WH_OK;                                                                   \
+#define WH_SOA_PARALLEL_FOR(name, Ctx, body)                               \
+    static void name##__range(uint64_t k0, uint64_t k1, const void *ctx) { \
+        for (uint64_t i = k0; i < k1; ++i) body(i, (const Ctx *)ctx);      \
+    }                                                                      \
+    WH__SOA_FOR_KERNEL(name, Ctx, body)                                    \
+    static wh_status name(bool on_device, uint64_t n, Ctx ctx) {           \
+        if (n == 0) return WH_OK;                                          \
+        if (on_device) WH__SOA_FOR_LAUNCH(name)                            \
+        wh__soa_for_host(n, 4u, name##__range, &ctx);                      \
+        return WH_OK;                                                      \
     }
 
 #endif /* WARPHEAP_SOA_H */

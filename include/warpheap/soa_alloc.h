@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator: allocation with warp-level request coalescing, and
  * deallocation.
  *
@@ -19,14 +20,14 @@
 #define WARPHEAP_SOA_ALLOC_H
 
 #include "warpheap/soa_block.h"
-#include "warpheap/soa_config.h"   /* WH_SOA_COALESCE, _ROTATE, _ACTIVE_LOOKUPS */
+#include "warpheap/soa_config.h" /* WH_SOA_COALESCE, _ROTATE, _ACTIVE_LOOKUPS */
 /* Rounds of the leader's loop before an allocation gives up. */
 #define WH_SOA_ALLOC_ROUNDS 256u
 
 /* A seed that differs between warps and calls (rotation of 4.2). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_seed(void) {
 #if !WH_SOA_ROTATE
-    return 0;                                /* ablation: plain find-first-set */
+    return 0; /* ablation: plain find-first-set */
 #elif WH_ON_GPU
     uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     return wh_hash64((w << 20) ^ (uint64_t)clock64());
@@ -99,7 +100,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, u
         return true;
     }
     unsigned go = wh__soa_open_begin(s, t, round);
-    if (go == WH__SOA_WAIT) return true;                   /* over the bound: look again */
+    if (go == WH__SOA_WAIT) return true; /* over the bound: look again */
     *b = wh__soa_init_block(s, t, want, seed, got);
     if (go == WH__SOA_OPEN_COUNTED) wh__soa_open_end(s, t);
     return *b != WH_BITMAP_NONE;
@@ -111,11 +112,11 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
 #if WH_SOA_COALESCE
     uint32_t group = wh_match_any64(wh_active_mask(), t);
 #else
-    uint32_t group = 1u << wh_lane_id();                     /* ablation: each lane alone */
+    uint32_t group = 1u << wh_lane_id(); /* ablation: each lane alone */
 #endif
     unsigned n = (unsigned)wh_popc32(group), rank = wh_rank(group), leader = wh_leader(group);
     bool lead = wh_lane_id() == leader;
-    if (t >= s->ntypes || s->cap[t] == 0) return 0;            /* uniform in the group */
+    if (t >= s->ntypes || s->cap[t] == 0) return 0; /* uniform in the group */
     uint64_t result = 0, seed = wh__soa_seed();
     unsigned done = 0, no_room = 0, round = 0;
     for (; done < n && round < WH_SOA_ALLOC_ROUNDS && no_room < 2u; ++round) {
@@ -129,18 +130,17 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
         b = wh_shfl32(group, b, leader);
         got = wh_shfl64(group, got, leader);
         room = wh_shfl32(group, room, leader);
-        if (!room) ++no_room;                 /* two slow paths found no free block */
+        if (!room) ++no_room; /* two slow paths found no free block */
         if (!got) continue;
         unsigned k = (unsigned)wh_popc64(got);
         if (rank >= done && rank < done + k)
-            result = wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t],
-                                     (uint32_t)wh_nth_set_bit64(got, rank - done));
+            result = wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t], (uint32_t)wh_nth_set_bit64(got, rank - done));
         done += k;
     }
-    if (lead && done < n)                             /* one count per lane left without */
-        (void)wh_atomic_fetch_add(&s->counters[round >= WH_SOA_ALLOC_ROUNDS ? WH_SOA_CTR_RETRY_LIMIT
-                                                                            : WH_SOA_CTR_FAILED_ALLOCS],
-                                  (uint64_t)(n - done), WH_RELAXED);
+    if (lead && done < n) /* one count per lane left without */
+        (void)wh_atomic_fetch_add(
+            &s->counters[round >= WH_SOA_ALLOC_ROUNDS ? WH_SOA_CTR_RETRY_LIMIT : WH_SOA_CTR_FAILED_ALLOCS],
+            (uint64_t)(n - done), WH_RELAXED);
     return result;
 }
 
@@ -190,12 +190,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_checked(const wh_soa *s, uint64_
  * no allocator without per-object generations can tell the two apart. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_soa_free(const wh_soa *s, uint64_t p) {
     if (!p) return WH_OK;
-    if (!s->counters) return WH_ERR_INVALID_ARGUMENT;         /* a zeroed or destroyed heap */
+    if (!s->counters) return WH_ERR_INVALID_ARGUMENT; /* a zeroed or destroyed heap */
     uint32_t b = wh__soa_block_checked(s, p), t = wh_soa_ptr_type(p);
     /* the type word shares the slot word's line: the check costs one load */
     uint32_t ty = b == WH_BITMAP_NONE ? ~0u : wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE);
     if (ty != t) {
-        bool freed = ty == (t | WH_SOA_TYPE_FREED);    /* its block went back: its last object was freed */
+        bool freed = ty == (t | WH_SOA_TYPE_FREED); /* its block went back: its last object was freed */
         wh__soa_count(s, freed ? WH_SOA_CTR_BAD_FREE : WH_SOA_CTR_FOREIGN_FREE);
         return freed ? WH_ERR_DOUBLE_FREE : WH_ERR_FOREIGN_POINTER;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator: slot reservation and freeing inside a block, block
  * initialisation, and safe reclamation by block invalidation with rollback.
  *
@@ -42,8 +43,10 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_sync_active(const wh_soa *s, uint32_t b, u
     const wh_bitmap *act = &s->active_blocks[t];
     bool want = wh__soa_wants_active(s, b, t);
     for (uint32_t n = 0; n < WH_SOA_RETRY_LIMIT; ++n) {
-        if (want) (void)wh_bitmap_try_set(act, b);
-        else (void)wh_bitmap_try_clear(act, b);
+        if (want)
+            (void)wh_bitmap_try_set(act, b);
+        else
+            (void)wh_bitmap_try_clear(act, b);
         bool now = wh__soa_wants_active(s, b, t);
         if (now == want) return;
         want = now;
@@ -58,12 +61,12 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b);
  * with nothing changed, when a slot of `bits` was not taken (a double free). */
 WH_INLINE WH_HOST_DEVICE bool wh__soa_release(const wh_soa *s, uint32_t b, uint64_t bits, uint32_t t) {
     uint64_t prev = wh_atomic_fetch_and(wh__soa_alloc_word(s, b), ~bits, WH_ACQ_REL);
-    if ((prev & bits) != bits) {                 /* the clear changed no bit of a free slot */
+    if ((prev & bits) != bits) { /* the clear changed no bit of a free slot */
         wh__soa_count(s, WH_SOA_CTR_BAD_FREE);
         return false;
     }
-    if (prev == ~0ull) wh__soa_sync_active(s, b, t);          /* was full: active again */
-    if ((prev & ~bits) == ~wh__soa_usable(s->cap[t])) wh__soa_try_delete(s, b);   /* now empty */
+    if (prev == ~0ull) wh__soa_sync_active(s, b, t);                            /* was full: active again */
+    if ((prev & ~bits) == ~wh__soa_usable(s->cap[t])) wh__soa_try_delete(s, b); /* now empty */
     return true;
 }
 
@@ -77,22 +80,22 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b) {
     for (uint32_t n = 0; n < WH_SOA_RETRY_LIMIT; ++n) {
         uint64_t prev = wh_atomic_fetch_or(aw, ~0ull, WH_ACQ_REL);
         uint64_t flipped = ~prev;
-        if (!flipped) return;                  /* full, or someone else invalidated it */
+        if (!flipped) return; /* full, or someone else invalidated it */
         /* We hold some bits: nobody can delete or re-type b now, so its type is stable. */
         uint32_t t = wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE);
         uint64_t pad = ~wh__soa_usable(s->cap[t]);
-        if (prev == pad) {                     /* it was empty: b is ours */
+        if (prev == pad) { /* it was empty: b is ours */
             /* a later free of one of its objects finds it freed (soa_alloc.h) */
             wh_atomic_store(wh__soa_type_word(s, b), t | WH_SOA_TYPE_FREED, WH_RELEASE);
-            wh__soa_sync_active(s, b, t);      /* full now: leaves active[t] */
+            wh__soa_sync_active(s, b, t); /* full now: leaves active[t] */
             (void)wh_bitmap_try_clear(&s->alloc_blocks[t], b);
             (void)wh_bitmap_try_set(&s->free_blocks, b);
             wh__soa_count(s, WH_SOA_CTR_BLOCKS_FREED);
             return;
         }
-        uint64_t before = wh_atomic_fetch_and(aw, ~flipped, WH_ACQ_REL);   /* rollback */
-        wh__soa_sync_active(s, b, t);          /* our invalidation made it look full */
-        if ((before & ~flipped) != pad) return;   /* still has objects */
+        uint64_t before = wh_atomic_fetch_and(aw, ~flipped, WH_ACQ_REL); /* rollback */
+        wh__soa_sync_active(s, b, t);                                    /* our invalidation made it look full */
+        if ((before & ~flipped) != pad) return;                          /* still has objects */
     }
     wh__soa_count(s, WH_SOA_CTR_RETRY_LIMIT);
 }
@@ -108,20 +111,21 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_pick_bits(uint64_t free, unsigned want
 /* Reserve up to want free slots of block b for type t (Alg. 6, coalesced).
  * Returns the slots reserved, 0 if none (block full, invalidated, or of
  * another type -- then the reservation is rolled back). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_reserve(const wh_soa *s, uint32_t b, uint32_t t, unsigned want, uint64_t seed) {
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_reserve(const wh_soa *s, uint32_t b, uint32_t t, unsigned want,
+                                                  uint64_t seed) {
     uint64_t *aw = wh__soa_alloc_word(s, b);
     uint64_t a = wh_atomic_load(aw, WH_RELAXED);
-    for (unsigned n = 0; n < 64u && ~a; ++n) {      /* each repeat: others took slots */
+    for (unsigned n = 0; n < 64u && ~a; ++n) { /* each repeat: others took slots */
         uint64_t take = wh__soa_pick_bits(~a, want, (unsigned)(seed >> (6u * (n % 10u))));
         uint64_t prev = wh_atomic_fetch_or(aw, take, WH_ACQ_REL);
         uint64_t got = take & ~prev;
         if (got) {
             uint32_t ty = wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE);
-            if (ty != t) {                           /* re-typed under us: roll back */
+            if (ty != t) { /* re-typed under us: roll back */
                 wh__soa_release(s, b, got, ty);
                 return 0;
             }
-            if ((prev | got) == ~0ull) wh__soa_sync_active(s, b, t);   /* we filled it */
+            if ((prev | got) == ~0ull) wh__soa_sync_active(s, b, t); /* we filled it */
             return got;
         }
         a = prev | take;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator: compile-time switches for the ablations of DynaSOAr
  * (ECOOP 2019) section 6.3, Fig. 12c and Fig. 13.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator: enumeration of objects.
  *
  * Implements DynaSOAr (ECOOP 2019) section 3.7: parallel_do snapshots each
@@ -31,11 +32,11 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_object(const wh_soa *s, uint32_t b,
 
 /* ---- device_do: a sequential iterator -------------------------------------- */
 typedef struct wh_soa_iter {
-    uint32_t types;      /* types still to visit (bit mask)         */
-    uint32_t t, word;    /* current type, level-0 word of its bitmap */
-    uint64_t blocks;     /* blocks left in that word                 */
+    uint32_t types;   /* types still to visit (bit mask)         */
+    uint32_t t, word; /* current type, level-0 word of its bitmap */
+    uint64_t blocks;  /* blocks left in that word                 */
     uint32_t b;
-    uint64_t slots;      /* objects left in block b                  */
+    uint64_t slots; /* objects left in block b                  */
 } wh_soa_iter;
 
 /* Visit the objects of type t and its subtypes. */
@@ -83,12 +84,13 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_iter_next(wh_soa_iter *it, const wh_soa
                 continue;
             }
         }
-        if (!it->types) return 0;                 /* next type */
+        if (!it->types) return 0; /* next type */
         it->t = (uint32_t)(wh_ffs32(it->types) - 1);
         it->types &= it->types - 1u;
         bm = &s->alloc_blocks[it->t];
         it->word = wh__soa_next_word(bm, 0);
-        it->blocks = it->word < wh_bitmap_level_words(bm, 0) ? wh_atomic_load(wh_bitmap_word(bm, 0, it->word), WH_RELAXED) : 0u;
+        it->blocks =
+            it->word < wh_bitmap_level_words(bm, 0) ? wh_atomic_load(wh_bitmap_word(bm, 0, it->word), WH_RELAXED) : 0u;
     }
 }
 
@@ -97,7 +99,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_iter_next(wh_soa_iter *it, const wh_soa
  * its objects as a bit mask in *slots; 0 when done. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_iter_next_block(wh_soa_iter *it, const wh_soa *s, uint64_t *slots) {
     it->slots = 0;
-    uint64_t p = wh_soa_iter_next(it, s);                  /* first object of a block */
+    uint64_t p = wh_soa_iter_next(it, s); /* first object of a block */
     if (!p) return 0;
     *slots = it->slots | (1ull << wh_soa_ptr_slot(p));
     it->slots = 0;

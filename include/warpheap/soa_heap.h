@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator: the heap descriptor and its host functions.
  *
  * DynaSOAr (Springer & Masuhara, ECOOP 2019) section 3: one heap of equal-size
@@ -19,7 +20,7 @@
 #include "warpheap/bitmap.h"
 #include "warpheap/soa_pointer.h"
 
-#define WH_SOA_MAX_TYPES 16u
+#define WH_SOA_MAX_TYPES      16u
 /* The largest data segment of a block: 1 GiB.  The 64-object rule of 3.2
  * stops there (a type of 64 MiB gets 16 objects a block), and no type may be
  * larger.  It keeps a block's size within the 32 bits of block_bytes. */
@@ -27,24 +28,24 @@
 
 /* Heap-wide counters, in heap memory (device memory for a device heap). */
 enum {
-    WH_SOA_CTR_FAILED_ALLOCS = 0,   /* wh_soa_alloc returned null (out of memory)   */
-    WH_SOA_CTR_RETRY_LIMIT,         /* a bounded retry loop gave up                 */
-    WH_SOA_CTR_BAD_FREE,            /* free of a slot that was not allocated        */
-    WH_SOA_CTR_SLOW_PATH,           /* blocks initialised                           */
-    WH_SOA_CTR_BLOCKS_FREED,        /* blocks given back (emptied and deleted)      */
-    WH_SOA_CTR_FOREIGN_FREE,        /* free of a pointer this heap never handed out */
+    WH_SOA_CTR_FAILED_ALLOCS = 0, /* wh_soa_alloc returned null (out of memory)   */
+    WH_SOA_CTR_RETRY_LIMIT,       /* a bounded retry loop gave up                 */
+    WH_SOA_CTR_BAD_FREE,          /* free of a slot that was not allocated        */
+    WH_SOA_CTR_SLOW_PATH,         /* blocks initialised                           */
+    WH_SOA_CTR_BLOCKS_FREED,      /* blocks given back (emptied and deleted)      */
+    WH_SOA_CTR_FOREIGN_FREE,      /* free of a pointer this heap never handed out */
     WH_SOA_CTR_COUNT
 };
 /* Bytes before block 0: the counters, then wh__soa_opening's words. */
 #define WH_SOA_HEADER_AREA 256u
 
 typedef struct wh_soa {
-    uint8_t *blocks;                 /* block 0, 64-byte aligned                 */
-    uint64_t *counters;              /* WH_SOA_CTR_COUNT words                   */
+    uint8_t *blocks;    /* block 0, 64-byte aligned                 */
+    uint64_t *counters; /* WH_SOA_CTR_COUNT words                   */
     uint32_t nblocks, block_bytes, ntypes;
-    uint32_t on_device;              /* memory is device memory                  */
-    uint8_t cap[WH_SOA_MAX_TYPES];   /* 0 for abstract types                     */
-    uint16_t subtypes[WH_SOA_MAX_TYPES];   /* bit u: u is t or derives from t   */
+    uint32_t on_device;                  /* memory is device memory                  */
+    uint8_t cap[WH_SOA_MAX_TYPES];       /* 0 for abstract types                     */
+    uint16_t subtypes[WH_SOA_MAX_TYPES]; /* bit u: u is t or derives from t   */
     wh_bitmap free_blocks;
     wh_bitmap alloc_blocks[WH_SOA_MAX_TYPES];
     wh_bitmap active_blocks[WH_SOA_MAX_TYPES];
@@ -52,34 +53,34 @@ typedef struct wh_soa {
      * allocated blocks (Fig. 8), its length, and Alg. 5's scratch. */
     uint32_t *do_blocks, *do_count;
     void *do_scratch;
-    void *mem;                       /* the one allocation holding all of it     */
+    void *mem; /* the one allocation holding all of it     */
     size_t mem_bytes;
-    uint32_t do_threads;             /* GPU threads of a parallel_do launch      */
-    uint32_t cpu_threads;            /* host threads of a CPU parallel_do        */
+    uint32_t do_threads;  /* GPU threads of a parallel_do launch      */
+    uint32_t cpu_threads; /* host threads of a CPU parallel_do        */
 } wh_soa;
 
 typedef struct wh_soa_type_desc {
     const char *name;
-    uint32_t id;          /* must equal the descriptor's index               */
-    uint32_t size;        /* bytes of one object (its layout struct)         */
-    int32_t parent;       /* type id of the superclass, -1 for none          */
-    uint32_t abstract;    /* never instantiated                              */
+    uint32_t id;       /* must equal the descriptor's index               */
+    uint32_t size;     /* bytes of one object (its layout struct)         */
+    int32_t parent;    /* type id of the superclass, -1 for none          */
+    uint32_t abstract; /* never instantiated                              */
 } wh_soa_type_desc;
 
 typedef struct wh_soa_config {
-    size_t bytes;                       /* all memory of the heap, bitmaps included */
+    size_t bytes; /* all memory of the heap, bitmaps included */
     const wh_soa_type_desc *types;
     uint32_t ntypes;
-    bool on_device;                     /* device memory (CUDA build) or host memory */
-    uint32_t cpu_threads;               /* host parallel_do threads; 0: 4           */
+    bool on_device;       /* device memory (CUDA build) or host memory */
+    uint32_t cpu_threads; /* host parallel_do threads; 0: 4           */
 } wh_soa_config;
 
 typedef struct wh_soa_stats {
     uint64_t blocks, free_blocks;
     uint64_t used_blocks[WH_SOA_MAX_TYPES], objects[WH_SOA_MAX_TYPES];
-    uint64_t slots;                     /* slots of all allocated blocks            */
+    uint64_t slots; /* slots of all allocated blocks            */
     uint64_t counters[WH_SOA_CTR_COUNT];
-    double fragmentation;               /* unused slots / slots of allocated blocks */
+    double fragmentation; /* unused slots / slots of allocated blocks */
 } wh_soa_stats;
 
 WH_EXTERN_C_BEGIN
@@ -138,9 +139,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_type_word(const wh_soa *s, uint32_t b
     return (uint32_t *)(wh__soa_block(s, b) + 16);
 }
 /* Slots that exist for a capacity; the others are padding, always set. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_usable(uint32_t cap) {
-    return cap >= 64u ? ~0ull : (1ull << cap) - 1ull;
-}
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_usable(uint32_t cap) { return cap >= 64u ? ~0ull : (1ull << cap) - 1ull; }
 WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_of(const wh_soa *s, uint64_t p) {
     return (uint32_t)((size_t)(wh_soa_ptr_block(p) - s->blocks) / s->block_bytes);
 }

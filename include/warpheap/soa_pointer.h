@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object pointers of the object allocator ("fake pointers").
  *
  * Implements DynaSOAr (Springer & Masuhara, ECOOP 2019) section 3.3, Fig. 6:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TLSF free index: two-level segregated fit (Masmano, Ripoll, Crespo, Real,
  * ECRTS 2004), as the free index of the block core (blocks.h).  The seed
  * gpu-executed-heap.txt uses a max-heap here; DESIGN.md proposes TLSF as the
@@ -22,7 +23,7 @@
 #error "include warpheap/blocks.h"
 #endif
 
-#define WH_TLSF_SCAN_LIMIT 64u    /* entries examined in the request's own class */
+#define WH_TLSF_SCAN_LIMIT 64u /* entries examined in the request's own class */
 
 WH_INLINE WH_HOST_DEVICE void wh_tlsf_init(wh_tlsf *t) {
     t->fl_map = 0;
@@ -34,7 +35,11 @@ WH_INLINE WH_HOST_DEVICE void wh_tlsf_init(wh_tlsf *t) {
 
 /* Class of a size of u granules (u > 0). */
 WH_INLINE WH_HOST_DEVICE void wh_tlsf_mapping(uint64_t u, uint32_t *f, uint32_t *s) {
-    if (u < WH_TLSF_SL) { *f = 0; *s = (uint32_t)u; return; }
+    if (u < WH_TLSF_SL) {
+        *f = 0;
+        *s = (uint32_t)u;
+        return;
+    }
     int l = wh_log2_64(u);
     *f = (uint32_t)(l - WH_TLSF_SL_LOG2 + 1);
     *s = (uint32_t)(u >> (l - WH_TLSF_SL_LOG2)) & (WH_TLSF_SL - 1u);
@@ -85,12 +90,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__tlsf_first_from(const wh_tlsf *t, uint32_t
 WH_INLINE WH_HOST_DEVICE uint32_t wh_tlsf_find(const wh_tlsf *t, const wh_block *d, uint64_t size, uint32_t glog2) {
     uint64_t u = size >> glog2;
     uint64_t up = u;
-    if (u >= WH_TLSF_SL) up += (1ull << (wh_log2_64(u) - WH_TLSF_SL_LOG2)) - 1u;  /* next class edge */
+    if (u >= WH_TLSF_SL) up += (1ull << (wh_log2_64(u) - WH_TLSF_SL_LOG2)) - 1u; /* next class edge */
     uint32_t f, s;
     wh_tlsf_mapping(up, &f, &s);
     uint32_t b = wh__tlsf_first_from(t, f, s);
     if (b != WH_BLOCK_NONE || up == u) return b;
-    wh_tlsf_mapping(u, &f, &s);                  /* the request's own class */
+    wh_tlsf_mapping(u, &f, &s); /* the request's own class */
     b = t->head[f][s];
     for (uint32_t k = 0; b != WH_BLOCK_NONE && k < WH_TLSF_SCAN_LIMIT; ++k, b = d[b].link_next)
         if (d[b].size >= size) return b;
@@ -98,9 +103,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_tlsf_find(const wh_tlsf *t, const wh_block 
 }
 
 /* Some free block (the head of the lowest non-empty list). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh_tlsf_any(const wh_tlsf *t) {
-    return wh__tlsf_first_from(t, 0, 0);
-}
+WH_INLINE WH_HOST_DEVICE uint32_t wh_tlsf_any(const wh_tlsf *t) { return wh__tlsf_first_from(t, 0, 0); }
 
 /* Largest free size: the highest non-empty class, scanned (bounded). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_tlsf_largest(const wh_tlsf *t, const wh_block *d) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* warpheap: GPU memory management in C.
  *
  * This header holds what every part shares: the version, the status codes and
@@ -15,24 +16,24 @@
 #define WH_VERSION_MINOR 1
 #define WH_VERSION_PATCH 0
 /* major*10000 + minor*100 + patch: compare with WH_VERSION >= 100 etc. */
-#define WH_VERSION (WH_VERSION_MAJOR * 10000 + WH_VERSION_MINOR * 100 + WH_VERSION_PATCH)
+#define WH_VERSION       (WH_VERSION_MAJOR * 10000 + WH_VERSION_MINOR * 100 + WH_VERSION_PATCH)
 
 WH_EXTERN_C_BEGIN
 
 typedef enum wh_status {
     WH_OK = 0,
-    WH_ERR_INVALID_ARGUMENT,  /* a NULL pointer, a size of 0, a bad flag ...      */
-    WH_ERR_OUT_OF_MEMORY,     /* the heap, pool or system has no room for this     */
-    WH_ERR_TOO_SMALL,         /* a region too small to hold the structure's header */
-    WH_ERR_TOO_LARGE,         /* a size beyond what the structure can address      */
-    WH_ERR_DOUBLE_FREE,       /* the block was already free                        */
-    WH_ERR_FOREIGN_POINTER,   /* the pointer was never handed out by this object   */
-    WH_ERR_RETRY_LIMIT,       /* a bounded retry loop gave up under contention     */
-    WH_ERR_CORRUPT,           /* a consistency check found a broken invariant      */
-    WH_ERR_CUDA,              /* a CUDA runtime call failed                        */
-    WH_ERR_NO_DEVICE,         /* no GPU, or built without CUDA                     */
-    WH_ERR_UNSUPPORTED,       /* valid request this build or backend cannot serve  */
-    WH_ERR_IN_USE,            /* destroyed with live allocations (released anyway) */
+    WH_ERR_INVALID_ARGUMENT, /* a NULL pointer, a size of 0, a bad flag ...      */
+    WH_ERR_OUT_OF_MEMORY,    /* the heap, pool or system has no room for this     */
+    WH_ERR_TOO_SMALL,        /* a region too small to hold the structure's header */
+    WH_ERR_TOO_LARGE,        /* a size beyond what the structure can address      */
+    WH_ERR_DOUBLE_FREE,      /* the block was already free                        */
+    WH_ERR_FOREIGN_POINTER,  /* the pointer was never handed out by this object   */
+    WH_ERR_RETRY_LIMIT,      /* a bounded retry loop gave up under contention     */
+    WH_ERR_CORRUPT,          /* a consistency check found a broken invariant      */
+    WH_ERR_CUDA,             /* a CUDA runtime call failed                        */
+    WH_ERR_NO_DEVICE,        /* no GPU, or built without CUDA                     */
+    WH_ERR_UNSUPPORTED,      /* valid request this build or backend cannot serve  */
+    WH_ERR_IN_USE,           /* destroyed with live allocations (released anyway) */
     WH_STATUS_COUNT
 } wh_status;
 

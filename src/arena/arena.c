@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena, host side: creation (the block core is laid out on the host
  * and copied to the device, as blocks.h allows: it is addressed by offsets),
  * the command entry points of both backends, the status mirror and the heap
@@ -13,7 +14,7 @@
 #include "warpheap/cuda_check.h"
 #endif
 
-#define WH_ARENA_DEFAULT_BLOCKS 65536u
+#define WH_ARENA_DEFAULT_BLOCKS  65536u
 #define WH_ARENA_DEFAULT_GRANULE 256u
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; }
@@ -128,8 +129,8 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
     *out = NULL;
     if (cfg->bytes == 0) return wh__fail(WH_ERR_TOO_SMALL, "arena: region of 0 bytes");
     if ((uint64_t)cfg->bytes > WH_ARENA_MAX_BYTES)
-        return wh__fail(WH_ERR_TOO_LARGE, "arena: region of %zu bytes, more than an arena addresses (%llu)",
-                        cfg->bytes, (unsigned long long)WH_ARENA_MAX_BYTES);
+        return wh__fail(WH_ERR_TOO_LARGE, "arena: region of %zu bytes, more than an arena addresses (%llu)", cfg->bytes,
+                        (unsigned long long)WH_ARENA_MAX_BYTES);
     uint64_t g = cfg->granule ? cfg->granule : WH_ARENA_DEFAULT_GRANULE;
     if (cfg->region && ((uintptr_t)cfg->region & (g - 1u)))
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: region %p not aligned to the granule %llu", cfg->region,
@@ -137,7 +138,7 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
     /* AUTO: host memory only in a build without CUDA (see pool.c) */
     if (cfg->backend == WH_ARENA_AUTO && WH_HAVE_CUDA && !wh_cuda_available())
         return wh__fail(WH_ERR_NO_DEVICE, "arena: no usable GPU for the automatic backend (ask for WH_ARENA_CPU "
-                        "to run commands on the host)");
+                                          "to run commands on the host)");
     wh_arena *a = (wh_arena *)calloc(1, sizeof *a);
     if (!a) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: host memory");
     a->region = cfg->region;
@@ -215,7 +216,7 @@ static wh_status enqueue_alloc(wh_arena *a, const size_t *counts, size_t stride,
     if (n == 0) return WH_OK;
     if (a->backend == WH_ARENA_CPU) {
         (void)s;
-        (void)wh__arena_cmd_alloc(a->state, counts, stride, n, slots);   /* outcome: in the status */
+        (void)wh__arena_cmd_alloc(a->state, counts, stride, n, slots); /* outcome: in the status */
         return WH_OK;
     }
 #if WH_HAVE_CUDA
@@ -232,8 +233,8 @@ wh_status wh_arena_alloc_strided_async(wh_arena *a, const size_t *d_count, size_
                                        wh_stream s) {
     return enqueue_alloc(a, d_count, stride, 1, d_slot, s);
 }
-wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t stride, uint32_t n,
-                                     wh_handle *d_slots, wh_stream s) {
+wh_status wh_arena_alloc_batch_async(wh_arena *a, const size_t *d_counts, size_t stride, uint32_t n, wh_handle *d_slots,
+                                     wh_stream s) {
     return enqueue_alloc(a, d_counts, stride, n, d_slots, s);
 }
 
@@ -316,7 +317,10 @@ wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out) {
     const volatile wh_arena_stats *m = (const volatile wh_arena_stats *)a->mirror;
     for (unsigned k = 0; k < 1u << 20; ++k) {
         uint32_t before = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
-        if (before & 1u) { wh_backoff(k); continue; }
+        if (before & 1u) {
+            wh_backoff(k);
+            continue;
+        }
         out->seq = before;
         out->first_status = m->first_status;
         out->last_status = m->last_status;
@@ -330,9 +334,7 @@ wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out) {
         out->failures = m->failures;
         out->commands = m->commands;
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&m->seq, __ATOMIC_RELAXED) == before) {
-            return WH_OK;
-        }
+        if (__atomic_load_n(&m->seq, __ATOMIC_RELAXED) == before) { return WH_OK; }
     }
     return wh__fail(WH_ERR_RETRY_LIMIT, "arena: status mirror kept changing");
 }
@@ -347,8 +349,7 @@ wh_status wh_arena_status(const wh_arena *a) {
 static wh_status check_image(const wh_arena_state *s, wh_blocks_report *r) {
     wh_blocks *c = wh__arena_core((wh_arena_state *)s);
     if (!wh_blocks_check(c, r))
-        return wh__fail(WH_ERR_CORRUPT, "arena: block core check failed at line %u, block %u", r->error,
-                        r->bad_block);
+        return wh__fail(WH_ERR_CORRUPT, "arena: block core check failed at line %u, block %u", r->error, r->bad_block);
     if (s->lock != 0) return wh__fail(WH_ERR_CORRUPT, "arena: lock held with no command running");
     if (s->policy == WH_ARENA_RING && s->ring_cursor > s->bytes)
         return wh__fail(WH_ERR_CORRUPT, "arena: ring cursor %llu past the region (%llu)",

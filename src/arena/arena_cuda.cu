@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena commands as kernels (seed gpu-executed-heap.txt: the heap's
  * Allocate/Free as single-thread compute dispatches buffered with the rest of
  * the GPU's work).  Each command is a <<<1, 1>>> launch running the portable
@@ -5,8 +6,8 @@
 #include "arena_internal.h"
 #include "warpheap/cuda_check.h"
 
-static __global__ void wh_arena_alloc_kernel(wh_arena_state *s, const size_t *counts, uint64_t stride,
-                                             uint32_t n, wh_handle *slots) {
+static __global__ void wh_arena_alloc_kernel(wh_arena_state *s, const size_t *counts, uint64_t stride, uint32_t n,
+                                             wh_handle *slots) {
     (void)wh__arena_cmd_alloc(s, counts, stride, n, slots);
 }
 
@@ -24,12 +25,10 @@ static __global__ void wh_arena_replace_span_kernel(wh_arena_state *s, const siz
     (void)wh__arena_cmd_replace_span(s, *count, stride, slot);
 }
 
-static __global__ void wh_arena_mirror_kernel(wh_arena_state *s, bool clear) {
-    (void)wh__arena_cmd_mirror(s, clear);
-}
+static __global__ void wh_arena_mirror_kernel(wh_arena_state *s, bool clear) { (void)wh__arena_cmd_mirror(s, clear); }
 
-extern "C" wh_status wh__arena_launch_alloc(wh_arena_state *s, const size_t *counts, uint64_t stride,
-                                            uint32_t n, wh_handle *slots, wh_stream stream) {
+extern "C" wh_status wh__arena_launch_alloc(wh_arena_state *s, const size_t *counts, uint64_t stride, uint32_t n,
+                                            wh_handle *slots, wh_stream stream) {
     wh_arena_alloc_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, counts, stride, n, slots);
     WH_LAUNCH_TRY();
     return WH_OK;
@@ -41,8 +40,8 @@ extern "C" wh_status wh__arena_launch_free(wh_arena_state *s, wh_handle *slots, 
     return WH_OK;
 }
 
-extern "C" wh_status wh__arena_launch_replace(wh_arena_state *s, const size_t *count, uint64_t stride,
-                                              wh_handle *slot, wh_stream stream) {
+extern "C" wh_status wh__arena_launch_replace(wh_arena_state *s, const size_t *count, uint64_t stride, wh_handle *slot,
+                                              wh_stream stream) {
     wh_arena_replace_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(s, count, stride, slot);
     WH_LAUNCH_TRY();
     return WH_OK;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical bitmap, device side: fill, count and indices() -- DynaSOAr
  * section 4.1.5, Alg. 5 -- on a bitmap in device memory. */
 #include "warpheap/bitmap_cuda.h"
@@ -72,8 +73,8 @@ extern "C" size_t wh_bitmap_indices_scratch_bytes(uint64_t nbits) {
     return 2u * (size_t)wh_bitmap_level_words(&bm, 0) * sizeof(uint32_t) + WH_BITMAP_MAX_LEVELS * sizeof(uint32_t);
 }
 
-extern "C" wh_status wh_bitmap_indices_device(const wh_bitmap *bm, uint32_t *d_out, uint32_t *d_count,
-                                              void *d_scratch, cudaStream_t stream) {
+extern "C" wh_status wh_bitmap_indices_device(const wh_bitmap *bm, uint32_t *d_out, uint32_t *d_count, void *d_scratch,
+                                              cudaStream_t stream) {
     if (!bm || !d_out || !d_count || !d_scratch) return WH_ERR_INVALID_ARGUMENT;
     uint32_t words0 = wh_bitmap_level_words(bm, 0);
     uint32_t *buf[2] = {(uint32_t *)d_scratch, (uint32_t *)d_scratch + words0};

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical bitmap, host side: fill, count, consistency check and the CPU
  * version of indices() (DynaSOAr 4.1.5, Alg. 5).  All run on a bitmap in host
  * memory with no operation in flight; the device versions are bitmap_cuda.cu. */
@@ -40,19 +41,25 @@ uint64_t wh_bitmap_check_host(const wh_bitmap *bm) {
 /* Depth-first walk from the top word: a container is read only if its summary
  * bit is set, so empty regions cost one bit each at the level above. */
 uint32_t wh_bitmap_indices_host(const wh_bitmap *bm, uint32_t *out) {
-    uint64_t pending[WH_BITMAP_MAX_LEVELS];    /* unvisited bits of the word per level */
-    uint32_t base[WH_BITMAP_MAX_LEVELS];       /* word index of that word              */
+    uint64_t pending[WH_BITMAP_MAX_LEVELS]; /* unvisited bits of the word per level */
+    uint32_t base[WH_BITMAP_MAX_LEVELS];    /* word index of that word              */
     uint32_t n = 0;
     int l = (int)bm->levels - 1;
     base[l] = 0;
     pending[l] = *wh_bitmap_word(bm, (uint32_t)l, 0);
     while (l < (int)bm->levels) {
-        if (!pending[l]) { ++l; continue; }    /* this word is done: back up */
+        if (!pending[l]) {
+            ++l;
+            continue;
+        } /* this word is done: back up */
         uint32_t b = (uint32_t)wh_ffs64(pending[l]) - 1u;
         pending[l] &= pending[l] - 1u;
         uint32_t idx = base[l] * 64u + b;
-        if (l == 0) { out[n++] = idx; continue; }
-        --l;                                   /* descend into container idx */
+        if (l == 0) {
+            out[n++] = idx;
+            continue;
+        }
+        --l; /* descend into container idx */
         base[l] = idx;
         pending[l] = *wh_bitmap_word(bm, (uint32_t)l, idx);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Whether a GPU can be used: the CPU backend is the default wherever not. */
 #include "warpheap/warpheap.h"
 
@@ -9,7 +10,7 @@ bool wh_cuda_available(void) {
 #if WH_HAVE_CUDA
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError();            /* no driver: clear the sticky error */
+        (void)cudaGetLastError(); /* no driver: clear the sticky error */
         return false;
     }
     return n > 0;

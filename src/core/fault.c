@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fault injection for the error-path tests: once armed with n, the n-th call
  * from then on that asks the driver or the host for a structure's memory (a
  * pool's arena, piece or event; a heap's, object heap's or arena's memory;

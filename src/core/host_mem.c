@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host memory for a structure (a host heap's arena and metadata, an object
  * heap, an arena's region, a pool's tables): aligned_alloc with the size
  * rounded up to the alignment, as C11 asks, and the fault-injection hook
@@ -9,6 +10,6 @@
 void *wh__host_alloc(size_t align, size_t bytes) {
     if (wh__fault()) return NULL;
     size_t rounded = (bytes + align - 1u) / align * align;
-    if (rounded < bytes) return NULL;                     /* wrapped */
+    if (rounded < bytes) return NULL; /* wrapped */
     return aligned_alloc(align, rounded ? rounded : align);
 }

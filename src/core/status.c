@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Status codes, their messages, the per-thread failure detail, the version. */
 #include "warpheap/warpheap.h"
 
@@ -6,19 +7,19 @@
 #include <stdio.h>
 
 static const char *const messages[WH_STATUS_COUNT] = {
-    [WH_OK]                   = "success",
+    [WH_OK] = "success",
     [WH_ERR_INVALID_ARGUMENT] = "invalid argument",
-    [WH_ERR_OUT_OF_MEMORY]    = "out of memory",
-    [WH_ERR_TOO_SMALL]        = "region too small for the structure",
-    [WH_ERR_TOO_LARGE]        = "size beyond what the structure can address",
-    [WH_ERR_DOUBLE_FREE]      = "double free",
-    [WH_ERR_FOREIGN_POINTER]  = "pointer not allocated by this object",
-    [WH_ERR_RETRY_LIMIT]      = "retry limit reached under contention",
-    [WH_ERR_CORRUPT]          = "consistency check failed",
-    [WH_ERR_CUDA]             = "CUDA runtime error",
-    [WH_ERR_NO_DEVICE]        = "no CUDA device (or built without CUDA)",
-    [WH_ERR_UNSUPPORTED]      = "not supported by this build or backend",
-    [WH_ERR_IN_USE]           = "destroyed with live allocations",
+    [WH_ERR_OUT_OF_MEMORY] = "out of memory",
+    [WH_ERR_TOO_SMALL] = "region too small for the structure",
+    [WH_ERR_TOO_LARGE] = "size beyond what the structure can address",
+    [WH_ERR_DOUBLE_FREE] = "double free",
+    [WH_ERR_FOREIGN_POINTER] = "pointer not allocated by this object",
+    [WH_ERR_RETRY_LIMIT] = "retry limit reached under contention",
+    [WH_ERR_CORRUPT] = "consistency check failed",
+    [WH_ERR_CUDA] = "CUDA runtime error",
+    [WH_ERR_NO_DEVICE] = "no CUDA device (or built without CUDA)",
+    [WH_ERR_UNSUPPORTED] = "not supported by this build or backend",
+    [WH_ERR_IN_USE] = "destroyed with live allocations",
 };
 
 const char *wh_strerror(wh_status status) {
@@ -46,7 +47,7 @@ wh_status wh__fail(wh_status status, const char *fmt, ...) {
 int wh_version(void) { return WH_VERSION; }
 
 #define WH_STR2(x) #x
-#define WH_STR(x) WH_STR2(x)
+#define WH_STR(x)  WH_STR2(x)
 const char *wh_version_string(void) {
     return WH_STR(WH_VERSION_MAJOR) "." WH_STR(WH_VERSION_MINOR) "." WH_STR(WH_VERSION_PATCH);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap: create, reset, destroy and stats for heaps in device memory.
  * The empty heap is built on the GPU (zeroed metadata, the page bitmap
  * filled, the circular pre-split written by a kernel, one thread per chunk);
@@ -63,8 +64,8 @@ extern "C" wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes) {
     if (e != cudaSuccess) {
         if (arena) (void)cudaFree(arena);
         (void)cudaGetLastError();
-        return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: cudaMalloc of %zu + %zu bytes: %s", arena_bytes,
-                        h->meta_bytes, cudaGetErrorString(e));
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: cudaMalloc of %zu + %zu bytes: %s", arena_bytes, h->meta_bytes,
+                        cudaGetErrorString(e));
     }
     h->arena_alloc = arena;
     h->meta_alloc = meta;
@@ -100,7 +101,7 @@ extern "C" wh_status wh__heap_trim_device(const wh_heap *h) {
 }
 
 extern "C" wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s) {
-    bool need_arena = h->end != 0;      /* headers live in the arena */
+    bool need_arena = h->end != 0; /* headers live in the arena */
     void *meta = malloc(h->meta_bytes), *arena = need_arena ? malloc(h->bytes) : NULL;
     if (!meta || (need_arena && !arena)) {
         free(meta);

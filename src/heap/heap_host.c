@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap: create, reset, destroy and stats.  Heaps in host memory (the
  * CPU backend, or WH_HEAP_HOST) are handled here; device heaps by
  * heap_cuda.cu. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap: what the host files of src/heap share (not installed). */
 #ifndef WH_HEAP_INTERNAL_H
 #define WH_HEAP_INTERNAL_H
@@ -18,11 +19,11 @@ size_t wh__heap_pages_offset(const wh_heap *h);
 void wh__heap_walk(const wh_heap *h, wh_heap_usage *s);
 
 #if WH_HAVE_CUDA
-uint32_t wh__heap_device_sms(void);      /* 0 when no GPU */
+uint32_t wh__heap_device_sms(void); /* 0 when no GPU */
 wh_status wh__heap_create_device(wh_heap *h, size_t arena_bytes);
 wh_status wh__heap_init_device(wh_heap *h);
 wh_status wh__heap_destroy_device(wh_heap *h);
-uint64_t wh__heap_in_use_device(const wh_heap *h);   /* ctl->in_use; 0 on error */
+uint64_t wh__heap_in_use_device(const wh_heap *h); /* ctl->in_use; 0 on error */
 wh_status wh__heap_stats_device(const wh_heap *h, wh_heap_usage *s);
 wh_status wh__heap_trim_device(const wh_heap *h);
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap: sizes and layout of the arena and the metadata of each kind,
  * computed once on the host.  The pre-split of CIRCULAR follows equation 1 of
  * register-efficient-gpu-allocators.txt section 5.2: levels 0..L-1 of a binary
@@ -11,12 +12,12 @@
 /* Heaps of this many pages and more use all 52 size classes, smaller ones
  * the coarse classes (an experiment's knob: -DWH_SLAB_FINE_PAGES=...). */
 #ifndef WH_SLAB_FINE_PAGES
-#  define WH_SLAB_FINE_PAGES 256u
+#define WH_SLAB_FINE_PAGES 256u
 #endif
 /* A bump segment is at most 1/WH_SEG_HEAP_DIV of the heap's pages (a knob
  * too: bench/results/kdtree-segcap-h100). */
 #ifndef WH_SEG_HEAP_DIV
-#  define WH_SEG_HEAP_DIV 64u
+#define WH_SEG_HEAP_DIV 64u
 #endif
 
 /* The fused kinds read a header's flag and next as one little-endian word
@@ -47,10 +48,14 @@ static meta_layout layout_of(const wh_heap *h) {
     m.cursors = off;
     off = align_up(off + (size_t)h->segments * WH_CURSOR_STRIDE * 8u, META_ALIGN);
     if (paged) {
-        m.info = off;  off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
-        m.used = off;  off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
-        m.req = off;   off = align_up(off + 8u * (size_t)h->npages, META_ALIGN);
-        m.pages = off; off = align_up(off + wh_bitmap_bytes(h->npages), META_ALIGN);
+        m.info = off;
+        off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
+        m.used = off;
+        off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
+        m.req = off;
+        off = align_up(off + 8u * (size_t)h->npages, META_ALIGN);
+        m.pages = off;
+        off = align_up(off + wh_bitmap_bytes(h->npages), META_ALIGN);
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             m.slots[c] = off;
             off = align_up(off + wh_bitmap_bytes((uint64_t)h->npages << wh__slab_lbpp(c)), META_ALIGN);
@@ -91,8 +96,9 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
         h->npages = (uint32_t)(cfg->bytes >> WH_SLAB_PAGE_SHIFT);
-        if (h->npages == 0) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, a slab heap needs one 64 KiB page",
-                                            (unsigned long long)cfg->bytes);
+        if (h->npages == 0)
+            return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, a slab heap needs one 64 KiB page",
+                            (unsigned long long)cfg->bytes);
         if ((uint64_t)h->npages << wh__slab_lbpp(0) > WH_BITMAP_MAX_BITS)
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
@@ -141,11 +147,11 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
     case WH_HEAP_CIRCULAR_MULTI:
     case WH_HEAP_CIRCULAR_FUSED:
     case WH_HEAP_CIRCULAR_FUSED_MULTI:
-        if (cfg->bytes < 4096u) return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, at least 4096",
-                                                (unsigned long long)cfg->bytes);
+        if (cfg->bytes < 4096u)
+            return wh__fail(WH_ERR_TOO_SMALL, "heap: %llu bytes, at least 4096", (unsigned long long)cfg->bytes);
         h->bytes = cfg->bytes & ~(uint64_t)15u;
         if (wh__circ_kind(cfg->kind)) {
-            h->end = (uint32_t)(h->bytes / 16u - 1u);       /* the last unit: sentinel */
+            h->end = (uint32_t)(h->bytes / 16u - 1u); /* the last unit: sentinel */
             h->segments = wh__circ_multi(cfg->kind) ? (cfg->segments ? cfg->segments : 16u) : 1u;
             if (h->segments > 4096u || h->end / h->segments < WH_CIRC_MIN_UNITS)
                 return wh__fail(WH_ERR_TOO_SMALL, "heap: %u segments of %llu bytes", h->segments,
@@ -154,8 +160,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
             circular_split(h, h->seg_units);
         }
         break;
-    default:
-        return wh__fail(WH_ERR_UNSUPPORTED, "heap: kind %s is not built yet", wh_heap_kind_name(cfg->kind));
+    default: return wh__fail(WH_ERR_UNSUPPORTED, "heap: kind %s is not built yet", wh_heap_kind_name(cfg->kind));
     }
     h->meta_bytes = layout_of(h).total;
     *arena_bytes = (size_t)h->bytes;
@@ -187,7 +192,7 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
 size_t wh__heap_pages_offset(const wh_heap *h) { return layout_of(h).pages; }
 
 const char *wh_heap_kind_name(wh_heap_kind kind) {
-    static const char *names[] = {"default", "bump", "wrap", "circular", "circular_fused",
-                                  "circular_multi", "circular_fused_multi", "slab"};
+    static const char *names[] = {
+        "default", "bump", "wrap", "circular", "circular_fused", "circular_multi", "circular_fused_multi", "slab"};
     return (unsigned)kind < WH_HEAP_KIND_COUNT ? names[kind] : "unknown";
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap: the heap walk behind wh_heap_stats.  It visits every region
  * (slab slot, free page, page run, circular chunk), checks the invariants
  * that tie the metadata together, and computes the fragmentation of
@@ -12,9 +13,9 @@
 
 typedef struct walk {
     wh_heap_usage *s;
-    double frag_sum;          /* equation 2 numerator            */
-    uint64_t known, unknown;  /* regions with / without request   */
-    uint64_t free_run;        /* current run of free pages        */
+    double frag_sum;         /* equation 2 numerator            */
+    uint64_t known, unknown; /* regions with / without request   */
+    uint64_t free_run;       /* current run of free pages        */
 } walk;
 
 static void used_region(walk *w, uint64_t size, uint64_t req, bool known) {
@@ -62,11 +63,17 @@ static void walk_paged(const wh_heap *h, walk *w) {
         uint32_t info = h->page_info[p];
         bool bit = wh_bitmap_get(&h->pages, p);
         if (bit != (info == WH_PAGE_FREE)) s->inconsistencies++;
-        if (info == WH_PAGE_FREE) { w->free_run += WH_SLAB_PAGE; continue; }
+        if (info == WH_PAGE_FREE) {
+            w->free_run += WH_SLAB_PAGE;
+            continue;
+        }
         end_free_run(w);
         if (info & WH_PAGE_RUN_HEAD) {
             uint32_t n = info & ~WH_PAGE_RUN_HEAD;
-            if (n == 0 || p + n > h->npages) { s->inconsistencies++; continue; }
+            if (n == 0 || p + n > h->npages) {
+                s->inconsistencies++;
+                continue;
+            }
             for (uint32_t k = 1; k < n; ++k)
                 if (h->page_info[p + k] != WH_PAGE_RUN_TAIL || wh_bitmap_get(&h->pages, p + k)) s->inconsistencies++;
             used_region(w, (uint64_t)n * WH_SLAB_PAGE, h->page_req[p], true);
@@ -74,12 +81,12 @@ static void walk_paged(const wh_heap *h, walk *w) {
         } else if (WH_PAGE_CLASS(info) < WH_SLAB_CLASSES && WH_PAGE_WAY(info) < h->seg_ways) {
             walk_slab_page(h, w, p, WH_PAGE_CLASS(info), WH_PAGE_WAY(info), class_free);
         } else {
-            s->inconsistencies++;                  /* orphan tail or garbage */
+            s->inconsistencies++; /* orphan tail or garbage */
         }
     }
     end_free_run(w);
     s->inconsistencies += wh_bitmap_check_host(&h->pages);
-    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {   /* no free bit outside its pages */
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) { /* no free bit outside its pages */
         wh_bitmap bm = wh__slab_bitmap(h, c);
         s->inconsistencies += wh_bitmap_check_host(&bm);
         if (wh_bitmap_count_host(&bm) != class_free[c]) s->inconsistencies++;
@@ -93,13 +100,15 @@ static void walk_circular(const wh_heap *h, walk *w) {
         const wh_circ_header *c = wh__circ_hdr(h, off);
         if ((c->flag != WH_CIRC_FREE && c->flag != WH_CIRC_USED) || c->next <= off || c->next > h->end) {
             s->inconsistencies++;
-            s->overhead_bytes += (uint64_t)(h->end - off) * 16u;   /* unaccounted rest */
+            s->overhead_bytes += (uint64_t)(h->end - off) * 16u; /* unaccounted rest */
             break;
         }
         uint64_t data = (uint64_t)(c->next - off - 1u) * 16u;
         s->overhead_bytes += 16u;
-        if (c->flag == WH_CIRC_USED) used_region(w, data, c->req, true);
-        else free_region(w, data);
+        if (c->flag == WH_CIRC_USED)
+            used_region(w, data, c->req, true);
+        else
+            free_region(w, data);
         off = c->next;
     }
     const wh_circ_header *sentinel = wh__circ_hdr(h, h->end);
@@ -120,7 +129,7 @@ void wh__heap_walk(const wh_heap *h, wh_heap_usage *s) {
     case WH_HEAP_DEFAULT: walk_paged(h, &w); break;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI:
-    case WH_HEAP_CIRCULAR_FUSED:            /* the same layout (heap_fused.h) */
+    case WH_HEAP_CIRCULAR_FUSED: /* the same layout (heap_fused.h) */
     case WH_HEAP_CIRCULAR_FUSED_MULTI: walk_circular(h, &w); break;
     case WH_HEAP_BUMP:
     case WH_HEAP_WRAP: {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool: create, destroy, trim, stats and the heap walk (issue 6, part 4).
  * The pool's state lives in host memory taken once at create: the block
  * core (blocks.h), per-descriptor info and the address map. */
@@ -7,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WH__DEFAULT_ALIGN 256u
-#define WH__DEFAULT_BLOCKS (1u << 18)
+#define WH__DEFAULT_ALIGN   256u
+#define WH__DEFAULT_BLOCKS  (1u << 18)
 #define WH__DEFAULT_STREAMS 16u
 
 static wh_status wh__resolve(wh_pool_config *c) {
@@ -31,7 +32,7 @@ static wh_status wh__resolve(wh_pool_config *c) {
      * usable GPU says so rather than hand out host memory unasked */
     if (c->backend == WH_POOL_AUTO && WH_HAVE_CUDA && !wh_cuda_available())
         return wh__fail(WH_ERR_NO_DEVICE, "pool: no usable GPU for the automatic backend (ask for WH_POOL_CPU "
-                        "to pool host memory)");
+                                          "to pool host memory)");
     if (c->backend == WH_POOL_AUTO) c->backend = WH_HAVE_CUDA ? WH_POOL_CUDA : WH_POOL_CPU;
     if (c->backend == WH_POOL_CUDA && !wh_cuda_available())
         return wh__fail(WH_ERR_NO_DEVICE, "pool: CUDA backend asked for, but %s",
@@ -73,11 +74,10 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
     if (!p->core || !p->info || !wh__map_init(p) ||
         !wh_blocks_init(p->core, bytes, c.index, nindex, c.max_blocks, c.alignment)) {
         wh__pool_free_tables(p);
-        return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory for %u block descriptors",
-                        c.max_blocks);
+        return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory for %u block descriptors", c.max_blocks);
     }
-    wh_blocks_set_absorb(p->core, WH__READY);      /* a stream may take READY neighbours */
-    p->nslots = 1;                                   /* slot 0: READY */
+    wh_blocks_set_absorb(p->core, WH__READY); /* a stream may take READY neighbours */
+    p->nslots = 1;                            /* slot 0: READY */
     p->hot = WH_BLOCK_NONE;
     /* Default: the range (VMM).  On the H100 it is fast enough (6.5x..33x
      * cudaMallocAsync warm on random_allocations) at a fraction of the
@@ -92,10 +92,10 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
         if (vs == WH_OK && !(p->arenas = malloc(sizeof *p->arenas))) {
             /* the range is set up and the host is out of memory: not a reason
              * to fall back to arenas (the range's blocks are in the core) */
-            wh__pool_free_tables(p);                 /* the range too */
+            wh__pool_free_tables(p); /* the range too */
             return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory");
         }
-        if (vs == WH_OK) {                           /* the range as one arena: for wh__bad_pointer, the check */
+        if (vs == WH_OK) { /* the range as one arena: for wh__bad_pointer, the check */
             p->arenas[0] = (wh__arena){NULL, p->vmm.size, p->vmm.head};
             p->narenas = p->arenas_cap = 1;
             p->st.arenas = 1;
@@ -104,7 +104,7 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
             wh__pool_free_tables(p);
             return vs;
         } else {
-            wh__vmm_destroy(p);                      /* whatever it set up; arenas from here */
+            wh__vmm_destroy(p); /* whatever it set up; arenas from here */
         }
     }
     p->cfg.growth = p->use_vmm ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS;
@@ -122,7 +122,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
     pthread_mutex_lock(&p->lock);
     uint64_t live = p->st.allocs - p->st.frees, bytes = p->st.in_use;
     (void)wh__wait_streams(p);
-    wh__pending_poll(p);                             /* their events go back first */
+    wh__pending_poll(p); /* their events go back first */
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
     for (uint32_t i = 0; i < p->narenas && !p->use_vmm; ++i) wh__mem_free(p, p->arenas[i].raw);
@@ -140,7 +140,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
  * arenas in READY: a free block in a stream's index may still be in use by
  * work queued on that stream before its free. */
 void wh__trim_arenas(wh_pool *p, uint64_t keep) {
-    if (p->use_vmm) return;                          /* one range: wh__vmm_release */
+    if (p->use_vmm) return; /* one range: wh__vmm_release */
     const wh_block *d = wh_blocks_desc(p->core);
     for (uint32_t i = p->narenas; i-- > 0;) {
         if (p->core->arena_bytes - p->st.in_use <= keep) break;
@@ -204,15 +204,20 @@ static wh_status wh__check_locked(wh_pool *p) {
         if ((s != WH__FREE_OR_CORE) != (d[b].state == WH_BLOCK_USED))
             return wh__fail(WH_ERR_CORRUPT, "pool: block %u: pool state %u, core state %u", b, s, d[b].state);
         n[s <= WH__HOLE ? s : WH__FREE_OR_CORE]++;
-        if (s == WH__LIVE) { live_bytes += d[b].size; requested += p->info[b].requested; }
+        if (s == WH__LIVE) {
+            live_bytes += d[b].size;
+            requested += p->info[b].requested;
+        }
         if (s == WH__HOLE && !p->use_vmm) return wh__fail(WH_ERR_CORRUPT, "pool: hole %u without a range", b);
         if (s != WH__FREE_OR_CORE && s != WH__HOLE && wh__map_get(p, d[b].addr) != b)
-            return wh__fail(WH_ERR_CORRUPT, "pool: block %u at 0x%" PRIx64 " missing from the address map", b, d[b].addr);
+            return wh__fail(WH_ERR_CORRUPT, "pool: block %u at 0x%" PRIx64 " missing from the address map", b,
+                            d[b].addr);
     }
     for (uint64_t i = 0; i <= p->map_mask; ++i) mapped += p->map_keys[i] != 0;
     if (mapped != p->map_count || 2 * mapped > p->map_mask + 1)
-        return wh__fail(WH_ERR_CORRUPT, "pool: the address map holds %" PRIu64 " keys, counted %" PRIu64 ", in %" PRIu64
-                        " entries", mapped, p->map_count, p->map_mask + 1);
+        return wh__fail(WH_ERR_CORRUPT,
+                        "pool: the address map holds %" PRIu64 " keys, counted %" PRIu64 ", in %" PRIu64 " entries",
+                        mapped, p->map_count, p->map_mask + 1);
     for (uint32_t i = 0; i < p->narenas; ++i) arena_sum += p->arenas[i].size;
     uint32_t tagged = p->hot != WH_BLOCK_NONE;
     if (tagged && p->info[p->hot].state != WH__TAGGED)
@@ -224,14 +229,15 @@ static wh_status wh__check_locked(wh_pool *p) {
                 return wh__fail(WH_ERR_CORRUPT, "pool: tag entry %u holds a block that is not kept", i);
         }
     if (live_bytes != p->st.in_use || requested != p->st.requested || n[WH__TAGGED] != tagged ||
-        tagged != p->st.tag_cached || n[WH__PENDING] != p->npending || mapped + n[WH__HOLE] != r.used || r.used != p->core->nused ||
-        arena_sum != r.arena_bytes || r.arena_bytes != p->core->arena_bytes || p->narenas != r.arenas ||
-        p->st.allocs - p->st.frees != n[WH__LIVE])
+        tagged != p->st.tag_cached || n[WH__PENDING] != p->npending || mapped + n[WH__HOLE] != r.used ||
+        r.used != p->core->nused || arena_sum != r.arena_bytes || r.arena_bytes != p->core->arena_bytes ||
+        p->narenas != r.arenas || p->st.allocs - p->st.frees != n[WH__LIVE])
         return wh__fail(WH_ERR_CORRUPT,
                         "pool: stats disagree with the heap walk: in use %" PRIu64 "/%" PRIu64 ", live %" PRIu64
-                        "/%" PRIu64 ", tagged %" PRIu64 "/%u, pending %" PRIu64 "/%u, mapped %" PRIu64 "/%u, arenas %" PRIu64
-                        "/%" PRIu64, live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED],
-                        tagged, n[WH__PENDING], p->npending, mapped + n[WH__HOLE], r.used, arena_sum, r.arena_bytes);
+                        "/%" PRIu64 ", tagged %" PRIu64 "/%u, pending %" PRIu64 "/%u, mapped %" PRIu64
+                        "/%u, arenas %" PRIu64 "/%" PRIu64,
+                        live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED], tagged,
+                        n[WH__PENDING], p->npending, mapped + n[WH__HOLE], r.used, arena_sum, r.arena_bytes);
     return p->use_vmm ? wh__vmm_check(p) : WH_OK;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool: allocate and free (issue 6, parts 2-4).  The order of places an
  * allocation looks in is the design: the tag's kept block (Futhark's fast
  * path), the stream's own free blocks, the READY blocks, blocks other streams
@@ -28,9 +29,12 @@ void wh__release(wh_pool *p, uint32_t b) {
 static uint64_t wh__arena_size(const wh_pool *p, uint64_t size) {
     const uint64_t two = 2 * WH__MIB;
     uint64_t a, grow = p->core->arena_bytes / 8;
-    if (size <= WH__MIB) a = p->cfg.small_arena;
-    else if (size < 10 * WH__MIB) a = p->cfg.medium_arena;
-    else a = size;
+    if (size <= WH__MIB)
+        a = p->cfg.small_arena;
+    else if (size < 10 * WH__MIB)
+        a = p->cfg.medium_arena;
+    else
+        a = size;
     grow = grow > 1024 * WH__MIB ? 1024 * WH__MIB : grow;
     a = a < grow ? grow : a;
     a = a < size ? size : a;
@@ -41,24 +45,30 @@ static uint64_t wh__arena_size(const wh_pool *p, uint64_t size) {
 static wh_status wh__grow(wh_pool *p, uint64_t size) {
     uint64_t a = wh__arena_size(p, size), cap = p->cfg.max_bytes;
     uint64_t reserved = p->core->arena_bytes;
-    if (cap && reserved + a > cap) a = size;             /* the cap: only what is needed */
+    if (cap && reserved + a > cap) a = size; /* the cap: only what is needed */
     if (cap && reserved + a > cap) return WH_ERR_OUT_OF_MEMORY;
     void *raw;
     uint64_t base;
     wh_status st = wh__mem_alloc(p, a, &raw, &base);
     if (st != WH_OK) {
-        p->refused = a;                                  /* for the exhaustion message */
+        p->refused = a; /* for the exhaustion message */
         return st;
     }
     if (p->narenas == p->arenas_cap) {
         uint32_t n = p->arenas_cap ? 2 * p->arenas_cap : 16;
         wh__arena *t = realloc(p->arenas, n * sizeof *t);
-        if (!t) { wh__mem_free(p, raw); return WH_ERR_OUT_OF_MEMORY; }
+        if (!t) {
+            wh__mem_free(p, raw);
+            return WH_ERR_OUT_OF_MEMORY;
+        }
         p->arenas = t;
         p->arenas_cap = n;
     }
     uint32_t head = wh_blocks_add_arena(p->core, base, a, WH__READY);
-    if (head == WH_BLOCK_NONE) { wh__mem_free(p, raw); return WH_ERR_OUT_OF_MEMORY; }
+    if (head == WH_BLOCK_NONE) {
+        wh__mem_free(p, raw);
+        return WH_ERR_OUT_OF_MEMORY;
+    }
     p->arenas[p->narenas++] = (wh__arena){raw, a, head};
     p->st.arena_allocs++;
     p->st.arenas = p->narenas;
@@ -98,19 +108,19 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
         wh__reclaim(p);
         if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     }
-    if (p->use_vmm) {                                     /* the range: map what is short */
+    if (p->use_vmm) { /* the range: map what is short */
         if ((b = wh__vmm_grow_find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
         wh__tag_flush(p);
         wh__wait_and_poll(p);
         if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
-        wh__vmm_release(p, 0, false);                      /* every free piece, then once more */
+        wh__vmm_release(p, 0, false); /* every free piece, then once more */
         return wh__vmm_grow_find(p, size, align, slot);
     }
-    uint64_t grow = size + wh__align_pad(p, align);      /* a new arena fits it aligned */
+    uint64_t grow = size + wh__align_pad(p, align); /* a new arena fits it aligned */
     /* idle whole arenas are all smaller than grow: give them back first */
     if (p->core->arena_bytes - p->core->used_bytes >= grow) wh__trim_arenas(p, 0);
     if (wh__grow(p, grow) == WH_OK && (b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
-    wh__tag_flush(p);                                     /* exhaustion: trim, retry */
+    wh__tag_flush(p); /* exhaustion: trim, retry */
     wh__wait_and_poll(p);
     if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     wh__trim_arenas(p, 0);
@@ -137,16 +147,16 @@ static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
                     "pool exhausted: request %" PRIu64 " B, reserved %" PRIu64 " B in %u arenas, in use %" PRIu64
                     " B, cached %" PRIu64 " B, largest free %" PRIu64 " B, pending %u, cap %s, blocks %u/%u, "
                     "streams still busy %u%s",
-                    bytes, wh__reserved(p), p->narenas, p->st.in_use, wh__reserved(p) - p->st.in_use,
-                    largest, p->npending, cap, blocks, p->core->capacity, p->busy_streams, refused);
+                    bytes, wh__reserved(p), p->narenas, p->st.in_use, wh__reserved(p) - p->st.in_use, largest,
+                    p->npending, cap, blocks, p->core->capacity, p->busy_streams, refused);
 }
 
 static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *tag, uint32_t slot) {
     wh__info *in = &p->info[b];
     uint64_t size = wh_blocks_desc(p->core)[b].size;
     if (in->state == WH__FREE_OR_CORE) wh__map_put(p, wh_blocks_desc(p->core)[b].addr, b);
-    *in = (wh__info){.tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint8_t)slot,
-                     .free_slot = (uint8_t)slot};
+    *in = (wh__info){
+        .tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint8_t)slot, .free_slot = (uint8_t)slot};
     p->st.allocs++;
     p->st.in_use += size;
     p->st.requested += bytes;
@@ -162,28 +172,29 @@ static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *ta
  * to 1.15 (CPU backend). */
 #define WH__IMPLICIT_MAX (1u << 16)
 static const char wh__class_tags[64];
-static const char wh__large_tag[1];     /* untagged, above WH__IMPLICIT_MAX */
+static const char wh__large_tag[1]; /* untagged, above WH__IMPLICIT_MAX */
 
 static const void *wh__implicit_tag(uint64_t size) {
     return size <= WH__IMPLICIT_MAX ? (const void *)&wh__class_tags[wh_log2_64(size)] : (const void *)wh__large_tag;
 }
 
-static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, const void *tag, wh_stream s,
-                                  void **out) {
+static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, const void *tag, wh_stream s, void **out) {
     uint32_t slot;
     wh_status st = wh__slot_of(p, s, &slot);
     if (st != WH_OK) return st;
-    if (!wh__map_reserve(p))                         /* before anything changes */
+    if (!wh__map_reserve(p)) /* before anything changes */
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the address map (%" PRIu64 " entries)",
                         p->map_count);
     uint64_t size = wh_blocks_round(p->core, bytes);
     if (size == 0 || size > (UINT64_MAX >> 2) || (p->cfg.max_bytes && size > p->cfg.max_bytes))
         return wh__fail(WH_ERR_TOO_LARGE, "pool: request of %zu B is beyond %" PRIu64 " B", bytes,
                         p->cfg.max_bytes ? (uint64_t)p->cfg.max_bytes : (UINT64_MAX >> 2));
-    if (align <= p->cfg.alignment) align = 0;
-    else if (size > UINT64_MAX / 4 - align) return wh__fail(WH_ERR_TOO_LARGE, "pool: %zu B at %" PRIu64, bytes, align);
+    if (align <= p->cfg.alignment)
+        align = 0;
+    else if (size > UINT64_MAX / 4 - align)
+        return wh__fail(WH_ERR_TOO_LARGE, "pool: %zu B at %" PRIu64, bytes, align);
     if (!tag && !align) tag = wh__implicit_tag(size);
-    uint32_t b = WH_BLOCK_NONE;                     /* kept blocks: any address, so none when aligned */
+    uint32_t b = WH_BLOCK_NONE; /* kept blocks: any address, so none when aligned */
     if (p->hot != WH_BLOCK_NONE) b = wh__hot_take(p, tag == wh__large_tag ? size : 0, slot);
     if (b == WH_BLOCK_NONE && tag && tag != wh__large_tag && !align) b = wh__tag_take(p, tag, size, slot);
     if (b != WH_BLOCK_NONE) p->st.tag_hits++;
@@ -201,7 +212,8 @@ static wh_status wh__try_alloc(wh_pool *p, size_t bytes, size_t align, const voi
     if (!out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: out is NULL");
     *out = NULL;
     if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc: pool is NULL");
-    if (align & (align - 1)) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc_aligned: %zu is not a power of two", align);
+    if (align & (align - 1))
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_alloc_aligned: %zu is not a power of two", align);
     if (bytes == 0) {
         pthread_mutex_lock(&p->lock);
         p->st.failures++;
@@ -273,7 +285,7 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     if (st != WH_OK) return st;
     wh__info *in = &p->info[b];
     uint64_t uses = in->uses | (1ull << in->alloc_slot);
-    uses &= ~(1ull << slot) & ~p->retired;   /* own order covers it; forgotten streams are done */
+    uses &= ~(1ull << slot) & ~p->retired; /* own order covers it; forgotten streams are done */
     in->free_slot = (uint8_t)slot;
     if (uses && (st = wh__defer(p, b, uses)) != WH_OK) return st;
     p->st.frees++;

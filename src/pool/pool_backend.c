@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool backends: where arenas come from and how stream order is seen.
  * CUDA: cudaMalloc arenas, cudaEvents recorded on streams.  CPU: host
  * arenas, and streams run nothing, so an event is complete unless the
@@ -10,7 +11,7 @@
 
 #if WH_HAVE_CUDA
 #include "warpheap/cuda_check.h"
-#define WH__CUDA_NATURAL_ALIGN 256u  /* cudaMalloc aligns at least this much */
+#define WH__CUDA_NATURAL_ALIGN 256u /* cudaMalloc aligns at least this much */
 #endif
 
 #if WH_HAVE_CUDA
@@ -25,7 +26,7 @@ wh_status wh__mem_alloc(wh_pool *p, uint64_t bytes, void **raw, uint64_t *base) 
         uint64_t extra = a > WH__CUDA_NATURAL_ALIGN ? a : 0;
         cudaError_t e = cudaMalloc(raw, bytes + extra);
         if (e == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();               /* not sticky: clear it */
+            (void)cudaGetLastError(); /* not sticky: clear it */
             return WH_ERR_OUT_OF_MEMORY;
         }
         WH_CUDA_TRY(e);
@@ -43,7 +44,7 @@ void wh__mem_free(wh_pool *p, void *raw) {
     (void)p;
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
-        cudaError_t e = cudaFree(raw);              /* nothing to do on failure but clear it */
+        cudaError_t e = cudaFree(raw); /* nothing to do on failure but clear it */
         if (e != cudaSuccess) (void)cudaGetLastError();
         return;
     }
@@ -57,13 +58,15 @@ wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s) {
     if (wh__is_cuda(p)) {
         cudaError_t r = cudaSuccess;
         if (!e->ev) {
-            if (p->nspare_ev) e->ev = p->spare_ev[--p->nspare_ev];
-            else r = wh__fault() ? cudaErrorMemoryAllocation
-                               : cudaEventCreateWithFlags((cudaEvent_t *)&e->ev, cudaEventDisableTiming);
+            if (p->nspare_ev)
+                e->ev = p->spare_ev[--p->nspare_ev];
+            else
+                r = wh__fault() ? cudaErrorMemoryAllocation
+                                : cudaEventCreateWithFlags((cudaEvent_t *)&e->ev, cudaEventDisableTiming);
         }
         if (r == cudaSuccess) r = cudaEventRecord((cudaEvent_t)e->ev, (cudaStream_t)s);
         if (r != cudaSuccess) {
-            (void)cudaGetLastError();            /* leave no error for the caller's next check */
+            (void)cudaGetLastError(); /* leave no error for the caller's next check */
             return wh__fail(WH_ERR_CUDA, "pool: recording an event on stream %p: %s", s, cudaGetErrorString(r));
         }
     }
@@ -121,7 +124,7 @@ bool wh__stream_sync(wh_pool *p, wh_stream s) {
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
         if (cudaStreamSynchronize((cudaStream_t)s) == cudaSuccess) return true;
-        (void)cudaGetLastError();                /* a stream destroyed meanwhile: nothing to wait for */
+        (void)cudaGetLastError(); /* a stream destroyed meanwhile: nothing to wait for */
         return false;
     }
 #endif

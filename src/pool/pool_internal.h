@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool internals, shared by the files of src/pool/.
  *
  * One mutex guards a pool.  Memory is a block core (blocks.h) with one free
@@ -14,23 +15,23 @@
 
 #include <pthread.h>
 
-#define WH__READY 0u                 /* free index of blocks safe on every stream */
-#define WH__MAX_SLOTS 63u            /* READY + 62 streams: masks are uint64_t    */
-#define WH__TAGS 1024u               /* tag table entries (power of two)          */
-#define WH__PENDING_EVENTS 8u        /* events a pending block can wait on        */
-#define WH__PENDING_POLL 256u        /* pending blocks that make free() poll      */
+#define WH__READY          0u    /* free index of blocks safe on every stream */
+#define WH__MAX_SLOTS      63u   /* READY + 62 streams: masks are uint64_t    */
+#define WH__TAGS           1024u /* tag table entries (power of two)          */
+#define WH__PENDING_EVENTS 8u    /* events a pending block can wait on        */
+#define WH__PENDING_POLL   256u  /* pending blocks that make free() poll      */
 
 enum { WH__FREE_OR_CORE = 0, WH__LIVE = 1, WH__TAGGED = 2, WH__PENDING = 3, WH__HOLE = 4 };
 
-typedef struct wh__info {            /* the pool's view of a USED descriptor */
+typedef struct wh__info { /* the pool's view of a USED descriptor */
     const void *tag;
-    uint64_t uses;                   /* stream slots it was used on, besides its own */
+    uint64_t uses; /* stream slots it was used on, besides its own */
     uint64_t requested;
-    uint8_t state;                   /* WH__LIVE / TAGGED / PENDING               */
+    uint8_t state; /* WH__LIVE / TAGGED / PENDING               */
     uint8_t alloc_slot, free_slot;
 } wh__info;
 
-typedef struct wh__event {           /* a cudaEvent_t, or the stream on the CPU */
+typedef struct wh__event { /* a cudaEvent_t, or the stream on the CPU */
     void *ev;
     wh_stream stream;
 } wh__event;
@@ -42,9 +43,9 @@ typedef struct wh__pending {
 } wh__pending;
 
 typedef struct wh__arena {
-    void *raw;                       /* what the driver gave                     */
-    uint64_t size;                   /* bytes handed to the core                 */
-    uint32_t head;                   /* its first descriptor: never changes      */
+    void *raw;     /* what the driver gave                     */
+    uint64_t size; /* bytes handed to the core                 */
+    uint32_t head; /* its first descriptor: never changes      */
 } wh__arena;
 
 /* Growth by the driver's virtual-memory calls (pool_vmm.c): one address
@@ -53,49 +54,49 @@ typedef struct wh__arena {
  * block the core may hand out is backed.  Physical memory is mapped in
  * pieces (one cuMemCreate each), and only whole pieces are unmapped. */
 typedef struct wh__vmm {
-    uint64_t base, size, gran;       /* the range and the mapping granule          */
-    uint64_t hole_bytes;             /* unbacked bytes: reserved = size - these     */
-    uint64_t walk_frees;             /* frees counter at the last release walk     */
-    uint64_t big;                    /* the largest request that reached growth     */
-    uint32_t ngran, head;            /* granules; the arena's first descriptor      */
-    uint32_t *piece;                 /* per granule: first granule of its piece, or NONE */
-    uint32_t *plen;                  /* per first granule: granules in the piece    */
-    uint64_t *handle;                /* per first granule: driver allocation handle */
-    void *raw;                       /* CPU: the mmap'ed range                      */
+    uint64_t base, size, gran; /* the range and the mapping granule          */
+    uint64_t hole_bytes;       /* unbacked bytes: reserved = size - these     */
+    uint64_t walk_frees;       /* frees counter at the last release walk     */
+    uint64_t big;              /* the largest request that reached growth     */
+    uint32_t ngran, head;      /* granules; the arena's first descriptor      */
+    uint32_t *piece;           /* per granule: first granule of its piece, or NONE */
+    uint32_t *plen;            /* per first granule: granules in the piece    */
+    uint64_t *handle;          /* per first granule: driver allocation handle */
+    void *raw;                 /* CPU: the mmap'ed range                      */
     int device;
 } wh__vmm;
 
 typedef struct wh__tag_entry {
     const void *tag;
-    uint32_t block;                  /* the block kept for this tag, or NONE     */
+    uint32_t block; /* the block kept for this tag, or NONE     */
 } wh__tag_entry;
 
 struct wh_pool {
     pthread_mutex_t lock;
-    wh_pool_config cfg;              /* defaults resolved                          */
+    wh_pool_config cfg; /* defaults resolved                          */
     wh_blocks *core;
-    wh__info *info;                  /* per descriptor                             */
-    uint64_t *map_keys;              /* address -> descriptor, open addressing     */
+    wh__info *info;     /* per descriptor                             */
+    uint64_t *map_keys; /* address -> descriptor, open addressing     */
     uint32_t *map_vals;
-    uint64_t map_mask, map_count;    /* entries - 1; keys in the map               */
-    uint32_t map_shift, nslots;      /* nslots: READY + streams seen so far        */
+    uint64_t map_mask, map_count; /* entries - 1; keys in the map               */
+    uint32_t map_shift, nslots;   /* nslots: READY + streams seen so far        */
     wh_stream streams[WH__MAX_SLOTS];
     wh__event reclaim_ev[WH__MAX_SLOTS];
     wh_stream last_stream;
     uint32_t last_slot;
-    uint64_t retired;                /* slots of forgotten streams, free for reuse */
+    uint64_t retired; /* slots of forgotten streams, free for reuse */
     wh__arena *arenas;
     uint32_t narenas, arenas_cap;
     wh__pending *pending;
     uint32_t npending, pending_cap;
-    void **spare_ev;                 /* CUDA events ready for reuse                */
+    void **spare_ev; /* CUDA events ready for reuse                */
     uint32_t nspare_ev, spare_ev_cap;
     uint32_t ntags;
     wh__tag_entry tags[WH__TAGS];
-    uint32_t hot;                    /* pool_tags.c: the hot block, or NONE         */
+    uint32_t hot; /* pool_tags.c: the hot block, or NONE         */
     bool use_vmm;
-    uint32_t busy_streams;           /* streams still busy after the last wait      */
-    uint64_t refused;                /* bytes the driver (host) refused in this call */
+    uint32_t busy_streams; /* streams still busy after the last wait      */
+    uint64_t refused;      /* bytes the driver (host) refused in this call */
     wh__vmm vmm;
     wh_pool_stats st;
 };
@@ -105,8 +106,8 @@ wh_status wh__mem_alloc(wh_pool *p, uint64_t bytes, void **raw, uint64_t *base);
 void wh__mem_free(wh_pool *p, void *raw);
 wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s);
 bool wh__event_done(wh_pool *p, wh__event *e);
-bool wh__event_wait(wh_pool *p, wh__event *e);   /* lock held: only where a wait is rare */
-bool wh__stream_sync(wh_pool *p, wh_stream s);    /* the stream's queued work; lock not held */
+bool wh__event_wait(wh_pool *p, wh__event *e); /* lock held: only where a wait is rare */
+bool wh__stream_sync(wh_pool *p, wh_stream s); /* the stream's queued work; lock not held */
 void wh__event_release(wh_pool *p, wh__event *e);
 void wh__events_destroy(wh_pool *p);
 
@@ -115,7 +116,7 @@ wh_status wh__vmm_create(wh_pool *p);
 void wh__vmm_destroy(wh_pool *p);
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
 uint32_t wh__vmm_alloc(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
-void wh__vmm_release(wh_pool *p, uint64_t target, bool wait);   /* wait: wh__wait_streams first */
+void wh__vmm_release(wh_pool *p, uint64_t target, bool wait); /* wait: wh__wait_streams first */
 wh_status wh__vmm_check(wh_pool *p);
 
 /* Extra bytes a block needs so that an address in it is a multiple of align
@@ -145,14 +146,14 @@ bool wh__wait_streams(wh_pool *p);
 /* pool_tags.c */
 uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot);
 bool wh__tag_keep(wh_pool *p, uint32_t b);
-void wh__tag_flush(wh_pool *p);                    /* the hot block too */
+void wh__tag_flush(wh_pool *p); /* the hot block too */
 /* The hot block (p->hot != NONE): taken for an untagged request of size on
  * slot that it fits (size 0: none), else given back; kept on free. */
 uint32_t wh__hot_take(wh_pool *p, uint64_t size, uint32_t slot);
 void wh__hot_keep(wh_pool *p, uint32_t b);
 
 /* pool_alloc.c / pool.c */
-void wh__release(wh_pool *p, uint32_t b);          /* USED block back to the core */
+void wh__release(wh_pool *p, uint32_t b); /* USED block back to the core */
 void wh__trim_arenas(wh_pool *p, uint64_t keep);
 
 #endif

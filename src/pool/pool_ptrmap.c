@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Address -> block descriptor map of the host pool: open addressing with
  * linear probing and backward-shift deletion (no tombstones), Fibonacci
  * hashing.  It starts small and doubles before it is half full (at most
@@ -10,9 +11,7 @@
 
 #include <stdlib.h>
 
-static uint64_t wh__map_home(const wh_pool *p, uint64_t key) {
-    return (key * 0x9E3779B97F4A7C15ull) >> p->map_shift;
-}
+static uint64_t wh__map_home(const wh_pool *p, uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> p->map_shift; }
 
 /* Point the map at new tables of 2^bits entries, empty.  False (the map as
  * it was) without host memory. */
@@ -45,7 +44,7 @@ bool wh__map_reserve(wh_pool *p) {
     if (2 * (p->map_count + 1) <= n) return true;
     uint64_t *keys = p->map_keys;
     uint32_t *vals = p->map_vals;
-    p->map_keys = NULL;                          /* kept by wh__map_tables' success only */
+    p->map_keys = NULL; /* kept by wh__map_tables' success only */
     p->map_vals = NULL;
     if (!wh__map_tables(p, 65 - p->map_shift)) {
         p->map_keys = keys;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream order for the host pool (issue 6, part 3; not from a seed -- the
  * Futhark free list serves one in-order OpenCL queue).
  *
@@ -22,14 +23,16 @@ wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot) {
     }
     uint32_t k = 1;
     while (k < p->nslots && (p->streams[k] != s || (p->retired >> k & 1u))) ++k;
-    if (k == p->nslots && p->retired) {             /* reuse a forgotten stream's slot */
+    if (k == p->nslots && p->retired) { /* reuse a forgotten stream's slot */
         k = (uint32_t)(wh_ffs64(p->retired) - 1);
         p->retired &= ~(1ull << k);
         p->streams[k] = s;
     } else if (k == p->nslots) {
         if (k > p->cfg.max_streams)
-            return wh__fail(WH_ERR_UNSUPPORTED, "pool serves at most %u streams at a time (config.max_streams; "
-                            "see wh_pool_forget_stream)", p->cfg.max_streams);
+            return wh__fail(WH_ERR_UNSUPPORTED,
+                            "pool serves at most %u streams at a time (config.max_streams; "
+                            "see wh_pool_forget_stream)",
+                            p->cfg.max_streams);
         p->streams[k] = s;
         p->nslots++;
     }
@@ -52,7 +55,7 @@ wh_status wh__defer(wh_pool *p, uint32_t b, uint64_t uses) {
     *e = (wh__pending){.block = b};
     for (uint64_t m = uses; m; m &= m - 1) {
         uint32_t k = (uint32_t)(wh_ffs64(m) - 1);
-        bool spill = e->nev == WH__PENDING_EVENTS;   /* too many streams: wait for this one now */
+        bool spill = e->nev == WH__PENDING_EVENTS; /* too many streams: wait for this one now */
         wh__event tmp = {0};
         wh__event *ev = spill ? &tmp : &e->ev[e->nev];
         wh_status st = wh__event_record(p, ev, p->streams[k]);
@@ -75,8 +78,7 @@ void wh__pending_poll(wh_pool *p) {
     for (uint32_t i = p->npending; i-- > 0;) {
         wh__pending *e = &p->pending[i];
         bool done = true;
-        for (uint32_t k = 0; k < e->nev && done; ++k)
-            done = wh__event_done(p, &e->ev[k]);
+        for (uint32_t k = 0; k < e->nev && done; ++k) done = wh__event_done(p, &e->ev[k]);
         if (!done) continue;
         for (uint32_t k = 0; k < e->nev; ++k) wh__event_release(p, &e->ev[k]);
         uint32_t b = e->block;
@@ -97,7 +99,7 @@ static void wh__drain_to_ready(wh_pool *p, uint32_t s) {
 void wh__reclaim(wh_pool *p) {
     for (uint32_t s = 1; s < p->nslots; ++s) {
         if (wh_blocks_index(p->core, s)->nfree == 0) continue;
-        if (p->retired >> s & 1u) {                  /* a pending block came back to a gone stream */
+        if (p->retired >> s & 1u) { /* a pending block came back to a gone stream */
             wh__drain_to_ready(p, s);
             continue;
         }
@@ -134,14 +136,14 @@ bool wh__wait_streams(wh_pool *p) {
 static wh_status wh__forget_locked(wh_pool *p, wh_stream s) {
     uint32_t k = 1;
     while (k < p->nslots && (p->streams[k] != s || (p->retired >> k & 1u))) ++k;
-    if (k == p->nslots) return WH_OK;                  /* never seen */
-    pthread_mutex_unlock(&p->lock);                    /* wait with the pool free for others */
+    if (k == p->nslots) return WH_OK; /* never seen */
+    pthread_mutex_unlock(&p->lock);   /* wait with the pool free for others */
     bool done = wh__stream_sync(p, s);
     pthread_mutex_lock(&p->lock);
     if (!done) return wh__fail(WH_ERR_RETRY_LIMIT, "wh_pool_forget_stream: the stream's work did not finish");
-    k = 1;                                             /* the slot table may have changed */
+    k = 1; /* the slot table may have changed */
     while (k < p->nslots && (p->streams[k] != s || (p->retired >> k & 1u))) ++k;
-    if (k == p->nslots) return WH_OK;                  /* forgotten meanwhile */
+    if (k == p->nslots) return WH_OK; /* forgotten meanwhile */
     wh__pending_poll(p);
     wh__drain_to_ready(p, k);
     p->retired |= 1ull << k;

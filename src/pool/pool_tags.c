@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Futhark's tagged free list (seed futhark-tagged-free-list.txt, "Problems
  * and Solutions": free_list_find / opencl_alloc / opencl_free), as the fast
  * path in front of the block core.
@@ -58,7 +59,7 @@ uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot)
     wh__tag_entry *e = wh__tag_entry_of(p, tag, false);
     if (!e || e->block == WH_BLOCK_NONE) return WH_BLOCK_NONE;
     uint32_t b = e->block;
-    if (p->info[b].free_slot != slot) return WH_BLOCK_NONE;     /* another stream's */
+    if (p->info[b].free_slot != slot) return WH_BLOCK_NONE; /* another stream's */
     uint64_t have = wh_blocks_desc(p->core)[b].size;
     /* Outgrown (a loop whose sizes drift up): in one range every kept block
      * goes back, so that they merge before the new ones are placed; dropping
@@ -68,7 +69,7 @@ uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot)
         wh__tag_flush(p);
         return WH_BLOCK_NONE;
     }
-    if (have < size || have / 2 >= size) {                      /* not just right */
+    if (have < size || have / 2 >= size) { /* not just right */
         wh__tag_drop(p, e);
         return WH_BLOCK_NONE;
     }
@@ -100,7 +101,7 @@ uint32_t wh__hot_take(wh_pool *p, uint64_t size, uint32_t slot) {
 
 /* The hot block, if any, back to the core. */
 static void wh__hot_drop(wh_pool *p) {
-    if (p->hot != WH_BLOCK_NONE) (void)wh__hot_take(p, 0, 0);   /* size 0: goes back */
+    if (p->hot != WH_BLOCK_NONE) (void)wh__hot_take(p, 0, 0); /* size 0: goes back */
 }
 
 void wh__hot_keep(wh_pool *p, uint32_t b) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool growth with the driver's virtual-memory calls (issue 6, part 2:
  * "grown as one contiguous range with the driver's virtual-memory calls").
  * Not from a seed: Futhark's free list and the seed heap both get whole
@@ -55,40 +56,42 @@
 #include "warpheap/cuda_check.h"
 #endif
 
-#define WH__CPU_GRAN (64ull << 10)       /* CPU granule: small, so tests see many pieces */
+#define WH__CPU_GRAN  (64ull << 10) /* CPU granule: small, so tests see many pieces */
 #define WH__CPU_RANGE (4ull << 30)
 /* The policy's constants: #ifndef so that bench/pool/build-variants.sh can
  * build variants (bench/results/pool-footprint-h100 measured them). */
 #ifndef WH__PIECE_MAX
-#define WH__PIECE_MAX (112ull << 20)     /* largest piece mapped by one cuMemCreate       */
+#define WH__PIECE_MAX (112ull << 20) /* largest piece mapped by one cuMemCreate       */
 #endif
 #ifndef WH__GROW_SHIFT
-#define WH__GROW_SHIFT 4                 /* extra growth: reserved / 16, within the budget */
+#define WH__GROW_SHIFT 4 /* extra growth: reserved / 16, within the budget */
 #endif
 #ifndef WH__SLACK_PM
-#define WH__SLACK_PM 100                 /* growth's budget: the peak in use + 100/1000     */
+#define WH__SLACK_PM 100 /* growth's budget: the peak in use + 100/1000     */
 #endif
 #ifndef WH__MOVE_PM
-#define WH__MOVE_PM 140                  /* moves begin past the peak in use + at most
+#define WH__MOVE_PM \
+    140 /* moves begin past the peak in use + at most
                                             140/1000 ...                                    */
 #endif
 #ifndef WH__MOVE_K
-#define WH__MOVE_K 3                     /* ... or + 3 of the largest requests, if less      */
+#define WH__MOVE_K 3 /* ... or + 3 of the largest requests, if less      */
 #endif
 #ifndef WH__FILL_WHOLE
-#define WH__FILL_WHOLE 1                 /* 0: a hole between free blocks gets new pieces    */
+#define WH__FILL_WHOLE 1 /* 0: a hole between free blocks gets new pieces    */
 #endif
 #ifndef WH__PLACE_MIN
-#define WH__PLACE_MIN (64ull << 20)      /* blocks placed by wh__spot: this size and more   */
+#define WH__PLACE_MIN (64ull << 20) /* blocks placed by wh__spot: this size and more   */
 #endif
 #ifndef WH__HARD_SHIFT
-#define WH__HARD_SHIFT 6                 /* walk regardless past budget + budget / 64      */
+#define WH__HARD_SHIFT 6 /* walk regardless past budget + budget / 64      */
 #endif
 #ifndef WH__MOVES
-#define WH__MOVES 12                     /* pieces moved at most for one request           */
+#define WH__MOVES 12 /* pieces moved at most for one request           */
 #endif
 #ifndef WH__MOVE_BATCH
-#define WH__MOVE_BATCH 1                 /* 0: the policy of 3d53849 (one access call per
+#define WH__MOVE_BATCH \
+    1 /* 0: the policy of 3d53849 (one access call per
                                             moved piece, the hole chosen again after each;
                                             sources tied on size not told apart)            */
 #endif
@@ -246,14 +249,14 @@ static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h, 
                             (unsigned long long)bytes, (int)r);
     } else
 #endif
-    if (mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE))
+        if (mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE))
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: mprotect of a moved piece failed");
     for (uint32_t k = 0; k < n; ++k) v->piece[g + k] = g;
     v->plen[g] = n;
     v->handle[g] = h;
     if (!access) return WH_OK;
     wh_status st = wh__access(p, g, n);
-    if (st != WH_OK) (void)wh__unmap_keep(p, g, &bytes);   /* the caller releases h (wh__move) */
+    if (st != WH_OK) (void)wh__unmap_keep(p, g, &bytes); /* the caller releases h (wh__move) */
     return st;
 }
 
@@ -293,14 +296,16 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
             if (r != CUDA_SUCCESS) {
                 if (r == CUDA_ERROR_OUT_OF_MEMORY) p->refused = bytes;
                 st = r == CUDA_ERROR_OUT_OF_MEMORY ? WH_ERR_OUT_OF_MEMORY
-                                                   : wh__fail(WH_ERR_CUDA, "pool: cuMemCreate/cuMemMap of %llu B: "
-                                                              "CUresult %d", (unsigned long long)bytes, (int)r);
+                                                   : wh__fail(WH_ERR_CUDA,
+                                                              "pool: cuMemCreate/cuMemMap of %llu B: "
+                                                              "CUresult %d",
+                                                              (unsigned long long)bytes, (int)r);
                 break;
             }
             v->handle[g] = (uint64_t)h;
         } else
 #endif
-        if (wh__fault() || mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE)) {
+            if (wh__fault() || mprotect((void *)(uintptr_t)wh__addr(p, g), bytes, PROT_READ | PROT_WRITE)) {
             p->refused = bytes;
             st = WH_ERR_OUT_OF_MEMORY;
             break;
@@ -311,15 +316,13 @@ static wh_status wh__map(wh_pool *p, uint32_t g0, uint32_t n) {
         g += len;
     }
     if (st == WH_OK) st = wh__access(p, g0, n);
-    if (st != WH_OK) wh__unmap_run(p, g0, g);      /* give back the pieces mapped here */
+    if (st != WH_OK) wh__unmap_run(p, g0, g); /* give back the pieces mapped here */
     return st;
 }
 
 /* ---- holes: found through the arena's chain (a walk per growth or release) ---- */
 
-static bool wh__is_hole(const wh_pool *p, uint32_t b) {
-    return b != WH_BLOCK_NONE && p->info[b].state == WH__HOLE;
-}
+static bool wh__is_hole(const wh_pool *p, uint32_t b) { return b != WH_BLOCK_NONE && p->info[b].state == WH__HOLE; }
 
 static uint32_t wh__gran_of(const wh_pool *p, uint64_t addr) { return (uint32_t)((addr - p->vmm.base) / p->vmm.gran); }
 
@@ -332,7 +335,8 @@ static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e, uint64
     uint32_t u = wh_blocks_carve(p->core, f, wh__addr(p, a), (uint64_t)(e - a) * p->vmm.gran);
     if (u == WH_BLOCK_NONE) return wh_blocks_desc(p->core)[f].next;
     uint64_t bytes;
-    if (kept) *kept = wh__unmap_keep(p, a, &bytes);
+    if (kept)
+        *kept = wh__unmap_keep(p, a, &bytes);
     else
         for (uint32_t g = a, n; g < e; g += n) {
             n = p->vmm.plen[g];
@@ -423,9 +427,9 @@ static uint64_t wh__spot(const wh_pool *p, uint32_t f, uint64_t s) {
     uint64_t a = d[f].addr, e = a + d[f].size;
     uint64_t best = a, best_t = wh__touched(p, a, e, a, s);
     uint32_t g = wh__gran_of(p, a), g1 = wh__gran_of(p, e);
-    if (m->piece[g] != g) g = m->piece[g] + m->plen[m->piece[g]];   /* the first boundary in f */
+    if (m->piece[g] != g) g = m->piece[g] + m->plen[m->piece[g]]; /* the first boundary in f */
     for (uint32_t k = 0; g <= g1 && k <= m->ngran && best_t; ++k) {
-        uint64_t q = wh__addr(p, g), c[3] = {q, q - s, e - s};       /* q - s may wrap: checked */
+        uint64_t q = wh__addr(p, g), c[3] = {q, q - s, e - s}; /* q - s may wrap: checked */
         for (int i = 0; i < 3; ++i) {
             uint64_t x = c[i], t;
             if (x < a || x > e - s) continue;
@@ -492,7 +496,11 @@ static uint64_t wh__move_budget(const wh_pool *p, uint64_t size) {
  * with batched moves, 1/64 and 112 MiB pieces 1.12-1.14x (CPU replay). */
 static uint64_t wh__hard_budget(uint64_t budget) { return budget + (budget >> WH__HARD_SHIFT); }
 
-typedef struct { uint32_t hole; uint64_t bytes; int side; } wh__fill;   /* side: -1 low end, 1 high end, 0 all */
+typedef struct {
+    uint32_t hole;
+    uint64_t bytes;
+    int side;
+} wh__fill; /* side: -1 low end, 1 high end, 0 all */
 
 /* The hole whose filling makes a free block of at least need bytes for slot
  * with the fewest new bytes (then the lowest address). */
@@ -509,8 +517,7 @@ static wh__fill wh__choose(wh_pool *p, uint64_t need, uint32_t slot) {
                          {b, rs >= need ? 0 : (need - rs + G - 1) / G * G, 1},
                          {b, ls + hs + rs >= need ? hs : 0, 0}};
         for (int i = 0; i < 3; ++i)
-            if (c[i].bytes && c[i].bytes <= hs && (best.hole == WH_BLOCK_NONE || c[i].bytes < best.bytes))
-                best = c[i];
+            if (c[i].bytes && c[i].bytes <= hs && (best.hole == WH_BLOCK_NONE || c[i].bytes < best.bytes)) best = c[i];
     }
     return best;
 }
@@ -523,8 +530,10 @@ static void wh__fill_done(wh_pool *p, wh__fill f, uint32_t slot) {
     uint64_t hs = d[h].size;
     if (f.bytes < hs) {
         uint32_t r = wh_blocks_split_used(p->core, h, f.side > 0 ? hs - f.bytes : f.bytes);
-        if (f.side > 0) filled = r;
-        else p->info[r] = (wh__info){.state = WH__HOLE};
+        if (f.side > 0)
+            filled = r;
+        else
+            p->info[r] = (wh__info){.state = WH__HOLE};
     }
     p->info[filled] = (wh__info){0};
     p->vmm.hole_bytes -= f.bytes;
@@ -549,13 +558,16 @@ static bool wh__do_fill(wh_pool *p, wh__fill f, uint32_t slot) {
 
 /* ---- moves: a piece under a free block remapped where a growth needs it --------- */
 
-typedef struct { uint32_t block, g; uint64_t bytes; } wh__src;
+typedef struct {
+    uint32_t block, g;
+    uint64_t bytes;
+} wh__src;
 
 /* Is a piece of n bytes a better source for want bytes than one of best (0: none)? */
 static bool wh__better(uint64_t n, uint64_t best, uint64_t want) {
     if (!best) return true;
-    if (n >= want) return best < want || n < best;      /* covering: the smallest */
-    return best < want && n > best;                      /* else: the largest */
+    if (n >= want) return best < want || n < best; /* covering: the smallest */
+    return best < want && n > best;                /* else: the largest */
 }
 
 /* The whole piece under a free READY block that best serves a fill of want
@@ -568,7 +580,7 @@ static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, u
     const wh_block *d = wh_blocks_desc(p->core);
     const wh__vmm *v = &p->vmm;
     wh__src best = {WH_BLOCK_NONE, 0, 0};
-    uint64_t best_block = 0;                             /* size of best's free block */
+    uint64_t best_block = 0; /* size of best's free block */
     for (uint32_t b = v->head, k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; b = d[b].next, ++k) {
         if (!wh__ready_free(p, &d[b]) || b == d[hole].prev || b == d[hole].next) continue;
         uint32_t a, e;
@@ -590,13 +602,13 @@ static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, u
  * False (nothing changed but the piece given back to the driver, if it was
  * unmapped) when it cannot. */
 static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, bool access) {
-    if (!wh__blocks_have_spares(p->core, 3)) return false;   /* carve 2, wh__fill_done 1 */
+    if (!wh__blocks_have_spares(p->core, 3)) return false; /* carve 2, wh__fill_done 1 */
     uint32_t n = (uint32_t)(src.bytes / p->vmm.gran);
     uint64_t h = 0;
     wh__punch(p, src.block, src.g, src.g + n, &h);
-    if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false;   /* not carved */
+    if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false; /* not carved */
     if (wh__map_handle(p, g, n, h, access) != WH_OK) {
-        wh__drop(p, h, src.bytes);                           /* the source is a hole now */
+        wh__drop(p, h, src.bytes); /* the source is a hole now */
         p->st.reserved = wh__reserved(p);
         return false;
     }
@@ -634,7 +646,7 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     }
     if (!done) return WH_BLOCK_NONE;
     uint32_t g0 = f.side < 0 ? lo : hi - (uint32_t)(done / G), g1 = g0 + (uint32_t)(done / G);
-    if (wh__access(p, g0, g1 - g0) != WH_OK) {         /* still a hole: the pieces go back */
+    if (wh__access(p, g0, g1 - g0) != WH_OK) { /* still a hole: the pieces go back */
         wh__unmap_run(p, g0, g1);
         p->st.reserved = wh__reserved(p);
         return WH_BLOCK_NONE;
@@ -692,9 +704,8 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
          * the walk is O(blocks), and pieces unmapped while the working set
          * hovers near its peak are mapped again soon (each a cuMemCreate +
          * cuMemMap). */
-        bool may_walk = p->st.frees - p->vmm.walk_frees >= (uint64_t)p->core->nused + 256 ||
-                        f.hole == WH_BLOCK_NONE || (cap && reserved + f.bytes > cap) ||
-                        reserved + f.bytes > wh__hard_budget(budget);
+        bool may_walk = p->st.frees - p->vmm.walk_frees >= (uint64_t)p->core->nused + 256 || f.hole == WH_BLOCK_NONE ||
+                        (cap && reserved + f.bytes > cap) || reserved + f.bytes > wh__hard_budget(budget);
         if (attempt == 0 && over && may_walk) {
             uint64_t want = f.hole == WH_BLOCK_NONE ? 0 : budget - (f.bytes < budget ? f.bytes : budget);
             /* wait for the streams only where growing is impossible otherwise */
@@ -715,7 +726,7 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
             f.bytes += extra / G * G;
         }
         if (!wh__do_fill(p, f, slot)) return WH_BLOCK_NONE;
-        return wh_blocks_alloc_aligned(p->core, size, align, slot);   /* align <= granule: plain alloc */
+        return wh_blocks_alloc_aligned(p->core, size, align, slot); /* align <= granule: plain alloc */
     }
     return WH_BLOCK_NONE;
 }
@@ -765,16 +776,18 @@ wh_status wh__vmm_create(wh_pool *p) {
     if (wh__is_cuda(p)) {
         CUdeviceptr base = 0;
         CUresult r = wh__fault() ? CUDA_ERROR_OUT_OF_MEMORY : wh__drv.reserve(&base, range, gran, 0, 0);
-        if (r != CUDA_SUCCESS) return wh__fail(WH_ERR_UNSUPPORTED, "pool: cuMemAddressReserve of %llu B: CUresult %d",
-                                               (unsigned long long)range, (int)r);
+        if (r != CUDA_SUCCESS)
+            return wh__fail(WH_ERR_UNSUPPORTED, "pool: cuMemAddressReserve of %llu B: CUresult %d",
+                            (unsigned long long)range, (int)r);
         v->base = (uint64_t)base;
     } else
 #endif
     {
         void *m = wh__fault() ? MAP_FAILED
                               : mmap(NULL, range + gran, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m == MAP_FAILED) return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: cannot reserve %llu B of address space",
-                                             (unsigned long long)range);
+        if (m == MAP_FAILED)
+            return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: cannot reserve %llu B of address space",
+                            (unsigned long long)range);
         v->raw = m;
         v->base = ((uint64_t)(uintptr_t)m + gran - 1) & ~(gran - 1);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator, device side of the host API: heap memory and its
  * initialisation, and the preparation of a parallel_do (DynaSOAr section 3.7):
  * enumerate the allocated blocks of a type with Alg. 5
@@ -41,7 +42,7 @@ extern "C" uint32_t wh__soa_dev_threads(void) {
 
 static __global__ void init_blocks_kernel(wh_soa s) {
     for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < s.nblocks; b += gridDim.x * blockDim.x) {
-        *wh__soa_alloc_word(&s, b) = ~0ull;      /* free: no slot can be reserved */
+        *wh__soa_alloc_word(&s, b) = ~0ull; /* free: no slot can be reserved */
         *wh__soa_iter_word(&s, b) = 0;
         *wh__soa_type_word(&s, b) = ~0u;
     }

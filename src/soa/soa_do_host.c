@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator, CPU backend of parallel_do (DynaSOAr section 3.7): the
  * iteration-bitmap snapshot and the compact block array by the host form of
  * Alg. 5 (wh_bitmap_indices_host), then the blocks split among host threads.

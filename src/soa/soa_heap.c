@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator, host side: heap creation with the block capacities of
  * DynaSOAr (ECOOP 2019) section 3.2 and the bitmaps of 3.4, statistics, and the
  * invariant check.  Departures are listed in warpheap/soa_heap.h. */
@@ -16,7 +17,7 @@ typedef struct layout {
 static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
     layout l;
     l.counters = 0;
-    l.blocks = WH_SOA_HEADER_AREA;                            /* counters, aligned */
+    l.blocks = WH_SOA_HEADER_AREA; /* counters, aligned */
     l.bitmaps = l.blocks + (size_t)n * block_bytes;
     l.bitmap_bytes = round_up(wh_bitmap_bytes(n), 64);
     l.do_blocks = l.bitmaps + (1u + 2u * ntypes) * l.bitmap_bytes;
@@ -34,12 +35,14 @@ static wh_status check_types(const wh_soa_config *cfg) {
     uint32_t concrete = 0;
     for (uint32_t t = 0; t < cfg->ntypes; ++t) {
         const wh_soa_type_desc *d = &cfg->types[t];
-        if (d->id != t) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u has id %u (must be its index)", t, d->id);
+        if (d->id != t)
+            return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u has id %u (must be its index)", t, d->id);
         if (d->size == 0) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u has size 0", t);
         if (d->size > WH_SOA_BLOCK_DATA_MAX)
             return wh__fail(WH_ERR_TOO_LARGE, "soa: type %u (%s) is %u bytes, more than a block holds (%u)", t,
                             d->name ? d->name : "?", d->size, WH_SOA_BLOCK_DATA_MAX);
-        if (d->parent >= (int32_t)t) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u: parent must come first", t);
+        if (d->parent >= (int32_t)t)
+            return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: type %u: parent must come first", t);
         concrete += !d->abstract;
     }
     if (!concrete) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: every type is abstract");
@@ -80,9 +83,9 @@ static void place(wh_soa *s, uint8_t *mem, const layout *l) {
 }
 
 static void init_host(wh_soa *s) {
-    memset(s->counters, 0, WH_SOA_HEADER_AREA);       /* counters and wh__soa_opening */
+    memset(s->counters, 0, WH_SOA_HEADER_AREA); /* counters and wh__soa_opening */
     for (uint32_t b = 0; b < s->nblocks; ++b) {
-        *wh__soa_alloc_word(s, b) = ~0ull;                    /* free: no slot can be reserved */
+        *wh__soa_alloc_word(s, b) = ~0ull; /* free: no slot can be reserved */
         *wh__soa_iter_word(s, b) = 0;
         *wh__soa_type_word(s, b) = ~0u;
     }
@@ -108,7 +111,10 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
     if (hi > WH_BITMAP_MAX_BITS) hi = WH_BITMAP_MAX_BITS;
     while (lo < hi) {
         uint64_t mid = (lo + hi + 1) / 2;
-        if (layout_for(mid, s.block_bytes, s.ntypes).total <= cfg->bytes) lo = mid; else hi = mid - 1;
+        if (layout_for(mid, s.block_bytes, s.ntypes).total <= cfg->bytes)
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     if (lo < 1)
         return wh__fail(WH_ERR_TOO_SMALL, "soa: %zu bytes cannot hold one block of %u bytes and its bitmaps",
@@ -126,14 +132,20 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
         if (!mem) return wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: %zu bytes of host memory", l.total);
     }
     if ((uint64_t)(uintptr_t)mem + l.total > (1ull << WH_SOA_ADDR_BITS)) {
-        if (cfg->on_device) wh__soa_dev_free(mem); else free(mem);
-        return wh__fail(WH_ERR_UNSUPPORTED, "soa: heap at %p ends past the %u address bits of an object pointer",
-                        mem, WH_SOA_ADDR_BITS);
+        if (cfg->on_device)
+            wh__soa_dev_free(mem);
+        else
+            free(mem);
+        return wh__fail(WH_ERR_UNSUPPORTED, "soa: heap at %p ends past the %u address bits of an object pointer", mem,
+                        WH_SOA_ADDR_BITS);
     }
     place(&s, (uint8_t *)mem, &l);
     if (cfg->on_device) {
         s.do_threads = wh__soa_dev_threads();
-        if ((st = wh__soa_dev_init(&s)) != WH_OK) { wh__soa_dev_free(mem); return st; }
+        if ((st = wh__soa_dev_init(&s)) != WH_OK) {
+            wh__soa_dev_free(mem);
+            return st;
+        }
     } else {
         init_host(&s);
     }
@@ -148,7 +160,10 @@ wh_status wh_soa_destroy(wh_soa *soa) {
     (void)wh_soa_usage(soa, &objects, &slots);
     wh__clear_error();
     wh_status st = WH_OK;
-    if (soa->on_device) st = wh__soa_dev_free(soa->mem); else free(soa->mem);
+    if (soa->on_device)
+        st = wh__soa_dev_free(soa->mem);
+    else
+        free(soa->mem);
     memset(soa, 0, sizeof *soa);
     if (st == WH_OK && objects)
         return wh__fail(WH_ERR_IN_USE, "object heap destroyed with %llu live objects", (unsigned long long)objects);
@@ -179,9 +194,14 @@ wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned) {
     void *h = aligned_alloc(256, round_up(soa->mem_bytes, 256));
     if (!h) return wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: host copy of %zu bytes", soa->mem_bytes);
     wh_status st = WH_OK;
-    if (soa->on_device) st = wh__soa_dev_to_host(h, soa->mem, soa->mem_bytes);
-    else memcpy(h, soa->mem, soa->mem_bytes);
-    if (st != WH_OK) { free(h); return st; }
+    if (soa->on_device)
+        st = wh__soa_dev_to_host(h, soa->mem, soa->mem_bytes);
+    else
+        memcpy(h, soa->mem, soa->mem_bytes);
+    if (st != WH_OK) {
+        free(h);
+        return st;
+    }
     rebase(img, soa, (uint8_t *)h);
     *owned = h;
     return WH_OK;
@@ -220,7 +240,10 @@ wh_status wh_soa_stats_get(const wh_soa *soa, wh_soa_stats *st) {
     for (uint32_t c = 0; c < WH_SOA_CTR_COUNT; ++c) st->counters[c] = s.counters[c];
     uint64_t objects = 0;
     for (uint32_t b = 0; b < s.nblocks; ++b) {
-        if (wh_bitmap_get(&s.free_blocks, b)) { st->free_blocks++; continue; }
+        if (wh_bitmap_get(&s.free_blocks, b)) {
+            st->free_blocks++;
+            continue;
+        }
         uint32_t t = *wh__soa_type_word(&s, b);
         if (t >= s.ntypes) continue;
         uint64_t n = (uint64_t)wh_popc64(*wh__soa_alloc_word(&s, b) & wh__soa_usable(s.cap[t]));
@@ -242,15 +265,15 @@ static uint64_t check_block(const wh_soa *s, uint32_t b) {
         bool al = wh_bitmap_get(&s->alloc_blocks[t], b), ac = wh_bitmap_get(&s->active_blocks[t], b);
         in_alloc += al;
         in_active += ac;
-        if ((al || ac) && t != ty) bad++;                     /* listed under a wrong type */
+        if ((al || ac) && t != ty) bad++; /* listed under a wrong type */
     }
     if (wh_bitmap_get(&s->free_blocks, b)) return bad + (a != ~0ull) + in_alloc + in_active;
-    if (ty >= s->ntypes || !s->cap[ty]) return bad + 1;      /* allocated but untyped */
+    if (ty >= s->ntypes || !s->cap[ty]) return bad + 1; /* allocated but untyped */
     uint64_t pad = ~wh__soa_usable(s->cap[ty]);
-    bad += in_alloc != 1;                                     /* lost: neither free nor listed */
-    bad += (a & pad) != pad;                                  /* padding slot handed out */
-    bad += (a & ~pad) == 0;                                   /* empty block not reclaimed */
-    bad += (a != ~0ull) != wh_bitmap_get(&s->active_blocks[ty], b);   /* active iff not full */
+    bad += in_alloc != 1;                                           /* lost: neither free nor listed */
+    bad += (a & pad) != pad;                                        /* padding slot handed out */
+    bad += (a & ~pad) == 0;                                         /* empty block not reclaimed */
+    bad += (a != ~0ull) != wh_bitmap_get(&s->active_blocks[ty], b); /* active iff not full */
     return bad;
 }
 
@@ -269,7 +292,7 @@ wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations) {
         bad += check_block(&s, b);
         used += !wh_bitmap_get(&s.free_blocks, b);
     }
-    for (uint32_t t = 0; t < s.ntypes; ++t) bad += *wh__soa_opening(&s, t) != 0;   /* at quiescence none open */
+    for (uint32_t t = 0; t < s.ntypes; ++t) bad += *wh__soa_opening(&s, t) != 0; /* at quiescence none open */
     /* the pressure the slow-path bound reads: blocks opened minus given back */
     bad += used != wh__soa_blocks_in_use(&s);
     *violations = bad;
@@ -279,13 +302,25 @@ wh_status wh_soa_check(const wh_soa *soa, uint64_t *violations) {
 
 #if !WH_HAVE_CUDA
 wh_status wh__soa_dev_alloc(void **mem, size_t bytes) {
-    (void)mem; (void)bytes;
+    (void)mem;
+    (void)bytes;
     return wh__fail(WH_ERR_NO_DEVICE, "soa: device heap requested, built without CUDA");
 }
 static wh_status no_cuda(void) { return wh__fail(WH_ERR_NO_DEVICE, "soa: device heap, built without CUDA"); }
-wh_status wh__soa_dev_free(void *mem) { (void)mem; return no_cuda(); }
-wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes) { (void)dst; (void)src; (void)bytes; return no_cuda(); }
-wh_status wh__soa_dev_init(const wh_soa *soa) { (void)soa; return no_cuda(); }
+wh_status wh__soa_dev_free(void *mem) {
+    (void)mem;
+    return no_cuda();
+}
+wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes) {
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    return no_cuda();
+}
+wh_status wh__soa_dev_init(const wh_soa *soa) {
+    (void)soa;
+    return no_cuda();
+}
 uint32_t wh__soa_dev_threads(void) { return 0; }
 #endif
 
@@ -313,7 +348,9 @@ wh_status wh_soa_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
 }
 #if !WH_HAVE_CUDA
 wh_status wh__soa_dev_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots) {
-    (void)soa; (void)objects; (void)slots;
+    (void)soa;
+    (void)objects;
+    (void)slots;
     return no_cuda();
 }
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator: what the host code of src/soa/ shares (not installed). */
 #ifndef WH_SOA_INTERNAL_H
 #define WH_SOA_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The overlap oracle of the arena tests (see arena_oracle.h). */
 #include "arena_oracle.h"
 
@@ -5,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct { uint64_t lo, hi; uint32_t slot; } span;
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t slot;
+} span;
 
 static int by_lo(const void *x, const void *y) {
     const span *a = (const span *)x, *b = (const span *)y;
@@ -21,12 +25,17 @@ uint64_t wh_arena_oracle(const wh_handle *slots, const uint64_t *bytes, const ui
                          uint64_t base, uint64_t region, uint64_t *live, uint64_t *live_bytes) {
     span *sp = (span *)malloc((n ? n : 1) * sizeof *sp);
     uint64_t bad = 0, m = 0, total = 0;
-    if (!sp) { fprintf(stderr, "arena oracle: out of memory\n"); return 1; }
+    if (!sp) {
+        fprintf(stderr, "arena oracle: out of memory\n");
+        return 1;
+    }
     for (uint32_t i = 0; i < n; ++i) {
         if (slots[i].ptr == 0) continue;
         uint64_t lo = slots[i].ptr, hi = lo + bytes[i];
-        if (lo < base || hi > base + region || hi <= lo) bad = complain(bad, "outside the region", i, lo - base);
-        else if ((lo - base) % strides[i]) bad = complain(bad, "not a multiple of its stride", i, strides[i]);
+        if (lo < base || hi > base + region || hi <= lo)
+            bad = complain(bad, "outside the region", i, lo - base);
+        else if ((lo - base) % strides[i])
+            bad = complain(bad, "not a multiple of its stride", i, strides[i]);
         sp[m++] = (span){lo, hi, i};
         total += bytes[i];
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checks shared by the arena tests (CPU backend and GPU):
  *  - the overlap oracle: every live handle lies in the region, its address is
  *    a multiple of its stride from the region's start, and no two live
@@ -28,9 +29,9 @@ typedef struct wh_fuzz_counts {
  * at the top of each step, and all lanes call the same arena function in a
  * step, so no two lanes of a warp ever wait for the lock at once).
  * max_bytes: a request is 1..max_bytes/stride elements (stride <= max_bytes). */
-WH_INLINE WH_HOST_DEVICE void wh_fuzz_thread(wh_arena_ref a, uint32_t warp_mask, uint64_t t, uint32_t k,
-                                             uint32_t steps, uint64_t max_bytes, wh_handle *slots,
-                                             uint64_t *bytes, uint64_t *strides, wh_fuzz_counts *c) {
+WH_INLINE WH_HOST_DEVICE void wh_fuzz_thread(wh_arena_ref a, uint32_t warp_mask, uint64_t t, uint32_t k, uint32_t steps,
+                                             uint64_t max_bytes, wh_handle *slots, uint64_t *bytes, uint64_t *strides,
+                                             wh_fuzz_counts *c) {
     for (uint32_t i = 0; i < steps; ++i) {
         wh_syncwarp(warp_mask);
         uint64_t r = wh_hash64(t * 0x9E3779B97F4A7C15ull + i);
@@ -45,9 +46,15 @@ WH_INLINE WH_HOST_DEVICE void wh_fuzz_thread(wh_arena_ref a, uint32_t warp_mask,
             slots[slot] = h;
             bytes[slot] = n * st;
             strides[slot] = st;
-            if (h.ptr) c->allocs++; else c->failed_allocs++;
+            if (h.ptr)
+                c->allocs++;
+            else
+                c->failed_allocs++;
         } else {
-            if (wh_arena_free_mask(a, mask, &slots[slot]) == WH_OK) c->frees++; else c->failed_frees++;
+            if (wh_arena_free_mask(a, mask, &slots[slot]) == WH_OK)
+                c->frees++;
+            else
+                c->failed_frees++;
         }
     }
 }

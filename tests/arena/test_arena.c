@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena on the CPU backend: the command code of arena.h run by the
  * calling host thread in program (= stream) order.
  *  - bad input: every bad request gives a null handle and a clear status,
@@ -13,11 +14,14 @@
 
 static wh_arena *make_policy(size_t bytes, uint32_t blocks, wh_blocks_kind kind, wh_arena_policy policy) {
     wh_arena *a = NULL;
-    wh_arena_config cfg = {.bytes = bytes, .max_blocks = blocks, .index = kind, .backend = WH_ARENA_CPU,
-                           .policy = policy};
+    wh_arena_config cfg = {
+        .bytes = bytes, .max_blocks = blocks, .index = kind, .backend = WH_ARENA_CPU, .policy = policy};
     wh_status st = wh_arena_create(&a, &cfg);
     CHECK(st == WH_OK);
-    if (st != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    if (st != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        exit(1);
+    }
     return a;
 }
 static wh_arena *make(size_t bytes, uint32_t blocks, wh_blocks_kind kind) {
@@ -44,17 +48,17 @@ static void test_create_errors(void) {
     wh_arena_config cfg = {.bytes = 0, .backend = WH_ARENA_CPU};
     CHECK(wh_arena_create(&a, &cfg) == WH_ERR_TOO_SMALL);
     CHECK(a == NULL);
-    cfg.bytes = 100;                                     /* less than a 256-byte granule */
+    cfg.bytes = 100; /* less than a 256-byte granule */
     CHECK(wh_arena_create(&a, &cfg) == WH_ERR_TOO_SMALL);
     cfg.bytes = 4096;
-    cfg.granule = 48;                                    /* not a power of two */
+    cfg.granule = 48; /* not a power of two */
     CHECK(wh_arena_create(&a, &cfg) == WH_ERR_INVALID_ARGUMENT);
     cfg.granule = 0;
-    cfg.region = (void *)(uintptr_t)0x1008;              /* not granule aligned */
+    cfg.region = (void *)(uintptr_t)0x1008; /* not granule aligned */
     CHECK(wh_arena_create(&a, &cfg) == WH_ERR_INVALID_ARGUMENT);
     cfg.region = NULL;
     size_t huge[] = {SIZE_MAX, SIZE_MAX - 255, (size_t)WH_ARENA_MAX_BYTES + 1};
-    for (unsigned k = 0; k < 3; ++k) {                   /* sizes past what an arena addresses */
+    for (unsigned k = 0; k < 3; ++k) { /* sizes past what an arena addresses */
         cfg.bytes = huge[k];
         CHECK(wh_arena_create(&a, &cfg) == WH_ERR_TOO_LARGE);
         CHECK(a == NULL);
@@ -71,26 +75,26 @@ static void test_bad_requests(void) {
     wh_handle h, keep, copy;
     size_t n;
 
-    n = 0;                                               /* size 0 */
+    n = 0; /* size 0 */
     wh_arena_alloc_async(a, &n, &h, NULL);
     CHECK(h.ptr == 0);
     CHECK(take_status(a) == WH_ERR_INVALID_ARGUMENT);
-    n = 10;                                              /* stride 0 */
+    n = 10; /* stride 0 */
     wh_arena_alloc_strided_async(a, &n, 0, &h, NULL);
     CHECK(h.ptr == 0 && take_status(a) == WH_ERR_INVALID_ARGUMENT);
-    n = (1 << 20) + 1;                                   /* larger than the region */
+    n = (1 << 20) + 1; /* larger than the region */
     wh_arena_alloc_async(a, &n, &h, NULL);
     CHECK(h.ptr == 0 && take_status(a) == WH_ERR_TOO_LARGE);
-    n = SIZE_MAX / 2;                                    /* count * stride overflows */
+    n = SIZE_MAX / 2; /* count * stride overflows */
     wh_arena_alloc_strided_async(a, &n, 16, &h, NULL);
     CHECK(h.ptr == 0 && take_status(a) == WH_ERR_TOO_LARGE);
-    n = (1 << 20) - 100;                                 /* fits, but not with its padding */
+    n = (1 << 20) - 100; /* fits, but not with its padding */
     wh_arena_alloc_strided_async(a, &n, 1, &h, NULL);
     CHECK(h.ptr != 0 && take_status(a) == WH_OK);
     wh_arena_free_async(a, &h, NULL);
     CHECK(h.ptr == 0 && take_status(a) == WH_OK);
-    n = (1 << 20) / 36;                                  /* fits, but not with 36 - gcd(36, 256) = 32 */
-    wh_arena_alloc_strided_async(a, &n, 36, &h, NULL);  /* bytes of padding */
+    n = (1 << 20) / 36;                                /* fits, but not with 36 - gcd(36, 256) = 32 */
+    wh_arena_alloc_strided_async(a, &n, 36, &h, NULL); /* bytes of padding */
     CHECK(h.ptr == 0 && take_status(a) == WH_ERR_TOO_LARGE);
 
     n = 1000;
@@ -99,22 +103,22 @@ static void test_bad_requests(void) {
     copy = keep;
     wh_arena_free_async(a, &keep, NULL);
     CHECK(keep.ptr == 0 && take_status(a) == WH_OK);
-    wh_arena_free_async(a, &keep, NULL);                 /* the slot is null now */
+    wh_arena_free_async(a, &keep, NULL); /* the slot is null now */
     CHECK(take_status(a) == WH_ERR_INVALID_ARGUMENT);
-    wh_arena_free_async(a, &copy, NULL);                 /* a copy of the freed handle */
+    wh_arena_free_async(a, &copy, NULL); /* a copy of the freed handle */
     CHECK(copy.ptr != 0 && take_status(a) == WH_ERR_DOUBLE_FREE);
 
-    wh_arena_alloc_async(a, &n, &keep, NULL);            /* reuses the descriptor: new generation */
+    wh_arena_alloc_async(a, &n, &keep, NULL); /* reuses the descriptor: new generation */
     CHECK(keep.ptr != 0);
     wh_arena_free_async(a, &copy, NULL);
     CHECK(take_status(a) == WH_ERR_DOUBLE_FREE);
 
-    wh_handle f;                                         /* a handle of another arena */
+    wh_handle f; /* a handle of another arena */
     wh_arena_alloc_async(other, &n, &f, NULL);
     CHECK(f.ptr != 0);
     wh_arena_free_async(a, &f, NULL);
     CHECK(f.ptr != 0 && take_status(a) == WH_ERR_FOREIGN_POINTER);
-    wh_handle forged = keep;                             /* inside the region, past its block */
+    wh_handle forged = keep; /* inside the region, past its block */
     forged.ptr += 4096;
     wh_arena_free_async(a, &forged, NULL);
     CHECK(take_status(a) == WH_ERR_FOREIGN_POINTER);
@@ -124,7 +128,7 @@ static void test_bad_requests(void) {
     CHECK(take_status(a) == WH_ERR_FOREIGN_POINTER);
     expect_walk_ok(a);
 
-    wh_arena_stats st;                                   /* first failure is sticky */
+    wh_arena_stats st; /* first failure is sticky */
     n = 0;
     wh_arena_alloc_async(a, &n, &h, NULL);
     n = 1 << 30;
@@ -157,14 +161,17 @@ static void test_exhaustion(wh_blocks_kind kind) {
     CHECK(got > 0 && got < 2 * N);
     CHECK(take_status(a) == WH_ERR_OUT_OF_MEMORY);
     uint64_t bytes[2 * N], strides[2 * N];
-    for (int i = 0; i < 2 * N; ++i) { bytes[i] = n; strides[i] = 1; }
+    for (int i = 0; i < 2 * N; ++i) {
+        bytes[i] = n;
+        strides[i] = 1;
+    }
     CHECK_EQ_U64(wh_arena_oracle(h, bytes, strides, 2 * N, (uintptr_t)wh_arena_base(a), N * 16384, NULL, NULL), 0);
     expect_walk_ok(a);
     wh_arena_free_async(a, &h[got / 2], NULL);
     CHECK(take_status(a) == WH_OK);
     wh_arena_alloc_async(a, &n, &h[got / 2], NULL);
     CHECK(h[got / 2].ptr != 0 && take_status(a) == WH_OK);
-    wh_arena_free_batch_async(a, h, 2 * N, NULL);        /* the null ones report INVALID_ARGUMENT */
+    wh_arena_free_batch_async(a, h, 2 * N, NULL); /* the null ones report INVALID_ARGUMENT */
     CHECK(take_status(a) == WH_ERR_INVALID_ARGUMENT);
     wh_blocks_report r;
     CHECK(wh_arena_check(a, &r) == WH_OK);
@@ -184,7 +191,7 @@ static void test_strides(void) {
         if (!h[i].ptr) continue;
         CHECK((h[i].ptr - base) % stride == 0);
         CHECK(h[i].ptr % (stride < 256 && (stride & (stride - 1)) == 0 ? stride : 4) == 0);
-        memset(wh_handle_ptr(&h[i]), (int)i, count * stride);   /* the memory is really there */
+        memset(wh_handle_ptr(&h[i]), (int)i, count * stride); /* the memory is really there */
     }
     CHECK(take_status(a) == WH_OK);
     expect_walk_ok(a);
@@ -206,9 +213,13 @@ static void test_arith(void) {
         CHECK(wh__arena_div(a, b) == a / b && wh__arena_mod(a, b) == a % b);
         uint64_t up = wh__arena_align_up(a >> 1, b);
         CHECK(up % b == 0 && up >= a >> 1 && up - (a >> 1) < b);
-        uint64_t g = 1ull << (r % 21);                   /* a power-of-two granule */
+        uint64_t g = 1ull << (r % 21); /* a power-of-two granule */
         uint64_t x = b, y = g;
-        while (y) { uint64_t t = x % y; x = y; y = t; }  /* Euclid */
+        while (y) {
+            uint64_t t = x % y;
+            x = y;
+            y = t;
+        } /* Euclid */
         CHECK(wh__arena_gcd(b, g) == x);
     }
 }
@@ -227,13 +238,16 @@ static void test_random_commands(wh_blocks_kind kind, wh_arena_policy policy, ui
         uint64_t r = wh_hash64(seed * 1000003u + i);
         uint32_t s = (uint32_t)(r % NSLOTS), op = (uint32_t)((r >> 20) % 10u);
         uint64_t stride = wh_test_stride(r >> 24);
-        if (op < 6 && slots[s].ptr == 0) {               /* one allocation */
+        if (op < 6 && slots[s].ptr == 0) { /* one allocation */
             counts[0] = 1 + (size_t)((r >> 32) % (65536 / stride + 1));
             wh_arena_alloc_strided_async(a, counts, stride, &slots[s], NULL);
             bytes[s] = counts[0] * stride;
             strides[s] = stride;
-            if (slots[s].ptr) allocs++; else ooms++;
-        } else if (op < 7 && s + BATCH <= NSLOTS) {      /* a batch into empty slots */
+            if (slots[s].ptr)
+                allocs++;
+            else
+                ooms++;
+        } else if (op < 7 && s + BATCH <= NSLOTS) { /* a batch into empty slots */
             uint32_t j = 0;
             while (j < BATCH && slots[s + j].ptr == 0) ++j;
             for (uint32_t k = 0; k < j; ++k) {
@@ -242,12 +256,17 @@ static void test_random_commands(wh_blocks_kind kind, wh_arena_policy policy, ui
                 strides[s + k] = stride;
             }
             wh_arena_alloc_batch_async(a, counts, stride, j, &slots[s], NULL);
-            for (uint32_t k = 0; k < j; ++k) { if (slots[s + k].ptr) allocs++; else ooms++; }
-        } else if (op < 9 && slots[s].ptr != 0) {        /* one free */
+            for (uint32_t k = 0; k < j; ++k) {
+                if (slots[s + k].ptr)
+                    allocs++;
+                else
+                    ooms++;
+            }
+        } else if (op < 9 && slots[s].ptr != 0) { /* one free */
             wh_arena_free_async(a, &slots[s], NULL);
             CHECK(slots[s].ptr == 0);
             frees++;
-        } else if (s + BATCH <= NSLOTS) {                /* free a run of full slots */
+        } else if (s + BATCH <= NSLOTS) { /* free a run of full slots */
             uint32_t j = 0;
             while (j < BATCH && slots[s + j].ptr != 0) ++j;
             wh_arena_free_batch_async(a, &slots[s], j, NULL);
@@ -270,13 +289,16 @@ static void test_random_commands(wh_blocks_kind kind, wh_arena_policy policy, ui
     }
     wh_status st = take_status(a);
     CHECK(st == WH_OK || (st == WH_ERR_OUT_OF_MEMORY && ooms > 0));
-    wh_arena_free_batch_async(a, slots, NSLOTS, NULL);   /* nulls among them: INVALID_ARGUMENT */
+    wh_arena_free_batch_async(a, slots, NSLOTS, NULL); /* nulls among them: INVALID_ARGUMENT */
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK);
     CHECK(rep.used == 0 && rep.free == 1 && rep.largest_free == region);
     printf("random commands (%s%s): %u commands, %llu allocs, %llu frees, %llu out of memory, %llu checks\n",
-           kind == WH_BLOCKS_TLSF ? "tlsf" : kind == WH_BLOCKS_LIST ? "list" : "max-heap", policy == WH_ARENA_RING ? ", ring" : "", commands, (unsigned long long)allocs,
-           (unsigned long long)frees, (unsigned long long)ooms, (unsigned long long)checks);
+           kind == WH_BLOCKS_TLSF   ? "tlsf"
+           : kind == WH_BLOCKS_LIST ? "list"
+                                    : "max-heap",
+           policy == WH_ARENA_RING ? ", ring" : "", commands, (unsigned long long)allocs, (unsigned long long)frees,
+           (unsigned long long)ooms, (unsigned long long)checks);
     CHECK(allocs > commands / 4 && frees > commands / 8);
     wh_arena_destroy(a);
 }
@@ -284,7 +306,7 @@ static void test_random_commands(wh_blocks_kind kind, wh_arena_policy policy, ui
 /* Replace: null slot -> allocate; full slot -> old block freed, new one in;
  * a bad handle -> the status, the slot untouched; a ring keeps K live. */
 static void test_replace(void) {
-    wh_arena *a = make(4 << 20, 64, WH_BLOCKS_TLSF);      /* 3 live of <= 216 KiB */
+    wh_arena *a = make(4 << 20, 64, WH_BLOCKS_TLSF); /* 3 live of <= 216 KiB */
     wh_handle ring[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
     for (uint32_t f = 0; f < 300; ++f) {
         size_t n = 1000 + (f * 7919u) % 5000;
@@ -298,14 +320,14 @@ static void test_replace(void) {
     size_t n = 500;
     wh_arena_replace_async(a, &n, 1, &ring[0], NULL);
     CHECK(ring[0].ptr != 0 && ring[0].ptr != old.ptr + 1);
-    wh_arena_free_async(a, &old, NULL);                  /* replaced: already freed */
+    wh_arena_free_async(a, &old, NULL); /* replaced: already freed */
     CHECK(take_status(a) == WH_ERR_DOUBLE_FREE);
-    bad.gen ^= 1u;                                       /* forged generation */
+    bad.gen ^= 1u; /* forged generation */
     wh_handle keep = bad;
     wh_arena_replace_async(a, &n, 1, &bad, NULL);
     CHECK(take_status(a) == WH_ERR_DOUBLE_FREE);
     CHECK(bad.ptr == keep.ptr && bad.gen == keep.gen);
-    n = 0;                                               /* bad size: old one freed, slot null */
+    n = 0; /* bad size: old one freed, slot null */
     wh_arena_replace_async(a, &n, 1, &ring[2], NULL);
     CHECK(ring[2].ptr == 0 && take_status(a) == WH_ERR_INVALID_ARGUMENT);
     wh_arena_free_batch_async(a, ring, 2, NULL);
@@ -323,11 +345,12 @@ static void test_replace(void) {
  * it needs about (K+1)/K x and fails in this region (printed, not required). */
 static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
     enum { MAXK = 8 };
-    const uint64_t stride = 36, g = 256, pad = 32;       /* pad: 36 - gcd(36, 256) */
+    const uint64_t stride = 36, g = 256, pad = 32; /* pad: 36 - gcd(36, 256) */
     uint64_t *cnt = (uint64_t *)malloc(frames * sizeof *cnt), most = 0;
-    for (uint32_t f = 0; f < frames; ++f) {             /* drift plus noise, now and then a jump */
+    for (uint32_t f = 0; f < frames; ++f) { /* drift plus noise, now and then a jump */
         uint64_t r = wh_hash64(seed * 7919u + f);
-        cnt[f] = 20000 + 300u * (f % 200 < 100 ? f % 200 : 200 - f % 200) + r % 3000 + ((r >> 20) % 17 == 0 ? 20000 : 0);
+        cnt[f] =
+            20000 + 300u * (f % 200 < 100 ? f % 200 : 200 - f % 200) + r % 3000 + ((r >> 20) % 17 == 0 ? 20000 : 0);
     }
     for (uint32_t f = 0; f < frames; ++f) {
         uint64_t live = 0;
@@ -382,8 +405,9 @@ static void test_ring_spans(uint32_t k, uint32_t frames, uint64_t seed) {
     CHECK(wh_arena_stats_get(a, &st) == WH_OK);
     expect_walk_ok(a);
     printf("ring spans, K=%u: %u frames in %.4f x the most live bytes, %llu split; one extent per mesh: %llu of "
-           "%u failed\n", k, frames, (double)region / (double)most, (unsigned long long)split,
-           (unsigned long long)st.failures, frames);
+           "%u failed\n",
+           k, frames, (double)region / (double)most, (unsigned long long)split, (unsigned long long)st.failures,
+           frames);
     wh_arena_destroy(a);
     free(cnt);
 }
@@ -416,14 +440,18 @@ static uint64_t reserve_count(uint64_t seed, uint32_t f) {
 /* The arena of the RING reserve tests: 1/16 short of the most bytes K live
  * spans of reserve_count need (some replaces split, some fail), both cores. */
 static wh_arena_config ring_test_config(uint32_t k, uint32_t frames, uint64_t seed) {
-    uint64_t most = 0;                                   /* as in test_ring_spans */
+    uint64_t most = 0; /* as in test_ring_spans */
     for (uint32_t f = 0; f < frames; ++f) {
         uint64_t live = 0;
-        for (uint32_t j = 0; j < k && j <= f; ++j) live += (reserve_count(seed, f - j) * 36u + 32u + 255u) / 256u * 256u;
+        for (uint32_t j = 0; j < k && j <= f; ++j)
+            live += (reserve_count(seed, f - j) * 36u + 32u + 255u) / 256u * 256u;
         if (live > most) most = live;
     }
-    wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u), .max_blocks = 64, .backend = WH_ARENA_CPU,
-                           .policy = WH_ARENA_RING, .mirror = WH_ARENA_MIRROR_ON_FAILURE,
+    wh_arena_config cfg = {.bytes = (size_t)(most - most / 16u),
+                           .max_blocks = 64,
+                           .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE,
                            .index = k % 2 ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF};
     return cfg;
 }
@@ -452,20 +480,20 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     memset(small, 0, sizeof small);
     memset(r_ring, 0, sizeof r_ring);
     memset(ring, 0, sizeof ring);
-    uint64_t fast = 0, split = 0, failed = 0, stale = 0, other = 0, truncated = 0, rbase = (uintptr_t)wh_arena_base(ref),
-             base = (uintptr_t)wh_arena_base(a), handoffs = 0, quoted = 0;
-    bool handed = false;                                 /* the previous commit handed the lock on */
+    uint64_t fast = 0, split = 0, failed = 0, stale = 0, other = 0, truncated = 0,
+             rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a), handoffs = 0, quoted = 0;
+    bool handed = false; /* the previous commit handed the lock on */
     uint32_t baton = 0, baton2 = 0;
     for (uint32_t f = 0; f < frames; ++f) {
         size_t n = (size_t)reserve_count(seed, f);
         uint64_t stride = 36;
-        if (f % 61 == 60) {                                  /* the same bytes in 12-byte elements */
+        if (f % 61 == 60) { /* the same bytes in 12-byte elements */
             stride = 12;
             n *= 3;
             other++;
         }
-        if (f % 500 == 200 || f % 500 == 350) {              /* holes: 12 small blocks, every other one freed */
-            bool second = f % 500 == 350;                    /* then, 150 frames on, the rest */
+        if (f % 500 == 200 || f % 500 == 350) { /* holes: 12 small blocks, every other one freed */
+            bool second = f % 500 == 350;       /* then, 150 frames on, the rest */
             for (int i = 0; i < 12 && !second; ++i) {
                 size_t b = 512;
                 CHECK(wh_arena_alloc_async(ref, &b, &r_small[i], NULL) == WH_OK);
@@ -481,7 +509,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
             (void)status_if_any(a);
             stale++;
         }
-        if (f % 97 == 96) {                                  /* a command between: the plan is stale */
+        if (f % 97 == 96) { /* a command between: the plan is stale */
             CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
             stale++;
         }
@@ -491,7 +519,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
          * last commit handed on */
         wh_arena_ring_ticket tk;
         wh_status got = WH_OK;
-        if (handed) {                                        /* the last commit kept the lock for this reserve */
+        if (handed) { /* the last commit kept the lock for this reserve */
             CHECK(wh_atomic_load(&baton, WH_ACQUIRE) == 1u && wh_atomic_load(&s->lock, WH_RELAXED) == 1u);
             wh_arena_ring_reserve_read_handed(wh_arena_device(a), &ring[f % k], &tk);
             handoffs++;
@@ -504,19 +532,19 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         CHECK(got == WH_OK);
         CHECK(wh_arena_replace_span_async(ref, &n, stride, &r_ring[f % k], NULL) == WH_OK);
         wh_status want = status_if_any(ref);
-        if ((f % 2 || handed) && stride == tk.pl.q_stride && n - 1u < tk.fit) {   /* the quote answers: as the plan */
+        if ((f % 2 || handed) && stride == tk.pl.q_stride && n - 1u < tk.fit) { /* the quote answers: as the plan */
             wh_arena_span ps, q;
             memset(&q, 0, sizeof q);
             q.part[0] = tk.pl.q_h0;
             q.part[1] = wh_handle_null();
             q.count0 = q.count = n;
-            wh_arena_ring_ticket full;                       /* handed: the quote's words only in tk */
+            wh_arena_ring_ticket full; /* handed: the quote's words only in tk */
             wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &full);
             CHECK(full.current && full.fit == tk.fit && wh__span_same(&full.old, &tk.old));
             CHECK(wh__plan_span(&full.pl, full.base, full.bytes, n, stride, &ps) && wh__span_same(&ps, &q));
             quoted++;
         }
-        if (f % 4 == 1 && !handed) {                         /* deferred: announced after the caller's fence */
+        if (f % 4 == 1 && !handed) { /* deferred: announced after the caller's fence */
             got = wh_arena_ring_reserve_end_deferred(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k]);
             CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
             wh_fence();
@@ -541,8 +569,9 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
                                                   handed ? b : wh_arena_ring_unlock_baton()) == WH_OK);
         CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
         CHECK(wh_atomic_load(&s->lock, WH_RELAXED) == (handed ? 1u : 0u) && baton == (handed ? 1u : 0u));
-        CHECK(!s->pending.active && wh_arena_ring_commit_handoff_thread(wh_arena_device(a), &ring[f % k], NULL, 0, b2) ==
-                                        WH_OK && baton2 == 2u);                 /* nothing in flight: `empty` */
+        CHECK(!s->pending.active &&
+              wh_arena_ring_commit_handoff_thread(wh_arena_device(a), &ring[f % k], NULL, 0, b2) == WH_OK &&
+              baton2 == 2u); /* nothing in flight: `empty` */
         CHECK(wh_atomic_load(&s->lock, WH_RELAXED) == (handed ? 1u : 0u));
         CHECK(got == want && status_if_any(a) == want);
         failed += want != WH_OK;
@@ -550,7 +579,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         split += y->part[1].ptr != 0;
         expect_same_span(x, rbase, y, base);
         CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, meta - s->gen_off) == 0);
-        if (!handed && f % 15 == 4) expect_walk_ok(a);         /* the lock free: between chains */
+        if (!handed && f % 15 == 4) expect_walk_ok(a); /* the lock free: between chains */
     }
     wh_arena_stats x, y;
     CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
@@ -558,15 +587,15 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     CHECK(x.allocs == y.allocs && x.frees == y.frees && x.failures == y.failures && x.commands == y.commands);
     CHECK(x.used_bytes == y.used_bytes && x.peak_used == y.peak_used && x.live_blocks == y.live_blocks);
     printf("ring reserve, K=%u: %u frames, %llu by the plan, %llu split, %llu failed, %llu stale plans, %llu other "
-           "strides, %llu truncated plans, %llu with the lock handed on, %llu by the quote\n", k, frames,
-           (unsigned long long)fast, (unsigned long long)split, (unsigned long long)failed, (unsigned long long)stale,
-           (unsigned long long)other, (unsigned long long)truncated, (unsigned long long)handoffs,
-           (unsigned long long)quoted);
+           "strides, %llu truncated plans, %llu with the lock handed on, %llu by the quote\n",
+           k, frames, (unsigned long long)fast, (unsigned long long)split, (unsigned long long)failed,
+           (unsigned long long)stale, (unsigned long long)other, (unsigned long long)truncated,
+           (unsigned long long)handoffs, (unsigned long long)quoted);
     /* the plan serves every frame that did not follow a failure or a stale plan */
     /* ... and with more free blocks than recorded, every one whose answer is among those recorded */
     CHECK(fast + 2u * failed + stale + 2u * other + truncated + 1u >= frames);
     CHECK(truncated > 0 && handoffs > frames / 2u && quoted > frames / 4u);
-    CHECK((k == 1 || split > 0) && failed > frames / 50u);   /* zero counts and some out of memory */
+    CHECK((k == 1 || split > 0) && failed > frames / 50u); /* zero counts and some out of memory */
     expect_walk_ok(a);
     free(scratch);
     wh_arena_destroy(ref);
@@ -609,13 +638,13 @@ static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
         wh_arena_ring_ticket tk;
         wh_arena_span w;
         CHECK(wh_arena_ring_reserve_begin(r, &ring[f % k], 0, &tk) == WH_OK);
-        CHECK(!(f % 97 == 96 || f == 0) || !tk.current);    /* a command between, a fresh arena: stale */
+        CHECK(!(f % 97 == 96 || f == 0) || !tk.current); /* a command between, a fresh arena: stale */
         bool stale = !tk.current, no_scratch = stale && f % 3 == 0;
         wh_arena_ring_open(r, &tk, stride, no_scratch ? NULL : scratch, meta, &w);
         remade += stale && tk.current;
         CHECK(tk.current == !no_scratch && (!no_scratch || w.count == 0));
         empty += w.count == 0;
-        uint64_t np = n < w.count ? n : w.count;             /* what the producers could write */
+        uint64_t np = n < w.count ? n : w.count; /* what the producers could write */
         for (uint64_t i = 0; i < np; ++i) *(uint32_t *)wh_arena_span_at(&w, i, stride) = window_word(f, i);
         two += np > w.count0;
         wh_status got = wh_arena_ring_close(r, &tk, &w, n, stride, &ring[(f + 1) % k]);
@@ -628,10 +657,16 @@ static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
         clamped += got == WH_ERR_OUT_OF_MEMORY;
         failed += want != WH_OK;
         CHECK(wh_arena_ring_commit_thread(r, &ring[f % k], scratch, meta) == WH_OK);
-        { wh_status sa = status_if_any(a); CHECK(sa == expect); if (sa != expect) fprintf(stderr, "f %u got %d expect %d status %d n %zu np %llu wc %llu\n", f, got, expect, sa, n, (unsigned long long)np, (unsigned long long)w.count); }
+        {
+            wh_status sa = status_if_any(a);
+            CHECK(sa == expect);
+            if (sa != expect)
+                fprintf(stderr, "f %u got %d expect %d status %d n %zu np %llu wc %llu\n", f, got, expect, sa, n,
+                        (unsigned long long)np, (unsigned long long)w.count);
+        }
         const wh_arena_span *x = &r_ring[f % k], *y = &ring[f % k];
         expect_same_span(x, rbase, y, base);
-        if (want == WH_OK) {                                 /* what went through the window is in the slot */
+        if (want == WH_OK) { /* what went through the window is in the slot */
             CHECK(y->count == np);
             for (uint64_t i = 0; i < np; i += 1u + i % 7u)
                 CHECK(*(uint32_t *)wh_arena_span_at(y, i, stride) == window_word(f, i));
@@ -641,11 +676,11 @@ static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
         if (f % 15 == 4) expect_walk_ok(a);
     }
     printf("ring window, K=%u: %u frames, %llu by the plan, %llu over two extents, %llu clamped, %llu failed, "
-           "%llu stale plans made again, %llu empty windows\n", k, frames, (unsigned long long)fast,
-           (unsigned long long)two, (unsigned long long)clamped, (unsigned long long)failed,
-           (unsigned long long)remade, (unsigned long long)empty);
+           "%llu stale plans made again, %llu empty windows\n",
+           k, frames, (unsigned long long)fast, (unsigned long long)two, (unsigned long long)clamped,
+           (unsigned long long)failed, (unsigned long long)remade, (unsigned long long)empty);
     CHECK((k == 1 || two > 0) && clamped > 0 && remade > 0 && empty > 0);
-    CHECK(fast + failed >= frames);                          /* every frame the window let through: the plan's */
+    CHECK(fast + failed >= frames); /* every frame the window let through: the plan's */
     expect_walk_ok(a);
     free(scratch);
     wh_arena_destroy(ref);
@@ -679,10 +714,10 @@ static void test_ring_forecast(uint32_t k, uint32_t frames, uint64_t seed) {
     uint64_t followed = 0, made = 0, two = 0, failed = 0, clamped = 0, outside = 0;
     for (uint32_t f = 0; f < frames; ++f) {
         uint32_t slot = f % k;
-        outside += f % 500 < 200 || f % 500 >= 350;          /* no holes: more free blocks than a plan records */
+        outside += f % 500 < 200 || f % 500 >= 350; /* no holes: more free blocks than a plan records */
         size_t n = (size_t)reserve_count(seed, f);
         if (f % 97 == 96) CHECK(wh_arena_flush_async(a, NULL) == WH_OK);
-        if (f % 500 == 200 || f % 500 == 350) {              /* holes, as in test_ring_reserve: the forecast is off */
+        if (f % 500 == 200 || f % 500 == 350) { /* holes, as in test_ring_reserve: the forecast is off */
             bool second = f % 500 == 350;
             for (int i = 0; i < 12 && !second; ++i) {
                 size_t b = 512;
@@ -698,35 +733,36 @@ static void test_ring_forecast(uint32_t k, uint32_t frames, uint64_t seed) {
         wh_arena_ring_ticket tk;
         CHECK(wh_arena_ring_reserve_begin(r, &ring[slot], 0, &tk) == WH_OK);
         wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
-        if (!fc.valid) {                                     /* made from the real state, then followed */
+        if (!fc.valid) { /* made from the real state, then followed */
             wh_arena_ring_forecast_make(r, &tk, ring, k, slot, &fc);
             wh_arena_ring_forecast_window(&fc, slot, 36, &fw);
             made += fc.valid;
         }
         if (fc.valid) {
-            CHECK(wh_arena_ring_forecast_holds(&fw, &w));   /* the window, forecast */
+            CHECK(wh_arena_ring_forecast_holds(&fw, &w)); /* the window, forecast */
             followed++;
         }
         uint64_t np = n < w.count ? n : w.count;
         wh_arena_span fs;
-        bool follow = fc.valid;                              /* then closed on the forecast's window, as a producer */
+        bool follow = fc.valid; /* then closed on the forecast's window, as a producer */
         wh_status fst = follow ? wh_arena_ring_forecast_replace(&fc, slot, np, 36, &fs) : WH_ERR_CORRUPT;
         wh_status got = wh_arena_ring_close(r, &tk, follow ? &fw : &w, n, 36, &ring[(f + 1) % k]);
-        CHECK(got != WH_ERR_CORRUPT);                        /* the window held what the core gave */
+        CHECK(got != WH_ERR_CORRUPT); /* the window held what the core gave */
         CHECK(!follow || wh_arena_ring_forecast_check(fst, &fs, &ring[slot]));
         CHECK(wh_arena_ring_commit_thread(r, &ring[slot], scratch, meta) == WH_OK);
         (void)status_if_any(a);
         clamped += got == WH_ERR_OUT_OF_MEMORY;
         if (fst == WH_ERR_CORRUPT) continue;
         bool real_ok = got == WH_OK || got == WH_ERR_OUT_OF_MEMORY;
-        CHECK((fst == WH_OK) == real_ok);                    /* both succeed or both fail */
+        CHECK((fst == WH_OK) == real_ok); /* both succeed or both fail */
         if (fst == WH_OK && real_ok) CHECK(wh_arena_ring_forecast_holds(&fs, &ring[slot]));
         two += fs.part[1].ptr != 0;
         failed += fst != WH_OK;
     }
     printf("ring forecast, K=%u: %u frames, %llu followed, made %llu times, %llu over two extents, %llu failed "
-           "as forecast, %llu clamped\n", k, frames, (unsigned long long)followed, (unsigned long long)made,
-           (unsigned long long)two, (unsigned long long)failed, (unsigned long long)clamped);
+           "as forecast, %llu clamped\n",
+           k, frames, (unsigned long long)followed, (unsigned long long)made, (unsigned long long)two,
+           (unsigned long long)failed, (unsigned long long)clamped);
     CHECK(followed >= outside && (k == 1 || two > 0) && failed > 0);
     expect_walk_ok(a);
     free(scratch);
@@ -740,7 +776,10 @@ static void test_ring_forecast(uint32_t k, uint32_t frames, uint64_t seed) {
  * window and WH_ERR_CORRUPT from a replace. */
 static void test_ring_window_wrong(void) {
     wh_arena *a = NULL;
-    wh_arena_config cfg = {.bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+    wh_arena_config cfg = {.bytes = 1 << 20,
+                           .max_blocks = 64,
+                           .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING,
                            .mirror = WH_ARENA_MIRROR_ON_FAILURE};
     CHECK(wh_arena_create(&a, &cfg) == WH_OK);
     if (!a) return;
@@ -754,11 +793,11 @@ static void test_ring_window_wrong(void) {
     wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
     CHECK(w.count > 1000);
     wh_arena_span off = w;
-    off.part[0].ptr += 256;                                  /* the writes went 256 bytes further */
+    off.part[0].ptr += 256; /* the writes went 256 bytes further */
     CHECK(wh_arena_ring_close(r, &tk, &off, 1000, 36, &ring[1]) == WH_ERR_CORRUPT);
-    CHECK(ring[0].count == 1000 && ring[0].part[0].ptr == w.part[0].ptr);   /* reserved all the same */
+    CHECK(ring[0].count == 1000 && ring[0].part[0].ptr == w.part[0].ptr); /* reserved all the same */
     CHECK(wh_arena_ring_commit_thread(r, &ring[0], scratch, meta) == WH_OK);
-    CHECK(wh_arena_status(a) == WH_ERR_CORRUPT);             /* mirrored by the commit */
+    CHECK(wh_arena_status(a) == WH_ERR_CORRUPT); /* mirrored by the commit */
     CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
     wh_arena_forecast fc;
     memset(&fc, 0, sizeof fc);
@@ -768,7 +807,7 @@ static void test_ring_window_wrong(void) {
     wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
     wh_arena_ring_forecast_make(r, &tk, ring, 2, 1, &fc);
     CHECK(fc.valid && fc.held[0][0].size > 0 && fc.held[1][0].size == 0);
-    CHECK(wh_arena_ring_forecast_replace(&fc, 2, 10, 36, &fw) == WH_ERR_CORRUPT && !fc.valid);   /* no slot 2 */
+    CHECK(wh_arena_ring_forecast_replace(&fc, 2, 10, 36, &fw) == WH_ERR_CORRUPT && !fc.valid); /* no slot 2 */
     CHECK(wh_arena_ring_close(r, &tk, &w, 500, 36, &ring[0]) == WH_OK);
     CHECK(wh_arena_ring_commit_thread(r, &ring[1], scratch, meta) == WH_OK && wh_arena_status(a) == WH_OK);
     expect_walk_ok(a);
@@ -788,15 +827,15 @@ static void test_ring_begin_locked(void) {
     wh_arena_ref r = wh_arena_device(a);
     wh_arena_span ring[2];
     memset(ring, 0, sizeof ring);
-    CHECK(wh_arena_ring_reserve_thread(r, 1000, 36, &ring[0], &ring[1]) == WH_OK);   /* holds the lock */
+    CHECK(wh_arena_ring_reserve_thread(r, 1000, 36, &ring[0], &ring[1]) == WH_OK); /* holds the lock */
     wh_arena_span before = ring[1];
     wh_arena_ring_ticket tk;
     CHECK(wh_arena_ring_reserve_begin(r, &ring[1], 5, &tk) == WH_ERR_RETRY_LIMIT);
     CHECK(wh_arena_ring_reserve_end(r, &tk, 1000, 36, &ring[0]) == WH_ERR_RETRY_LIMIT);
     CHECK(memcmp(&before, &ring[1], sizeof before) == 0 && !wh_arena_ring_reserved(r, &ring[1]));
-    CHECK(wh_arena_ring_reserved(r, &ring[0]));                        /* the first one still in flight */
+    CHECK(wh_arena_ring_reserved(r, &ring[0])); /* the first one still in flight */
     CHECK(wh_arena_ring_commit_thread(r, &ring[0], NULL, 0) == WH_OK);
-    wh_arena_stats st;                                                   /* a failure without the lock: seen at the next command */
+    wh_arena_stats st; /* a failure without the lock: seen at the next command */
     CHECK(wh_arena_flush_async(a, NULL) == WH_OK);
     CHECK(wh_arena_status(a) == WH_ERR_RETRY_LIMIT && wh_arena_stats_get(a, &st) == WH_OK && st.failures == 1);
     CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
@@ -814,8 +853,8 @@ static void test_ring_begin_locked(void) {
  * the same replaces as commands (the stress test runs long chains). */
 static void test_ring_chain_edges(void) {
     enum { K = 3, FRAMES = 40 };
-    wh_arena_config cfg = {.bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
-                           .index = WH_BLOCKS_LIST};
+    wh_arena_config cfg = {
+        .bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING, .index = WH_BLOCKS_LIST};
     wh_arena *a = NULL, *ref = NULL;
     CHECK(wh_arena_create(&a, &cfg) == WH_OK && wh_arena_create(&ref, &cfg) == WH_OK);
     if (!a || !ref) return;
@@ -830,10 +869,11 @@ static void test_ring_chain_edges(void) {
     CHECK(wh_arena_ring_commit_chain_thread(r, NULL, K, 0, 1, scratch, 2 * meta, 1, b, none) ==
           WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_arena_ring_commit_chain_thread(r, ring, 0, 0, 1, scratch, 2 * meta, 1, b, none) ==
-          WH_ERR_INVALID_ARGUMENT && baton == 0u);
+              WH_ERR_INVALID_ARGUMENT &&
+          baton == 0u);
     CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, 0, 0, scratch, 2 * meta, 1, b, none) == WH_OK);
     CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, 0, 1, scratch, 2 * meta, 3, b, b) == WH_ERR_RETRY_LIMIT &&
-          baton == 2u);                                                  /* nothing came: `empty` */
+          baton == 2u); /* nothing came: `empty` */
     uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
     for (uint32_t f = 0; f < FRAMES; ++f) {
         size_t n = 500 + (size_t)(wh_hash64(f) % 3000u);
@@ -846,7 +886,7 @@ static void test_ring_chain_edges(void) {
                   x->gen == y->gen);
         }
     }
-    CHECK(wh_atomic_load(&r.s->lock, WH_RELAXED) == 0u);                /* each chain of one unlocked */
+    CHECK(wh_atomic_load(&r.s->lock, WH_RELAXED) == 0u); /* each chain of one unlocked */
     expect_walk_ok(a);
     free(scratch);
     wh_arena_destroy(ref);
@@ -858,7 +898,10 @@ static void test_ring_chain_edges(void) {
  * date, clear still clears; the state itself is always current (walk). */
 static void test_mirror_on_failure(void) {
     wh_arena *a = NULL;
-    wh_arena_config cfg = {.bytes = 1 << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
+    wh_arena_config cfg = {.bytes = 1 << 20,
+                           .max_blocks = 64,
+                           .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING,
                            .mirror = WH_ARENA_MIRROR_ON_FAILURE};
     CHECK(wh_arena_create(&a, &cfg) == WH_OK);
     wh_arena_span ring[3];
@@ -868,10 +911,10 @@ static void test_mirror_on_failure(void) {
         CHECK(wh_arena_replace_span_async(a, &n, 36, &ring[f % 3], NULL) == WH_OK);
     }
     wh_arena_stats st;
-    CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.commands == 0 && st.allocs == 0);   /* not written yet */
+    CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.commands == 0 && st.allocs == 0); /* not written yet */
     CHECK(wh_arena_status(a) == WH_OK);
-    size_t huge = 1u << 20;                                                     /* does not fit */
-    CHECK(wh_arena_replace_span_async(a, &huge, 36, &ring[0], NULL) == WH_OK);   /* enqueued; fails when run */
+    size_t huge = 1u << 20;                                                    /* does not fit */
+    CHECK(wh_arena_replace_span_async(a, &huge, 36, &ring[0], NULL) == WH_OK); /* enqueued; fails when run */
     CHECK(wh_arena_status(a) == WH_ERR_TOO_LARGE);
     CHECK(wh_arena_stats_get(a, &st) == WH_OK);
     printf("mirror on failure: failures %llu commands %llu allocs %llu frees %llu live %llu\n",
@@ -928,7 +971,7 @@ int main(int argc, char **argv) {
     test_random_commands(WH_BLOCKS_MAXHEAP, WH_ARENA_BEST_FIT, commands, 2);
     test_random_commands(WH_BLOCKS_TLSF, WH_ARENA_RING, commands, 3);
     test_random_commands(WH_BLOCKS_LIST, WH_ARENA_RING, commands, 4);
-    test_random_commands(WH_BLOCKS_LIST, WH_ARENA_BEST_FIT, commands / 4, 5);   /* LIST's alloc scans */
+    test_random_commands(WH_BLOCKS_LIST, WH_ARENA_BEST_FIT, commands / 4, 5); /* LIST's alloc scans */
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
     for (uint32_t k = 1; k <= 4; ++k) test_ring_window(k, 1500, 200u + k);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena on the GPU.
  *  - status without sync: bad requests enqueued, then wh_arena_status polled
  *    (host-mapped word, no CUDA call) until the commands have run;
@@ -25,7 +26,6 @@
 
 enum { GROUP = 64 };
 
-
 /* Destroy: WH_ERR_IN_USE exactly when the walk finds live blocks (a ring
  * keeps its last frames live); either way everything is released. */
 static void destroy_checked(wh_arena *a) {
@@ -41,7 +41,7 @@ static __global__ void write_counts(size_t *counts, uint32_t n, uint64_t seed, u
 
 static __global__ void fuzz_kernel(wh_arena_ref a, uint32_t k, uint32_t steps, uint64_t max_bytes, wh_handle *slots,
                                    uint64_t *bytes, uint64_t *strides, unsigned long long *failed_frees) {
-    uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;   /* blockDim a multiple of 32: full warps */
+    uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; /* blockDim a multiple of 32: full warps */
     wh_fuzz_counts c = {0, 0, 0, 0};
     wh_fuzz_thread(a, 0xFFFFFFFFu, t, k, steps, max_bytes, slots, bytes, strides, &c);
     if (c.failed_frees) atomicAdd(failed_frees, c.failed_frees);
@@ -83,7 +83,10 @@ static wh_arena *make(size_t bytes, uint32_t blocks) {
     cfg.bytes = bytes;
     cfg.max_blocks = blocks;
     cfg.backend = WH_ARENA_CUDA;
-    if (wh_arena_create(&a, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    if (wh_arena_create(&a, &cfg) != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        exit(1);
+    }
     return a;
 }
 
@@ -104,10 +107,10 @@ static void test_status_no_sync(void) {
     WH_CUDA_OR_DIE(cudaMemcpy(d_n, h_n, sizeof h_n, cudaMemcpyHostToDevice));
     cudaStream_t s;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CHECK(wh_arena_alloc_async(a, &d_n[0], &d_slot[0], s) == WH_OK);        /* size 0 */
+    CHECK(wh_arena_alloc_async(a, &d_n[0], &d_slot[0], s) == WH_OK); /* size 0 */
     CHECK(wh_arena_alloc_async(a, &d_n[1], &d_slot[1], s) == WH_OK);
-    CHECK(wh_arena_alloc_async(a, &d_n[2], &d_slot[2], s) == WH_OK);        /* too large */
-    CHECK(wh_arena_free_async(a, &d_slot[3], s) == WH_OK);                  /* null handle */
+    CHECK(wh_arena_alloc_async(a, &d_n[2], &d_slot[2], s) == WH_OK); /* too large */
+    CHECK(wh_arena_free_async(a, &d_slot[3], s) == WH_OK);           /* null handle */
     CHECK(wh_arena_alloc_strided_async(a, &d_n[3], 36, &d_slot[3], s) == WH_OK);
     wh_arena_stats st;
     CHECK(wait_commands(a, 5, &st));
@@ -125,16 +128,17 @@ static void test_status_no_sync(void) {
     CHECK(wh_arena_check(a, &r) == WH_OK && r.used == 0 && r.free == 1);
     CHECK(wh_arena_status(a) == WH_OK);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
-    WH_CUDA_OR_DIE(cudaFree(d_n)); WH_CUDA_OR_DIE(cudaFree(d_slot));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(d_slot));
     wh_arena_destroy(a);
 }
 
 static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, uint32_t fuzz_steps) {
-    const size_t region = (size_t)512 << 20;        /* > 2x the largest live total */
+    const size_t region = (size_t)512 << 20; /* > 2x the largest live total */
     const uint32_t ncmd = groups * GROUP, k = 4, nfuzz = fuzz_blocks * 64 * k;
     wh_arena *a = make(region, 1u << 18);
     size_t *d_counts = dalloc<size_t>(ncmd);
-    wh_handle *d_slots = dalloc<wh_handle>(ncmd + nfuzz);     /* command slots, then the fuzz grid's */
+    wh_handle *d_slots = dalloc<wh_handle>(ncmd + nfuzz); /* command slots, then the fuzz grid's */
     uint64_t *d_fbytes = dalloc<uint64_t>(nfuzz), *d_fstrides = dalloc<uint64_t>(nfuzz);
     unsigned long long *d_bad = dalloc<unsigned long long>(2);
     std::vector<uint64_t> stride(groups, 1);
@@ -151,7 +155,7 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
         uint64_t r = wh_hash64(77 + i);
         uint32_t g = (uint32_t)(r % groups);
         wh_handle *slots = d_slots + (size_t)g * GROUP;
-        if (full[g] && (r & 0xC00) == 0xC00) {                       /* turn the group over */
+        if (full[g] && (r & 0xC00) == 0xC00) { /* turn the group over */
             stride[g] = wh_test_stride(r >> 12);
             write_counts<<<1, GROUP, 0, s>>>(d_counts + (size_t)g * GROUP, GROUP, r, 16384 / stride[g]);
             WH_LAUNCH_OR_DIE();
@@ -193,13 +197,17 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
         strides[i] = stride[i / GROUP];
         bytes[i] = counts[i] * strides[i];
         expect_live += full[i / GROUP];
-        wrong += full[i / GROUP] != (slots[i].ptr != 0);               /* no command failed */
+        wrong += full[i / GROUP] != (slots[i].ptr != 0); /* no command failed */
     }
     CHECK_EQ_U64(wrong, 0);
-    for (uint32_t i = 0; i < nfuzz; ++i) { bytes[ncmd + i] = fbytes[i]; strides[ncmd + i] = fstrides[i] ? fstrides[i] : 1; }
+    for (uint32_t i = 0; i < nfuzz; ++i) {
+        bytes[ncmd + i] = fbytes[i];
+        strides[ncmd + i] = fstrides[i] ? fstrides[i] : 1;
+    }
     uint64_t live = 0, live_bytes = 0;
-    CHECK_EQ_U64(wh_arena_oracle(slots.data(), bytes.data(), strides.data(), ncmd + nfuzz,
-                                 (uintptr_t)wh_arena_base(a), region, &live, &live_bytes), 0);
+    CHECK_EQ_U64(wh_arena_oracle(slots.data(), bytes.data(), strides.data(), ncmd + nfuzz, (uintptr_t)wh_arena_base(a),
+                                 region, &live, &live_bytes),
+                 0);
     wh_blocks_report rep;
     wh_status st = wh_arena_check(a, &rep);
     CHECK(st == WH_OK);
@@ -208,7 +216,7 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
     CHECK(live >= expect_live);
     CHECK(wh_arena_status(a) == WH_OK);
     std::vector<unsigned long long> bad = fetch(d_bad, 2);
-    CHECK_EQ_U64(bad[0], 0);                                         /* fuzz: failed frees */
+    CHECK_EQ_U64(bad[0], 0); /* fuzz: failed frees */
 
     uint64_t *d_bytes = dalloc<uint64_t>(ncmd + nfuzz);
     WH_CUDA_OR_DIE(cudaMemcpy(d_bytes, bytes.data(), bytes.size() * sizeof(uint64_t), cudaMemcpyHostToDevice));
@@ -219,17 +227,23 @@ static void test_random(uint32_t rounds, uint32_t groups, uint32_t fuzz_blocks, 
     bad = fetch(d_bad, 2);
     CHECK_EQ_U64(bad[1], 0);
 
-    wh_arena_free_batch_async(a, d_slots, ncmd + nfuzz, s);          /* nulls among them */
+    wh_arena_free_batch_async(a, d_slots, ncmd + nfuzz, s); /* nulls among them */
     CHECK(wh_arena_check(a, &rep) == WH_OK);
     CHECK(rep.used == 0 && rep.free == 1 && rep.largest_free == region);
     wh_arena_stats stats;
     CHECK(wh_arena_stats_get(a, &stats) == WH_OK);
     printf("gpu random: %u rounds, %llu command allocs, %llu command frees, %llu live then, %llu total allocs, "
-           "peak %.1f MiB\n", rounds, (unsigned long long)allocs, (unsigned long long)frees,
-           (unsigned long long)live, (unsigned long long)stats.allocs, stats.peak_used / 1048576.0);
+           "peak %.1f MiB\n",
+           rounds, (unsigned long long)allocs, (unsigned long long)frees, (unsigned long long)live,
+           (unsigned long long)stats.allocs, stats.peak_used / 1048576.0);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     WH_CUDA_OR_DIE(cudaStreamDestroy(s2));
-    WH_CUDA_OR_DIE(cudaFree(d_counts)); WH_CUDA_OR_DIE(cudaFree(d_slots)); WH_CUDA_OR_DIE(cudaFree(d_fbytes)); WH_CUDA_OR_DIE(cudaFree(d_fstrides)); WH_CUDA_OR_DIE(cudaFree(d_bad)); WH_CUDA_OR_DIE(cudaFree(d_bytes));
+    WH_CUDA_OR_DIE(cudaFree(d_counts));
+    WH_CUDA_OR_DIE(cudaFree(d_slots));
+    WH_CUDA_OR_DIE(cudaFree(d_fbytes));
+    WH_CUDA_OR_DIE(cudaFree(d_fstrides));
+    WH_CUDA_OR_DIE(cudaFree(d_bad));
+    WH_CUDA_OR_DIE(cudaFree(d_bytes));
     wh_arena_destroy(a);
 }
 
@@ -242,7 +256,10 @@ static void time_commands(uint32_t pairs) {
     wh_handle *d_slot = dalloc<wh_handle>(1);
     cudaStream_t s;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    for (int w = 0; w < 10; ++w) { wh_arena_alloc_async(a, d_n, d_slot, s); wh_arena_free_async(a, d_slot, s); }
+    for (int w = 0; w < 10; ++w) {
+        wh_arena_alloc_async(a, d_n, d_slot, s);
+        wh_arena_free_async(a, d_slot, s);
+    }
     WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
     double t0 = wh_now_seconds();
     for (uint32_t i = 0; i < pairs; ++i) {
@@ -260,7 +277,8 @@ static void time_commands(uint32_t pairs) {
     CHECK(wh_arena_status(a) == WH_OK);
     printf("gpu commands: %u replace, %.2f us each\n", pairs, dt * 1e6 / pairs);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
-    WH_CUDA_OR_DIE(cudaFree(d_n)); WH_CUDA_OR_DIE(cudaFree(d_slot));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(d_slot));
     wh_arena_destroy(a);
 }
 
@@ -294,7 +312,10 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     cfg.policy = WH_ARENA_RING;
     cfg.mirror = mirror;
     wh_arena *a = NULL;
-    if (wh_arena_create(&a, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    if (wh_arena_create(&a, &cfg) != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        exit(1);
+    }
     size_t *d_count = dalloc<size_t>(rounds);
     wh_arena_span *d_ring = dalloc<wh_arena_span>(K);
     cudaStream_t s;
@@ -306,7 +327,7 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     double t[3] = {0, 0, 0};
     uint32_t nk[3] = {0, 0, 0};
     size_t smem = wh_arena_meta_bytes(a);
-    for (uint32_t f = 0; f < rounds;) {              /* blocks of 50 rounds: commands, kernel threads, blocks */
+    for (uint32_t f = 0; f < rounds;) { /* blocks of 50 rounds: commands, kernel threads, blocks */
         int kind = (f / 50) % 3;
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         double t0 = wh_now_seconds();
@@ -340,15 +361,15 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK && rep.used >= K);
     wh_arena_stats st;
-    CHECK(wh_arena_flush_async(a, s) == WH_OK);                 /* the mirror up to date in either mode */
+    CHECK(wh_arena_flush_async(a, s) == WH_OK); /* the mirror up to date in either mode */
     WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
     CHECK(wh_arena_stats_get(a, &st) == WH_OK && st.failures == 0 && st.first_status == WH_OK);
     CHECK_EQ_U64(st.live_blocks, rep.used);
-    printf("gpu ring, mirror %s: %u replaces of K=%d spans in %.4f x the most live bytes, no failure; %.2f us per replace "
-           "command, %.2f by a kernel thread, %.2f by a block staging %zu bytes in smem\n",
-           mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds, K,
-           (double)region / (double)most, t[0] * 1e6 / (nk[0] ? nk[0] : 1), t[1] * 1e6 / (nk[1] ? nk[1] : 1),
-           t[2] * 1e6 / (nk[2] ? nk[2] : 1), smem);
+    printf(
+        "gpu ring, mirror %s: %u replaces of K=%d spans in %.4f x the most live bytes, no failure; %.2f us per replace "
+        "command, %.2f by a kernel thread, %.2f by a block staging %zu bytes in smem\n",
+        mirror == WH_ARENA_MIRROR_EVERY ? "every command" : "on failure", rounds, K, (double)region / (double)most,
+        t[0] * 1e6 / (nk[0] ? nk[0] : 1), t[1] * 1e6 / (nk[1] ? nk[1] : 1), t[2] * 1e6 / (nk[2] ? nk[2] : 1), smem);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
     WH_CUDA_OR_DIE(cudaFree(d_count));
     WH_CUDA_OR_DIE(cudaFree(d_ring));
@@ -367,18 +388,18 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
  * the slow path, the same status). */
 #define AHEAD_POLLS (1u << 22)
 static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
-                                             const wh_arena_span *next, uint64_t smem_bytes, bool commit,
-                                             bool defer, uint32_t *baton, unsigned *timeouts) {
+                                             const wh_arena_span *next, uint64_t smem_bytes, bool commit, bool defer,
+                                             uint32_t *baton, unsigned *timeouts) {
     extern __shared__ uint64_t smem[];
     __shared__ size_t n;
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
-    if (threadIdx.x == 0) n = *count;                  /* the count, while warp 1 begins the reserve */
-    if (threadIdx.x == 32 && baton) {                  /* the lock handed on by the last commit: only read */
+    if (threadIdx.x == 0) n = *count; /* the count, while warp 1 begins the reserve */
+    if (threadIdx.x == 32 && baton) { /* the lock handed on by the last commit: only read */
         uint32_t b = 0;
         for (uint32_t k = 0; k < AHEAD_POLLS && (b = wh_atomic_load(baton, WH_ACQUIRE)) == 0; ++k) __nanosleep(64);
         if (b == 1u) {
-            wh_atomic_store(baton, 0u, WH_RELAXED);   /* before the announce: the next commit adds after it */
+            wh_atomic_store(baton, 0u, WH_RELAXED); /* before the announce: the next commit adds after it */
             wh_arena_ring_reserve_read_handed(a, slot, &tk);
         } else {
             tk.locked = 0u;
@@ -393,7 +414,7 @@ static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count
         (void)(defer ? wh_arena_ring_reserve_end_deferred(a, &tk, n, 36, next)
                      : wh_arena_ring_reserve_end(a, &tk, n, 36, next));
     __threadfence();
-    if (defer && threadIdx.x == 32 && st == WH_OK) wh_arena_ring_reserve_publish(a);   /* after the fence */
+    if (defer && threadIdx.x == 32 && st == WH_OK) wh_arena_ring_reserve_publish(a); /* after the fence */
     __syncthreads();
     if (commit) (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
 }
@@ -468,7 +489,8 @@ static void expect_same_ring(const wh_arena_span *d_x, uint64_t xbase, const wh_
     std::vector<wh_arena_span> x = fetch(d_x, k), y = fetch(d_y, k);
     for (int j = 0; j < k; ++j) {
         for (int p = 0; p < 2; ++p) {
-            CHECK((x[j].part[p].ptr ? x[j].part[p].ptr - xbase : 0) == (y[j].part[p].ptr ? y[j].part[p].ptr - ybase : 0));
+            CHECK((x[j].part[p].ptr ? x[j].part[p].ptr - xbase : 0) ==
+                  (y[j].part[p].ptr ? y[j].part[p].ptr - ybase : 0));
             CHECK(x[j].part[p].block == y[j].part[p].block && x[j].part[p].gen == y[j].part[p].gen);
         }
         CHECK(x[j].count0 == y[j].count0 && x[j].count == y[j].count);
@@ -479,12 +501,12 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     enum { K = 3 };
     const uint64_t seed = 99, max_count = 60000;
     wh_arena_config cfg = {};
-    cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4);            /* 1.5 x the mean live bytes: some out of memory */
+    cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4); /* 1.5 x the mean live bytes: some out of memory */
     cfg.max_blocks = 64;
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = WH_ARENA_RING;
     cfg.mirror = mirror;
-    cfg.index = mirror == WH_ARENA_MIRROR_ON_FAILURE ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF;   /* both kinds of core */
+    cfg.index = mirror == WH_ARENA_MIRROR_ON_FAILURE ? WH_BLOCKS_LIST : WH_BLOCKS_TLSF; /* both kinds of core */
     wh_arena *ref = NULL, *a = NULL;
     make_twins(cfg, &ref, &a);
     size_t *d_count = dalloc<size_t>(rounds);
@@ -494,7 +516,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     make_fork_join(&s, &s2, &fork, &join);
     unsigned *d_timeouts = dalloc<unsigned>(1);
     WH_CUDA_OR_DIE(cudaMemset(d_timeouts, 0, sizeof(unsigned)));
-    uint32_t *d_baton = dalloc<uint32_t>(1);           /* the lock handed from commit to reserve */
+    uint32_t *d_baton = dalloc<uint32_t>(1); /* the lock handed from commit to reserve */
     WH_CUDA_OR_DIE(cudaMemset(d_baton, 0, sizeof(uint32_t)));
     ring_counts<<<1, 256, 0, s>>>(d_count, rounds, seed, max_count);
     WH_LAUNCH_OR_DIE();
@@ -502,7 +524,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
     double t_cmd = 0, t_res = 0;
     for (uint32_t f = 0; f < rounds;) {
-        uint32_t e = f + 40 < rounds ? f + 40 : rounds, f0 = f;   /* 40: --small's 200 see every kind */
+        uint32_t e = f + 40 < rounds ? f + 40 : rounds, f0 = f; /* 40: --small's 200 see every kind */
         WH_CUDA_OR_DIE(cudaStreamSynchronize(s));
         double t0 = wh_now_seconds();
         for (uint32_t i = f0; i < e; ++i)
@@ -513,10 +535,11 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
         /* one kernel; two kernels; in place now and then; one kernel; the commit ahead on s2; one
            committer for the round on s2 */
         int kind = (f0 / 40) % 6;
-        if (kind == 5) {                             /* its copy kept from frame to frame */
+        if (kind == 5) { /* its copy kept from frame to frame */
             WH_CUDA_OR_DIE(cudaEventRecord(fork, s));
             WH_CUDA_OR_DIE(cudaStreamWaitEvent(s2, fork, 0));
-            commit_chain_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), d_ring, K, f0, e - f0, smem, d_timeouts, d_baton);
+            commit_chain_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), d_ring, K, f0, e - f0, smem, d_timeouts,
+                                                      d_baton);
             WH_LAUNCH_OR_DIE();
             for (; f < e; ++f) {
                 reserve_commit_kernel<<<1, 256, 0, s>>>(wh_arena_device(a), d_count + f, &d_ring[f % K],
@@ -525,13 +548,13 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
                 WH_LAUNCH_OR_DIE();
             }
         }
-        if (kind == 4) {                             /* s2 starts after what s has queued */
+        if (kind == 4) { /* s2 starts after what s has queued */
             WH_CUDA_OR_DIE(cudaEventRecord(fork, s));
             WH_CUDA_OR_DIE(cudaStreamWaitEvent(s2, fork, 0));
         }
         for (; f < e; ++f) {
             wh_arena_span *slot = &d_ring[f % K], *next = &d_ring[(f + 1) % K];
-            if (kind == 4) {                         /* commit first, on s2: it waits for the reserve on s */
+            if (kind == 4) { /* commit first, on s2: it waits for the reserve on s */
                 /* a chain over the round's frames: each commit hands the lock to the next reserve */
                 commit_ahead_kernel<<<1, 256, smem, s2>>>(wh_arena_device(a), slot, smem, d_timeouts,
                                                           f + 1 < e ? d_baton : NULL);
@@ -542,11 +565,11 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
                 continue;
             }
             bool two = kind == 1 || (kind == 2 && f % 7 == 0);
-            reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem, !two,
-                                                                 f % 2, NULL, d_timeouts);
+            reserve_commit_kernel<<<1, 256, two ? 0 : smem, s>>>(wh_arena_device(a), d_count + f, slot, next, smem,
+                                                                 !two, f % 2, NULL, d_timeouts);
             WH_LAUNCH_OR_DIE();
             if (two) {
-                uint64_t sb = kind == 2 ? 0 : smem;   /* 0: in place */
+                uint64_t sb = kind == 2 ? 0 : smem; /* 0: in place */
                 commit_kernel<<<1, 256, sb, s>>>(wh_arena_device(a), slot, sb);
                 WH_LAUNCH_OR_DIE();
             }
@@ -570,10 +593,10 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     wh_arena_state st;
     WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
     CHECK(st.planned > rounds / 2 && !st.pending.active && st.lock == 0);
-    CHECK(st.warm_commits > rounds / 12);              /* the chain rounds' commits mostly only allocate */
+    CHECK(st.warm_commits > rounds / 12); /* the chain rounds' commits mostly only allocate */
     unsigned timeouts = 1;
     WH_CUDA_OR_DIE(cudaMemcpy(&timeouts, d_timeouts, sizeof timeouts, cudaMemcpyDeviceToHost));
-    CHECK(timeouts == 0);                        /* every commit launched ahead found its reservation */
+    CHECK(timeouts == 0); /* every commit launched ahead found its reservation */
     wh_blocks_report rep;
     CHECK(wh_arena_check(a, &rep) == WH_OK);
     printf("gpu ring reserve, mirror %s: %u replaces, %llu failed, %llu by the plan, %llu commits only allocated; "
@@ -600,10 +623,10 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
  * through as commands: the same spans, the same block core; every live
  * slot's elements read back as written; the arena counts exactly the
  * failures the forecast announced (no WH_ERR_CORRUPT). */
-static bool g_verbose = false;                          /* --verbose: every posts round */
+static bool g_verbose = false; /* --verbose: every posts round */
 struct post_ring {
     wh_arena_forecast fc;
-    wh_arena_span w[2];                /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
+    wh_arena_span w[2]; /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
     uint32_t tag[2], consumed, lost, expect_failures;
     wh_arena_ring_post posts[8];
 };
@@ -612,13 +635,16 @@ static __global__ void post_producer_kernel(wh_arena_ref a, post_ring *pr, const
     __shared__ wh_arena_span w;
     __shared__ bool ok;
     if (threadIdx.x == 0) {
-        if (first && wh_arena_ring_forecast_current(&pr->fc, a)) {   /* the chain's first window, forecast */
+        if (first && wh_arena_ring_forecast_current(&pr->fc, a)) { /* the chain's first window, forecast */
             wh_arena_ring_forecast_window(&pr->fc, f % k, 36, &pr->w[f % 2]);
             __threadfence();
             *(volatile uint32_t *)&pr->tag[f % 2] = f + 1u;
         }
         uint32_t n = 0;
-        while (n < AHEAD_POLLS && wh_atomic_load(&pr->tag[f % 2], WH_ACQUIRE) != f + 1u) { __nanosleep(64); ++n; }
+        while (n < AHEAD_POLLS && wh_atomic_load(&pr->tag[f % 2], WH_ACQUIRE) != f + 1u) {
+            __nanosleep(64);
+            ++n;
+        }
         ok = n < AHEAD_POLLS;
         if (!ok) atomicAdd(timeouts, 1u);
         w = pr->w[f % 2];
@@ -630,9 +656,12 @@ static __global__ void post_producer_kernel(wh_arena_ref a, post_ring *pr, const
         *(uint32_t *)wh_arena_span_at(&w, i, 36) = (uint32_t)(f * 2654435761u) ^ (uint32_t)i;
     __syncthreads();
     if (threadIdx.x != 0) return;
-    __threadfence();                                   /* the elements before the post */
+    __threadfence(); /* the elements before the post */
     uint32_t n = 0;
-    while (n < AHEAD_POLLS && wh_atomic_load(&pr->consumed, WH_ACQUIRE) + 8u < f + 1u) { __nanosleep(64); ++n; }
+    while (n < AHEAD_POLLS && wh_atomic_load(&pr->consumed, WH_ACQUIRE) + 8u < f + 1u) {
+        __nanosleep(64);
+        ++n;
+    }
     if (n == AHEAD_POLLS) atomicAdd(timeouts, 1u);
     wh_arena_ring_post *p = &pr->posts[f % 8];
     p->count = cnt;
@@ -646,13 +675,13 @@ static __global__ void post_producer_kernel(wh_arena_ref a, post_ring *pr, const
     *(volatile uint32_t *)&p->seq = f + 1u;
     if (!last && pr->fc.valid) *(volatile uint32_t *)&pr->tag[(f + 1) % 2] = f + 2u;
 }
-static __global__ void posts_commit_kernel(wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t f0, uint32_t frames,
-                                           post_ring *pr, uint64_t smem_bytes, unsigned *timeouts) {
+static __global__ void posts_commit_kernel(wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t f0,
+                                           uint32_t frames, post_ring *pr, uint64_t smem_bytes, unsigned *timeouts) {
     extern __shared__ uint64_t smem[];
-    wh_status st = wh_arena_ring_commit_posts_block(a, ring, k, f0 % k, f0, frames, pr->posts, 8, &pr->consumed, 36, smem,
-                                                    smem_bytes, AHEAD_POLLS, &pr->fc, &pr->w[f0 % 2], &pr->tag[f0 % 2],
-                                                    f0 + 1u);
-    if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT) atomicAdd(timeouts, 1u);   /* else the last post's status */
+    wh_status st =
+        wh_arena_ring_commit_posts_block(a, ring, k, f0 % k, f0, frames, pr->posts, 8, &pr->consumed, 36, smem,
+                                         smem_bytes, AHEAD_POLLS, &pr->fc, &pr->w[f0 % 2], &pr->tag[f0 % 2], f0 + 1u);
+    if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT) atomicAdd(timeouts, 1u); /* else the last post's status */
 }
 static __global__ void check_slots(const wh_arena_span *ring, uint32_t k, uint32_t last, unsigned long long *bad) {
     for (uint32_t j = 0; j < k && j <= last; ++j) {
@@ -673,7 +702,7 @@ static void test_ring_posts(uint32_t rounds) {
     wh_cuda_stack_for(kernels, 3);
     const uint64_t seed = 7, max_count = 60000;
     wh_arena_config cfg = {};
-    cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4);            /* as test_ring_reserve: some out of memory */
+    cfg.bytes = (size_t)(K * max_count * 36 * 3 / 4); /* as test_ring_reserve: some out of memory */
     cfg.max_blocks = 64;
     cfg.backend = WH_ARENA_CUDA;
     cfg.policy = WH_ARENA_RING;
@@ -709,7 +738,7 @@ static void test_ring_posts(uint32_t rounds) {
         }
         WH_CUDA_OR_DIE(cudaEventRecord(join, s2));
         WH_CUDA_OR_DIE(cudaStreamWaitEvent(s, join, 0));
-        for (uint32_t f = f0; f < e; ++f)              /* the twin: what went through, as commands */
+        for (uint32_t f = f0; f < e; ++f) /* the twin: what went through, as commands */
             CHECK(wh_arena_replace_span_async(ref, d_went + f, 36, &d_ref[f % K], s) == WH_OK);
         check_slots<<<1, 256, 0, s>>>(d_ring, K, e - 1, d_bad);
         WH_LAUNCH_OR_DIE();
@@ -725,9 +754,11 @@ static void test_ring_posts(uint32_t rounds) {
             WH_CUDA_OR_DIE(cudaMemcpy(&h, pr, sizeof h, cudaMemcpyDeviceToHost));
             WH_CUDA_OR_DIE(cudaMemcpy(&to, d_timeouts, sizeof to, cudaMemcpyDeviceToHost));
             WH_CUDA_OR_DIE(cudaMemcpy(went.data(), d_went + f0, went.size() * sizeof(size_t), cudaMemcpyDeviceToHost));
-            printf("posts round %u: %s, timeouts %u, lost %u, expected failures %u, forecast %s (%u free), consumed %u, "
-                   "went %zu %zu %zu\n", f0, same ? "same" : "DIFFERENT", to, h.lost, h.expect_failures,
-                   h.fc.valid ? "valid" : "invalid", h.fc.nfree, h.consumed, went[0], went[1], went[2]);
+            printf(
+                "posts round %u: %s, timeouts %u, lost %u, expected failures %u, forecast %s (%u free), consumed %u, "
+                "went %zu %zu %zu\n",
+                f0, same ? "same" : "DIFFERENT", to, h.lost, h.expect_failures, h.fc.valid ? "valid" : "invalid",
+                h.fc.nfree, h.consumed, went[0], went[1], went[2]);
             if (!same && f0 > 0) break;
         }
     }
@@ -774,19 +805,23 @@ int main(int argc, char **argv) {
                         WH_CLI_UINT("rounds", &rounds, "rounds of the random command sequence (not with --small)"),
                         WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Stream arena on the GPU: commands, device-side allocation, the RING policy.");
-    if (!wh_cuda_available()) { printf("no GPU: skipped\n"); return WH_TEST_SKIP; }
+    if (!wh_cuda_available()) {
+        printf("no GPU: skipped\n");
+        return WH_TEST_SKIP;
+    }
     if (posts) { /* the forecast ring alone */
         test_ring_posts(small ? 200 : 2000);
         return wh_test_finish("test_arena_gpu --posts");
     }
     test_status_no_sync();
-    if (small) test_random(60, 16, 2, 64);
+    if (small)
+        test_random(60, 16, 2, 64);
     else
         test_random(rounds, 256, 64, 400);
     if (!small) time_commands(20000);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_EVERY);
     test_ring(small ? 200 : 4000, WH_ARENA_MIRROR_ON_FAILURE);
-    test_ring_reserve(small ? 240 : 2000, WH_ARENA_MIRROR_EVERY);      /* 240: six rounds, one of each kind */
+    test_ring_reserve(small ? 240 : 2000, WH_ARENA_MIRROR_EVERY); /* 240: six rounds, one of each kind */
     test_ring_reserve(small ? 240 : 2000, WH_ARENA_MIRROR_ON_FAILURE);
     test_ring_posts(small ? 200 : 2000);
     return wh_test_finish("test_arena_gpu");

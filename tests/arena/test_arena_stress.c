@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream arena under concurrency on the CPU backend: pthreads allocate and
  * free directly (wh_arena_alloc_warp / wh_arena_free_warp: the lock word and
  * the single-threaded core behind it) with the same loop the GPU test runs,
@@ -59,18 +60,24 @@ static void ring_reserver(ring_job *j) {
     for (uint32_t f = 0; f < j->frames; ++f) {
         wh_arena_ring_ticket tk;
         wh_status st = WH_OK;
-        if (f % RING_CHAIN != 0) {                        /* handed on: wait for the baton, then only read */
+        if (f % RING_CHAIN != 0) { /* handed on: wait for the baton, then only read */
             uint32_t b = 0;
             for (uint32_t k = 0; k < RING_TRIES && (b = wh_atomic_load(&j->baton, WH_ACQUIRE)) == 0; ++k) sched_yield();
             CHECK(b == 1u);
-            if (b != 1u) { j->timeouts++; return; }
-            wh_atomic_store(&j->baton, 0u, WH_RELAXED);  /* before the announce: the next commit adds after it */
+            if (b != 1u) {
+                j->timeouts++;
+                return;
+            }
+            wh_atomic_store(&j->baton, 0u, WH_RELAXED); /* before the announce: the next commit adds after it */
             wh_arena_ring_reserve_read_handed(r, &j->ring[f % RING_K], &tk);
             j->handed++;
         } else {
             st = wh_arena_ring_reserve_begin(r, &j->ring[f % RING_K], RING_TRIES, &tk);
             CHECK(st == WH_OK);
-            if (st != WH_OK) { j->timeouts++; return; }
+            if (st != WH_OK) {
+                j->timeouts++;
+                return;
+            }
         }
         st = wh_arena_ring_reserve_end_deferred(r, &tk, ring_count(f), 36, &j->ring[(f + 1) % RING_K]);
         j->failed += st != WH_OK;
@@ -82,7 +89,7 @@ static void ring_reserver(ring_job *j) {
 static void ring_committer(ring_job *j) {
     wh_arena_ref r = wh_arena_device(j->a);
     wh_arena_ring_baton b = {&j->baton, 1u, 2u};
-    for (uint32_t f = 0; j->chain && f < j->frames; f += RING_CHAIN) {    /* a committer a chain */
+    for (uint32_t f = 0; j->chain && f < j->frames; f += RING_CHAIN) { /* a committer a chain */
         uint32_t n = j->frames - f < RING_CHAIN ? j->frames - f : RING_CHAIN;
         wh_status st = wh_arena_ring_commit_chain_thread(r, j->ring, RING_K, f, n, j->scratch, 2 * j->meta, RING_TRIES,
                                                          b, wh_arena_ring_unlock_baton());
@@ -90,17 +97,25 @@ static void ring_committer(ring_job *j) {
     }
     for (uint32_t f = 0; !j->chain && f < j->frames; ++f) {
         uint32_t k = 0;
-        while (k < RING_TRIES && !wh_arena_ring_reserved(r, &j->ring[f % RING_K])) { sched_yield(); ++k; }
+        while (k < RING_TRIES && !wh_arena_ring_reserved(r, &j->ring[f % RING_K])) {
+            sched_yield();
+            ++k;
+        }
         CHECK(k < RING_TRIES);
-        if (k == RING_TRIES) { j->timeouts++; return; }
+        if (k == RING_TRIES) {
+            j->timeouts++;
+            return;
+        }
         (void)wh_arena_ring_commit_handoff_thread(r, &j->ring[f % RING_K], j->scratch, j->meta,
                                                   ring_chain_ends(j, f) ? wh_arena_ring_unlock_baton() : b);
     }
 }
 
 static void run_ring(unsigned t, void *p) {
-    if (t == 0) ring_reserver((ring_job *)p);
-    else ring_committer((ring_job *)p);
+    if (t == 0)
+        ring_reserver((ring_job *)p);
+    else
+        ring_committer((ring_job *)p);
 }
 
 /* The one-pass frame on a forecast ring (arena_forecast.h) in six threads,
@@ -122,10 +137,10 @@ enum { WIN_PRODUCERS = 4, WIN_THREADS = 2 + WIN_PRODUCERS, WIN_POSTS = 8 };
 typedef struct window_job {
     ring_job r;
     wh_arena_forecast fc;
-    wh_arena_span w[2];            /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
+    wh_arena_span w[2]; /* frame f's window in w[f % 2], published by tag[f % 2] = f + 1 */
     wh_arena_ring_post posts[WIN_POSTS];
     uint32_t tag[2], consumed, chains, written, bad, clamped, failing, forecast, chained;
-    uint64_t *counts;              /* [frames]: what went through the window */
+    uint64_t *counts; /* [frames]: what went through the window */
     void *open_scratch;
 } window_job;
 
@@ -145,18 +160,23 @@ static void window_committer(window_job *j) {
     ring_job *rj = &j->r;
     for (uint32_t f = 0; f < rj->frames; f += RING_CHAIN) {
         uint32_t n = rj->frames - f < RING_CHAIN ? rj->frames - f : RING_CHAIN;
-        wh_status st = wh_arena_ring_commit_posts_thread(wh_arena_device(rj->a), rj->ring, RING_K, f % RING_K, f, n,
-                                                         j->posts, WIN_POSTS, &j->consumed, 36, j->open_scratch,
-                                                         rj->meta, RING_TRIES, &j->fc, &j->w[f % 2], &j->tag[f % 2],
-                                                         f + 1u);
-        if (st == WH_ERR_RETRY_LIMIT) { rj->timeouts++; return; }
-        wh_atomic_fetch_add(&j->chains, 1u, WH_RELEASE);  /* the chain over (a stream's join) */
+        wh_status st = wh_arena_ring_commit_posts_thread(
+            wh_arena_device(rj->a), rj->ring, RING_K, f % RING_K, f, n, j->posts, WIN_POSTS, &j->consumed, 36,
+            j->open_scratch, rj->meta, RING_TRIES, &j->fc, &j->w[f % 2], &j->tag[f % 2], f + 1u);
+        if (st == WH_ERR_RETRY_LIMIT) {
+            rj->timeouts++;
+            return;
+        }
+        wh_atomic_fetch_add(&j->chains, 1u, WH_RELEASE); /* the chain over (a stream's join) */
     }
 }
 
 static void window_producer(window_job *j, unsigned q) {
     for (uint32_t f = 0; f < j->r.frames; ++f) {
-        if (!win_wait(&j->tag[f % 2], f + 1u)) { j->r.timeouts++; return; }
+        if (!win_wait(&j->tag[f % 2], f + 1u)) {
+            j->r.timeouts++;
+            return;
+        }
         const wh_arena_span *w = &j->w[f % 2];
         uint64_t t = win_target(f), n = t < w->count ? t : w->count, lo = n * q / WIN_PRODUCERS,
                  hi = n * (q + 1u) / WIN_PRODUCERS;
@@ -183,13 +203,19 @@ static void window_closer(window_job *j) {
         j->clamped += p->fstatus == WH_OK && p->clamped;
         j->failing += p->fstatus != WH_OK;
         wh_atomic_store(&p->seq, f + 1u, WH_RELEASE);
-        if (!ring_chain_ends(rj, f) && j->fc.valid) {                         /* the next frame's window, now */
+        if (!ring_chain_ends(rj, f) && j->fc.valid) { /* the next frame's window, now */
             wh_arena_ring_forecast_window(&j->fc, (f + 1) % RING_K, 36, &j->w[(f + 1) % 2]);
             wh_atomic_store(&j->tag[(f + 1) % 2], f + 2u, WH_RELEASE);
             j->forecast++;
         }
-        if (!win_wait(&j->consumed, f + 1u)) { rj->timeouts++; return; }     /* committed: the slot is written */
-        if (ring_chain_ends(rj, f) && !win_wait(&j->chains, f / RING_CHAIN + 1u)) { rj->timeouts++; return; }
+        if (!win_wait(&j->consumed, f + 1u)) {
+            rj->timeouts++;
+            return;
+        } /* committed: the slot is written */
+        if (ring_chain_ends(rj, f) && !win_wait(&j->chains, f / RING_CHAIN + 1u)) {
+            rj->timeouts++;
+            return;
+        }
         if (ring_chain_ends(rj, f) && f + 1u < rj->frames &&                  /* the next chain's first window: */
             wh_arena_ring_forecast_current(&j->fc, wh_arena_device(rj->a))) { /* here, or the committer's       */
             wh_arena_ring_forecast_window(&j->fc, (f + 1) % RING_K, 36, &j->w[(f + 1) % 2]);
@@ -197,7 +223,7 @@ static void window_closer(window_job *j) {
             j->chained++;
         }
         const wh_arena_span *sp = &rj->ring[f % RING_K];
-        if (sp->part[0].ptr) {                                                /* through the slot: what was written */
+        if (sp->part[0].ptr) { /* through the slot: what was written */
             CHECK(sp->count == n);
             for (uint64_t i = 0; i < n; ++i) j->bad += *(uint32_t *)wh_arena_span_at(sp, i, 36) != win_word(f, i);
         }
@@ -206,9 +232,12 @@ static void window_closer(window_job *j) {
 
 static void run_window(unsigned t, void *p) {
     window_job *j = (window_job *)p;
-    if (t == 0) window_closer(j);
-    else if (t == 1) window_committer(j);
-    else window_producer(j, t - 2u);
+    if (t == 0)
+        window_closer(j);
+    else if (t == 1)
+        window_committer(j);
+    else
+        window_producer(j, t - 2u);
 }
 
 /* A twin arena of the same configuration runs the frames' replaces as
@@ -216,8 +245,12 @@ static void run_window(unsigned t, void *p) {
  * block cores must end equal, byte for byte, and the walk account for every
  * byte. */
 static void ring_twin(ring_job *j, const uint64_t *counts) {
-    wh_arena_config cfg = {.bytes = 4u << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
-                           .mirror = WH_ARENA_MIRROR_ON_FAILURE, .index = WH_BLOCKS_LIST};
+    wh_arena_config cfg = {.bytes = 4u << 20,
+                           .max_blocks = 64,
+                           .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE,
+                           .index = WH_BLOCKS_LIST};
     wh_arena *twin = NULL;
     CHECK(wh_arena_create(&twin, &cfg) == WH_OK);
     if (!twin) return;
@@ -231,7 +264,8 @@ static void ring_twin(ring_job *j, const uint64_t *counts) {
     for (int i = 0; i < RING_K; ++i)
         for (int p = 0; p < 2; ++p) {
             const wh_handle *x = &r_ring[i].part[p], *y = &j->ring[i].part[p];
-            CHECK((x->ptr ? x->ptr - rbase : 0) == (y->ptr ? y->ptr - base : 0) && x->block == y->block && x->gen == y->gen);
+            CHECK((x->ptr ? x->ptr - rbase : 0) == (y->ptr ? y->ptr - base : 0) && x->block == y->block &&
+                  x->gen == y->gen);
         }
     wh_arena_state *rs = wh_arena_device(twin).s, *s = wh_arena_device(j->a).s;
     CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, j->meta - s->gen_off) == 0);
@@ -241,8 +275,12 @@ static void ring_twin(ring_job *j, const uint64_t *counts) {
 }
 
 static void test_ring_pipeline(uint32_t frames, bool chain) {
-    wh_arena_config cfg = {.bytes = 4u << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
-                           .mirror = WH_ARENA_MIRROR_ON_FAILURE, .index = WH_BLOCKS_LIST};
+    wh_arena_config cfg = {.bytes = 4u << 20,
+                           .max_blocks = 64,
+                           .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE,
+                           .index = WH_BLOCKS_LIST};
     ring_job j;
     memset(&j, 0, sizeof j);
     j.frames = frames;
@@ -253,7 +291,7 @@ static void test_ring_pipeline(uint32_t frames, bool chain) {
     j.scratch = malloc(2 * j.meta);
     wh_run_threads(2, run_ring, &j);
     CHECK_EQ_U64(j.timeouts, 0);
-    CHECK(wh_atomic_load(&wh_arena_device(j.a).s->lock, WH_RELAXED) == 0u);   /* the last commit unlocked */
+    CHECK(wh_atomic_load(&wh_arena_device(j.a).s->lock, WH_RELAXED) == 0u); /* the last commit unlocked */
     ring_twin(&j, NULL);
     wh_arena_state *s = wh_arena_device(j.a).s;
     uint64_t live = 0;
@@ -262,15 +300,20 @@ static void test_ring_pipeline(uint32_t frames, bool chain) {
     /* the kept copy: most commits only allocate (not the first of a chain, nor after a failure or a slow path) */
     CHECK(chain ? s->warm_commits > frames / 2 : s->warm_commits == 0);
     printf("ring pipeline%s: %u frames, %u with the lock handed on, %u failed, %llu commits that only allocated, "
-           "%llu live spans\n", chain ? " (a committer a chain)" : "", frames, j.handed, j.failed,
-           (unsigned long long)s->warm_commits, (unsigned long long)live);
+           "%llu live spans\n",
+           chain ? " (a committer a chain)" : "", frames, j.handed, j.failed, (unsigned long long)s->warm_commits,
+           (unsigned long long)live);
     free(j.scratch);
     wh_arena_destroy(j.a);
 }
 
 static void test_window_pipeline(uint32_t frames) {
-    wh_arena_config cfg = {.bytes = 4u << 20, .max_blocks = 64, .backend = WH_ARENA_CPU, .policy = WH_ARENA_RING,
-                           .mirror = WH_ARENA_MIRROR_ON_FAILURE, .index = WH_BLOCKS_LIST};
+    wh_arena_config cfg = {.bytes = 4u << 20,
+                           .max_blocks = 64,
+                           .backend = WH_ARENA_CPU,
+                           .policy = WH_ARENA_RING,
+                           .mirror = WH_ARENA_MIRROR_ON_FAILURE,
+                           .index = WH_BLOCKS_LIST};
     window_job j;
     memset(&j, 0, sizeof j);
     j.r.frames = frames;
@@ -284,14 +327,15 @@ static void test_window_pipeline(uint32_t frames) {
     CHECK_EQ_U64(j.bad, 0);
     CHECK(wh_atomic_load(&wh_arena_device(j.r.a).s->lock, WH_RELAXED) == 0u);
     ring_twin(&j.r, j.counts);
-    wh_arena_stats st;              /* exactly the failures the forecast announced: no WH_ERR_CORRUPT */
+    wh_arena_stats st; /* exactly the failures the forecast announced: no WH_ERR_CORRUPT */
     CHECK(wh_arena_flush_async(j.r.a, NULL) == WH_OK && wh_arena_stats_get(j.r.a, &st) == WH_OK);
     CHECK(st.failures == (uint64_t)j.clamped + j.failing && st.first_status != WH_ERR_CORRUPT);
     /* every window forecast but the first: the forecast stays exact from chain to chain */
     CHECK(j.forecast == frames - (frames + RING_CHAIN - 1u) / RING_CHAIN && j.chained == (frames - 1u) / RING_CHAIN);
     CHECK(j.clamped > 0 && j.failing > 0);
     printf("window pipeline: %u frames, %u on a forecast window (%u a chain's first), %u clamped, %u failing as "
-           "forecast\n", frames, j.forecast + j.chained, j.chained, j.clamped, j.failing);
+           "forecast\n",
+           frames, j.forecast + j.chained, j.chained, j.clamped, j.failing);
     free(j.counts);
     free(j.open_scratch);
     wh_arena_destroy(j.r.a);
@@ -307,7 +351,10 @@ int main(int argc, char **argv) {
     size_t region = 64u << 20;
     wh_arena *a = NULL;
     wh_arena_config cfg = {.bytes = region, .max_blocks = 1u << 16, .backend = WH_ARENA_CPU};
-    if (wh_arena_create(&a, &cfg) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+    if (wh_arena_create(&a, &cfg) != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        return 1;
+    }
     uint32_t n = threads * K;
     wh_handle *slots = (wh_handle *)calloc(n, sizeof *slots);
     uint64_t *bytes = (uint64_t *)calloc(n, sizeof *bytes), *strides = (uint64_t *)calloc(n, sizeof *strides);
@@ -333,14 +380,17 @@ int main(int argc, char **argv) {
     CHECK_EQ_U64(rep.used, live);
     CHECK_EQ_U64(sum.allocs - sum.frees, live);
     CHECK_EQ_U64(sum.failed_frees, 0);
-    CHECK_EQ_U64(sum.failed_allocs, 0);                  /* 64 MiB holds 512 blocks of <= 64 KiB */
+    CHECK_EQ_U64(sum.failed_allocs, 0); /* 64 MiB holds 512 blocks of <= 64 KiB */
     CHECK(wh_arena_status(a) == WH_OK);
     wh_arena_free_batch_async(a, slots, n, NULL);
     CHECK(wh_arena_check(a, &rep) == WH_OK && rep.used == 0 && rep.free == 1);
-    printf("arena stress: %u threads, %llu allocs + %llu frees in %.3f s\n", threads,
-           (unsigned long long)sum.allocs, (unsigned long long)sum.frees, dt);
+    printf("arena stress: %u threads, %llu allocs + %llu frees in %.3f s\n", threads, (unsigned long long)sum.allocs,
+           (unsigned long long)sum.frees, dt);
     wh_arena_destroy(a);
-    free(slots); free(bytes); free(strides); free(counts);
+    free(slots);
+    free(bytes);
+    free(strides);
+    free(counts);
     test_ring_pipeline(frames, false);
     test_ring_pipeline(frames, true);
     test_window_pipeline(frames);

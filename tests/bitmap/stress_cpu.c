@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bitmap stress on the CPU backend (pthreads), and the shared verdict. */
 #include "stress.h"
 
@@ -17,13 +18,13 @@ typedef struct {
 static void cpu_worker(unsigned i, void *arg) {
     cpu_job *job = (cpu_job *)arg;
     wh_stress_counts c = {0};
-    wh_stress_thread(&job->bm, i, job->cfg->ops_per_thread, job->owned + (size_t)i * job->cfg->cap,
-                     job->cfg->cap, &job->nowned[i], &c);
+    wh_stress_thread(&job->bm, i, job->cfg->ops_per_thread, job->owned + (size_t)i * job->cfg->cap, job->cfg->cap,
+                     &job->nowned[i], &c);
     job->counts[i] = c;
 }
 
-void wh_stress_verify(const wh_bitmap *bm, const uint32_t *owned, const uint32_t *nowned,
-                      uint32_t threads, uint32_t cap, wh_stress_result *res) {
+void wh_stress_verify(const wh_bitmap *bm, const uint32_t *owned, const uint32_t *nowned, uint32_t threads,
+                      uint32_t cap, wh_stress_result *res) {
     uint8_t *seen = (uint8_t *)calloc(bm->nbits, 1);
     uint64_t total = 0;
     res->owned_twice = 0;
@@ -58,13 +59,19 @@ int wh_stress_cpu(const wh_stress_config *cfg, wh_stress_result *res) {
     res->ops = (uint64_t)cfg->threads * cfg->ops_per_thread;
     for (uint32_t t = 0; t < cfg->threads; ++t) {
         wh_stress_counts *c = &job.counts[t];
-        res->counts.claims += c->claims; res->counts.releases += c->releases;
-        res->counts.steals += c->steals; res->counts.finds += c->finds;
-        res->counts.empty += c->empty;   res->counts.violations += c->violations;
+        res->counts.claims += c->claims;
+        res->counts.releases += c->releases;
+        res->counts.steals += c->steals;
+        res->counts.finds += c->finds;
+        res->counts.empty += c->empty;
+        res->counts.violations += c->violations;
         res->counts.spans += c->spans;
     }
     wh_stress_verify(&job.bm, job.owned, job.nowned, cfg->threads, cfg->cap, res);
-    free(mem); free(job.owned); free(job.nowned); free(job.counts);
+    free(mem);
+    free(job.owned);
+    free(job.nowned);
+    free(job.counts);
     return 0;
 }
 
@@ -77,8 +84,8 @@ void wh_stress_print(const char *backend, const wh_stress_config *cfg, const wh_
            "claims %llu releases %llu steals %llu finds %llu empty %llu spans %llu | "
            "violations %llu inconsistent %llu owned-twice %llu count %llu/%llu  %s\n",
            backend, r->threads, (unsigned long long)r->ops, (unsigned long long)cfg->nbits, r->seconds,
-           r->seconds > 0 ? (double)r->ops / r->seconds : 0.0,
-           r->counts.claims, r->counts.releases, r->counts.steals, r->counts.finds, r->counts.empty,
-           r->counts.spans, r->counts.violations, (unsigned long long)r->inconsistent, (unsigned long long)r->owned_twice,
-           (unsigned long long)r->count, (unsigned long long)r->expected, wh_stress_ok(r) ? "OK" : "FAIL");
+           r->seconds > 0 ? (double)r->ops / r->seconds : 0.0, r->counts.claims, r->counts.releases, r->counts.steals,
+           r->counts.finds, r->counts.empty, r->counts.spans, r->counts.violations, (unsigned long long)r->inconsistent,
+           (unsigned long long)r->owned_twice, (unsigned long long)r->count, (unsigned long long)r->expected,
+           wh_stress_ok(r) ? "OK" : "FAIL");
 }

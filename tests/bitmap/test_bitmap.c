@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical bitmap, single-threaded semantics and layout, CPU backend. */
 #include "warpheap/bitmap.h"
 #include "wh_test.h"
@@ -17,7 +18,7 @@ static void test_layout(void) {
     CHECK(wh_bitmap_layout(NULL, NULL, 10) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_bitmap_layout(&bm, NULL, 1) == WH_OK && bm.levels == 1);
     CHECK(wh_bitmap_words_for(64) == 1);
-    CHECK(wh_bitmap_words_for(65) == 3);                     /* 2 + 1 summary word */
+    CHECK(wh_bitmap_words_for(65) == 3); /* 2 + 1 summary word */
     CHECK(wh_bitmap_words_for(4096) == 64 + 1);
     CHECK(wh_bitmap_words_for(4097) == 65 + 2 + 1);
     CHECK(wh_bitmap_layout(&bm, NULL, 1ull << 28) == WH_OK && bm.levels == 5);
@@ -36,7 +37,10 @@ static void test_fill_and_drain(uint64_t nbits) {
     uint64_t got = 0;
     for (uint32_t b; (b = wh_bitmap_find_and_clear(&bm, wh_hash64(got))) != WH_BITMAP_NONE; ++got) {
         CHECK(b < nbits);
-        if (b < nbits) { CHECK(!seen[b]); seen[b] = 1; }
+        if (b < nbits) {
+            CHECK(!seen[b]);
+            seen[b] = 1;
+        }
         if (got > nbits) break;
     }
     CHECK_EQ_U64(got, nbits);
@@ -49,7 +53,7 @@ static void test_fill_and_drain(uint64_t nbits) {
 
 static void test_single_bits(void) {
     wh_bitmap bm;
-    uint64_t nbits = 300000;                         /* 3 levels + top */
+    uint64_t nbits = 300000; /* 3 levels + top */
     uint64_t *mem = make(&bm, nbits, false);
     CHECK(bm.levels == 4);
     uint32_t probe[] = {0, 63, 64, 4095, 4096, 262143, 262144, 299999};
@@ -57,12 +61,12 @@ static void test_single_bits(void) {
         uint32_t i = probe[k];
         CHECK(!wh_bitmap_get(&bm, i));
         CHECK(wh_bitmap_try_set(&bm, i));
-        CHECK(!wh_bitmap_try_set(&bm, i));           /* already set */
+        CHECK(!wh_bitmap_try_set(&bm, i)); /* already set */
         CHECK(wh_bitmap_get(&bm, i));
         CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
-        CHECK(wh_bitmap_try_find_set(&bm, wh_hash64(k)) == i);   /* the only set bit */
+        CHECK(wh_bitmap_try_find_set(&bm, wh_hash64(k)) == i); /* the only set bit */
         CHECK(wh_bitmap_try_clear(&bm, i));
-        CHECK(!wh_bitmap_try_clear(&bm, i));         /* already clear */
+        CHECK(!wh_bitmap_try_clear(&bm, i)); /* already clear */
         CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
         CHECK(wh_bitmap_set(&bm, i) == WH_OK);
         CHECK(wh_bitmap_clear(&bm, i) == WH_OK);
@@ -90,7 +94,7 @@ static void test_claim(void) {
     wh_bitmap bm;
     uint64_t *mem = make(&bm, 200, true);
     uint64_t got, total = 0;
-    CHECK(wh_bitmap_claim(&bm, 7, 0, &got) == WH_BITMAP_NONE && got == 0);   /* nothing wanted */
+    CHECK(wh_bitmap_claim(&bm, 7, 0, &got) == WH_BITMAP_NONE && got == 0); /* nothing wanted */
     uint32_t w = wh_bitmap_claim(&bm, 7, 10, &got);
     CHECK(w != WH_BITMAP_NONE && wh_popc64(got) == 10);
     total += 10;
@@ -119,7 +123,7 @@ static void test_indices(void) {
     }
     uint32_t *out = (uint32_t *)malloc(n * sizeof *out);
     CHECK_EQ_U64(wh_bitmap_indices_host(&bm, out), n);
-    for (uint32_t k = 0; k < n; ++k) CHECK(out[k] == expect[k]);   /* ascending */
+    for (uint32_t k = 0; k < n; ++k) CHECK(out[k] == expect[k]); /* ascending */
     free(out);
     free(mem);
     /* empty and full */
@@ -138,7 +142,7 @@ static void setter(unsigned i, void *arg) {
         for (volatile int k = 0; k < 200000; ++k) {}
         CHECK(wh_bitmap_set(&shared_bm, 77) == WH_OK);
     } else {
-        CHECK(wh_bitmap_clear(&shared_bm, 77) == WH_OK);      /* waits for thread 0 */
+        CHECK(wh_bitmap_clear(&shared_bm, 77) == WH_OK); /* waits for thread 0 */
     }
 }
 static void test_retrying(void) {
@@ -161,7 +165,7 @@ static void test_empty_small(void) {
         CHECK(wh_bitmap_find_and_clear(&bm, (uint64_t)k) == WH_BITMAP_NONE);
         CHECK(wh_bitmap_claim(&bm, (uint64_t)k, 8, &got) == WH_BITMAP_NONE && got == 0);
     }
-    CHECK(wh_now_seconds() - t0 < 0.5);      /* 2000 bounded spins would take minutes */
+    CHECK(wh_now_seconds() - t0 < 0.5); /* 2000 bounded spins would take minutes */
     CHECK(wh_bitmap_try_set(&bm, 39));
     CHECK(wh_bitmap_find_and_clear(&bm, 5) == 39);
     free(mem);

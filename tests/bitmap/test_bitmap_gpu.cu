@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical bitmap on the GPU: device fill/count/indices against the host
  * versions, a drain where every thread of a grid allocates bits (each bit must
  * come out exactly once), and the stress: >= 10^8 mixed operations from a full
@@ -18,7 +19,7 @@ static __global__ void set_pattern(wh_bitmap bm, uint32_t stride) {
 /* Every thread takes bits until the bitmap is empty, recording each. */
 static __global__ void drain(wh_bitmap bm, uint32_t *taken, uint32_t *ntaken, uint32_t cap) {
     uint64_t seed = wh_hash64(blockIdx.x * blockDim.x + threadIdx.x);
-    for (uint32_t k = 0; k < 1u << 20; ++k) {                 /* bounded */
+    for (uint32_t k = 0; k < 1u << 20; ++k) { /* bounded */
         uint32_t b = wh_bitmap_find_and_clear(&bm, wh_hash64(seed + k));
         if (b == WH_BITMAP_NONE) return;
         uint32_t slot = atomicAdd(ntaken, 1u);
@@ -60,7 +61,11 @@ static void test_bulk(uint64_t nbits, uint32_t stride) {
     CHECK_EQ_U64(bad, 0);
     CHECK_EQ_U64(hc, set);
     free(out);
-    WH_CUDA_OR_DIE(cudaFree(d_mem)); WH_CUDA_OR_DIE(cudaFree(d_scratch)); WH_CUDA_OR_DIE(cudaFree(d_out)); WH_CUDA_OR_DIE(cudaFree(d_n)); WH_CUDA_OR_DIE(cudaFree(d_count));
+    WH_CUDA_OR_DIE(cudaFree(d_mem));
+    WH_CUDA_OR_DIE(cudaFree(d_scratch));
+    WH_CUDA_OR_DIE(cudaFree(d_out));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(d_count));
 }
 
 static void test_drain(uint64_t nbits, unsigned blocks) {
@@ -76,7 +81,7 @@ static void test_drain(uint64_t nbits, unsigned blocks) {
     WH_LAUNCH_OR_DIE();
     uint32_t n = 0;
     WH_CUDA_OR_DIE(cudaMemcpy(&n, d_n, sizeof n, cudaMemcpyDeviceToHost));
-    CHECK_EQ_U64(n, nbits);                                    /* no bit twice, none lost */
+    CHECK_EQ_U64(n, nbits); /* no bit twice, none lost */
     if (n == nbits) {
         uint32_t *taken = (uint32_t *)malloc(nbits * sizeof(uint32_t));
         WH_CUDA_OR_DIE(cudaMemcpy(taken, d_taken, nbits * sizeof(uint32_t), cudaMemcpyDeviceToHost));
@@ -90,7 +95,9 @@ static void test_drain(uint64_t nbits, unsigned blocks) {
     CHECK(wh_bitmap_check_device(&bm, &bad, &count, 0) == WH_OK);
     CHECK_EQ_U64(bad, 0);
     CHECK_EQ_U64(count, 0);
-    WH_CUDA_OR_DIE(cudaFree(d_mem)); WH_CUDA_OR_DIE(cudaFree(d_taken)); WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(d_mem));
+    WH_CUDA_OR_DIE(cudaFree(d_taken));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
 }
 
 int main(int argc, char **argv) {
@@ -101,7 +108,10 @@ int main(int argc, char **argv) {
                         WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Hierarchical bitmap on the GPU: bulk operations, a drain, and the stress.");
     if (!wh_cli_given(cli, "ops")) ops = small ? 50 : 400;
-    if (!wh_cuda_available()) { printf("test_bitmap_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
+    if (!wh_cuda_available()) {
+        printf("test_bitmap_gpu: no GPU, skipped\n");
+        return WH_TEST_SKIP;
+    }
     test_bulk(1, 1);
     test_bulk(4097, 3);
     test_bulk(small ? 100000 : 1u << 28, small ? 7 : 1000);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bitmap stress on the CPU backend: >= 16 threads, >= 10^6 mixed legal
  * operations on one bitmap, then the full consistency check and exact count.
  * Two shapes: a small bitmap where containers empty and refill all the time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checks of the platform layer that hold on both backends.  Returns the number
  * of failed checks; the CPU test calls it directly, the GPU test from a kernel,
  * so each operation is verified by the same expectations on both. */
@@ -6,7 +7,13 @@
 
 #include "warpheap/platform.h"
 
-#define PC_CHECK(c) do { if (!(c)) fails |= 1u << (line_bit++ & 31u); else line_bit++; } while (0)
+#define PC_CHECK(c)                            \
+    do {                                       \
+        if (!(c))                              \
+            fails |= 1u << (line_bit++ & 31u); \
+        else                                   \
+            line_bit++;                        \
+    } while (0)
 
 /* words: scratch memory, 4 x uint64_t + 4 x uint32_t, owned by the caller. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh_platform_checks(uint64_t *w64, uint32_t *w32) {

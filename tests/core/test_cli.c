@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The command-line helper every program uses (examples/common/wh_cli.h):
  * values of each kind and size converted and written, both --name=VALUE and
  * --name VALUE, repeated options (the last wins), the given flags, and every
@@ -49,8 +50,8 @@ static int parse(vals *v, int *given_w, int n, const char *const *args) {
 }
 
 /* The count and the array of a list of arguments (parse's n and args). */
-#define ARGS(...)                                                                                                      \
-  (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)), (const char *const[]) { __VA_ARGS__ }
+#define ARGS(...) \
+    (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)), (const char *const[]) { __VA_ARGS__ }
 
 static void test_good(void) {
     vals v = defaults();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Errors that name the real cause, in every part (CPU backend):
  *  - wh_last_error() is "" after a call that succeeded and describes the
  *    calling thread's last failure otherwise;
@@ -14,8 +15,11 @@
 #include "wh_test.h"
 
 #define EMPTY() CHECK(wh_last_error()[0] == '\0')
-#define SAYS(text) do { CHECK(strstr(wh_last_error(), text) != NULL); \
-        if (!strstr(wh_last_error(), text)) fprintf(stderr, "  last error: %s\n", wh_last_error()); } while (0)
+#define SAYS(text)                                                                                  \
+    do {                                                                                            \
+        CHECK(strstr(wh_last_error(), text) != NULL);                                               \
+        if (!strstr(wh_last_error(), text)) fprintf(stderr, "  last error: %s\n", wh_last_error()); \
+    } while (0)
 
 static void pool_errors(void) {
     wh_pool *p = NULL;
@@ -26,12 +30,12 @@ static void pool_errors(void) {
     CHECK(wh_pool_try_alloc(p, 0, NULL, NULL, &ptr) == WH_ERR_INVALID_ARGUMENT);
     SAYS("size 0");
     CHECK((ptr = wh_pool_alloc(p, 100, NULL)) != NULL);
-    EMPTY();                                                  /* a success clears it */
-    CHECK(wh_pool_alloc_aligned(p, 100, 0, NULL) == NULL);   /* alignment 0 */
+    EMPTY();                                               /* a success clears it */
+    CHECK(wh_pool_alloc_aligned(p, 100, 0, NULL) == NULL); /* alignment 0 */
     SAYS("alignment 0");
     CHECK(wh_pool_alloc_aligned(p, 100, (size_t)1 << 40, NULL) == NULL);
     SAYS("largest alignment");
-    CHECK(wh_pool_alloc(p, 1u << 30, NULL) == NULL);          /* past max_bytes */
+    CHECK(wh_pool_alloc(p, 1u << 30, NULL) == NULL); /* past max_bytes */
     SAYS("67108864");
     int local;
     CHECK(wh_pool_free(p, &local, NULL) == WH_ERR_FOREIGN_POINTER);
@@ -40,7 +44,7 @@ static void pool_errors(void) {
     CHECK(wh_pool_free(p, ptr, NULL) == WH_ERR_DOUBLE_FREE);
     void *a = wh_pool_alloc(p, 1000, NULL), *b = wh_pool_alloc(p, 3000, NULL);
     CHECK(a && b);
-    CHECK(wh_pool_destroy(p) == WH_ERR_IN_USE);               /* two left: named, released */
+    CHECK(wh_pool_destroy(p) == WH_ERR_IN_USE); /* two left: named, released */
     SAYS("2 live allocations");
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     CHECK(wh_pool_destroy(p) == WH_OK);
@@ -75,7 +79,9 @@ static void arena_errors(void) {
     SAYS("more than an arena addresses");
 }
 
+/* clang-format off */
 #define E_FIELDS(F) F(uint64_t, v)
+/* clang-format on */
 WH_SOA_CLASS(E, 0, E_FIELDS)
 
 static void soa_errors(void) {
@@ -107,7 +113,7 @@ static void heap_errors(void) {
     EMPTY();
     void *p = wh_malloc(&h, 5000);
     CHECK(p != NULL);
-    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE);              /* TRACK knows the bytes */
+    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* TRACK knows the bytes */
     SAYS("bytes");
     CHECK(wh_heap_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
     SAYS("heap");

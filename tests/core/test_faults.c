@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fault injection (wh__fault_arm): the n-th request for memory from the
  * driver or the host fails -- alone, or with every later one (a device that
  * has run out) -- for every n a part's life makes.  Each failure
@@ -25,8 +26,11 @@ static bool clear_failure(wh_status st) {
  * with n; returns how many failures it met. */
 static unsigned pool_life(wh_pool_backend backend, wh_pool_growth growth, long n, bool sticky) {
     wh_pool *p = NULL;
-    wh_pool_config c = {.backend = backend, .max_bytes = 256u * MIB, .small_arena = 2u * MIB,
-                        .medium_arena = 4u * MIB, .growth = growth};
+    wh_pool_config c = {.backend = backend,
+                        .max_bytes = 256u * MIB,
+                        .small_arena = 2u * MIB,
+                        .medium_arena = 4u * MIB,
+                        .growth = growth};
     wh__fault_arm(n, sticky);
     wh_status st = wh_pool_create(&p, &c);
     if (st != WH_OK) {
@@ -39,14 +43,20 @@ static unsigned pool_life(wh_pool_backend backend, wh_pool_growth growth, long n
     wh_stream s1 = (wh_stream)0, s2 = (wh_stream)0;
     for (unsigned i = 0; i < 24; ++i) {
         st = wh_pool_try_alloc(p, (size_t)(1 + i % 5) * MIB, NULL, i & 1 ? s2 : s1, &blk[i]);
-        if (st != WH_OK) { failed++; CHECK(blk[i] == NULL && clear_failure(st)); }
-        else if (i % 7 == 0) CHECK(wh_pool_record_stream(p, blk[i], s2) == WH_OK || clear_failure(WH_ERR_CUDA));
+        if (st != WH_OK) {
+            failed++;
+            CHECK(blk[i] == NULL && clear_failure(st));
+        } else if (i % 7 == 0)
+            CHECK(wh_pool_record_stream(p, blk[i], s2) == WH_OK || clear_failure(WH_ERR_CUDA));
     }
     for (unsigned i = 0; i < 24; i += 2)
-        if (blk[i]) { CHECK(wh_pool_free(p, blk[i], s1) == WH_OK); blk[i] = NULL; }
-    wh__fault_arm(0, false);                                     /* the driver gives again */
+        if (blk[i]) {
+            CHECK(wh_pool_free(p, blk[i], s1) == WH_OK);
+            blk[i] = NULL;
+        }
+    wh__fault_arm(0, false); /* the driver gives again */
     CHECK(wh_pool_check(p) == WH_OK);
-    void *again = wh_pool_alloc(p, 8u * MIB, s1);         /* usable */
+    void *again = wh_pool_alloc(p, 8u * MIB, s1); /* usable */
     CHECK(again != NULL);
     CHECK(wh_pool_free(p, again, s1) == WH_OK);
     for (unsigned i = 1; i < 24; i += 2)
@@ -67,7 +77,7 @@ static void pools(wh_pool_backend backend) {
         bool sticky = g >= 2;
         unsigned total = 0, clean = 0;
         long n = 1;
-        for (; n < 200; ++n) {                            /* until lives meet no fault */
+        for (; n < 200; ++n) { /* until lives meet no fault */
             unsigned f = pool_life(backend, growth, n, sticky);
             total += f;
             if (!f && ++clean == 3) break;
@@ -86,11 +96,15 @@ static void heaps(bool host) {
         wh__fault_arm(n, false);
         wh_status st = wh_heap_create(&h, &c);
         wh__fault_arm(0, false);
-        if (st != WH_OK) { failed++; CHECK(clear_failure(st)); continue; }
+        if (st != WH_OK) {
+            failed++;
+            CHECK(clear_failure(st));
+            continue;
+        }
         CHECK(wh_heap_destroy(&h) == WH_OK);
     }
     printf("heap (%s): %u creations failed as armed\n", host ? "host" : "device", failed);
-    CHECK_EQ_U64(failed, 2);                              /* the arena, then the metadata */
+    CHECK_EQ_U64(failed, 2); /* the arena, then the metadata */
 }
 
 static void arenas(wh_arena_backend backend) {
@@ -101,7 +115,11 @@ static void arenas(wh_arena_backend backend) {
         wh__fault_arm(n, false);
         wh_status st = wh_arena_create(&a, &c);
         wh__fault_arm(0, false);
-        if (st != WH_OK) { failed++; CHECK(a == NULL && clear_failure(st)); continue; }
+        if (st != WH_OK) {
+            failed++;
+            CHECK(a == NULL && clear_failure(st));
+            continue;
+        }
         CHECK(wh_arena_destroy(a) == WH_OK);
     }
     printf("arena (%s): %u creations failed as armed\n", backend == WH_ARENA_CPU ? "cpu" : "cuda", failed);
@@ -109,7 +127,9 @@ static void arenas(wh_arena_backend backend) {
     CHECK_EQ_U64(failed, backend == WH_ARENA_CPU ? 3 : 4);
 }
 
+/* clang-format off */
 #define F_FIELDS(F) F(uint32_t, v)
+/* clang-format on */
 WH_SOA_CLASS(F, 0, F_FIELDS)
 
 static void soas(bool on_device) {
@@ -121,7 +141,11 @@ static void soas(bool on_device) {
         wh__fault_arm(n, false);
         wh_status st = wh_soa_create(&s, &c);
         wh__fault_arm(0, false);
-        if (st != WH_OK) { failed++; CHECK(clear_failure(st)); continue; }
+        if (st != WH_OK) {
+            failed++;
+            CHECK(clear_failure(st));
+            continue;
+        }
         CHECK(wh_soa_destroy(&s) == WH_OK);
     }
     printf("object heap (%s): %u creations failed as armed\n", on_device ? "device" : "host", failed);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Platform layer on the CPU backend: the shared checks, the one-lane warp, and
  * atomics under real concurrency (no lost update with 8 threads). */
 #include "platform_checks.h"
@@ -31,7 +32,7 @@ int main(void) {
     CHECK(wh_shfl32(1u, 77u, 0) == 77u && wh_shfl64(1u, 1ull << 50, 0) == 1ull << 50);
     CHECK(wh_match_any64(1u, 5) == 1u);
     CHECK(wh_is_leader(1u) && wh_leader(1u) == 0 && wh_rank(1u) == 0);
-    wh_backoff(10);   /* yields; must return */
+    wh_backoff(10); /* yields; must return */
 
     wh_run_threads(8, hammer, NULL);
     CHECK_EQ_U64(counter64, 800000);

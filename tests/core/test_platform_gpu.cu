@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Platform layer on the GPU: the shared checks in a kernel, warp operations
  * with full and divergent masks, and atomics from a full grid. */
 #include "platform_checks.h"
@@ -18,10 +19,10 @@ static __global__ void warp_kernel(uint32_t *bad) {
     if (wh_shfl32(0xffffffffu, lane * 3u, (lane + 1u) & 31u) != ((lane + 1u) & 31u) * 3u) b |= 4;
     uint64_t big = (uint64_t)lane << 40 | lane;
     if (wh_shfl64(0xffffffffu, big, 5) != ((uint64_t)5 << 40 | 5)) b |= 8;
-    if (lane % 3u != 1u) {                                  /* diverge */
+    if (lane % 3u != 1u) { /* diverge */
         uint32_t mask = wh_active_mask();
         if (!(mask >> lane & 1u)) b |= 32;
-        uint64_t key = lane % 4u;                            /* groups by key */
+        uint64_t key = lane % 4u; /* groups by key */
         uint32_t group = wh_match_any64(mask, key);
         uint32_t leader = wh_leader(group);
         uint64_t leader_key = wh_shfl64(mask, key, leader);
@@ -46,8 +47,12 @@ static __global__ void atomics_kernel(uint64_t *c64, uint32_t *c32, uint64_t *or
 }
 
 int main(void) {
-    if (!wh_cuda_available()) { printf("test_platform_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
-    uint64_t *d64; uint32_t *d32, *dfail;
+    if (!wh_cuda_available()) {
+        printf("test_platform_gpu: no GPU, skipped\n");
+        return WH_TEST_SKIP;
+    }
+    uint64_t *d64;
+    uint32_t *d32, *dfail;
     WH_CUDA_OR_DIE(cudaMalloc(&d64, 4 * sizeof(uint64_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&d32, 4 * sizeof(uint32_t)));
     WH_CUDA_OR_DIE(cudaMalloc(&dfail, 1024 * sizeof(uint32_t)));
@@ -67,15 +72,21 @@ int main(void) {
     if (any) fprintf(stderr, "warp check bits: %x\n", any);
     CHECK(any == 0);
 
-    uint64_t *c64, *orw, *mx; uint32_t *c32;
-    WH_CUDA_OR_DIE(cudaMalloc(&c64, 8)); WH_CUDA_OR_DIE(cudaMalloc(&orw, 8));
-    WH_CUDA_OR_DIE(cudaMalloc(&mx, 8));  WH_CUDA_OR_DIE(cudaMalloc(&c32, 4));
-    WH_CUDA_OR_DIE(cudaMemset(c64, 0, 8)); WH_CUDA_OR_DIE(cudaMemset(orw, 0, 8));
-    WH_CUDA_OR_DIE(cudaMemset(mx, 0, 8));  WH_CUDA_OR_DIE(cudaMemset(c32, 0, 4));
+    uint64_t *c64, *orw, *mx;
+    uint32_t *c32;
+    WH_CUDA_OR_DIE(cudaMalloc(&c64, 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&orw, 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&mx, 8));
+    WH_CUDA_OR_DIE(cudaMalloc(&c32, 4));
+    WH_CUDA_OR_DIE(cudaMemset(c64, 0, 8));
+    WH_CUDA_OR_DIE(cudaMemset(orw, 0, 8));
+    WH_CUDA_OR_DIE(cudaMemset(mx, 0, 8));
+    WH_CUDA_OR_DIE(cudaMemset(c32, 0, 4));
     const unsigned blocks = 4096, threads = 256;
     atomics_kernel<<<blocks, threads>>>(c64, c32, orw, mx);
     WH_LAUNCH_OR_DIE();
-    uint64_t h64 = 0, horw = 0, hmx = 0; uint32_t h32 = 0;
+    uint64_t h64 = 0, horw = 0, hmx = 0;
+    uint32_t h32 = 0;
     WH_CUDA_OR_DIE(cudaMemcpy(&h64, c64, 8, cudaMemcpyDeviceToHost));
     WH_CUDA_OR_DIE(cudaMemcpy(&horw, orw, 8, cudaMemcpyDeviceToHost));
     WH_CUDA_OR_DIE(cudaMemcpy(&hmx, mx, 8, cudaMemcpyDeviceToHost));
@@ -84,6 +95,12 @@ int main(void) {
     CHECK_EQ_U64(h32, (uint64_t)blocks * threads);
     CHECK_EQ_U64(horw, ~0ull);
     CHECK_EQ_U64(hmx, (uint64_t)blocks * threads - 1);
-    WH_CUDA_OR_DIE(cudaFree(d64)); WH_CUDA_OR_DIE(cudaFree(d32)); WH_CUDA_OR_DIE(cudaFree(dfail)); WH_CUDA_OR_DIE(cudaFree(c64)); WH_CUDA_OR_DIE(cudaFree(orw)); WH_CUDA_OR_DIE(cudaFree(mx)); WH_CUDA_OR_DIE(cudaFree(c32));
+    WH_CUDA_OR_DIE(cudaFree(d64));
+    WH_CUDA_OR_DIE(cudaFree(d32));
+    WH_CUDA_OR_DIE(cudaFree(dfail));
+    WH_CUDA_OR_DIE(cudaFree(c64));
+    WH_CUDA_OR_DIE(cudaFree(orw));
+    WH_CUDA_OR_DIE(cudaFree(mx));
+    WH_CUDA_OR_DIE(cudaFree(c32));
     return wh_test_finish("test_platform_gpu");
 }

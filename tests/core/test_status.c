@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Status codes, messages, failure details and the version. */
 #include "warpheap/warpheap.h"
 #include "wh_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: random allocation sequences on a small CPU-backend device
  * heap of every kind that frees, against an oracle of the live blocks.
  *
@@ -18,8 +19,12 @@
 
 #define MAXLIVE 256u
 
-static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,        WH_HEAP_SLAB,           WH_HEAP_CIRCULAR,
-                                     WH_HEAP_CIRCULAR_FUSED, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR_FUSED_MULTI,
+static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,
+                                     WH_HEAP_SLAB,
+                                     WH_HEAP_CIRCULAR,
+                                     WH_HEAP_CIRCULAR_FUSED,
+                                     WH_HEAP_CIRCULAR_MULTI,
+                                     WH_HEAP_CIRCULAR_FUSED_MULTI,
                                      WH_HEAP_BUMP};
 
 typedef struct world {
@@ -32,32 +37,33 @@ typedef struct world {
 static void check_world(world *w) {
     wh_heap_usage s;
     if (wh_heap_stats(&w->h, &s) != WH_OK) WH_FZ_DIE("heap walk: %s", wh_last_error());
-    if (s.inconsistencies) WH_FZ_DIE("%s: heap walk found %llu broken invariants", wh_heap_kind_name(w->h.kind),
-                                     (unsigned long long)s.inconsistencies);
+    if (s.inconsistencies)
+        WH_FZ_DIE("%s: heap walk found %llu broken invariants", wh_heap_kind_name(w->h.kind),
+                  (unsigned long long)s.inconsistencies);
     if (s.used_bytes + s.free_bytes + s.overhead_bytes != s.heap_bytes) WH_FZ_DIE("bytes not accounted for");
     if (w->h.kind != WH_HEAP_BUMP && s.allocations != w->nlive)
         WH_FZ_DIE("%s: walk sees %llu allocations, oracle %u", wh_heap_kind_name(w->h.kind),
                   (unsigned long long)s.allocations, w->nlive);
     if (s.failed_allocs != w->failed || s.double_frees != w->double_frees || s.foreign_frees != w->foreign_frees)
         WH_FZ_DIE("%s: counters failed/double/foreign %llu/%llu/%llu, oracle %llu/%llu/%llu",
-                  wh_heap_kind_name(w->h.kind), (unsigned long long)s.failed_allocs,
-                  (unsigned long long)s.double_frees, (unsigned long long)s.foreign_frees,
-                  (unsigned long long)w->failed, (unsigned long long)w->double_frees,
-                  (unsigned long long)w->foreign_frees);
+                  wh_heap_kind_name(w->h.kind), (unsigned long long)s.failed_allocs, (unsigned long long)s.double_frees,
+                  (unsigned long long)s.foreign_frees, (unsigned long long)w->failed,
+                  (unsigned long long)w->double_frees, (unsigned long long)w->foreign_frees);
 }
 
 static void do_alloc(world *w, size_t n) {
     uint8_t *p = (uint8_t *)wh_malloc(&w->h, n);
     if (!p) {
-        if (n) w->failed++;                     /* size 0 is no failure: NULL, not counted */
+        if (n) w->failed++; /* size 0 is no failure: NULL, not counted */
         return;
     }
     if (n == 0 || n > w->h.bytes) WH_FZ_DIE("size %zu accepted", n);
     if ((uintptr_t)p % WH_HEAP_ALIGN || p < w->h.base || p + n > w->h.base + w->h.bytes)
         WH_FZ_DIE("block %p of %zu bytes misaligned or outside the arena", (void *)p, n);
     long o = wh_fz_find_overlap(w->live, w->nlive, p, n);
-    if (o >= 0) WH_FZ_DIE("%s: [%p, +%zu) overlaps a live block [%p, +%zu)", wh_heap_kind_name(w->h.kind), (void *)p,
-                          n, (void *)w->live[o].p, w->live[o].n);
+    if (o >= 0)
+        WH_FZ_DIE("%s: [%p, +%zu) overlaps a live block [%p, +%zu)", wh_heap_kind_name(w->h.kind), (void *)p, n,
+                  (void *)w->live[o].p, w->live[o].n);
     wh_fz_block *b = &w->live[w->nlive++];
     *b = (wh_fz_block){p, n, (uint8_t)(0x21 + w->fills++)};
     wh_fz_fill(b);
@@ -65,11 +71,11 @@ static void do_alloc(world *w, size_t n) {
 
 static void do_free(world *w, uint32_t k, bool twice) {
     wh_fz_block b = w->live[k];
-    if (!wh_fz_intact(&b)) WH_FZ_DIE("%s: live block [%p, +%zu) overwritten", wh_heap_kind_name(w->h.kind),
-                                     (void *)b.p, b.n);
+    if (!wh_fz_intact(&b))
+        WH_FZ_DIE("%s: live block [%p, +%zu) overwritten", wh_heap_kind_name(w->h.kind), (void *)b.p, b.n);
     w->live[k] = w->live[--w->nlive];
     wh_free(&w->h, b.p);
-    if (twice && w->h.kind != WH_HEAP_BUMP) {   /* BUMP never frees, so it cannot tell */
+    if (twice && w->h.kind != WH_HEAP_BUMP) { /* BUMP never frees, so it cannot tell */
         wh_free(&w->h, b.p);
         w->double_frees++;
     }
@@ -78,16 +84,16 @@ static void do_free(world *w, uint32_t k, bool twice) {
 static void step(world *w, const uint8_t *d) {
     uint8_t op = d[0] % 16;
     uint32_t r = (uint32_t)d[1] | (uint32_t)d[2] << 8 | (uint32_t)d[3] << 16;
-    if (op < 8) {                                           /* 1 B .. 256 KiB, log-spread */
+    if (op < 8) { /* 1 B .. 256 KiB, log-spread */
         if (w->nlive < MAXLIVE) do_alloc(w, 1u + ((r & 0x3FFFFu) >> (d[3] % 18u)));
     } else if (op < 12 && w->nlive) {
         do_free(w, r % w->nlive, op == 11);
-    } else if (op == 12) {                                  /* never handed out */
+    } else if (op == 12) { /* never handed out */
         int local;
         wh_free(&w->h, &local);
         w->foreign_frees++;
         if (w->nlive) {
-            wh_free(&w->h, w->live[r % w->nlive].p + 8);    /* misaligned: foreign */
+            wh_free(&w->h, w->live[r % w->nlive].p + 8); /* misaligned: foreign */
             w->foreign_frees++;
         }
     } else if (op == 13) {
@@ -95,9 +101,9 @@ static void step(world *w, const uint8_t *d) {
         if (wh_malloc(&w->h, (size_t)w->h.bytes + 1u + r) != NULL) WH_FZ_DIE("size beyond the heap gave a block");
         w->failed++;
     } else if (op == 14) {
-        wh_free(&w->h, NULL);                               /* nothing */
+        wh_free(&w->h, NULL); /* nothing */
     } else if (op == 15 && d[1] == 0) {
-        if (wh_heap_reset(&w->h) != WH_OK) WH_FZ_DIE("reset");   /* empty, counters zero */
+        if (wh_heap_reset(&w->h) != WH_OK) WH_FZ_DIE("reset"); /* empty, counters zero */
         w->nlive = 0;
         w->failed = w->double_frees = w->foreign_frees = 0;
     }

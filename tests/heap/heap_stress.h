@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Heap stress: the per-thread loop shared by the CPU test (pthreads) and the
  * GPU test (a full grid).  Each thread allocates random sizes -- different
  * lanes of a warp different sizes in different iterations, so a warp's lanes
@@ -15,10 +16,10 @@ typedef struct wh_hs_counts {
 } wh_hs_counts;
 
 typedef struct wh_hs_shape {
-    uint32_t ops;            /* operations per thread                       */
-    uint32_t cap;            /* allocations a thread may hold               */
-    uint32_t small_max;      /* most sizes: 1 .. small_max                  */
-    uint32_t large_max;      /* one in 16: up to large_max                  */
+    uint32_t ops;       /* operations per thread                       */
+    uint32_t cap;       /* allocations a thread may hold               */
+    uint32_t small_max; /* most sizes: 1 .. small_max                  */
+    uint32_t large_max; /* one in 16: up to large_max                  */
 } wh_hs_shape;
 
 WH_INLINE WH_HOST_DEVICE uint64_t wh_hs_pattern(uint64_t tid, const void *p) {
@@ -46,8 +47,8 @@ WH_INLINE WH_HOST_DEVICE void wh_hs_release(const wh_heap *h, uint64_t tid, void
 }
 
 /* One thread: shape->ops random allocations and frees, then free all. */
-WH_INLINE WH_HOST_DEVICE void wh_hs_thread(const wh_heap *h, uint64_t tid, const wh_hs_shape *s,
-                                           void **held, uint32_t *sizes, wh_hs_counts *c) {
+WH_INLINE WH_HOST_DEVICE void wh_hs_thread(const wh_heap *h, uint64_t tid, const wh_hs_shape *s, void **held,
+                                           uint32_t *sizes, wh_hs_counts *c) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->ops; ++i) {
         uint64_t r = wh_hash64(tid * 0x9E3779B97F4A7C15ull + i);
@@ -55,7 +56,10 @@ WH_INLINE WH_HOST_DEVICE void wh_hs_thread(const wh_heap *h, uint64_t tid, const
             uint32_t max = (r >> 8) % 16u == 0 ? s->large_max : s->small_max;
             uint32_t size = 1u + (uint32_t)((r >> 16) % max);
             void *p = wh_malloc(h, size);
-            if (!p) { c->failed++; continue; }
+            if (!p) {
+                c->failed++;
+                continue;
+            }
             if ((uintptr_t)p % WH_HEAP_ALIGN) c->misaligned++;
             wh_hs_fill(tid, p, size);
             held[n] = p;
@@ -68,7 +72,10 @@ WH_INLINE WH_HOST_DEVICE void wh_hs_thread(const wh_heap *h, uint64_t tid, const
             sizes[k] = sizes[--n];
         }
     }
-    while (n > 0) { --n; wh_hs_release(h, tid, held[n], sizes[n], c); }
+    while (n > 0) {
+        --n;
+        wh_hs_release(h, tid, held[n], sizes[n], c);
+    }
 }
 
 #endif

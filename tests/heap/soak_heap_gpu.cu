@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU soak of the device heap: every kind that frees, random sizes and frees
  * from every thread of a full grid (heap_stress.h: owner patterns checked
  * before every free, so two live blocks that overlap are caught), round
@@ -19,15 +20,21 @@ static __global__ void round_kernel(wh_heap h, wh_hs_shape shape, void **held, u
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     wh_hs_counts c = {0, 0, 0, 0, 0};
     wh_hs_thread(&h, salt + t, &shape, held + (size_t)t * shape.cap, sizes + (size_t)t * shape.cap, &c);
-    atomicAdd(&total->allocs, c.allocs);     atomicAdd(&total->frees, c.frees);
-    atomicAdd(&total->failed, c.failed);     atomicAdd(&total->corrupt, c.corrupt);
+    atomicAdd(&total->allocs, c.allocs);
+    atomicAdd(&total->frees, c.frees);
+    atomicAdd(&total->failed, c.failed);
+    atomicAdd(&total->corrupt, c.corrupt);
     atomicAdd(&total->misaligned, c.misaligned);
 }
 
-static void soak(wh_heap_kind kind, uint64_t bytes, uint32_t blocks, wh_hs_shape shape, uint64_t target, double budget) {
+static void soak(wh_heap_kind kind, uint64_t bytes, uint32_t blocks, wh_hs_shape shape, uint64_t target,
+                 double budget) {
     wh_heap h;
     wh_heap_config cfg = {bytes, kind, 0, 0};
-    if (wh_heap_create(&h, &cfg) != WH_OK) { fprintf(stderr, "create: %s\n", wh_last_error()); exit(1); }
+    if (wh_heap_create(&h, &cfg) != WH_OK) {
+        fprintf(stderr, "create: %s\n", wh_last_error());
+        exit(1);
+    }
     uint32_t threads = blocks * 256u;
     void **held;
     uint32_t *sizes;
@@ -44,8 +51,11 @@ static void soak(wh_heap_kind kind, uint64_t bytes, uint32_t blocks, wh_hs_shape
         WH_CUDA_OR_DIE(cudaDeviceSynchronize());
         wh_hs_counts c;
         WH_CUDA_OR_DIE(cudaMemcpy(&c, d, sizeof c, cudaMemcpyDeviceToHost));
-        sum.allocs += c.allocs; sum.frees += c.frees; sum.failed += c.failed;
-        sum.corrupt += c.corrupt; sum.misaligned += c.misaligned;
+        sum.allocs += c.allocs;
+        sum.frees += c.frees;
+        sum.failed += c.failed;
+        sum.corrupt += c.corrupt;
+        sum.misaligned += c.misaligned;
         wh_heap_usage s;
         CHECK(wh_heap_stats(&h, &s) == WH_OK);
         CHECK_EQ_U64(s.inconsistencies, 0);
@@ -56,8 +66,8 @@ static void soak(wh_heap_kind kind, uint64_t bytes, uint32_t blocks, wh_hs_shape
         ++rounds;
         double dt = wh_now_seconds() - t0;
         printf("  %-22s round %3u: %.3g ops (%.3g/s), %llu failed, %llu corrupt\n", wh_heap_kind_name(kind), rounds,
-               (double)(sum.allocs + sum.frees), (double)(sum.allocs + sum.frees) / dt,
-               (unsigned long long)sum.failed, (unsigned long long)sum.corrupt);
+               (double)(sum.allocs + sum.frees), (double)(sum.allocs + sum.frees) / dt, (unsigned long long)sum.failed,
+               (unsigned long long)sum.corrupt);
     }
     CHECK_EQ_U64(sum.corrupt, 0);
     CHECK_EQ_U64(sum.misaligned, 0);
@@ -72,16 +82,24 @@ static void soak(wh_heap_kind kind, uint64_t bytes, uint32_t blocks, wh_hs_shape
 }
 
 int main(int argc, char **argv) {
-    if (!wh_cuda_available()) { printf("soak_heap_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
+    if (!wh_cuda_available()) {
+        printf("soak_heap_gpu: no GPU, skipped\n");
+        return WH_TEST_SKIP;
+    }
     double target = 1e7, budget = 20;
     long heap_mib = 512;
-    static const struct option opts[] = {{"ops", required_argument, NULL, 'o'}, {"budget", required_argument, NULL, 'b'},
-                                         {"heap-mib", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
+    static const struct option opts[] = {{"ops", required_argument, NULL, 'o'},
+                                         {"budget", required_argument, NULL, 'b'},
+                                         {"heap-mib", required_argument, NULL, 'm'},
+                                         {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        if (c == 'o') target = atof(optarg);
-        else if (c == 'b') budget = atof(optarg);
-        else if (c == 'm') heap_mib = atol(optarg);
+        if (c == 'o')
+            target = atof(optarg);
+        else if (c == 'b')
+            budget = atof(optarg);
+        else if (c == 'm')
+            heap_mib = atol(optarg);
         else {
             fprintf(c == 'h' ? stdout : stderr, "usage: %s [--ops=N] [--budget=SECONDS] [--heap-mib=M]\n", argv[0]);
             return c == 'h' ? 0 : 2;
@@ -92,8 +110,8 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaGetDevice(&dev));
     WH_CUDA_OR_DIE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     uint64_t bytes = (uint64_t)heap_mib << 20;
-    wh_hs_shape mixed = {200, 4, 256, 8192};          /* sizes 1 B .. 8 KiB, 4 held a thread */
-    wh_hs_shape large = {200, 4, 4096, 100000};       /* DEFAULT's page runs too */
+    wh_hs_shape mixed = {200, 4, 256, 8192};    /* sizes 1 B .. 8 KiB, 4 held a thread */
+    wh_hs_shape large = {200, 4, 4096, 100000}; /* DEFAULT's page runs too */
     soak(WH_HEAP_DEFAULT, bytes, (uint32_t)sms * 8u, mixed, (uint64_t)target, budget);
     soak(WH_HEAP_DEFAULT, bytes, (uint32_t)sms * 8u, large, (uint64_t)target, budget);
     soak(WH_HEAP_SLAB, bytes, (uint32_t)sms * 8u, mixed, (uint64_t)target, budget);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap, one thread on the CPU backend: bad input gives a clear status
  * or NULL and leaves the heap usable (size 0, too large, double free, foreign
  * and misaligned pointers, exhaustion, a heap too small or too large, unknown
@@ -9,8 +10,12 @@
 #include <math.h>
 #include <stdio.h>
 
-static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,        WH_HEAP_SLAB,           WH_HEAP_CIRCULAR,
-                                     WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR_FUSED, WH_HEAP_CIRCULAR_FUSED_MULTI,
+static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,
+                                     WH_HEAP_SLAB,
+                                     WH_HEAP_CIRCULAR,
+                                     WH_HEAP_CIRCULAR_MULTI,
+                                     WH_HEAP_CIRCULAR_FUSED,
+                                     WH_HEAP_CIRCULAR_FUSED_MULTI,
                                      WH_HEAP_BUMP};
 /* WRAP: test_wrap and the stress (it reuses live memory by design) */
 
@@ -31,7 +36,7 @@ static void check_walk(const wh_heap *h, uint64_t live) {
 
 static void test_create_errors(void) {
     wh_heap h, gone;
-    memset(&gone, 0, sizeof gone);                       /* zeroed, or destroyed: no heap */
+    memset(&gone, 0, sizeof gone); /* zeroed, or destroyed: no heap */
     CHECK(wh_malloc(&gone, 64) == NULL);
     wh_free(&gone, &gone);
     CHECK(wh_malloc_as(&gone, WH_HEAP_CIRCULAR, 64) == NULL);
@@ -43,22 +48,31 @@ static void test_create_errors(void) {
     CHECK(wh_heap_create(&h, NULL) == WH_ERR_INVALID_ARGUMENT);
     cfg.bytes = 0;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
-    cfg.bytes = 60000;                                   /* below one page */
+    cfg.bytes = 60000; /* below one page */
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
-    cfg.kind = WH_HEAP_CIRCULAR; cfg.bytes = 100;
+    cfg.kind = WH_HEAP_CIRCULAR;
+    cfg.bytes = 100;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
     cfg.bytes = WH_HEAP_MAX_BYTES + 1;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_LARGE);
-    cfg.bytes = 1u << 20; cfg.kind = (wh_heap_kind)99;
+    cfg.bytes = 1u << 20;
+    cfg.kind = (wh_heap_kind)99;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
-    cfg.kind = WH_HEAP_DEFAULT; cfg.flags = 0x80;
+    cfg.kind = WH_HEAP_DEFAULT;
+    cfg.flags = 0x80;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
-    cfg.flags = WH_HEAP_HOST; cfg.kind = WH_HEAP_CIRCULAR_FUSED_MULTI; cfg.segments = 5000;   /* > 4096 */
+    cfg.flags = WH_HEAP_HOST;
+    cfg.kind = WH_HEAP_CIRCULAR_FUSED_MULTI;
+    cfg.segments = 5000; /* > 4096 */
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
-    cfg.segments = 0; cfg.kind = WH_HEAP_CIRCULAR_FUSED; cfg.bytes = WH_HEAP_MAX_BYTES + 16;
+    cfg.segments = 0;
+    cfg.kind = WH_HEAP_CIRCULAR_FUSED;
+    cfg.bytes = WH_HEAP_MAX_BYTES + 16;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_LARGE);
     /* slab ways: a power of two up to WH_SEG_WAYS_MAX; 0 = by heap size */
-    cfg.bytes = 1u << 20; cfg.kind = WH_HEAP_DEFAULT; cfg.segments = 3;
+    cfg.bytes = 1u << 20;
+    cfg.kind = WH_HEAP_DEFAULT;
+    cfg.segments = 3;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
     cfg.segments = 2u * WH_SEG_WAYS_MAX;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
@@ -81,10 +95,10 @@ static void test_bad_calls(wh_heap_kind kind) {
     CHECK(wh_malloc(&h, (size_t)h.bytes + 1u) == NULL);
     CHECK(wh_malloc(&h, (size_t)-1) == NULL);
     wh_free(&h, NULL);
-    wh_free(&h, &local);                                  /* foreign */
+    wh_free(&h, &local); /* foreign */
     uint8_t *p = (uint8_t *)wh_malloc(&h, 100);
     CHECK(p != NULL && (uintptr_t)p % 16 == 0);
-    wh_free(&h, p + 8);                                   /* misaligned: foreign */
+    wh_free(&h, p + 8); /* misaligned: foreign */
     {
         wh_heap_usage s;
         CHECK(wh_heap_stats(&h, &s) == WH_OK);
@@ -93,14 +107,14 @@ static void test_bad_calls(wh_heap_kind kind) {
     }
     if (kind != WH_HEAP_BUMP) {
         wh_free(&h, p);
-        wh_free(&h, p);                                   /* double free */
+        wh_free(&h, p); /* double free */
         wh_heap_usage s;
         CHECK(wh_heap_stats(&h, &s) == WH_OK);
         CHECK_EQ_U64(s.double_frees, 1);
         CHECK_EQ_U64(s.allocations, 0);
     }
     check_walk(&h, 0);
-    void *q = wh_malloc(&h, 64);                          /* still usable */
+    void *q = wh_malloc(&h, 64); /* still usable */
     CHECK(q != NULL);
     wh_free(&h, q);
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -121,8 +135,11 @@ static void test_exhaustion(wh_heap_kind kind, size_t size) {
         rounds[r] = n;
         CHECK(n < MAX && n > 0);
         check_walk(&h, n);
-        CHECK(wh_malloc(&h, size) == NULL);               /* still exhausted */
-        if (kind == WH_HEAP_BUMP) { CHECK(wh_heap_reset(&h) == WH_OK); continue; }
+        CHECK(wh_malloc(&h, size) == NULL); /* still exhausted */
+        if (kind == WH_HEAP_BUMP) {
+            CHECK(wh_heap_reset(&h) == WH_OK);
+            continue;
+        }
         for (uint32_t k = 0; k < n; ++k) wh_free(&h, ptrs[k]);
         check_walk(&h, 0);
     }
@@ -131,7 +148,7 @@ static void test_exhaustion(wh_heap_kind kind, size_t size) {
         CHECK_EQ_U64(rounds[0], rounds[1]);
     else
         CHECK(rounds[1] >= rounds[0] * 9 / 10);
-    if (size == 64 && !wh__circ_kind(kind)) CHECK_EQ_U64(rounds[0], (1u << 20) / 64);   /* 100% */
+    if (size == 64 && !wh__circ_kind(kind)) CHECK_EQ_U64(rounds[0], (1u << 20) / 64); /* 100% */
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -149,7 +166,7 @@ static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
     while (again < MAX && wh_malloc(&h, size) != NULL) ++again;
     CHECK_EQ_U64(again, (n + 1u) / 2u);
     check_walk(&h, n);
-    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE);   /* live blocks left: named, released */
+    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
 /* The back-off (heap_slab.h, wh__seg_back_off): free pages everywhere but no
@@ -158,34 +175,34 @@ static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
  * find no segment, then one tries again (and backs off 4); once a run is
  * there, a preparation succeeds and the failures are forgotten. */
 static void test_seg_backoff(void) {
-    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30);       /* 16384 pages, 256 words */
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
     uint32_t c = wh__slab_class_of(&h, 16), k = wh__seg_index(c, 0), words = h.npages / 64u;
-    CHECK_EQ_U64(h.seg_shift[c], 7);                     /* runs of 2 words */
+    CHECK_EQ_U64(h.seg_shift[c], 7); /* runs of 2 words */
     for (uint32_t w = 1; w < words; w += 2) CHECK(wh_bitmap_and_not_word(&h.pages, w, 1ull << 5) & (1ull << 5));
     void *p[8];
     p[0] = wh_malloc(&h, 16);
     CHECK(p[0] != NULL);
     CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
-    CHECK_EQ_U64(h.ctl->seg_skip[k], 1u << 16 | 2u);     /* one failure: skip 2 */
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 1u << 16 | 2u); /* one failure: skip 2 */
     CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, 0)), 0);
     for (int i = 1; i <= 2; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL);
-    CHECK_EQ_U64(h.ctl->seg_prep[k], 0);                 /* the second ended it */
-    CHECK((p[3] = wh_malloc(&h, 16)) != NULL);           /* tries again, fails again */
+    CHECK_EQ_U64(h.ctl->seg_prep[k], 0);       /* the second ended it */
+    CHECK((p[3] = wh_malloc(&h, 16)) != NULL); /* tries again, fails again */
     CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
     CHECK_EQ_U64(h.ctl->seg_skip[k], 2u << 16 | 4u);
     for (uint32_t w = 1; w < words; w += 2) (void)wh_bitmap_or_word(&h.pages, w, 1ull << 5);
-    for (int i = 4; i < 8; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL);   /* 4 skipped ... */
-    CHECK(wh_malloc(&h, 16) != NULL);                    /* ... then a segment */
+    for (int i = 4; i < 8; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL); /* 4 skipped ... */
+    CHECK(wh_malloc(&h, 16) != NULL);                                      /* ... then a segment */
     CHECK(wh__seg_r0(*wh__seg_state(&h, c, 0)) != 0);
     CHECK_EQ_U64(h.ctl->seg_skip[k], 0);
     check_walk(&h, 9);
-    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE);   /* live blocks left: named, released */
+    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
 /* Equations 2 and 3 on layouts whose answer is known. */
 static void test_fragmentation(void) {
     wh_heap h = make(WH_HEAP_CIRCULAR, 1u << 20);
-    void *p = wh_malloc(&h, 100);                         /* 7 units: 112 data bytes */
+    void *p = wh_malloc(&h, 100); /* 7 units: 112 data bytes */
     wh_heap_usage s;
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
     CHECK_EQ_U64(s.requested_bytes, 100);
@@ -196,18 +213,18 @@ static void test_fragmentation(void) {
     wh_free(&h, p);
     CHECK(wh_heap_destroy(&h) == WH_OK);
 
-    h = make(WH_HEAP_DEFAULT, 1u << 20);                  /* 16 pages */
-    void *big = wh_malloc(&h, 100000);                    /* a run of 2 pages */
+    h = make(WH_HEAP_DEFAULT, 1u << 20); /* 16 pages */
+    void *big = wh_malloc(&h, 100000);   /* a run of 2 pages */
     CHECK(big != NULL);
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
     CHECK_EQ_U64(s.used_bytes, 2u * WH_SLAB_PAGE);
     CHECK(fabs(s.internal_frag - (131072.0 - 100000.0) / 131072.0) < 1e-9);
     CHECK_EQ_U64(s.free_bytes, 14u * WH_SLAB_PAGE);
     CHECK(s.external_frag == 0.0 || s.largest_free < s.free_bytes);
-    void *small = wh_malloc(&h, 20);                      /* class 32: one page active */
+    void *small = wh_malloc(&h, 20); /* class 32: one page active */
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
     CHECK_EQ_U64(s.allocations, 2);
-    CHECK(s.internal_frag < 0);                           /* slab requests unknown */
+    CHECK(s.internal_frag < 0); /* slab requests unknown */
     wh_free(&h, small);
     wh_free(&h, big);
     /* class 32's segments keep their pages (lazy reclaim), yet a run of the
@@ -223,10 +240,10 @@ static void test_fragmentation(void) {
     CHECK(small != NULL);
     wh_free(&h, small);
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
-    CHECK(s.largest_free < 16u * WH_SLAB_PAGE);           /* held by the class */
+    CHECK(s.largest_free < 16u * WH_SLAB_PAGE); /* held by the class */
     CHECK(wh_heap_trim(&h) == WH_OK);
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
-    CHECK_EQ_U64(s.free_bytes, 16u * WH_SLAB_PAGE);       /* the pages came back */
+    CHECK_EQ_U64(s.free_bytes, 16u * WH_SLAB_PAGE); /* the pages came back */
     CHECK(s.external_frag == 0.0);
     CHECK_EQ_U64(s.inconsistencies, 0);
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -239,16 +256,16 @@ static void test_fragmentation(void) {
 static void test_circ_gone(wh_heap_kind kind) {
     wh_heap h = make(kind, 1u << 20);
     uint8_t *a = (uint8_t *)wh_malloc(&h, 100), *b = (uint8_t *)wh_malloc(&h, 100);
-    CHECK(a == h.base + 16 && b == a + 128);              /* split off the root chunk in turn */
+    CHECK(a == h.base + 16 && b == a + 128); /* split off the root chunk in turn */
     wh_free(&h, b);
-    wh_free(&h, a);                                       /* absorbs b's header */
+    wh_free(&h, a); /* absorbs b's header */
     wh_free(&h, b);
     wh_free(&h, a);
     wh_heap_usage s;
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
     CHECK_EQ_U64(s.double_frees, 2);
     CHECK_EQ_U64(s.foreign_frees, 0);
-    CHECK_EQ_U64(s.largest_free, ((uint64_t)h.split_root - 1u) * 16u);   /* the root chunk is whole again */
+    CHECK_EQ_U64(s.largest_free, ((uint64_t)h.split_root - 1u) * 16u); /* the root chunk is whole again */
     check_walk(&h, 0);
     /* two chunks that cover b's old place must not overlap */
     uint8_t *c = (uint8_t *)wh_malloc(&h, 200), *d = (uint8_t *)wh_malloc(&h, 200);
@@ -258,17 +275,17 @@ static void test_circ_gone(wh_heap_kind kind) {
     wh_free(&h, c);
     CHECK(wh_malloc(&h, ((size_t)h.split_root - 1u) * 16u) == a);
     check_walk(&h, 1);
-    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE);   /* live blocks left: named, released */
+    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
 /* WRAP: reservations go round the pool; pointers always inside, aligned. */
 static void test_wrap(void) {
     wh_heap h = make(WH_HEAP_WRAP, 4096);
     uint8_t *p[6];
-    for (int k = 0; k < 6; ++k) p[k] = (uint8_t *)wh_malloc(&h, 1000);   /* 1008 each */
+    for (int k = 0; k < 6; ++k) p[k] = (uint8_t *)wh_malloc(&h, 1000); /* 1008 each */
     CHECK(p[0] == h.base && p[1] == h.base + 1008 && p[3] == h.base + 3024);
-    CHECK(p[4] == h.base && p[5] == h.base + 1008);                      /* wrapped */
-    CHECK(wh_malloc(&h, 5000) == NULL);                                   /* above the pool */
+    CHECK(p[4] == h.base && p[5] == h.base + 1008); /* wrapped */
+    CHECK(wh_malloc(&h, 5000) == NULL);             /* above the pool */
     wh_heap_usage s;
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
     CHECK_EQ_U64(s.failed_allocs, 1);
@@ -280,18 +297,18 @@ static void test_wrap(void) {
  * run over several bitmap words takes them all without waiting between the
  * and-nots and puts back every word when any was not all free. */
 static void test_claim_run(void) {
-    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30);       /* 16384 pages, 256 words */
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
     uint32_t words = h.npages / 64u;
     /* one busy page in every odd word: each aligned two-word run (shift 7)
      * is broken, while its first word looks whole */
     for (uint32_t w = 1; w < words; w += 2) CHECK(wh_bitmap_and_not_word(&h.pages, w, 1ull << 5) & (1ull << 5));
     unsigned long long before = wh_bitmap_count_host(&h.pages);
     for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, seed) == WH_BITMAP_NONE);
-    CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before);  /* every word put back */
-    (void)wh_bitmap_or_word(&h.pages, 11, 1ull << 5);      /* words 10-11: the only whole run */
+    CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before); /* every word put back */
+    (void)wh_bitmap_or_word(&h.pages, 11, 1ull << 5);     /* words 10-11: the only whole run */
     uint32_t run = WH_BITMAP_NONE;
     for (uint64_t seed = 0; seed < 4096 && run == WH_BITMAP_NONE; ++seed) run = wh__seg_claim_run(&h, 7, seed);
-    CHECK_EQ_U64(run, 5);                                  /* pages 640 .. 767 */
+    CHECK_EQ_U64(run, 5); /* pages 640 .. 767 */
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before + 1 - 128);
     CHECK(*wh_bitmap_word(&h.pages, 0, 10) == 0 && *wh_bitmap_word(&h.pages, 0, 11) == 0);
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -303,7 +320,7 @@ static void test_claim_run(void) {
  * chunks of the run's and-nots), the walk finds the bitmap consistent, and
  * again once they are freed. */
 static void test_segment_summary(void) {
-    wh_heap h = make(WH_HEAP_DEFAULT, 2ull << 30);       /* 32768 pages */
+    wh_heap h = make(WH_HEAP_DEFAULT, 2ull << 30); /* 32768 pages */
     void *p[3] = {wh_malloc(&h, 16), wh_malloc(&h, 256), wh_malloc(&h, 4096)};
     CHECK(p[0] && p[1] && p[2]);
     CHECK(h.seg_shift[wh__slab_class_of(&h, 16)] >= 7u && h.seg_shift[wh__slab_class_of(&h, 256)] == 9u);
@@ -331,20 +348,21 @@ static void test_class_constants(uint64_t bytes) {
         for (uint32_t k = 0; k < 2000u; ++k) {
             uint64_t x = wh_hash64(c * 7919u + k);
             uint32_t run = (uint32_t)(x % (h.npages >> shift)), run2 = (uint32_t)((x >> 20) % (h.npages >> shift));
-            uint32_t most = h.seg_cap[c] < 32u ? (uint32_t)h.seg_cap[c] : 32u;   /* a segment may hold 16 */
+            uint32_t most = h.seg_cap[c] < 32u ? (uint32_t)h.seg_cap[c] : 32u; /* a segment may hold 16 */
             uint32_t n1 = 1u + (uint32_t)(x >> 40) % most, n2 = (uint32_t)(x >> 50) % (most + 1u - n1);
             /* near a page's end half of the time, so that the group crosses it */
             uint32_t q = (uint32_t)((x >> 8) % h.seg_cap[c]);
             if (k & 1u) {
                 uint32_t end = (q / spp + 1u) * spp, back = 1u + (uint32_t)(x >> 56) % 32u;
-                q = end > back ? end - back : 0u;       /* spp may be 16 (tiled classes) */
+                q = end > back ? end - back : 0u; /* spp may be 16 (tiled classes) */
             }
             if (q + n1 > h.seg_cap[c]) q = h.seg_cap[c] - n1;
             wh__slab_got g = wh__got_seg(&h, c, run, q, n1, run2, n2);
             CHECK_EQ_U64(wh__got_count(&g), n1 + n2);
             for (uint32_t r = 0; r < n1 + n2; ++r) {
                 uint32_t rr = r < n1 ? run : run2, qq = r < n1 ? q + r : r - n1;
-                uint8_t *want = h.base + (((uint64_t)rr << shift) + qq / spp) * WH_SLAB_PAGE + (uint64_t)(qq % spp) * size;
+                uint8_t *want =
+                    h.base + (((uint64_t)rr << shift) + qq / spp) * WH_SLAB_PAGE + (uint64_t)(qq % spp) * size;
                 bad += (uint8_t *)wh__got_slot(&h, c, &g, r) != want;
                 checked++;
             }
@@ -359,9 +377,13 @@ static void test_class_constants(uint64_t bytes) {
  * the tiled ones (1-4 KiB powers of two) only from WH_SEG_TILED_MIN_PAGES
  * (they held half of a 24-page heap), the others from the first. */
 static void test_segment_classes(void) {
-    static const struct { uint64_t pages; uint32_t segs; } cases[] = {
-        {WH_SEG_MIN_PAGES - 1u, 0u}, {WH_SEG_MIN_PAGES, 1u}, {WH_SEG_TILED_MIN_PAGES - 1u, 1u},
-        {WH_SEG_TILED_MIN_PAGES, 2u}};
+    static const struct {
+        uint64_t pages;
+        uint32_t segs;
+    } cases[] = {{WH_SEG_MIN_PAGES - 1u, 0u},
+                 {WH_SEG_MIN_PAGES, 1u},
+                 {WH_SEG_TILED_MIN_PAGES - 1u, 1u},
+                 {WH_SEG_TILED_MIN_PAGES, 2u}};
     for (unsigned k = 0; k < sizeof cases / sizeof *cases; ++k) {
         wh_heap h = make(WH_HEAP_DEFAULT, cases[k].pages * WH_SLAB_PAGE);
         CHECK_EQ_U64(h.slab_segs, cases[k].segs);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device heap on the GPU, every built kind: the stress loop of heap_stress.h
  * (random sizes per lane and per iteration, so lanes of a warp diverge and
  * call wh_malloc from partial masks; owner patterns checked before every free)
@@ -19,14 +20,16 @@
 
 #include <stdio.h>
 
-static __global__ void stress_kernel(wh_heap h, wh_hs_shape shape, void **held, uint32_t *sizes,
-                                     wh_hs_counts *total, uint32_t threads, uint64_t salt) {
+static __global__ void stress_kernel(wh_heap h, wh_hs_shape shape, void **held, uint32_t *sizes, wh_hs_counts *total,
+                                     uint32_t threads, uint64_t salt) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= threads) return;
     wh_hs_counts c = {0, 0, 0, 0, 0};
     wh_hs_thread(&h, salt + t, &shape, held + (size_t)t * shape.cap, sizes + (size_t)t * shape.cap, &c);
-    atomicAdd(&total->allocs, c.allocs);     atomicAdd(&total->frees, c.frees);
-    atomicAdd(&total->failed, c.failed);     atomicAdd(&total->corrupt, c.corrupt);
+    atomicAdd(&total->allocs, c.allocs);
+    atomicAdd(&total->frees, c.frees);
+    atomicAdd(&total->failed, c.failed);
+    atomicAdd(&total->corrupt, c.corrupt);
     atomicAdd(&total->misaligned, c.misaligned);
 }
 
@@ -68,7 +71,10 @@ static __global__ void wrap_kernel(wh_heap h, uint32_t ops, unsigned long long *
         bytes += size;
         bad += p < h.base || p + size > h.base + h.bytes || (uintptr_t)p % 16u;
     }
-    atomicAdd(n, got); atomicAdd(n + 1, bad); atomicAdd(n + 2, bytes); atomicAdd(n + 3, tried);
+    atomicAdd(n, got);
+    atomicAdd(n + 1, bad);
+    atomicAdd(n + 2, bytes);
+    atomicAdd(n + 3, tried);
 }
 
 /* Beyond 8 GiB: each thread tries `per` blocks and keeps those it got in
@@ -86,7 +92,9 @@ static __global__ void far_fill_kernel(wh_heap h, void **held, uint32_t per, uin
         far += (uint64_t)(p - h.base) >= (8ull << 30);
     }
     if (got < per) held[(size_t)t * per + got] = NULL;
-    atomicAdd(n, (unsigned long long)got); atomicAdd(n + 1, far); atomicAdd(n + 2, (unsigned long long)(per - got));
+    atomicAdd(n, (unsigned long long)got);
+    atomicAdd(n + 1, far);
+    atomicAdd(n + 2, (unsigned long long)(per - got));
 }
 
 static int sms(void) {
@@ -104,7 +112,8 @@ static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     wh_heap h;
     wh_heap_config cfg = {bytes, kind, 0, kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB ? slab_ways : 0u};
     if (wh_heap_create(&h, &cfg) != WH_OK) {
-        fprintf(stderr, "heap create (%s, %llu): %s\n", wh_heap_kind_name(kind), (unsigned long long)bytes, wh_last_error());
+        fprintf(stderr, "heap create (%s, %llu): %s\n", wh_heap_kind_name(kind), (unsigned long long)bytes,
+                wh_last_error());
         exit(1);
     }
     return h;
@@ -114,10 +123,11 @@ static void check_walk(const wh_heap *h, const char *what) {
     wh_heap_usage s;
     CHECK(wh_heap_stats(h, &s) == WH_OK);
     printf("  %s walk: used %llu free %llu overhead %llu live %llu inconsistent %llu double %llu foreign %llu "
-           "failed %llu ext %.3f\n", what, (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes,
-           (unsigned long long)s.overhead_bytes, (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies,
-           (unsigned long long)s.double_frees, (unsigned long long)s.foreign_frees,
-           (unsigned long long)s.failed_allocs, s.external_frag);
+           "failed %llu ext %.3f\n",
+           what, (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes,
+           (unsigned long long)s.overhead_bytes, (unsigned long long)s.allocations,
+           (unsigned long long)s.inconsistencies, (unsigned long long)s.double_frees,
+           (unsigned long long)s.foreign_frees, (unsigned long long)s.failed_allocs, s.external_frag);
     CHECK_EQ_U64(s.inconsistencies, 0);
     CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
     CHECK_EQ_U64(s.double_frees, 0);
@@ -141,7 +151,8 @@ static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_
     for (bool first = true; first || ((total.allocs < target || most < full) && wh_now_seconds() - t0 < budget);
          first = false) {
         double t1 = wh_now_seconds();
-        stress_kernel<<<(threads + 255u) / 256u, 256>>>(h, shape, held, sizes, d_total, threads, (uint64_t)launches << 32);
+        stress_kernel<<<(threads + 255u) / 256u, 256>>>(h, shape, held, sizes, d_total, threads,
+                                                        (uint64_t)launches << 32);
         WH_LAUNCH_OR_DIE();
         WH_CUDA_OR_DIE(cudaDeviceSynchronize());
         double dt = wh_now_seconds() - t1;
@@ -154,9 +165,9 @@ static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_
     }
     double secs = wh_now_seconds() - t0;
     printf("%-20s %u way(s), %u launches, up to %u threads (full grid %u): %llu allocs %llu frees %llu failed in "
-           "%.2f s (longest launch %.3f s) | corrupt %llu misaligned %llu\n", wh_heap_kind_name(kind),
-           h.seg_ways ? h.seg_ways : 1u, launches, most, full,
-           total.allocs, total.frees, total.failed, secs, longest, total.corrupt, total.misaligned);
+           "%.2f s (longest launch %.3f s) | corrupt %llu misaligned %llu\n",
+           wh_heap_kind_name(kind), h.seg_ways ? h.seg_ways : 1u, launches, most, full, total.allocs, total.frees,
+           total.failed, secs, longest, total.corrupt, total.misaligned);
     if (!small) {
         CHECK(total.allocs >= target);
         CHECK(most == full);
@@ -175,9 +186,11 @@ static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_
         check_walk(&h, "after trim");
         CHECK(wh_heap_stats(&h, &after) == WH_OK);
         CHECK(after.largest_free >= before.largest_free);
-        CHECK(after.free_bytes >= before.free_bytes);            /* page tails count free again */
+        CHECK(after.free_bytes >= before.free_bytes); /* page tails count free again */
     }
-    WH_CUDA_OR_DIE(cudaFree(held)); WH_CUDA_OR_DIE(cudaFree(sizes)); WH_CUDA_OR_DIE(cudaFree(d_total));
+    WH_CUDA_OR_DIE(cudaFree(held));
+    WH_CUDA_OR_DIE(cudaFree(sizes));
+    WH_CUDA_OR_DIE(cudaFree(d_total));
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -185,7 +198,7 @@ static void exhaustion(wh_heap_kind kind, uint64_t bytes, uint32_t size, bool sm
     wh_heap h = make(kind, bytes);
     uint32_t threads = small ? 512u : (uint32_t)sms() * 64u, cap = 64;
     void **held;
-    unsigned long long *d_n, n[3] = {0, 0, 0};          /* fill 1, fill 2, corrupt */
+    unsigned long long *d_n, n[3] = {0, 0, 0}; /* fill 1, fill 2, corrupt */
     WH_CUDA_OR_DIE(cudaMalloc(&held, (size_t)threads * cap * sizeof(void *)));
     WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
     WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
@@ -200,10 +213,11 @@ static void exhaustion(wh_heap_kind kind, uint64_t bytes, uint32_t size, bool sm
     printf("%-20s %u way(s), exhaustion with %u-byte blocks: %llu then %llu fit in %llu bytes, corrupt %llu\n",
            wh_heap_kind_name(kind), h.seg_ways ? h.seg_ways : 1u, size, n[0], n[1], (unsigned long long)bytes, n[2]);
     CHECK_EQ_U64(n[2], 0);
-    CHECK(n[0] > 0 && n[0] < (unsigned long long)threads * cap);    /* it did run out */
-    CHECK(n[1] >= n[0] * 9 / 10);                                    /* and recovered */
+    CHECK(n[0] > 0 && n[0] < (unsigned long long)threads * cap); /* it did run out */
+    CHECK(n[1] >= n[0] * 9 / 10);                                /* and recovered */
     check_walk(&h, "after exhaustion");
-    WH_CUDA_OR_DIE(cudaFree(held)); WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(held));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -222,13 +236,14 @@ static void wrap(uint64_t bytes, uint32_t ops, bool small) {
     wh_heap_usage s;
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
     printf("%-20s %u threads: %llu allocs of %llu tried in %.3f s, %.0f turns of a %llu-byte pool | outside or "
-           "misaligned %llu, failed %llu\n", wh_heap_kind_name(WH_HEAP_WRAP), threads, n[0], n[3], secs,
-           (double)n[2] / (double)bytes, (unsigned long long)bytes, n[1], (unsigned long long)s.failed_allocs);
+           "misaligned %llu, failed %llu\n",
+           wh_heap_kind_name(WH_HEAP_WRAP), threads, n[0], n[3], secs, (double)n[2] / (double)bytes,
+           (unsigned long long)bytes, n[1], (unsigned long long)s.failed_allocs);
     if (!small) CHECK(n[0] >= 10000000ull);
     CHECK_EQ_U64(n[1], 0);
     CHECK_EQ_U64(n[0] + s.failed_allocs, n[3]);
     CHECK(n[0] >= n[3] / 10u * 9u);
-    CHECK(n[2] > 100u * bytes);                          /* it wrapped many times */
+    CHECK(n[2] > 100u * bytes); /* it wrapped many times */
     CHECK_EQ_U64(s.inconsistencies, 0);
     WH_CUDA_OR_DIE(cudaFree(d_n));
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -242,7 +257,7 @@ static void far(wh_heap_kind kind, uint64_t bytes) {
     /* a block per SM, so that MULTI's sub-heaps past 8 GiB (the last third) are used at once */
     uint32_t threads = (uint32_t)sms() * 256u, per = 12, size = 8192, launches = 0;
     void **held;
-    unsigned long long *d_n, n[4] = {0, 0, 0, 0};        /* allocs, beyond 8 GiB, failed, corrupt */
+    unsigned long long *d_n, n[4] = {0, 0, 0, 0}; /* allocs, beyond 8 GiB, failed, corrupt */
     WH_CUDA_OR_DIE(cudaMalloc(&held, (size_t)LAUNCHES * threads * per * sizeof(void *)));
     WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
     WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
@@ -250,8 +265,9 @@ static void far(wh_heap_kind kind, uint64_t bytes) {
     /* until enough lie past 8 GiB, or the heap runs dry (a launch gets less
      * than a tenth of its requests; a single cursor fails some under this
      * much contention long before that) */
-    for (unsigned long long before = 0; launches < LAUNCHES && n[1] < 10000u &&
-                                        (launches == 0 || (n[0] - before) * 10u >= (unsigned long long)threads * per);) {
+    for (unsigned long long before = 0;
+         launches < LAUNCHES && n[1] < 10000u &&
+         (launches == 0 || (n[0] - before) * 10u >= (unsigned long long)threads * per);) {
         before = n[0];
         far_fill_kernel<<<threads / 256u, 256>>>(h, held + (size_t)launches * threads * per, per, size, d_n);
         WH_LAUNCH_OR_DIE();
@@ -261,11 +277,12 @@ static void far(wh_heap_kind kind, uint64_t bytes) {
     double fill = wh_now_seconds() - t0;
     wh_heap_usage s;
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
-    printf("%-20s %llu-byte heap: %u launches, %llu blocks of %u B (%llu past 8 GiB, %llu failed) in %.2f s; walk: used "
-           "%llu free %llu overhead %llu live %llu inconsistent %llu\n", wh_heap_kind_name(kind),
-           (unsigned long long)bytes, launches, n[0], size, n[1], n[2], fill, (unsigned long long)s.used_bytes,
-           (unsigned long long)s.free_bytes, (unsigned long long)s.overhead_bytes,
-           (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies);
+    printf(
+        "%-20s %llu-byte heap: %u launches, %llu blocks of %u B (%llu past 8 GiB, %llu failed) in %.2f s; walk: used "
+        "%llu free %llu overhead %llu live %llu inconsistent %llu\n",
+        wh_heap_kind_name(kind), (unsigned long long)bytes, launches, n[0], size, n[1], n[2], fill,
+        (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes, (unsigned long long)s.overhead_bytes,
+        (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies);
     CHECK(n[1] > 0);
     CHECK_EQ_U64(s.allocations, n[0]);
     CHECK(s.used_bytes >= n[0] * size);
@@ -279,7 +296,8 @@ static void far(wh_heap_kind kind, uint64_t bytes) {
     printf("  corrupt %llu\n", n[3]);
     CHECK_EQ_U64(n[3], 0);
     check_walk(&h, "after the far blocks");
-    WH_CUDA_OR_DIE(cudaFree(held)); WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(held));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -289,7 +307,10 @@ int main(int argc, char **argv) {
     wh_cli_opt cli[] = {WH_CLI_FLAG("small", &small, "the sanitizers' size: a small grid and 64 MiB heaps"),
                         WH_CLI_INT("budget", &budget_s, "seconds of each kind's stress at most"), WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Device heap on the GPU, every built kind: stress, exhaustion and the heap walk.");
-    if (!wh_cuda_available()) { printf("test_heap_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
+    if (!wh_cuda_available()) {
+        printf("test_heap_gpu: no GPU, skipped\n");
+        return WH_TEST_SKIP;
+    }
     double budget = (double)budget_s;
     uint64_t target = small ? 0 : 10000000ull;
     uint64_t big = small ? 64ull << 20 : 2ull << 30;
@@ -304,8 +325,8 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_SLAB, big, mixed, target, budget, small, 8);
     stress(WH_HEAP_BUMP, small ? big : 16ull << 30, mixed, target, budget, small, 8);
     wrap(small ? 64ull << 10 : 16ull << 20, 64, small);
-    const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,        WH_HEAP_SLAB,           WH_HEAP_BUMP,
-                                  WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR,       WH_HEAP_CIRCULAR_FUSED_MULTI,
+    const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,        WH_HEAP_SLAB,     WH_HEAP_BUMP,
+                                  WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR, WH_HEAP_CIRCULAR_FUSED_MULTI,
                                   WH_HEAP_CIRCULAR_FUSED};
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) exhaustion(kinds[k], 16ull << 20, 4096, small);
     /* eight ways per class (the heaps above have one); 64-B blocks take the

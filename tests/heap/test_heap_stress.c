@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Heap stress on the CPU backend, for every built kind: many threads on one
  * heap, random sizes, owner patterns checked before every free (heap_stress.h),
  * a heap small enough that allocations fail now and then (exhaustion and
@@ -48,7 +49,7 @@ static void fill_to_exhaustion(wh_heap *h, uint32_t max_size) {
         size_t want = 16u + (size_t)((n * 2654435761u) % max_size);
         if ((p[n] = wh_malloc(h, want)) == NULL) break;
     }
-    CHECK(n < cap);                                       /* it ran out */
+    CHECK(n < cap); /* it ran out */
     CHECK(wh_heap_stats(h, &after) == WH_OK);
     CHECK_EQ_U64(after.failed_allocs, before.failed_allocs + 1u);
     for (uint64_t k = 0; k < n; ++k) wh_free(h, p[k]);
@@ -63,7 +64,10 @@ static void fill_to_exhaustion(wh_heap *h, uint32_t max_size) {
  * after a storm, freed slots wait in the class bitmap (orphans, in
  * test_heap_stress_orphans, all of one way's pages), and every way takes
  * those first, whichever way they came from (CI saw 0x1 so). */
-typedef struct hold_job { wh_heap heap; void **p; } hold_job;
+typedef struct hold_job {
+    wh_heap heap;
+    void **p;
+} hold_job;
 static void hold_worker(unsigned i, void *arg) {
     hold_job *j = (hold_job *)arg;
     j->p[i] = wh_malloc(&j->heap, 16);
@@ -89,7 +93,8 @@ static void spread_over_ways(const wh_heap_config *cfg, unsigned threads) {
 
 /* ways: of the slab classes' bump segments (wh_heap_config.segments; 0: the
  * heap's choice, one way below 512 MiB) */
-static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape, bool exhaust, uint32_t ways) {
+static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape, bool exhaust,
+                   uint32_t ways) {
     job j;
     wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, ways};
     if (ways > 1u) spread_over_ways(&cfg, threads);
@@ -101,18 +106,22 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
     double dt = wh_now_seconds() - t0;
     wh_hs_counts sum = {0, 0, 0, 0, 0};
     for (unsigned t = 0; t < threads; ++t) {
-        sum.allocs += j.counts[t].allocs; sum.frees += j.counts[t].frees; sum.failed += j.counts[t].failed;
-        sum.corrupt += j.counts[t].corrupt; sum.misaligned += j.counts[t].misaligned;
+        sum.allocs += j.counts[t].allocs;
+        sum.frees += j.counts[t].frees;
+        sum.failed += j.counts[t].failed;
+        sum.corrupt += j.counts[t].corrupt;
+        sum.misaligned += j.counts[t].misaligned;
     }
     wh_heap_usage s;
     CHECK(wh_heap_stats(&j.heap, &s) == WH_OK);
-    printf("%-9s %u way(s) %2u threads %8llu allocs %8llu failed %.2f s | corrupt %llu misaligned %llu | walk: used %llu "
-           "free %llu overhead %llu live %llu inconsistent %llu double %llu foreign %llu failed %llu peak %llu ext %.3f\n",
-           wh_heap_kind_name(kind), ways ? ways : 1u, threads, sum.allocs, sum.failed, dt, sum.corrupt, sum.misaligned,
-           (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes, (unsigned long long)s.overhead_bytes,
-           (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies,
-           (unsigned long long)s.double_frees, (unsigned long long)s.foreign_frees,
-           (unsigned long long)s.failed_allocs, (unsigned long long)s.peak_bytes, s.external_frag);
+    printf(
+        "%-9s %u way(s) %2u threads %8llu allocs %8llu failed %.2f s | corrupt %llu misaligned %llu | walk: used %llu "
+        "free %llu overhead %llu live %llu inconsistent %llu double %llu foreign %llu failed %llu peak %llu ext %.3f\n",
+        wh_heap_kind_name(kind), ways ? ways : 1u, threads, sum.allocs, sum.failed, dt, sum.corrupt, sum.misaligned,
+        (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes, (unsigned long long)s.overhead_bytes,
+        (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies, (unsigned long long)s.double_frees,
+        (unsigned long long)s.foreign_frees, (unsigned long long)s.failed_allocs, (unsigned long long)s.peak_bytes,
+        s.external_frag);
     CHECK(sum.allocs > (unsigned long long)threads * shape.ops / 4u);
     CHECK_EQ_U64(sum.corrupt, 0);
     CHECK_EQ_U64(sum.misaligned, 0);
@@ -139,7 +148,10 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
 /* A burst: every thread finds its class empty at once.  The heap has 16 pages
  * and the whole burst needs 4 (one per class): no allocation may fail (a page
  * per thread would run the pool dry -- the activation gate of heap_slab.h). */
-typedef struct burst_job { wh_heap heap; unsigned long long failed; } burst_job;
+typedef struct burst_job {
+    wh_heap heap;
+    unsigned long long failed;
+} burst_job;
 static void burst_worker(unsigned i, void *arg) {
     burst_job *j = (burst_job *)arg;
     void *p[16];
@@ -163,7 +175,11 @@ static void burst(unsigned threads) {
 /* WRAP reuses live memory by design: no patterns (and no writes, which would
  * race by design); every reservation must lie inside the pool, aligned, and
  * the pool must wrap many times. */
-typedef struct wrap_job { wh_heap heap; uint32_t ops; unsigned long long bad, got; } wrap_job;
+typedef struct wrap_job {
+    wh_heap heap;
+    uint32_t ops;
+    unsigned long long bad, got;
+} wrap_job;
 static void wrap_worker(unsigned i, void *arg) {
     wrap_job *j = (wrap_job *)arg;
     unsigned long long bad = 0, got = 0;
@@ -184,8 +200,8 @@ static void wrap(unsigned threads, uint32_t ops) {
     wh_run_threads(threads, wrap_worker, &j);
     wh_heap_usage s;
     CHECK(wh_heap_stats(&j.heap, &s) == WH_OK);
-    printf("wrap      %2u threads %8llu allocs in a 64 KiB pool: %llu outside or misaligned, %llu failed\n",
-           threads, j.got, j.bad, (unsigned long long)s.failed_allocs);
+    printf("wrap      %2u threads %8llu allocs in a 64 KiB pool: %llu outside or misaligned, %llu failed\n", threads,
+           j.got, j.bad, (unsigned long long)s.failed_allocs);
     CHECK_EQ_U64(j.bad, 0);
     CHECK_EQ_U64(j.got + s.failed_allocs, (unsigned long long)threads * ops);
     CHECK(j.got > (unsigned long long)threads * ops * 9u / 10u);
@@ -208,7 +224,7 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 0);
     stress(WH_HEAP_SLAB, 16ull << 20, threads, slab, false, 0);
     stress(WH_HEAP_BUMP, 8ull << 20, threads, bump, false, 0);
-    stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true, 0);   /* pages change class often */
+    stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true, 0); /* pages change class often */
     /* eight ways per class: threads on different state words; in 16 pages
      * the ways' segments run the pool dry and are taken back */
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 8);

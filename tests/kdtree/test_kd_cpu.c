@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* k-d tree workload, CPU side: the OBJ reader, the scene generators, and the
  * tree check itself -- it must accept a correct tree (built here by a small
  * recursive CPU builder with the same membership rule) and catch a missing,
@@ -7,14 +8,13 @@
 
 #include <math.h>
 
-static const char CUBE[] =
-    "# a unit cube, quads, mixed index forms\n"
-    "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
-    "vt 0 0\nvn 0 0 1\n"
-    "f 1 2 3 4\nf 5/1 6/1 7/1 8/1\nf 1//1 2//1 6//1 5//1\n"
-    "f -5 -6 -2 -1\r\n"                           /* 4 3 7 8, relative */
-    "f 1 4 8 5\nf 2 3 7 6 # comment\n"
-    "o ignored\ns off\n";
+static const char CUBE[] = "# a unit cube, quads, mixed index forms\n"
+                           "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+                           "vt 0 0\nvn 0 0 1\n"
+                           "f 1 2 3 4\nf 5/1 6/1 7/1 8/1\nf 1//1 2//1 6//1 5//1\n"
+                           "f -5 -6 -2 -1\r\n" /* 4 3 7 8, relative */
+                           "f 1 4 8 5\nf 2 3 7 6 # comment\n"
+                           "o ignored\ns off\n";
 
 static void test_obj(void) {
     kd_scene s;
@@ -38,7 +38,7 @@ static float tri_extent(const kd_scene *s, uint32_t i) {
 }
 
 static void test_generators(void) {
-    const char *names[3] = { "soup", "torus", "clustered" };
+    const char *names[3] = {"soup", "torus", "clustered"};
     for (int k = 0; k < 3; ++k) {
         kd_scene a, b;
         CHECK(kd_scene_generate(&a, names[k], 20000, 7) == 0);
@@ -55,7 +55,7 @@ static void test_generators(void) {
         }
         CHECK(finite);
         CHECK(mn > 0.0f);
-        if (k == 2) CHECK(mx / mn > 100.0f);         /* orders of magnitude */
+        if (k == 2) CHECK(mx / mn > 100.0f); /* orders of magnitude */
         printf("%-10s %u triangles, extent %.2e .. %.2e\n", names[k], a.ntris, mn, mx);
         kd_scene_free(&a);
         kd_scene_free(&b);
@@ -78,7 +78,8 @@ static void grow(void **p, size_t elem, uint64_t need, uint64_t *cap) {
     *cap = c;
 }
 
-static void cpu_build(cpu_tree *c, const kd_scene *s, uint32_t node, kd_box box, uint32_t *refs, uint32_t n, int depth) {
+static void cpu_build(cpu_tree *c, const kd_scene *s, uint32_t node, kd_box box, uint32_t *refs, uint32_t n,
+                      int depth) {
     uint32_t axis = 0;
     for (uint32_t a = 1; a < 3; ++a)
         if (box.hi[a] - box.lo[a] > box.hi[axis] - box.lo[axis]) axis = a;
@@ -98,7 +99,7 @@ static void cpu_build(cpu_tree *c, const kd_scene *s, uint32_t node, kd_box box,
         grow((void **)&c->t.refs, 4u, at + n + 1u, &c->cap_refs);
         memcpy(c->t.refs + at, refs, (size_t)n * 4u);
         c->t.first[id + 1u] = at + n;
-        kd_leaf lf = { 0, n, node, box };
+        kd_leaf lf = {0, n, node, box};
         c->t.leaves[id] = lf;
         c->t.nodes[node].info = KD_LEAF | (id << 2);
         free(l);
@@ -144,19 +145,22 @@ static void test_check(const char *scene, uint32_t min_hits) {
     while (l < c.t.nleaves && c.t.first[l + 1] - c.t.first[l] < 3u) ++l;
     CHECK(l < c.t.nleaves);
     uint32_t *refs = c.t.refs + c.t.first[l], saved = refs[0];
-    refs[0] = refs[1];                                     /* duplicate + missing */
+    refs[0] = refs[1]; /* duplicate + missing */
     e = kd_check_tree(&s, &c.t, 1000000u, 0, 0, 9, &r);
     CHECK(r.dup_refs >= 1 && r.missing >= 1 && e >= 2);
     refs[0] = saved;
-    for (uint32_t t = 0; t < s.ntris; ++t) {               /* a foreign triangle */
+    for (uint32_t t = 0; t < s.ntris; ++t) { /* a foreign triangle */
         float lo[3], hi[3];
         kd_tri_bounds(&s, t, lo, hi);
-        if (!kd_overlap(lo, hi, &c.t.leaves[l].box)) { refs[0] = t; break; }
+        if (!kd_overlap(lo, hi, &c.t.leaves[l].box)) {
+            refs[0] = t;
+            break;
+        }
     }
     e = kd_check_tree(&s, &c.t, 1000000u, 0, 0, 9, &r);
     CHECK(r.bad_refs >= 1 && e >= 1);
     refs[0] = saved;
-    c.t.leaves[l].box.hi[0] += 1.0f;                       /* a wrong stored box */
+    c.t.leaves[l].box.hi[0] += 1.0f; /* a wrong stored box */
     e = kd_check_tree(&s, &c.t, 1000000u, 0, 0, 9, &r);
     CHECK(r.box_mismatch == 1 && e >= 1);
     free(all);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* k-d tree builder on the GPU (issue 4): small scenes, every allocator, each
  * tree checked exhaustively (every triangle against every leaf it overlaps,
  * random rays against brute force); with a heap 200x the root list no
@@ -13,11 +14,11 @@ typedef struct kind {
     wh_heap_kind heap;
 } kind;
 
-static const kind KINDS[] = { { "BUMP", KD_ALLOC_WARPHEAP, WH_HEAP_BUMP },
-                              { "DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT },
-                              { "CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR },
-                              { "SLAB", KD_ALLOC_WARPHEAP, WH_HEAP_SLAB },
-                              { "cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT } };
+static const kind KINDS[] = {{"BUMP", KD_ALLOC_WARPHEAP, WH_HEAP_BUMP},
+                             {"DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT},
+                             {"CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR},
+                             {"SLAB", KD_ALLOC_WARPHEAP, WH_HEAP_SLAB},
+                             {"cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT}};
 
 static const char CUBE[] = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
                            "f 1 2 3 4\nf 5 6 7 8\nf 1 2 6 5\nf 4 3 7 8\nf 1 4 8 5\nf 2 3 7 6\n";
@@ -42,7 +43,7 @@ static int build_and_check(kd_gpu *g, const kd_scene *s, const kind *k, uint64_t
         }
     }
     int rc = 0;
-    for (int rep = 0; rep < 2; ++rep) {                 /* the second on a reset heap */
+    for (int rep = 0; rep < 2; ++rep) { /* the second on a reset heap */
         kd_build_stats now;
         rc = kd_gpu_build(g, &cfg, &now);
         CHECK_EQ_U64(now.timeouts, 0);
@@ -58,21 +59,23 @@ static int build_and_check(kd_gpu *g, const kd_scene *s, const kind *k, uint64_t
             if (e)
                 fprintf(stderr, "%s: structure %llu box %llu bad %llu dup %llu missing %llu rays %llu\n", k->name,
                         (unsigned long long)r.bad_structure, (unsigned long long)r.box_mismatch,
-                        (unsigned long long)r.bad_refs, (unsigned long long)r.dup_refs,
-                        (unsigned long long)r.missing, (unsigned long long)r.ray_mismatch);
+                        (unsigned long long)r.bad_refs, (unsigned long long)r.dup_refs, (unsigned long long)r.missing,
+                        (unsigned long long)r.ray_mismatch);
             CHECK_EQ_U64(e, 0);
             CHECK_EQ_U64(t.first[t.nleaves], now.refs);
             kd_tree_free(&t);
             /* a failed allocation turns a node into a leaf at a moment that
              * depends on scheduling: compare trees only when both had none */
             if (rep == 1 && !now.alloc_failures && !st->alloc_failures) {
-                CHECK_EQ_U64(now.nodes, st->nodes);      /* deterministic splits */
+                CHECK_EQ_U64(now.nodes, st->nodes); /* deterministic splits */
                 CHECK_EQ_U64(now.refs, st->refs);
             }
         }
         if (rep == 0) *st = now;
-        if (k->alloc == KD_ALLOC_CUDA) kd_gpu_release(g);
-        else CHECK(wh_heap_reset(&cfg.heap) == WH_OK);
+        if (k->alloc == KD_ALLOC_CUDA)
+            kd_gpu_release(g);
+        else
+            CHECK(wh_heap_reset(&cfg.heap) == WH_OK);
     }
     printf("  %-11s heap %9llu B: %.2f ms, %llu nodes, %llu leaves, %.2f refs/tri, %llu allocs, %llu failed%s\n",
            k->name, (unsigned long long)bytes, st->ms, (unsigned long long)st->nodes, (unsigned long long)st->leaves,
@@ -98,7 +101,7 @@ static void test_scene(const char *name, kd_scene *s) {
         /* A heap 200x the root list has room for every list of the build:
          * no allocator may fail here (docs/kdtree.md, heap issue 1). */
         CHECK_EQ_U64(st.alloc_failures, 0);
-        CHECK_EQ_U64(st.nodes, first.nodes);                /* the same tree */
+        CHECK_EQ_U64(st.nodes, first.nodes); /* the same tree */
         CHECK_EQ_U64(st.leaves, first.leaves);
         CHECK_EQ_U64(st.refs, first.refs);
         CHECK_EQ_U64(st.allocs, first.allocs);
@@ -107,7 +110,7 @@ static void test_scene(const char *name, kd_scene *s) {
     uint64_t small = root * 20u < (1u << 20) ? (1u << 20) : root * 20u;
     build_and_check(&g, s, &KINDS[1], small, &st, 0);
     build_and_check(&g, s, &KINDS[2], small, &st, 0);
-    if (s->ntris >= 20000u && !strcmp(name, "soup")) {   /* slow: failures retry */
+    if (s->ntris >= 20000u && !strcmp(name, "soup")) { /* slow: failures retry */
         uint64_t tiny = root * 3u < (256u << 10) ? (256u << 10) : root * 3u;
         build_and_check(&g, s, &KINDS[1], tiny, &st, 0);
         CHECK(st.alloc_failures > 0);
@@ -125,7 +128,7 @@ int main(void) {
     CHECK(kd_scene_soup(&s, 3000, 1) == 0);
     test_scene("soup", &s);
     kd_scene_free(&s);
-    const char *names[3] = { "soup", "torus", "clustered" };
+    const char *names[3] = {"soup", "torus", "clustered"};
     for (int k = 0; k < 3; ++k) {
         CHECK(kd_scene_generate(&s, names[k], 20000, 1234) == 0);
         test_scene(names[k], &s);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DEFAULT heap's page runs as the k-d tree uses them (issue 4): the
  * builder's large reference lists are page runs, allocated and freed among
  * slab pages.  A run takes exactly its pages (a 68-page list took 128 before)
@@ -29,20 +30,20 @@ static uint32_t page_of(const wh_heap *h, const void *p) {
 /* A run of exactly n pages (no rounding to whole words). */
 static void test_exact(void) {
     wh_heap h;
-    wh_heap_config cfg = { (uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0 };
+    wh_heap_config cfg = {(uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     uint32_t np = h.npages;
-    void *a = wh_malloc(&h, 68u * WH_SLAB_PAGE - 100u);          /* 68 pages */
+    void *a = wh_malloc(&h, 68u * WH_SLAB_PAGE - 100u); /* 68 pages */
     CHECK(a != NULL);
     walk_ok(&h, 1, 68ull * WH_SLAB_PAGE);
-    void *b = wh_malloc(&h, (uint64_t)(np - 68u) * WH_SLAB_PAGE);   /* exactly the rest */
+    void *b = wh_malloc(&h, (uint64_t)(np - 68u) * WH_SLAB_PAGE); /* exactly the rest */
     CHECK(b != NULL);
     walk_ok(&h, 2, (uint64_t)np * WH_SLAB_PAGE);
-    CHECK(wh_malloc(&h, 1000) == NULL);                          /* full */
+    CHECK(wh_malloc(&h, 1000) == NULL); /* full */
     wh_free(&h, a);
     wh_free(&h, b);
     walk_ok(&h, 0, 0);
-    void *c = wh_malloc(&h, (uint64_t)np * WH_SLAB_PAGE);        /* the whole heap */
+    void *c = wh_malloc(&h, (uint64_t)np * WH_SLAB_PAGE); /* the whole heap */
     CHECK(c != NULL);
     wh_free(&h, c);
     walk_ok(&h, 0, 0);
@@ -52,11 +53,11 @@ static void test_exact(void) {
 /* Runs in a window of free pages that crosses word boundaries. */
 static void test_window(uint32_t lo, uint32_t hi, uint32_t n) {
     wh_heap h;
-    wh_heap_config cfg = { (uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0 };
+    wh_heap_config cfg = {(uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     uint32_t np = h.npages;
     void **slot = (void **)calloc(np, sizeof(void *));
-    for (uint32_t k = 0; k < np; ++k) {                          /* one 64 KiB slot per page */
+    for (uint32_t k = 0; k < np; ++k) { /* one 64 KiB slot per page */
         void *p = wh_malloc(&h, WH_SLAB_PAGE);
         CHECK(p != NULL);
         if (p) slot[page_of(&h, p)] = p;
@@ -67,7 +68,7 @@ static void test_window(uint32_t lo, uint32_t hi, uint32_t n) {
         slot[k] = NULL;
     }
     walk_ok(&h, np - (hi - lo), (uint64_t)(np - (hi - lo)) * WH_SLAB_PAGE);
-    CHECK(wh_malloc(&h, (uint64_t)(hi - lo + 1u) * WH_SLAB_PAGE) == NULL);   /* one page too many */
+    CHECK(wh_malloc(&h, (uint64_t)(hi - lo + 1u) * WH_SLAB_PAGE) == NULL); /* one page too many */
     void *r = wh_malloc(&h, (uint64_t)n * WH_SLAB_PAGE - 16u);
     CHECK(r != NULL);
     if (r) CHECK(page_of(&h, r) >= lo && page_of(&h, r) + n <= hi);
@@ -81,9 +82,9 @@ static void test_window(uint32_t lo, uint32_t hi, uint32_t n) {
 
 int main(void) {
     test_exact();
-    test_window(40, 100, 60);      /* a small run across words 0-1, exact fit */
-    test_window(50, 150, 70);      /* a large run over words 0-1-2 */
-    test_window(60, 190, 130);     /* larger than two words, exact fit */
-    test_window(120, 135, 9);      /* small, across words 1-2 */
+    test_window(40, 100, 60);  /* a small run across words 0-1, exact fit */
+    test_window(50, 150, 70);  /* a large run over words 0-1-2 */
+    test_window(60, 190, 130); /* larger than two words, exact fit */
+    test_window(120, 135, 9);  /* small, across words 1-2 */
     return wh_test_finish("test_kd_runs");
 }

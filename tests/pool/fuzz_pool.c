@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: random operation sequences on a small CPU-backend pool,
  * against an oracle that knows what every live allocation holds.
  *
@@ -21,14 +22,24 @@
 #include <string.h>
 
 #define NSTREAMS 4u
-#define MAXLIVE 128u
-#define MAXQ 256u
+#define MAXLIVE  128u
+#define MAXQ     256u
 
-typedef struct { unsigned char *p; size_t n, usable; uint8_t fillc; } live_t;
-typedef struct { uintptr_t lo, hi; uint8_t free_stream, wait_all, wait_others; } quarantine_t;
+typedef struct {
+    unsigned char *p;
+    size_t n, usable;
+    uint8_t fillc;
+} live_t;
+typedef struct {
+    uintptr_t lo, hi;
+    uint8_t free_stream, wait_all, wait_others;
+} quarantine_t;
 
 static bool busy[NSTREAMS];
-static bool stream_busy(wh_stream s, void *u) { (void)u; return busy[(uintptr_t)s % NSTREAMS]; }
+static bool stream_busy(wh_stream s, void *u) {
+    (void)u;
+    return busy[(uintptr_t)s % NSTREAMS];
+}
 
 typedef struct {
     wh_pool *pool;
@@ -37,7 +48,7 @@ typedef struct {
     quarantine_t q[MAXQ];
     uint32_t nq;
     uint64_t in_use, requested;
-    uint8_t uses[MAXLIVE];           /* busy-at-record streams per live slot (mask) */
+    uint8_t uses[MAXLIVE]; /* busy-at-record streams per live slot (mask) */
     uint8_t alloc_stream[MAXLIVE];
 } world;
 
@@ -90,10 +101,10 @@ static void on_free(world *w, uint32_t k, uint8_t s) {
     fprintf(stderr, "  free [%lx,+%zu) on %u alloc on %u uses %x\n", (unsigned long)(uintptr_t)l->p, l->usable, s,
             w->alloc_stream[k], w->uses[k]);
 #endif
-    if (w->nq < MAXQ) {   /* the oracle forgets the oldest rules only when full */
+    if (w->nq < MAXQ) { /* the oracle forgets the oldest rules only when full */
         uint8_t others = (uint8_t)((w->uses[k] | 1u << w->alloc_stream[k]) & ~(1u << s));
         w->q[w->nq++] = (quarantine_t){(uintptr_t)l->p, (uintptr_t)l->p + l->usable, s, busy_mask(others),
-                                      busy_mask((uint8_t)(1u << s))};
+                                       busy_mask((uint8_t)(1u << s))};
     }
     w->in_use -= l->usable;
     w->requested -= l->n;
@@ -106,10 +117,12 @@ static void on_free(world *w, uint32_t k, uint8_t s) {
 static void set_idle(world *w, uint8_t s) {
     busy[s] = false;
     for (uint32_t i = 0; i < w->nq;) {
-        w->q[i].wait_all &= (uint8_t)~(1u << s);
-        w->q[i].wait_others &= (uint8_t)~(1u << s);
-        if (!w->q[i].wait_all && !w->q[i].wait_others) w->q[i] = w->q[--w->nq];
-        else ++i;
+        w->q[i].wait_all &= (uint8_t) ~(1u << s);
+        w->q[i].wait_others &= (uint8_t) ~(1u << s);
+        if (!w->q[i].wait_all && !w->q[i].wait_others)
+            w->q[i] = w->q[--w->nq];
+        else
+            ++i;
     }
 }
 
@@ -126,34 +139,38 @@ static const char *const tags[3] = {"t0", "t1", "t2"};
 
 static void step(world *w, const uint8_t *d) {
     uint8_t op = d[0] % 16, s = d[1] % NSTREAMS;
-    wh_stream st = (wh_stream)(uintptr_t)(s + NSTREAMS);        /* never NULL-ish; maps back by % */
+    wh_stream st = (wh_stream)(uintptr_t)(s + NSTREAMS); /* never NULL-ish; maps back by % */
     size_t n = (size_t)d[2] | (size_t)d[3] << 8;
 #ifdef WH_FUZZ_TRACE
-    fprintf(stderr, "op %u stream %u n %zu nlive %u busy %d%d%d%d\n", op, s, n, w->nlive, busy[0], busy[1], busy[2], busy[3]);
+    fprintf(stderr, "op %u stream %u n %zu nlive %u busy %d%d%d%d\n", op, s, n, w->nlive, busy[0], busy[1], busy[2],
+            busy[3]);
 #endif
-    n = (d[1] & 0x80) ? n * 16 : n;                               /* up to 1 MiB */
-    if (op < 6) {                                                 /* alloc */
+    n = (d[1] & 0x80) ? n * 16 : n; /* up to 1 MiB */
+    if (op < 6) {                   /* alloc */
         if (w->nlive == MAXLIVE) return;
         const void *tag = op >= 4 ? tags[d[1] >> 4 & 1 ? 0 : (d[3] % 3)] : NULL;
-        size_t align = op == 3 ? (size_t)64 << (d[3] % 12) : 1;      /* 64 B .. 128 KiB */
+        size_t align = op == 3 ? (size_t)64 << (d[3] % 12) : 1; /* 64 B .. 128 KiB */
         void *p = NULL;
         wh_status r = op == 3 ? ((p = wh_pool_alloc_aligned(w->pool, n, align, st)) ? WH_OK
-                                 : n == 0 ? WH_ERR_INVALID_ARGUMENT : WH_ERR_OUT_OF_MEMORY)
+                                 : n == 0                                           ? WH_ERR_INVALID_ARGUMENT
+                                                                                    : WH_ERR_OUT_OF_MEMORY)
                               : wh_pool_try_alloc(w->pool, n, tag, st, &p);
         if (n == 0 && r != WH_ERR_INVALID_ARGUMENT) die("size 0 accepted");
-        if (r == WH_OK) on_alloc(w, p, n, s, align);
-        else if (p || (n && r != WH_ERR_OUT_OF_MEMORY && r != WH_ERR_TOO_LARGE)) die("unexpected status");
-    } else if (op < 10 && w->nlive) {                              /* free */
+        if (r == WH_OK)
+            on_alloc(w, p, n, s, align);
+        else if (p || (n && r != WH_ERR_OUT_OF_MEMORY && r != WH_ERR_TOO_LARGE))
+            die("unexpected status");
+    } else if (op < 10 && w->nlive) { /* free */
         uint32_t k = d[2] % w->nlive;
         void *p = w->live[k].p;
         on_free(w, k, s);
         if (wh_pool_free(w->pool, p, st) != WH_OK) die("free failed");
         if (op == 9 && wh_pool_free(w->pool, p, st) != WH_ERR_DOUBLE_FREE) die("double free not caught");
-    } else if (op == 10 && w->nlive) {                             /* record_stream */
+    } else if (op == 10 && w->nlive) { /* record_stream */
         uint32_t k = d[2] % w->nlive;
         if (wh_pool_record_stream(w->pool, w->live[k].p, st) != WH_OK) die("record_stream");
         w->uses[k] |= (uint8_t)(1u << s);
-    } else if (op == 11) {                                         /* foreign pointers */
+    } else if (op == 11) { /* foreign pointers */
         int local;
         if (wh_pool_free(w->pool, &local, st) != WH_ERR_FOREIGN_POINTER) die("foreign pointer not caught");
         if (w->nlive && w->live[0].usable > 64 &&
@@ -165,14 +182,14 @@ static void step(world *w, const uint8_t *d) {
         busy[s] = true;
     } else if (op == 14) {
         set_idle(w, s);
-    } else if (op == 15) {                                         /* forget (destroy) a stream */
+    } else if (op == 15) { /* forget (destroy) a stream */
         wh_status r = wh_pool_forget_stream(w->pool, st);
         /* a busy stream cannot be forgotten -- unless the pool never saw it */
         if (r != WH_OK && !(busy[s] && r == WH_ERR_RETRY_LIMIT)) die("forget_stream");
-        if (r == WH_OK) {            /* the stream is gone: its live blocks belong to none */
+        if (r == WH_OK) { /* the stream is gone: its live blocks belong to none */
             for (uint32_t k = 0; k < w->nlive; ++k) {
                 if (w->alloc_stream[k] == s) w->alloc_stream[k] = NSTREAMS;
-                w->uses[k] &= (uint8_t)~(1u << s);
+                w->uses[k] &= (uint8_t) ~(1u << s);
             }
         }
     }
@@ -183,9 +200,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static world w;
     memset(&w, 0, sizeof w);
     memset(busy, 0, sizeof busy);
-    wh_pool_config c = {.backend = WH_POOL_CPU, .alignment = (size_t)64 << (data[0] & 3),
-                        .max_bytes = 1u << 20, .small_arena = (size_t)64 << 10 << (data[0] >> 2 & 3),
-                        .medium_arena = 256u << 10, .max_blocks = 64u << (data[1] & 3), .max_streams = NSTREAMS,
+    wh_pool_config c = {.backend = WH_POOL_CPU,
+                        .alignment = (size_t)64 << (data[0] & 3),
+                        .max_bytes = 1u << 20,
+                        .small_arena = (size_t)64 << 10 << (data[0] >> 2 & 3),
+                        .medium_arena = 256u << 10,
+                        .max_blocks = 64u << (data[1] & 3),
+                        .max_streams = NSTREAMS,
                         .index = (data[1] >> 2) & 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
                         .stream_busy = stream_busy,
                         .growth = (data[1] >> 3) & 1 ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS};

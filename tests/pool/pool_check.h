@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pool's heap walk as a test check, with its message on failure. */
 #ifndef WH_TEST_POOL_CHECK_H
 #define WH_TEST_POOL_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool on the CPU backend: the API's promises one by one -- alignment,
  * stats, bad input (each leaves the pool usable), exhaustion with numbers,
  * trim, Futhark's tag rule, and stream order checked through the CPU
@@ -21,8 +22,12 @@ static bool stream_busy(wh_stream s, void *user) {
 /* Arenas, named: these checks count arenas and their sizes (the default
  * range is tested in test_pool_vmm.c and test_pool_default.c). */
 static wh_pool *make(size_t max_bytes, size_t arena, wh_blocks_kind kind) {
-    wh_pool_config c = {.backend = WH_POOL_CPU, .max_bytes = max_bytes, .small_arena = arena,
-                        .medium_arena = arena, .index = kind, .stream_busy = stream_busy,
+    wh_pool_config c = {.backend = WH_POOL_CPU,
+                        .max_bytes = max_bytes,
+                        .small_arena = arena,
+                        .medium_arena = arena,
+                        .index = kind,
+                        .stream_busy = stream_busy,
                         .growth = WH_POOL_GROW_ARENAS};
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
@@ -72,7 +77,7 @@ static void alignment_parameter(void) {
         CHECK(x && ((uintptr_t)x & 4095u) == 0);
     }
     check_ok(p);
-    wh_pool_destroy(p);                       /* with live blocks: returns everything */
+    wh_pool_destroy(p); /* with live blocks: returns everything */
     c.alignment = 3;
     CHECK(wh_pool_create(&p, &c) == WH_ERR_INVALID_ARGUMENT && p == NULL);
     c.alignment = 256;
@@ -98,7 +103,7 @@ static void aligned_alloc_each(wh_pool_growth growth) {
         memset(x[i], i, n);
         check_ok(p);
     }
-    CHECK(wh_pool_alloc_aligned(p, 100, 3000, S(0)) == NULL);     /* not a power of two */
+    CHECK(wh_pool_alloc_aligned(p, 100, 3000, S(0)) == NULL); /* not a power of two */
     CHECK(strstr(wh_last_error(), "power of two") != NULL);
     for (int i = 0; i < 46; ++i) {
         CHECK(((unsigned char *)x[i])[0] == (unsigned char)i);
@@ -123,7 +128,7 @@ static void bad_input(void) {
     CHECK(a != NULL);
     int local;
     CHECK(wh_pool_free(p, &local, S(0)) == WH_ERR_FOREIGN_POINTER);
-    CHECK(wh_pool_free(p, (char *)a + 256, S(0)) == WH_ERR_FOREIGN_POINTER);   /* interior */
+    CHECK(wh_pool_free(p, (char *)a + 256, S(0)) == WH_ERR_FOREIGN_POINTER); /* interior */
     CHECK(wh_pool_free(p, NULL, S(0)) == WH_OK);
     CHECK(wh_pool_free(p, a, S(0)) == WH_OK);
     CHECK(wh_pool_free(p, a, S(0)) == WH_ERR_DOUBLE_FREE);
@@ -131,13 +136,13 @@ static void bad_input(void) {
     CHECK(wh_pool_record_stream(p, a, S(1)) == WH_ERR_DOUBLE_FREE);
     void *t = wh_pool_alloc_tagged(p, 500, "site", S(0));
     CHECK(wh_pool_free(p, t, S(0)) == WH_OK);
-    CHECK(wh_pool_free(p, t, S(0)) == WH_ERR_DOUBLE_FREE);                      /* kept for its tag */
+    CHECK(wh_pool_free(p, t, S(0)) == WH_ERR_DOUBLE_FREE); /* kept for its tag */
     wh_pool_stats s;
     wh_pool_get_stats(p, &s);
     CHECK_EQ_U64(s.failures, 3);
-    CHECK_EQ_U64(s.tag_cached, 2);                     /* "site" and a's size class */
+    CHECK_EQ_U64(s.tag_cached, 2); /* "site" and a's size class */
     check_ok(p);
-    void *b = wh_pool_alloc(p, 1000, S(0));                                     /* still usable */
+    void *b = wh_pool_alloc(p, 1000, S(0)); /* still usable */
     CHECK(b != NULL && wh_pool_free(p, b, S(0)) == WH_OK);
     CHECK(wh_pool_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
     wh_pool_destroy(p);
@@ -153,15 +158,15 @@ static void too_many_streams(void) {
     CHECK(strstr(wh_last_error(), "streams") != NULL);
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK && wh_pool_free(p, b, S(2)) == WH_OK);
     check_ok(p);
-    busy[1] = true;                                  /* forget waits for the stream's work */
+    busy[1] = true; /* forget waits for the stream's work */
     CHECK(wh_pool_forget_stream(p, S(1)) == WH_ERR_RETRY_LIMIT);
     CHECK(wh_pool_alloc(p, 10, S(3)) == NULL);
     busy[1] = false;
     CHECK(wh_pool_forget_stream(p, S(1)) == WH_OK);
-    CHECK(wh_pool_forget_stream(p, S(7)) == WH_OK);  /* never seen: nothing to do */
-    void *x = wh_pool_alloc(p, 10, S(3));            /* takes the freed slot */
-    CHECK(x == a);                                   /* stream 1's block is everyone's now */
-    void *d = wh_pool_alloc(p, 10, S(1));            /* stream 1 again: no slot left */
+    CHECK(wh_pool_forget_stream(p, S(7)) == WH_OK); /* never seen: nothing to do */
+    void *x = wh_pool_alloc(p, 10, S(3));           /* takes the freed slot */
+    CHECK(x == a);                                  /* stream 1's block is everyone's now */
+    void *d = wh_pool_alloc(p, 10, S(1));           /* stream 1 again: no slot left */
     CHECK(d == NULL);
     CHECK(wh_pool_free(p, x, S(3)) == WH_OK);
     check_ok(p);
@@ -174,23 +179,26 @@ static void exhaustion(void) {
     void *live[64];
     int n = 0;
     while (n < 64 && (live[n] = wh_pool_alloc(p, 300000, S(0))) != NULL) ++n;
-    CHECK(n == 12);                                 /* 3 per 1 MiB arena, 4 arenas */
+    CHECK(n == 12); /* 3 per 1 MiB arena, 4 arenas */
     CHECK(strstr(wh_last_error(), "pool exhausted") && strstr(wh_last_error(), "reserved 4194304 B"));
     wh_pool_stats s;
     wh_pool_get_stats(p, &s);
     CHECK_EQ_U64(s.reserved, cap);
     CHECK_EQ_U64(s.failures, 1);
-    CHECK(wh_pool_alloc(p, cap + 1, S(0)) == NULL);  /* beyond the cap at all */
+    CHECK(wh_pool_alloc(p, cap + 1, S(0)) == NULL); /* beyond the cap at all */
     CHECK(wh_pool_free(p, live[5], S(0)) == WH_OK);
     live[5] = wh_pool_alloc(p, 300000, S(0));
-    CHECK(live[5] != NULL);                          /* usable again */
+    CHECK(live[5] != NULL); /* usable again */
     /* fragmented: free 2 of 3 in every arena -- still no whole arena for 1 MiB */
     for (int i = 0; i < n; ++i)
-        if (i % 3) { CHECK(wh_pool_free(p, live[i], S(0)) == WH_OK); live[i] = NULL; }
+        if (i % 3) {
+            CHECK(wh_pool_free(p, live[i], S(0)) == WH_OK);
+            live[i] = NULL;
+        }
     CHECK(wh_pool_alloc(p, arena, S(0)) == NULL);
-    CHECK(wh_pool_free(p, live[0], S(0)) == WH_OK);  /* arena 0 whole again ... */
+    CHECK(wh_pool_free(p, live[0], S(0)) == WH_OK); /* arena 0 whole again ... */
     live[0] = NULL;
-    void *big = wh_pool_alloc(p, arena, S(0));       /* ... and found */
+    void *big = wh_pool_alloc(p, arena, S(0)); /* ... and found */
     CHECK(big != NULL);
     check_ok(p);
     wh_pool_destroy(p);
@@ -210,7 +218,7 @@ static void trim(void) {
     CHECK(s.cached <= (2u << 20) && s.arenas >= 2);
     CHECK(wh_pool_trim(p, 0) == WH_OK);
     wh_pool_get_stats(p, &s);
-    CHECK_EQ_U64(s.arenas, 1);                      /* the one holding `keep` */
+    CHECK_EQ_U64(s.arenas, 1); /* the one holding `keep` */
     CHECK_EQ_U64(s.reserved, 1u << 20);
     check_ok(p);
     wh_pool_free(p, keep, S(0));
@@ -222,23 +230,23 @@ static void tags(void) {
     wh_pool *p = make(0, 0, WH_BLOCKS_TLSF);
     void *a = wh_pool_alloc_tagged(p, 1000, site_a, S(0));
     CHECK(wh_pool_free(p, a, S(0)) == WH_OK);
-    CHECK(wh_pool_alloc_tagged(p, 1000, site_a, S(0)) == a);     /* same site: same block */
+    CHECK(wh_pool_alloc_tagged(p, 1000, site_a, S(0)) == a); /* same site: same block */
     wh_pool_stats s;
     wh_pool_get_stats(p, &s);
     CHECK_EQ_U64(s.tag_hits, 1);
-    wh_pool_free(p, a, S(0));                                    /* kept: 1024 B */
-    void *b = wh_pool_alloc_tagged(p, 500, site_a, S(0));        /* 512: 1024 is 2x, refused */
+    wh_pool_free(p, a, S(0));                             /* kept: 1024 B */
+    void *b = wh_pool_alloc_tagged(p, 500, site_a, S(0)); /* 512: 1024 is 2x, refused */
     wh_pool_get_stats(p, &s);
     CHECK_EQ_U64(s.tag_hits, 1);
-    CHECK_EQ_U64(s.tag_cached, 0);                               /* and given back */
-    wh_pool_free(p, b, S(0));                                    /* kept: 512 B */
-    void *c = wh_pool_alloc_tagged(p, 600, site_a, S(0));        /* 768 > 512: too small */
+    CHECK_EQ_U64(s.tag_cached, 0);                        /* and given back */
+    wh_pool_free(p, b, S(0));                             /* kept: 512 B */
+    void *c = wh_pool_alloc_tagged(p, 600, site_a, S(0)); /* 768 > 512: too small */
     wh_pool_get_stats(p, &s);
-    CHECK(c != NULL && s.tag_hits == 1 && s.tag_cached == 0);    /* b went back to the core */
-    wh_pool_free(p, c, S(0));                                    /* kept: 768 B, b gone back */
-    CHECK(wh_pool_alloc_tagged(p, 600, site_b, S(0)) != c);      /* another site */
-    CHECK(wh_pool_alloc_tagged(p, 700, site_a, S(1)) != c);      /* another stream */
-    CHECK(wh_pool_alloc_tagged(p, 700, site_a, S(0)) == c);      /* 768 < 1400 */
+    CHECK(c != NULL && s.tag_hits == 1 && s.tag_cached == 0); /* b went back to the core */
+    wh_pool_free(p, c, S(0));                                 /* kept: 768 B, b gone back */
+    CHECK(wh_pool_alloc_tagged(p, 600, site_b, S(0)) != c);   /* another site */
+    CHECK(wh_pool_alloc_tagged(p, 700, site_a, S(1)) != c);   /* another stream */
+    CHECK(wh_pool_alloc_tagged(p, 700, site_a, S(0)) == c);   /* 768 < 1400 */
     check_ok(p);
     wh_pool_destroy(p);
 }
@@ -251,37 +259,37 @@ static void size_classes(void) {
     wh_pool_stats s;
     void *a = wh_pool_alloc(p, 1000, S(0));
     wh_pool_free(p, a, S(0));
-    CHECK(wh_pool_alloc(p, 800, S(0)) == a);                     /* 1024 B class: kept block */
+    CHECK(wh_pool_alloc(p, 800, S(0)) == a); /* 1024 B class: kept block */
     wh_pool_get_stats(p, &s);
     CHECK(s.tag_hits == 1 && s.tag_cached == 0);
     wh_pool_free(p, a, S(0));
     void *b = wh_pool_alloc(p, 800, S(1));
-    CHECK(b != a);                                               /* not for another stream */
+    CHECK(b != a); /* not for another stream */
     const size_t mb2 = 2u << 20, other_n = mb2 - 4096;
     void *big = wh_pool_alloc(p, mb2, S(0));
     wh_pool_free(p, big, S(0));
     wh_pool_get_stats(p, &s);
     uint64_t hits = s.tag_hits;
-    CHECK_EQ_U64(s.tag_cached, 2);                               /* a and the hot block */
+    CHECK_EQ_U64(s.tag_cached, 2); /* a and the hot block */
     check_ok(p);
-    CHECK(wh_pool_alloc(p, mb2, S(0)) == big);                   /* exact size, same stream */
+    CHECK(wh_pool_alloc(p, mb2, S(0)) == big); /* exact size, same stream */
     wh_pool_get_stats(p, &s);
     CHECK(s.tag_hits == hits + 1 && s.tag_cached == 1);
     wh_pool_free(p, big, S(0));
-    char *other = wh_pool_alloc(p, other_n, S(0));               /* another size: big goes back first */
+    char *other = wh_pool_alloc(p, other_n, S(0)); /* another size: big goes back first */
     wh_pool_get_stats(p, &s);
-    CHECK(other != NULL && s.tag_hits == hits + 1 && s.tag_cached == 1);   /* only a */
+    CHECK(other != NULL && s.tag_hits == hits + 1 && s.tag_cached == 1); /* only a */
     check_ok(p);
     wh_pool_free(p, other, S(0));
-    busy[0] = true;                                              /* other's stream still has work */
-    char *x = wh_pool_alloc(p, other_n, S(1));                   /* same size, another stream */
+    busy[0] = true;                            /* other's stream still has work */
+    char *x = wh_pool_alloc(p, other_n, S(1)); /* same size, another stream */
     CHECK(x != NULL && (x + other_n <= other || x >= other + other_n));
     busy[0] = false;
     wh_pool_get_stats(p, &s);
-    CHECK(s.tag_hits == hits + 1 && s.tag_cached == 1);          /* other went back to S(0)'s blocks */
+    CHECK(s.tag_hits == hits + 1 && s.tag_cached == 1); /* other went back to S(0)'s blocks */
     wh_pool_free(p, x, S(1));
     wh_pool_free(p, b, S(1));
-    CHECK(wh_pool_trim(p, 0) == WH_OK);                          /* trim gives kept blocks back too */
+    CHECK(wh_pool_trim(p, 0) == WH_OK); /* trim gives kept blocks back too */
     wh_pool_get_stats(p, &s);
     CHECK_EQ_U64(s.tag_cached, 0);
     CHECK_EQ_U64(s.reserved, 0);
@@ -297,8 +305,8 @@ static void few_descriptors(void) {
     CHECK(wh_pool_create(&p, &c) == WH_OK);
     void *x[8];
     int n = 0;
-    while (n < 8 && (x[n] = wh_pool_alloc(p, 100000, S(0))) != NULL) ++n;  /* > 64 KiB: no size class */
-    CHECK(n == 4);                                       /* one arena each, then no descriptor left */
+    while (n < 8 && (x[n] = wh_pool_alloc(p, 100000, S(0))) != NULL) ++n; /* > 64 KiB: no size class */
+    CHECK(n == 4);                                                        /* one arena each, then no descriptor left */
     CHECK(strstr(wh_last_error(), "blocks 4/4") != NULL);
     check_ok(p);
     CHECK(wh_pool_free(p, x[0], S(0)) == WH_OK);
@@ -320,12 +328,12 @@ static void stream_order(void) {
     void *a = wh_pool_alloc(p, m, S(1));
     CHECK(a != NULL);
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
-    CHECK(wh_pool_alloc(p, m, S(1)) == a);                       /* same stream: at once */
+    CHECK(wh_pool_alloc(p, m, S(1)) == a); /* same stream: at once */
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
-    CHECK(wh_pool_alloc(p, m, S(2)) == NULL);                    /* stream 1 still busy */
+    CHECK(wh_pool_alloc(p, m, S(2)) == NULL); /* stream 1 still busy */
     CHECK(strstr(wh_last_error(), "pool exhausted") != NULL);
     busy[1] = false;
-    void *b = wh_pool_alloc(p, m, S(2));                         /* its work is done */
+    void *b = wh_pool_alloc(p, m, S(2)); /* its work is done */
     CHECK(b == a);
     check_ok(p);
     /* record_stream: used on 3 (busy) as well: not even stream 2 may reuse it */
@@ -341,11 +349,11 @@ static void stream_order(void) {
     CHECK(wh_pool_alloc(p, m, S(2)) == a);
     /* freed on another stream than allocated: both must be done */
     CHECK(wh_pool_free(p, a, S(2)) == WH_OK);
-    void *c = wh_pool_alloc(p, m, S(4));                         /* all idle: moves over */
+    void *c = wh_pool_alloc(p, m, S(4)); /* all idle: moves over */
     CHECK(c == a);
     busy[4] = true;
-    CHECK(wh_pool_free(p, c, S(5)) == WH_OK);                    /* allocated on 4 (busy) */
-    CHECK(wh_pool_alloc(p, m, S(5)) == NULL);                    /* waits for 4 too */
+    CHECK(wh_pool_free(p, c, S(5)) == WH_OK); /* allocated on 4 (busy) */
+    CHECK(wh_pool_alloc(p, m, S(5)) == NULL); /* waits for 4 too */
     busy[4] = false;
     CHECK(wh_pool_alloc(p, m, S(5)) == a);
     check_ok(p);
@@ -361,7 +369,7 @@ static void address_map_grows(void) {
     enum { N = 5000 };
     static void *x[N];
     for (int i = 0; i < N; ++i) {
-        x[i] = wh_pool_alloc(p, 200000 + (size_t)(i % 7) * 4096, S(i % 3));   /* > 64 KiB: no size class */
+        x[i] = wh_pool_alloc(p, 200000 + (size_t)(i % 7) * 4096, S(i % 3)); /* > 64 KiB: no size class */
         CHECK(x[i] != NULL);
         if (i == 511 || i == 512 || i == 2047 || i == 4095) check_ok(p);
     }
@@ -369,7 +377,7 @@ static void address_map_grows(void) {
     int x0 = 0;
     CHECK(wh_pool_free(p, &x0, S(0)) == WH_ERR_FOREIGN_POINTER);
     for (int i = 0; i < N; ++i) {
-        int k = (int)((uint64_t)i * 2654435761u % N);   /* a permutation: the multiplier is prime to N */
+        int k = (int)((uint64_t)i * 2654435761u % N); /* a permutation: the multiplier is prime to N */
         CHECK(wh_pool_free(p, x[k], S(k % 3)) == WH_OK);
         CHECK(wh_pool_free(p, x[k], S(k % 3)) == WH_ERR_DOUBLE_FREE);
     }
@@ -384,16 +392,24 @@ static void address_map_grows(void) {
  * then gets the memory the stream freed.  With the lock held across the
  * wait, the other thread could not finish the work before the waiter gave
  * up, and the allocation would fail for a reason no user could see. */
-typedef struct waiter { wh_pool *p; void *got; double t_done; } waiter;
+typedef struct waiter {
+    wh_pool *p;
+    void *got;
+    double t_done;
+} waiter;
 static void *wait_for_memory(void *arg) {
     waiter *w = (waiter *)arg;
-    w->got = wh_pool_alloc(w->p, 3u << 20, S(2));    /* needs what stream 1 freed */
+    w->got = wh_pool_alloc(w->p, 3u << 20, S(2)); /* needs what stream 1 freed */
     w->t_done = wh_now_seconds();
     return NULL;
 }
 static wh_pool *one_arena(uint32_t wait_ms) {
-    wh_pool_config c = {.backend = WH_POOL_CPU, .max_bytes = 4u << 20, .small_arena = 4u << 20,
-                        .medium_arena = 4u << 20, .stream_busy = stream_busy, .stream_wait_ms = wait_ms,
+    wh_pool_config c = {.backend = WH_POOL_CPU,
+                        .max_bytes = 4u << 20,
+                        .small_arena = 4u << 20,
+                        .medium_arena = 4u << 20,
+                        .stream_busy = stream_busy,
+                        .stream_wait_ms = wait_ms,
                         .growth = WH_POOL_GROW_ARENAS};
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK);
@@ -403,20 +419,20 @@ static void waits_without_lock(void) {
     wh_pool *p = one_arena(5000);
     void *a = wh_pool_alloc(p, 3u << 20, S(1));
     CHECK(a != NULL);
-    busy[1] = true;                                   /* work queued on stream 1 uses a */
+    busy[1] = true; /* work queued on stream 1 uses a */
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
     waiter w = {p, NULL, 0};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, wait_for_memory, &w) == 0);
-    struct timespec nap = {0, 100000000};             /* the waiter is waiting by now */
+    struct timespec nap = {0, 100000000}; /* the waiter is waiting by now */
     nanosleep(&nap, NULL);
     wh_pool_stats st;
-    CHECK(wh_pool_get_stats(p, &st) == WH_OK);        /* the lock is free meanwhile */
+    CHECK(wh_pool_get_stats(p, &st) == WH_OK); /* the lock is free meanwhile */
     double t_stats = wh_now_seconds();
-    busy[1] = false;                                  /* the stream's work finishes */
+    busy[1] = false; /* the stream's work finishes */
     pthread_join(t, NULL);
-    CHECK(w.got == a);                                /* the block stream 1 freed */
-    CHECK(t_stats < w.t_done);                        /* the stats did not wait for the waiter */
+    CHECK(w.got == a);         /* the block stream 1 freed */
+    CHECK(t_stats < w.t_done); /* the stats did not wait for the waiter */
     CHECK(wh_pool_free(p, w.got, S(2)) == WH_OK);
     check_ok(p);
     wh_pool_destroy(p);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pool's default growth (config.growth = WH_POOL_GROW_DEFAULT) on the
  * CPU backend: it is the one address range (VMM), whose peak reserved stays
  * near peak live on the benchmark's patterns -- Futhark's loop within 1.10
@@ -9,14 +10,14 @@
 #include "warpheap/pool.h"
 #include "wh_test.h"
 #include "pool_check.h"
-#include "../../bench/pool/rmm_pattern.h"   /* the benchmark's traces */
+#include "../../bench/pool/rmm_pattern.h" /* the benchmark's traces */
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #define S(k) ((wh_stream)(uintptr_t)(k))
-#define MIB (1ull << 20)
+#define MIB  (1ull << 20)
 
 static wh_pool *make_default(size_t range) {
     return pool_make((wh_pool_config){.backend = WH_POOL_CPU, .vmm_granule = 2 * MIB, .vmm_range = range});
@@ -29,7 +30,7 @@ static void default_is_range(void) {
     wh_pool_stats s = pool_stats(p);
     CHECK_EQ_U64(s.arenas, 1);
     CHECK_EQ_U64(s.reserved, 0);
-    void *a = wh_pool_alloc(p, 3 * MIB, S(1));       /* arenas: a 20 MiB medium arena */
+    void *a = wh_pool_alloc(p, 3 * MIB, S(1)); /* arenas: a 20 MiB medium arena */
     CHECK(a != NULL);
     memset(a, 7, 3 * MIB);
     s = pool_stats(p);
@@ -67,7 +68,7 @@ static void futhark_loop(void) {
 static void *rmm_alloc(void *pool, size_t n) {
     void *p = wh_pool_alloc(pool, n, S(1));
     CHECK(p != NULL);
-    if (p) ((char *)p)[n - 1] = 1;                      /* the far end is backed */
+    if (p) ((char *)p)[n - 1] = 1; /* the far end is backed */
     return p;
 }
 static void rmm_free(void *pool, void *p) { CHECK(wh_pool_free(pool, p, S(1)) == WH_OK); }
@@ -109,7 +110,7 @@ static void fallback_to_arenas(void) {
     unsigned long pages = 0;
     CHECK(f && fscanf(f, "%lu", &pages) == 1);
     if (f) fclose(f);
-    lim.rlim_cur = (rlim_t)pages * 4096u + (1ull << 30);   /* 1 GiB more than now: no 4 GiB range */
+    lim.rlim_cur = (rlim_t)pages * 4096u + (1ull << 30); /* 1 GiB more than now: no 4 GiB range */
     if (setrlimit(RLIMIT_AS, &lim) != 0) {
         printf("fallback: cannot limit the address space, skipped\n");
         return;
@@ -118,10 +119,10 @@ static void fallback_to_arenas(void) {
     wh_pool *p = NULL;
     CHECK(wh_pool_create(&p, &c) == WH_OK && p != NULL);
     if (!p) return;
-    CHECK_EQ_U64(pool_stats(p).arenas, 0);                  /* no range */
+    CHECK_EQ_U64(pool_stats(p).arenas, 0); /* no range */
     void *a = wh_pool_alloc(p, 1000, S(1));
     CHECK(a != NULL);
-    CHECK_EQ_U64(pool_stats(p).arenas, 1);                  /* its first arena */
+    CHECK_EQ_U64(pool_stats(p).arenas, 1); /* its first arena */
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
     check_ok(p);
     CHECK(wh_pool_destroy(p) == WH_OK);
@@ -142,13 +143,13 @@ static bool busy_one(wh_stream s, void *u) {
     return s == S(1);
 }
 static void growth_does_not_wait(void) {
-    wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU, .vmm_granule = 2 * MIB, .max_streams = 2,
-                                            .stream_busy = busy_one});
+    wh_pool *p = pool_make(
+        (wh_pool_config){.backend = WH_POOL_CPU, .vmm_granule = 2 * MIB, .max_streams = 2, .stream_busy = busy_one});
     void *a = wh_pool_alloc(p, 8 * MIB, S(1));
     CHECK(a != NULL);
-    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);                /* stream 1 stays busy */
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK); /* stream 1 stays busy */
     busy_calls = 0;
-    void *b = wh_pool_alloc(p, 8 * MIB, S(2));               /* 16 MiB reserved for 8 live */
+    void *b = wh_pool_alloc(p, 8 * MIB, S(2)); /* 16 MiB reserved for 8 live */
     CHECK(b != NULL && b != a);
     CHECK(busy_calls <= 4);
     printf("growth past the budget: %u polls of the busy stream\n", busy_calls);

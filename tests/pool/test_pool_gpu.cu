@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool on the CUDA backend (exits 77 without a GPU): blocks that kernels
  * fill and the host checks; stream order with a kernel that keeps a stream
  * busy (a block freed on it is reused on it at once, on another stream only
@@ -27,7 +28,7 @@ __global__ void spin_kernel(uint32_t *p, long long cycles, uint32_t value) {
     p[0] = value;
 }
 
-static const long long kSpin = 200000000ll;   /* ~0.1 s at 1.98 GHz */
+static const long long kSpin = 200000000ll; /* ~0.1 s at 1.98 GHz */
 
 static void fill(void *p, size_t bytes, uint32_t v, cudaStream_t s) {
     fill_kernel<<<64, 256, 0, s>>>((uint32_t *)p, bytes / 4, v);
@@ -68,12 +69,12 @@ static void blocks_hold_data(void) {
         n.push_back(bytes);
     }
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
-    for (int i = 0; i < 200; ++i) CHECK(holds(v[i], n[i], 0xA0000000u + i));   /* no overlap */
+    for (int i = 0; i < 200; ++i) CHECK(holds(v[i], n[i], 0xA0000000u + i)); /* no overlap */
     CHECK(wh_pool_check(pool) == WH_OK);
     for (int i = 0; i < 200; i += 2) CHECK(wh_pool_free(pool, v[i], NULL) == WH_OK);
     CHECK(wh_pool_trim(pool, 0) == WH_OK);
     for (int i = 1; i < 200; i += 2) CHECK(holds(v[i], n[i], 0xA0000000u + i));
-    for (int i = 0; i < 200; i += 2) {                            /* refill what trim gave back */
+    for (int i = 0; i < 200; i += 2) { /* refill what trim gave back */
         v[i] = wh_pool_alloc_aligned(pool, n[i], (size_t)4096 << (i % 8), NULL);
         CHECK(v[i] && ((uintptr_t)v[i] & ((4096u << (i % 8)) - 1)) == 0);
         fill(v[i], n[i], 0xB0000000u + i, NULL);
@@ -100,7 +101,7 @@ static void stream_order(void) {
     spin_kernel<<<1, 1, 0, a>>>((uint32_t *)p, kSpin, 1);
     WH_LAUNCH_OR_DIE();
     CHECK(wh_pool_free(pool, p, a) == WH_OK);
-    CHECK(wh_pool_alloc(pool, n, a) == p);                       /* same stream: at once */
+    CHECK(wh_pool_alloc(pool, n, a) == p); /* same stream: at once */
     CHECK(wh_pool_free(pool, p, a) == WH_OK);
     /* the kernel was long enough: still running when b asks (asked after the
      * allocation, the check failed with the range growth, whose driver calls
@@ -108,7 +109,7 @@ static void stream_order(void) {
     CHECK(cudaStreamQuery(a) == cudaErrorNotReady);
     void *q = wh_pool_alloc(pool, n, b);
     CHECK(q != NULL);
-    CHECK(q != p || cudaStreamQuery(a) == cudaSuccess);           /* never before a's kernel ends */
+    CHECK(q != p || cudaStreamQuery(a) == cudaSuccess); /* never before a's kernel ends */
     printf("stream order: a's kernel %s when b's allocation returned\n",
            cudaStreamQuery(a) == cudaErrorNotReady ? "still running" : "finished");
     WH_CUDA_OR_DIE(cudaStreamSynchronize(a));
@@ -151,7 +152,7 @@ static void exhaustion(void) {
     printf("exhaustion message: %s\n", wh_last_error());
     CHECK(wh_pool_alloc(pool, cap * 2, NULL) == NULL);
     for (void *x : v) CHECK(wh_pool_free(pool, x, NULL) == WH_OK);
-    p = wh_pool_alloc(pool, 40u << 20, NULL);                     /* needs a trim of cached arenas */
+    p = wh_pool_alloc(pool, 40u << 20, NULL); /* needs a trim of cached arenas */
     CHECK(p != NULL);
     CHECK(wh_pool_free(pool, p, NULL) == WH_OK);
     CHECK(wh_pool_check(pool) == WH_OK);
@@ -167,16 +168,19 @@ static void thread_body(unsigned t, void *arg) {
     for (int i = 0; i < 3000; ++i) {
         uint64_t r = wh_hash64(((uint64_t)t << 32) + i);
         int k = (int)(r % 16);
-        if (keep[k]) { CHECK(wh_pool_free(shared, keep[k], s) == WH_OK); keep[k] = NULL; }
-        else {
+        if (keep[k]) {
+            CHECK(wh_pool_free(shared, keep[k], s) == WH_OK);
+            keep[k] = NULL;
+        } else {
             size_t n = 4 + (r >> 8) % 100000 / 4 * 4;
-            keep[k] = r % 5 ? wh_pool_alloc(shared, n, s) : wh_pool_alloc_tagged(shared, n, (void *)(uintptr_t)(r % 4 + 1), s);
+            keep[k] = r % 5 ? wh_pool_alloc(shared, n, s)
+                            : wh_pool_alloc_tagged(shared, n, (void *)(uintptr_t)(r % 4 + 1), s);
             CHECK(keep[k] != NULL);
             if (keep[k]) WH_CUDA_OR_DIE(cudaMemsetAsync(keep[k], (int)t, n, s));
         }
     }
     for (int k = 0; k < 16; ++k) CHECK(wh_pool_free(shared, keep[k], s) == WH_OK);
-    CHECK(wh_pool_forget_stream(shared, s) == WH_OK);   /* before the handle dies */
+    CHECK(wh_pool_forget_stream(shared, s) == WH_OK); /* before the handle dies */
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));
 }
 

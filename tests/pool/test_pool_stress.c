@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool stress on the CPU backend: many threads on one pool, each
  * allocating (plain and tagged, on a few shared streams, sometimes recording
  * a second stream), filling its blocks with an owner pattern and checking it
@@ -18,8 +19,16 @@
 #define MAXLIVE 64u
 #define STREAMS 4u
 
-typedef struct { unsigned char *p; size_t n; uint64_t pattern; } blk;
-typedef struct { blk live[MAXLIVE]; uint32_t nlive; uint64_t bad, ops, fails; } thread_state;
+typedef struct {
+    unsigned char *p;
+    size_t n;
+    uint64_t pattern;
+} blk;
+typedef struct {
+    blk live[MAXLIVE];
+    uint32_t nlive;
+    uint64_t bad, ops, fails;
+} thread_state;
 
 static wh_pool *pool;
 static uint32_t ops_per_thread;
@@ -67,13 +76,16 @@ static void worker(unsigned t, void *arg) {
             }
             wh_pool_trim(pool, 1u << 20);
         }
-        if ((r >> 10) % 512 == 0)                     /* work queued for up to 2 ms */
+        if ((r >> 10) % 512 == 0) /* work queued for up to 2 ms */
             __atomic_store_n(&busy_until[1 + (r >> 40) % STREAMS], now_ns() + (r >> 20) % 2000000u, __ATOMIC_RELEASE);
         if ((r % 100) < 55 && st->nlive < MAXLIVE) {
             size_t n = 1 + (r >> 8) % ((r >> 50) & 1 ? 2000 : 200000);
             const void *tag = (r >> 52) % 3 == 0 ? sites[(r >> 54) & 3] : NULL;
             void *p = tag ? wh_pool_alloc_tagged(pool, n, tag, s) : wh_pool_alloc(pool, n, s);
-            if (!p) { st->fails++; continue; }
+            if (!p) {
+                st->fails++;
+                continue;
+            }
             blk *b = &st->live[st->nlive++];
             *b = (blk){p, n, wh_hash64(r) | 1};
             fill(b);
@@ -99,9 +111,12 @@ int main(int argc, char **argv) {
     wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "threads on one pool"),
                         WH_CLI_UINT("ops", &ops_per_thread, "operations per thread"), WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Host pool stress on the CPU backend: many threads on one pool.");
-    for (int kind = 0; kind < 3; ++kind) {           /* TLSF, max-heap, TLSF in one range (VMM) */
-        wh_pool_config c = {.backend = WH_POOL_CPU, .index = kind == 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
-                            .max_blocks = 1u << 14, .max_streams = 8, .stream_busy = stress_busy,
+    for (int kind = 0; kind < 3; ++kind) { /* TLSF, max-heap, TLSF in one range (VMM) */
+        wh_pool_config c = {.backend = WH_POOL_CPU,
+                            .index = kind == 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
+                            .max_blocks = 1u << 14,
+                            .max_streams = 8,
+                            .stream_busy = stress_busy,
                             .stream_wait_ms = 5000,
                             .growth = kind == 2 ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS};
         CHECK(wh_pool_create(&pool, &c) == WH_OK);
@@ -121,15 +136,18 @@ int main(int argc, char **argv) {
                 live_bytes += wh_pool_usable_size(pool, states[t].live[k].p);
             }
         }
-        for (unsigned k = 0; k <= STREAMS; ++k) busy_until[k] = 0;   /* every stream idle again */
+        for (unsigned k = 0; k <= STREAMS; ++k) busy_until[k] = 0; /* every stream idle again */
         qsort(all, nlive, sizeof *all, by_addr);
         uint64_t overlaps = 0;
         for (uint64_t k = 1; k < nlive; ++k) overlaps += all[k - 1].p + all[k - 1].n > all[k].p;
         wh_pool_stats s;
         wh_pool_get_stats(pool, &s);
         printf("%s: %u threads, %" PRIu64 " ops in %.2f s, %" PRIu64 " live, reserved %" PRIu64 " B, peak %" PRIu64
-               " B, tag hits %" PRIu64 ", pending %" PRIu64 "\n", kind == 1 ? "max-heap" : kind ? "tlsf-vmm" : "tlsf", threads, ops, dt, nlive,
-               s.reserved, s.reserved_peak, s.tag_hits, s.pending);
+               " B, tag hits %" PRIu64 ", pending %" PRIu64 "\n",
+               kind == 1 ? "max-heap"
+               : kind    ? "tlsf-vmm"
+                         : "tlsf",
+               threads, ops, dt, nlive, s.reserved, s.reserved_peak, s.tag_hits, s.pending);
         CHECK_EQ_U64(bad, 0);
         CHECK_EQ_U64(overlaps, 0);
         CHECK_EQ_U64(walk_errors, 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host pool grown as one address range (config.growth = WH_POOL_GROW_VMM) on
  * the CPU backend, where map and unmap are mprotect/madvise: a block handed
  * out over an unmapped hole faults.  Checked: growth maps what a request is
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #define S(k) ((wh_stream)(uintptr_t)(k))
-#define GRAN (64u << 10)                  /* the CPU backend's granule */
+#define GRAN (64u << 10) /* the CPU backend's granule */
 
 static wh_pool *make(size_t max_bytes) {
     return pool_make((wh_pool_config){.backend = WH_POOL_CPU, .max_bytes = max_bytes, .growth = WH_POOL_GROW_VMM});
@@ -24,7 +25,7 @@ static void fit_trim_refill(void) {
     CHECK(pool_stats(p).reserved == 0);
     char *a = wh_pool_alloc(p, 3 * GRAN + 1, S(1));
     CHECK(a != NULL);
-    CHECK(pool_stats(p).reserved == 4 * GRAN);            /* rounded to the granule, no more */
+    CHECK(pool_stats(p).reserved == 4 * GRAN); /* rounded to the granule, no more */
     memset(a, 1, 3 * GRAN + 1);
     char *b[8];
     for (int i = 0; i < 8; ++i) {
@@ -37,16 +38,16 @@ static void fit_trim_refill(void) {
     CHECK(s.reserved >= s.in_use && s.reserved <= s.in_use + s.in_use / 12 + 2 * GRAN);
     for (int i = 1; i < 7; ++i) CHECK(wh_pool_free(p, b[i], S(1)) == WH_OK);
     check_ok(p);
-    CHECK(wh_pool_trim(p, 0) == WH_OK);              /* the freed middle goes back ... */
+    CHECK(wh_pool_trim(p, 0) == WH_OK); /* the freed middle goes back ... */
     s = pool_stats(p);
-    CHECK(s.reserved <= s.in_use + 4 * GRAN);        /* ... but for the two pieces (one growth,
+    CHECK(s.reserved <= s.in_use + 4 * GRAN); /* ... but for the two pieces (one growth,
                                                         2 granules each) across its ends */
     CHECK(s.reserved <= s.reserved_peak - 10 * GRAN);
     CHECK(s.arena_frees > 0);
     check_ok(p);
     for (uint32_t i = 0; i < 3 * GRAN + 1; ++i) CHECK(a[i] == 1);
     CHECK(b[0][0] == 2 && b[7][2 * GRAN - 1] == 9);
-    for (int i = 1; i < 7; ++i) {                    /* into the holes again */
+    for (int i = 1; i < 7; ++i) { /* into the holes again */
         b[i] = wh_pool_alloc(p, 2 * GRAN, S(2));
         CHECK(b[i] != NULL);
         memset(b[i], 2 + i, 2 * GRAN);
@@ -78,12 +79,12 @@ static void cap(void) {
     CHECK(wh_pool_alloc(p, 1, S(1)) == NULL);
     CHECK(strstr(wh_last_error(), "pool exhausted") != NULL);
     for (int i = 0; i < 16; i += 2) CHECK(wh_pool_free(p, x[i], S(1)) == WH_OK);
-    void *big = wh_pool_alloc(p, 2 * GRAN, S(1));    /* no two free neighbours: unmap, map */
+    void *big = wh_pool_alloc(p, 2 * GRAN, S(1)); /* no two free neighbours: unmap, map */
     CHECK(big != NULL);
     memset(big, 7, 2 * GRAN);
     CHECK(pool_stats(p).reserved <= 16 * GRAN);
     check_ok(p);
-    CHECK(wh_pool_destroy(p) == WH_ERR_IN_USE);      /* the odd blocks and big: released all the same */
+    CHECK(wh_pool_destroy(p) == WH_ERR_IN_USE); /* the odd blocks and big: released all the same */
     CHECK(strstr(wh_last_error(), "9 live allocations") != NULL);
 }
 
@@ -99,7 +100,7 @@ static void random_run(void) {
             live[nlive] = wh_pool_alloc(p, size, S(1));
             CHECK(live[nlive] != NULL);
             memset(live[nlive], 0x5a, size < 4096 ? size : 4096);
-            ((char *)live[nlive])[size - 1] = 1;     /* the far end is mapped too */
+            ((char *)live[nlive])[size - 1] = 1; /* the far end is mapped too */
             nlive++;
             allocs++;
         } else {
@@ -127,8 +128,8 @@ static void random_run(void) {
  * its owner's mark at both ends, checked before it is freed: a piece moved
  * out from under a live block faults (PROT_NONE) or loses the mark. */
 static void moves(void) {
-    wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU, .growth = WH_POOL_GROW_VMM,
-                                            .vmm_range = 32ull << 30});
+    wh_pool *p =
+        pool_make((wh_pool_config){.backend = WH_POOL_CPU, .growth = WH_POOL_GROW_VMM, .vmm_range = 32ull << 30});
     enum { N = 3000 };
     static uint64_t *live[N];
     static uint64_t sizes[N];
@@ -158,8 +159,8 @@ static void moves(void) {
     wh_pool_stats s = pool_stats(p);
     double ratio = (double)s.reserved_peak / (double)s.in_use_peak;
     printf("moves (CPU, VMM, blocks to 768 MiB): peak reserved / peak in use = %.3f, %llu pieces moved, "
-           "%llu mapped, %llu unmapped\n", ratio, (unsigned long long)s.moves, (unsigned long long)s.arena_allocs,
-           (unsigned long long)s.arena_frees);
+           "%llu mapped, %llu unmapped\n",
+           ratio, (unsigned long long)s.moves, (unsigned long long)s.arena_allocs, (unsigned long long)s.arena_frees);
     CHECK(s.moves > 0);
     CHECK(ratio < 1.2);
     check_ok(p);
@@ -184,19 +185,19 @@ static void placement(void) {
     wh_pool *p = make(0);
     char *big = wh_pool_alloc(p, 300 * M, S(1));
     CHECK(big != NULL);
-    CHECK_EQ_U64(pool_stats(p).arena_allocs, 3);           /* three pieces */
+    CHECK_EQ_U64(pool_stats(p).arena_allocs, 3); /* three pieces */
     CHECK(wh_pool_free(p, big, S(1)) == WH_OK);
     char *a = wh_pool_alloc(p, 70 * M, S(1));
-    CHECK(a == big + 230 * M);                            /* at the end of the 76-MiB piece */
+    CHECK(a == big + 230 * M); /* at the end of the 76-MiB piece */
     a[0] = 1;
     a[70 * M - 1] = 2;
     check_ok(p);
     CHECK(wh_pool_trim(p, 0) == WH_OK);
-    CHECK_EQ_U64(pool_stats(p).reserved, 76 * M);         /* the two 112-MiB pieces went back */
+    CHECK_EQ_U64(pool_stats(p).reserved, 76 * M); /* the two 112-MiB pieces went back */
     CHECK(a[0] == 1 && a[70 * M - 1] == 2);
     check_ok(p);
     CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
-    char *b = wh_pool_alloc(p, 10 * M, S(1));              /* small blocks: at the start */
+    char *b = wh_pool_alloc(p, 10 * M, S(1)); /* small blocks: at the start */
     CHECK(b == big + 224 * M);
     CHECK(wh_pool_free(p, b, S(1)) == WH_OK);
     CHECK(wh_pool_trim(p, 0) == WH_OK);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: random object sequences on a small CPU-backend object
  * heap of three classes (one a subclass), against an oracle of the live
  * objects.
@@ -16,16 +17,24 @@
 #include "warpheap/soa.h"
 #include "fuzz_oracle.h"
 
+/* clang-format off */
 #define FA_FIELDS(F) F(uint64_t, id)
+/* clang-format on */
 WH_SOA_CLASS(FA, 0, FA_FIELDS)
+/* clang-format off */
 #define FB_FIELDS(F) F(uint32_t, extra[4])
+/* clang-format on */
 WH_SOA_SUBCLASS(FB, 1, FA, FB_FIELDS)
+/* clang-format off */
 #define FC_FIELDS(F) F(uint64_t, id) F(uint8_t, pad[200])
+/* clang-format on */
 WH_SOA_CLASS(FC, 2, FC_FIELDS)
 
 #define MAXLIVE 4096u
 
-typedef struct { uint64_t p, id; } obj;
+typedef struct {
+    uint64_t p, id;
+} obj;
 typedef struct world {
     wh_soa s;
     obj live[MAXLIVE];
@@ -46,7 +55,9 @@ static void add(world *w, uint64_t p) {
     w->live[w->nlive++] = (obj){p, w->next_id++};
 }
 
-typedef struct { uint64_t first; } init_ctx;
+typedef struct {
+    uint64_t first;
+} init_ctx;
 WH_INLINE WH_HOST_DEVICE void fa_init(const wh_soa *s, FA o, uint64_t i, const init_ctx *c) {
     (void)s;
     WH_GET(FA, o, id) = c->first + i;
@@ -61,11 +72,11 @@ static void check_world(world *w) {
     uint64_t per[3] = {0, 0, 0};
     for (uint32_t i = 0; i < w->nlive; ++i) per[wh_soa_ptr_type(w->live[i].p)]++;
     for (uint32_t t = 0; t < 3; ++t)
-        if (st.objects[t] != per[t]) WH_FZ_DIE("type %u: %llu objects, oracle %llu", t,
-                                               (unsigned long long)st.objects[t], (unsigned long long)per[t]);
+        if (st.objects[t] != per[t])
+            WH_FZ_DIE("type %u: %llu objects, oracle %llu", t, (unsigned long long)st.objects[t],
+                      (unsigned long long)per[t]);
     if (st.counters[WH_SOA_CTR_BAD_FREE] != w->bad_frees || st.counters[WH_SOA_CTR_FOREIGN_FREE] != w->foreign_frees)
-        WH_FZ_DIE("bad/foreign frees %llu/%llu, oracle %llu/%llu",
-                  (unsigned long long)st.counters[WH_SOA_CTR_BAD_FREE],
+        WH_FZ_DIE("bad/foreign frees %llu/%llu, oracle %llu/%llu", (unsigned long long)st.counters[WH_SOA_CTR_BAD_FREE],
                   (unsigned long long)st.counters[WH_SOA_CTR_FOREIGN_FREE], (unsigned long long)w->bad_frees,
                   (unsigned long long)w->foreign_frees);
 }
@@ -85,10 +96,16 @@ static void destroy(world *w, uint32_t k, bool twice) {
 static void enumerate(world *w, uint32_t t) {
     uint64_t expect = 0, seen = 0, sum = 0, want = 0;
     for (uint32_t i = 0; i < w->nlive; ++i)
-        if ((w->s.subtypes[t] >> wh_soa_ptr_type(w->live[i].p)) & 1u) { expect++; want += w->live[i].p * 31 + w->live[i].id; }
+        if ((w->s.subtypes[t] >> wh_soa_ptr_type(w->live[i].p)) & 1u) {
+            expect++;
+            want += w->live[i].p * 31 + w->live[i].id;
+        }
     wh_soa_iter it;
     wh_soa_iter_begin(&it, &w->s, t);
-    for (uint64_t p; (p = wh_soa_iter_next(&it, &w->s)) != 0;) { seen++; sum += p * 31 + *id_of(p); }
+    for (uint64_t p; (p = wh_soa_iter_next(&it, &w->s)) != 0;) {
+        seen++;
+        sum += p * 31 + *id_of(p);
+    }
     if (seen != expect || sum != want)
         WH_FZ_DIE("enumeration of type %u: %llu objects, oracle %llu", t, (unsigned long long)seen,
                   (unsigned long long)expect);
@@ -97,7 +114,7 @@ static void enumerate(world *w, uint32_t t) {
 static void step(world *w, const uint8_t *d) {
     uint8_t op = d[0] % 16;
     uint32_t r = (uint32_t)d[1] | (uint32_t)d[2] << 8 | (uint32_t)d[3] << 16;
-    if (op < 7) {                                           /* new */
+    if (op < 7) { /* new */
         uint32_t t = r % 3u;
         uint64_t p = w->nlive < MAXLIVE ? wh_soa_alloc(&w->s, t) : 0;
         if (p) {
@@ -106,7 +123,7 @@ static void step(world *w, const uint8_t *d) {
         }
     } else if (op < 11 && w->nlive) {
         destroy(w, r % w->nlive, op == 10);
-    } else if (op == 11) {                                  /* never handed out */
+    } else if (op == 11) { /* never handed out */
         uint64_t base = (uint64_t)(uintptr_t)w->s.blocks, any = w->nlive ? w->live[r % w->nlive].p : 0;
         uint64_t forged[] = {r | 1ull << 63, base | (uint64_t)FC_TYPE << WH_SOA_TYPE_SHIFT,
                              any ? any ^ 1ull << WH_SOA_CAP_SHIFT : 1, any ? any + WH_SOA_BLOCK_ALIGN : 2};
@@ -116,7 +133,7 @@ static void step(world *w, const uint8_t *d) {
         }
     } else if (op == 12 || op == 13) {
         enumerate(w, r % 3u);
-    } else if (op == 14) {                                  /* parallel_new: ids first .. first + n - 1 */
+    } else if (op == 14) { /* parallel_new: ids first .. first + n - 1 */
         uint64_t n = 1 + r % 200u;
         if (w->nlive + n > MAXLIVE) return;
         init_ctx c = {w->next_id};
@@ -132,8 +149,8 @@ static void step(world *w, const uint8_t *d) {
             made++;
         }
         w->next_id += n;
-        if (st == WH_OK && made != n) WH_FZ_DIE("parallel_new made %llu of %llu", (unsigned long long)made,
-                                                (unsigned long long)n);
+        if (st == WH_OK && made != n)
+            WH_FZ_DIE("parallel_new made %llu of %llu", (unsigned long long)made, (unsigned long long)n);
     } else if (op == 15) {
         if (wh_soa_free(&w->s, 0) != WH_OK) WH_FZ_DIE("destroy of null");
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator stress: many threads allocate objects of three types (a
  * class, its subclass with a smaller capacity, and an unrelated small class),
  * stamp each with a tag, check and destroy random ones; at the end every held
@@ -13,11 +14,17 @@
 #include "warpheap/soa.h"
 #include "wh_test.h"
 
+/* clang-format off */
 #define SA_FIELDS(F) F(uint64_t, tag) F(uint32_t, visits)
+/* clang-format on */
 WH_SOA_CLASS(SA, 0, SA_FIELDS)
+/* clang-format off */
 #define SB_FIELDS(F) F(uint64_t, b1) F(uint64_t, b2) F(uint32_t, b3)
+/* clang-format on */
 WH_SOA_SUBCLASS(SB, 1, SA, SB_FIELDS)
+/* clang-format off */
 #define SC_FIELDS(F) F(uint32_t, tag32) F(uint32_t, visits)
+/* clang-format on */
 WH_SOA_CLASS(SC, 2, SC_FIELDS)
 
 static const wh_soa_type_desc soa_stress_types[] = {WH_SOA_TYPE(SA), WH_SOA_TYPE(SB), WH_SOA_TYPE(SC)};
@@ -55,7 +62,10 @@ WH_INLINE WH_HOST_DEVICE void soa_stress_thread(const wh_soa *s, uint64_t tid, u
         uint64_t r = wh_hash64(tid * 0x100000001ull + i);
         if ((r % 100u) < 55u && h < cap) {
             uint64_t p = wh_soa_alloc(s, (uint32_t)((r >> 8) % 3u));
-            if (!p) { c->fails++; continue; }
+            if (!p) {
+                c->fails++;
+                continue;
+            }
             uint64_t tag = soa_stress_tag(tid, i);
             soa_stress_stamp(s, p, tag);
             held[h] = p;
@@ -76,7 +86,9 @@ WH_INLINE WH_HOST_DEVICE void soa_stress_thread(const wh_soa *s, uint64_t tid, u
 }
 
 /* parallel_do bodies: count visits (atomically: a double visit must show). */
-typedef struct soa_visit_ctx { uint64_t *total; } soa_visit_ctx;
+typedef struct soa_visit_ctx {
+    uint64_t *total;
+} soa_visit_ctx;
 WH_INLINE WH_HOST_DEVICE void soa_visit_a(const wh_soa *s, SA o, const soa_visit_ctx *c) {
     (void)s;
     (void)wh_atomic_fetch_add(&WH_GET(SA, o, visits), 1u, WH_RELAXED);

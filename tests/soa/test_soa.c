@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator unit tests (CPU backend): bad configurations give clear
  * statuses, block capacities follow the rule of 3.2, object pointers round-trip
  * at 50-bit addresses, subclass objects share the superclass's field arrays,
@@ -10,19 +11,31 @@
 #include "warpheap/soa.h"
 #include "wh_test.h"
 
+/* clang-format off */
 #define P_FIELDS(F) F(float, x) F(float, y)
+/* clang-format on */
 WH_SOA_CLASS(Pt, 0, P_FIELDS)
+/* clang-format off */
 #define Q_FIELDS(F) F(double, w) F(double, v[3])
+/* clang-format on */
 WH_SOA_SUBCLASS(Qt, 1, Pt, Q_FIELDS)
+/* clang-format off */
 #define ABS_FIELDS(F) F(uint8_t, k)
+/* clang-format on */
 WH_SOA_CLASS(Ab, 2, ABS_FIELDS)
+/* clang-format off */
 #define BIG_FIELDS(F) F(uint8_t, blob[5000])
+/* clang-format on */
 WH_SOA_CLASS(Big, 3, BIG_FIELDS)
+/* clang-format off */
 #define TP_FIELDS(F) F(uint64_t, key) F(uint32_t, val)
+/* clang-format on */
 WH_SOA_CLASS(Tp, 4, TP_FIELDS)
-WH_SOA_CLASS(Tq, 0, TP_FIELDS)      /* the same, alone in a heap: id 0 */
+WH_SOA_CLASS(Tq, 0, TP_FIELDS) /* the same, alone in a heap: id 0 */
 
-typedef struct init_ctx { float scale; } init_ctx;
+typedef struct init_ctx {
+    float scale;
+} init_ctx;
 WH_INLINE WH_HOST_DEVICE void pt_init(const wh_soa *s, Pt p, uint64_t i, const init_ctx *c) {
     (void)s;
     WH_GET(Pt, p, x) = (float)i * c->scale;
@@ -58,13 +71,13 @@ static void test_config(void) {
 }
 
 static void test_pointer(void) {
-    uint8_t *blk = (uint8_t *)(uintptr_t)0x3FFFFFFFFFFC0ull;    /* a 50-bit, 64-aligned address */
+    uint8_t *blk = (uint8_t *)(uintptr_t)0x3FFFFFFFFFFC0ull; /* a 50-bit, 64-aligned address */
     uint64_t p = wh_soa_ptr_make(blk, 13, 64, 63);
     CHECK(wh_soa_ptr_block(p) == blk);
     CHECK_EQ_U64(wh_soa_ptr_type(p), 13);
     CHECK_EQ_U64(wh_soa_ptr_cap(p), 64);
     CHECK_EQ_U64(wh_soa_ptr_slot(p), 63);
-    p = wh_soa_ptr_make((uint8_t *)(uintptr_t)0x7f1234567840ull, 255, 1, 0);   /* typical UVA (47 bits) */
+    p = wh_soa_ptr_make((uint8_t *)(uintptr_t)0x7f1234567840ull, 255, 1, 0); /* typical UVA (47 bits) */
     CHECK(wh_soa_ptr_block(p) == (uint8_t *)(uintptr_t)0x7f1234567840ull);
     CHECK_EQ_U64(wh_soa_ptr_type(p), 255);
     CHECK_EQ_U64(wh_soa_ptr_cap(p), 1);
@@ -80,16 +93,16 @@ static void test_layout_and_subclass(void) {
     CHECK_EQ_U64(s.cap[Qt_TYPE], 5056 / WH_SOA_SIZE(Qt) > 64 ? 64 : 5056 / WH_SOA_SIZE(Qt));
     CHECK_EQ_U64(WH_SOA_SIZE(Pt), 8);
     CHECK_EQ_U64(WH_SOA_SIZE(Qt), 40);
-    CHECK_EQ_U64(WH_SOA_SIZE(Tp), 12);                        /* not sizeof's 16: no tail padding */
+    CHECK_EQ_U64(WH_SOA_SIZE(Tp), 12); /* not sizeof's 16: no tail padding */
     CHECK_EQ_U64(sizeof(Tp__layout), 16);
     CHECK_EQ_U64(s.cap[Ab_TYPE], 0);
     CHECK_EQ_U64(s.cap[Big_TYPE], 1);
     CHECK_EQ_U64(s.subtypes[Pt_TYPE], 3);
-    CHECK(wh_soa_alloc(&s, Ab_TYPE) == 0);                   /* abstract: never allocated */
+    CHECK(wh_soa_alloc(&s, Ab_TYPE) == 0); /* abstract: never allocated */
     Qt q = WH_SOA_NEW(&s, Qt);
     CHECK(!Qt_is_null(q));
     WH_GET(Pt, Qt_super(q), x) = 1.5f;
-    CHECK(WH_GET(Qt, q, base.x) == 1.5f);                    /* one array, two names */
+    CHECK(WH_GET(Qt, q, base.x) == 1.5f); /* one array, two names */
     WH_GET(Qt, q, v)[2] = 7.0;
     CHECK(WH_GET(Qt, q, v)[2] == 7.0);
     CHECK(((uintptr_t)WH_FIELD(Qt, q, w) & 7u) == 0);
@@ -117,7 +130,7 @@ static void test_exhaustion_and_iter(void) {
     uint64_t cap = (uint64_t)s.nblocks * 64u, n = 0;
     uint64_t *ps = malloc((cap + 1) * 8);
     for (uint64_t p; n <= cap && (p = wh_soa_alloc(&s, Pt_TYPE)) != 0;) ps[n++] = p;
-    CHECK_EQ_U64(n, cap);                                     /* every slot, then null */
+    CHECK_EQ_U64(n, cap); /* every slot, then null */
     CHECK(wh_soa_alloc(&s, Qt_TYPE) == 0);
     wh_soa_stats st;
     CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
@@ -137,7 +150,7 @@ static void test_exhaustion_and_iter(void) {
     CHECK(st.fragmentation > 0.49 && st.fragmentation < 0.51);
     /* the heap is usable again: free slots are found in active blocks */
     Qt q = WH_SOA_NEW(&s, Qt);
-    CHECK(Qt_is_null(q));                                     /* no free block for another type */
+    CHECK(Qt_is_null(q)); /* no free block for another type */
     uint64_t again = wh_soa_alloc(&s, Pt_TYPE);
     CHECK(again != 0);
     wh_soa_free(&s, again);
@@ -152,7 +165,10 @@ static void test_exhaustion_and_iter(void) {
     wh_soa_iter_begin(&it, &s, Pt_TYPE);
     uint64_t p, cnt = 0;
     double sum = 0;
-    while ((p = wh_soa_iter_next(&it, &s)) != 0) { ++cnt; sum += WH_GET(Pt, Pt_from(p), x); }
+    while ((p = wh_soa_iter_next(&it, &s)) != 0) {
+        ++cnt;
+        sum += WH_GET(Pt, Pt_from(p), x);
+    }
     CHECK_EQ_U64(cnt, 1000);
     CHECK(sum == 2.0 * 999.0 * 1000.0 / 2.0);
     CHECK(Pt_parallel_new_pt_init(&s, cap, ic) == WH_ERR_OUT_OF_MEMORY);
@@ -223,7 +239,7 @@ static void test_parallel_new_packed(void) {
     CHECK(Pt_parallel_new_pt_init(&s, room + cap, ic) == WH_ERR_OUT_OF_MEMORY);
     CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
     CHECK_EQ_U64(st.free_blocks, 0);
-    CHECK_EQ_U64(st.objects[Pt_TYPE], st.blocks * cap);   /* every slot used, the last block's too */
+    CHECK_EQ_U64(st.objects[Pt_TYPE], st.blocks * cap); /* every slot used, the last block's too */
     uint64_t bad_blocks = 0;
     CHECK(wh_soa_check(&s, &bad_blocks) == WH_OK && bad_blocks == 0);
     free(seen);
@@ -240,7 +256,7 @@ static void test_packed_arrays(void) {
     wh_soa_config cfg = {1u << 20, t, 1, false, 2};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     CHECK_EQ_U64(s.cap[Tq_TYPE], 64);
-    CHECK_EQ_U64(s.block_bytes, WH_SOA_HEADER_BYTES + 64u * 12u);   /* data = 64 x 12, not 64 x 16 */
+    CHECK_EQ_U64(s.block_bytes, WH_SOA_HEADER_BYTES + 64u * 12u); /* data = 64 x 12, not 64 x 16 */
     uint64_t n = (uint64_t)s.nblocks * s.cap[Tq_TYPE];
     uint64_t *ps = malloc(n * sizeof *ps), got = 0;
     for (; got < n; ++got) {
@@ -250,7 +266,7 @@ static void test_packed_arrays(void) {
         WH_GET(Tq, o, key) = 0x1000000000000000ull + got;
         WH_GET(Tq, o, val) = ~(uint32_t)got;
     }
-    CHECK_EQ_U64(got, n);                                    /* every block full */
+    CHECK_EQ_U64(got, n); /* every block full */
     uint64_t bad = 0;
     for (uint64_t i = 0; i < got; ++i) {
         Tq o = Tq_from(ps[i]);
@@ -279,7 +295,7 @@ static void test_double_free_last(void) {
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t p = wh_soa_alloc(&s, Pt_TYPE);
     CHECK(p != 0);
-    CHECK(wh_soa_free(&s, p) == WH_OK);                       /* the block is free again */
+    CHECK(wh_soa_free(&s, p) == WH_OK); /* the block is free again */
     CHECK(wh_soa_free(&s, p) == WH_ERR_DOUBLE_FREE);
     CHECK(wh_soa_free(&s, p) == WH_ERR_DOUBLE_FREE);
     uint64_t bad = 1;
@@ -299,7 +315,7 @@ static void test_double_free_last(void) {
     CHECK(wh_soa_free(&s, ps[0]) == WH_ERR_DOUBLE_FREE);
     CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
     CHECK(wh_soa_alloc(&s, Pt_TYPE) != 0);
-    CHECK(wh_soa_alloc(&s, Pt_TYPE) == 0);                    /* one slot came back, not two */
+    CHECK(wh_soa_alloc(&s, Pt_TYPE) == 0); /* one slot came back, not two */
     free(ps);
     wh_soa_destroy(&s);
 }
@@ -315,17 +331,17 @@ static void test_foreign_frees(void) {
     CHECK(wh_soa_create(&b, &cfg) == WH_OK);
     uint64_t pa = wh_soa_alloc(&a, Pt_TYPE), pb = wh_soa_alloc(&b, Qt_TYPE);
     CHECK(pa != 0 && pb != 0);
-    CHECK(wh_soa_free(&b, pa) == WH_ERR_FOREIGN_POINTER);      /* another heap's object */
+    CHECK(wh_soa_free(&b, pa) == WH_ERR_FOREIGN_POINTER); /* another heap's object */
     CHECK(wh_soa_free(&a, pb) == WH_ERR_FOREIGN_POINTER);
     uint64_t tags = pa & ~WH_SOA_ADDR_MASK, blocks = (uint64_t)(uintptr_t)a.blocks;
     uint64_t forged[] = {
-        pa ^ (15ull << WH_SOA_TYPE_SHIFT),                      /* an unknown type id */
-        wh_soa_ptr_make(wh_soa_ptr_block(pa), Qt_TYPE, a.cap[Qt_TYPE], 0),   /* its block is Pt's */
-        pa ^ (5ull << WH_SOA_CAP_SHIFT),                        /* a wrong capacity */
-        tags | (blocks + (uint64_t)a.nblocks * a.block_bytes),  /* past the last block */
-        tags | (blocks - 1024u),                                /* before block 0 */
-        pa + WH_SOA_BLOCK_ALIGN,                                /* inside a block, not its start */
-        0x123456789abcdefull,                                   /* garbage */
+        pa ^ (15ull << WH_SOA_TYPE_SHIFT),                                 /* an unknown type id */
+        wh_soa_ptr_make(wh_soa_ptr_block(pa), Qt_TYPE, a.cap[Qt_TYPE], 0), /* its block is Pt's */
+        pa ^ (5ull << WH_SOA_CAP_SHIFT),                                   /* a wrong capacity */
+        tags | (blocks + (uint64_t)a.nblocks * a.block_bytes),             /* past the last block */
+        tags | (blocks - 1024u),                                           /* before block 0 */
+        pa + WH_SOA_BLOCK_ALIGN,                                           /* inside a block, not its start */
+        0x123456789abcdefull,                                              /* garbage */
         ~0ull,
     };
     for (unsigned k = 0; k < sizeof forged / sizeof *forged; ++k)
@@ -335,17 +351,17 @@ static void test_foreign_frees(void) {
     CHECK(wh_soa_check(&b, &bad) == WH_OK && bad == 0);
     wh_soa_stats st;
     CHECK(wh_soa_stats_get(&a, &st) == WH_OK);
-    CHECK_EQ_U64(st.objects[Pt_TYPE], 1);                        /* pa lives on */
+    CHECK_EQ_U64(st.objects[Pt_TYPE], 1); /* pa lives on */
     CHECK_EQ_U64(st.counters[WH_SOA_CTR_FOREIGN_FREE], 1 + sizeof forged / sizeof *forged);
     CHECK_EQ_U64(st.counters[WH_SOA_CTR_BAD_FREE], 0);
     CHECK(wh_soa_stats_get(&b, &st) == WH_OK);
     CHECK_EQ_U64(st.objects[Qt_TYPE], 1);
     CHECK(wh_soa_free(&a, pa) == WH_OK);
     CHECK(wh_soa_free(&b, pb) == WH_OK);
-    CHECK(wh_soa_free(&a, 0) == WH_OK);                        /* null: nothing to do */
+    CHECK(wh_soa_free(&a, 0) == WH_OK); /* null: nothing to do */
     uint64_t again = wh_soa_alloc(&b, Qt_TYPE);
     wh_soa_destroy(&a);
-    CHECK(wh_soa_alloc(&a, Pt_TYPE) == 0);                     /* a destroyed heap: nothing, no crash */
+    CHECK(wh_soa_alloc(&a, Pt_TYPE) == 0); /* a destroyed heap: nothing, no crash */
     CHECK(wh_soa_free(&a, again) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_soa_free(&b, again) == WH_OK);
     wh_soa_destroy(&b);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator on the GPU: the stress loop of soa_stress.h on a full grid
  * (every lane draws its own operation and type: heavy divergence; allocation
  * groups form by match_any inside divergent branches), on a roomy heap and on a
@@ -16,7 +17,6 @@
 WH_SOA_PARALLEL_DO(SA, soa_visit_a, soa_visit_ctx)
 WH_SOA_PARALLEL_DO(SC, soa_visit_c, soa_visit_ctx)
 WH_SOA_PARALLEL_DO(SC, soa_churn_c, soa_visit_ctx)
-
 
 /* Destroy: WH_ERR_IN_USE exactly when objects are still live; either way
  * everything is released. */
@@ -100,11 +100,14 @@ static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, b
             per_type[wh_soa_ptr_type(p) % 3]++;
         }
     printf("soa stress gpu: %u threads, %llu allocs, %llu frees, %llu failed, %zu held, %u blocks, %.3f ms"
-           " (%.1f M ops/s)\n", threads, tot.allocs, tot.frees, tot.fails, all.size(), s.nblocks, ms,
-           (tot.allocs + tot.frees) / (ms * 1e3));
+           " (%.1f M ops/s)\n",
+           threads, tot.allocs, tot.frees, tot.fails, all.size(), s.nblocks, ms, (tot.allocs + tot.frees) / (ms * 1e3));
     CHECK(tot.allocs > 0 && tot.frees > 0);
     CHECK_EQ_U64(tot.corrupt, 0);
-    if (expect_fails) CHECK(tot.fails > 0); else CHECK_EQ_U64(tot.fails, 0);
+    if (expect_fails)
+        CHECK(tot.fails > 0);
+    else
+        CHECK_EQ_U64(tot.fails, 0);
     std::sort(all.begin(), all.end());
     CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
     check_heap(&s, "after stress");
@@ -140,24 +143,32 @@ static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, b
     CHECK_EQ_U64(device_u64(d_total), st.objects[SC_TYPE]);
     CHECK_EQ_U64(st.counters[WH_SOA_CTR_RETRY_LIMIT], 0);
 
-    WH_CUDA_OR_DIE(cudaFree(d_held)); WH_CUDA_OR_DIE(cudaFree(d_tags)); WH_CUDA_OR_DIE(cudaFree(d_n));
-    WH_CUDA_OR_DIE(cudaFree(d_c)); WH_CUDA_OR_DIE(cudaFree(d_total)); WH_CUDA_OR_DIE(cudaFree(d_wrong));
-    WH_CUDA_OR_DIE(cudaEventDestroy(e0)); WH_CUDA_OR_DIE(cudaEventDestroy(e1));
+    WH_CUDA_OR_DIE(cudaFree(d_held));
+    WH_CUDA_OR_DIE(cudaFree(d_tags));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
+    WH_CUDA_OR_DIE(cudaFree(d_c));
+    WH_CUDA_OR_DIE(cudaFree(d_total));
+    WH_CUDA_OR_DIE(cudaFree(d_wrong));
+    WH_CUDA_OR_DIE(cudaEventDestroy(e0));
+    WH_CUDA_OR_DIE(cudaEventDestroy(e1));
     destroy_checked(&s);
 }
 
 /* parallel_new with full 32-lane groups: object i carries i; read back through
  * the host image, every i must appear exactly once.  device_do from a kernel
  * must count every object. */
-typedef struct stamp_ctx { uint64_t *count; } stamp_ctx;
+typedef struct stamp_ctx {
+    uint64_t *count;
+} stamp_ctx;
 WH_INLINE WH_HOST_DEVICE void stamp_init(const wh_soa *s, SC o, uint64_t i, const stamp_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     WH_GET(SC, o, tag32) = (uint32_t)i;
     WH_GET(SC, o, visits) = 0;
 }
 WH_SOA_PARALLEL_NEW(SC, stamp_init, stamp_ctx)
 static __global__ void device_do_kernel(wh_soa s, unsigned long long *count) {
-    if (blockIdx.x * blockDim.x + threadIdx.x >= 64) return;  /* 64 threads, each the whole set */
+    if (blockIdx.x * blockDim.x + threadIdx.x >= 64) return; /* 64 threads, each the whole set */
     wh_soa_iter it;
     wh_soa_iter_begin(&it, &s, SC_TYPE);
     unsigned long long n = 0;
@@ -170,7 +181,7 @@ static void test_parallel_new(uint32_t n) {
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     stamp_ctx c = {NULL};
     CHECK(SC_parallel_new_stamp_init(&s, n, c) == WH_OK);
-    wh_soa_stats st;                  /* packed: cap objects to a block */
+    wh_soa_stats st; /* packed: cap objects to a block */
     CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
     CHECK_EQ_U64(st.used_blocks[SC_TYPE], (n + s.cap[SC_TYPE] - 1) / s.cap[SC_TYPE]);
     CHECK_EQ_U64(st.objects[SC_TYPE], n);
@@ -190,7 +201,10 @@ static void test_parallel_new(uint32_t n) {
     uint64_t total = 0, bad = 0;
     for (uint64_t p; (p = wh_soa_iter_next(&it, &img)) != 0; ++total) {
         uint32_t i = WH_GET(SC, SC_from(p), tag32);
-        if (i < n) seen[i]++; else bad++;
+        if (i < n)
+            seen[i]++;
+        else
+            bad++;
     }
     for (uint32_t i = 0; i < n; ++i) bad += seen[i] != 1;
     CHECK_EQ_U64(total, n);
@@ -231,7 +245,7 @@ static void test_burst(uint32_t n, size_t heap, bool fill, bool packed) {
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t fill_blocks = fill ? s.nblocks / 4u + 64u : 0, nfill = fill_blocks * s.cap[SC_TYPE];
     stamp_ctx c = {NULL};
-    if (nfill) CHECK(SC_parallel_new_stamp_init(&s, nfill, c) == WH_OK);   /* packed: fill_blocks full blocks */
+    if (nfill) CHECK(SC_parallel_new_stamp_init(&s, nfill, c) == WH_OK); /* packed: fill_blocks full blocks */
     unsigned long long *d_fails, fails = 0;
     WH_CUDA_OR_DIE(cudaMalloc(&d_fails, 8));
     WH_CUDA_OR_DIE(cudaMemset(d_fails, 0, 8));
@@ -267,12 +281,15 @@ int main(int argc, char **argv) {
                         WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Object allocator on the GPU: the stress loop on a full grid, roomy and exhausted.");
     if (!wh_cli_given(cli, "ops")) ops = small ? 40 : 400;
-    if (!wh_cuda_available()) { printf("test_soa_gpu: no GPU, skipped\n"); return WH_TEST_SKIP; }
+    if (!wh_cuda_available()) {
+        printf("test_soa_gpu: no GPU, skipped\n");
+        return WH_TEST_SKIP;
+    }
     test_parallel_new(small ? 5000u : 1000000u);
     test_burst(small ? 20000u : 2000000u, small ? (16u << 20) : (256u << 20), true, !small);
     test_burst(small ? 20000u : 2000000u, 256u << 20, false, false);
     uint32_t threads = small ? 2048u : 132u * 2048u;
-    stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false);   /* roomy */
-    stress(small ? (256u << 10) : (8u << 20), threads, ops, 16, true);   /* exhausted */
+    stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false); /* roomy */
+    stress(small ? (256u << 10) : (8u << 20), threads, ops, 16, true); /* exhausted */
     return wh_test_finish("test_soa_gpu");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object allocator stress on the CPU backend: 16 threads run mixed
  * new/destroy of three types on one heap (two heap sizes: a roomy one and one
  * where allocations fail for want of blocks), then: every held object intact
@@ -25,8 +26,8 @@ typedef struct run {
 
 static void worker(unsigned i, void *p) {
     run *r = (run *)p;
-    soa_stress_thread(r->s, i, r->ops, r->held + (size_t)i * r->cap, r->tags + (size_t)i * r->cap, r->cap,
-                      &r->n[i], &r->c[i]);
+    soa_stress_thread(r->s, i, r->ops, r->held + (size_t)i * r->cap, r->tags + (size_t)i * r->cap, r->cap, &r->n[i],
+                      &r->c[i]);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -38,8 +39,13 @@ static void stress(size_t bytes, unsigned threads, uint32_t ops, uint32_t cap, i
     wh_soa s;
     wh_soa_config cfg = {bytes, soa_stress_types, 3, false, 4};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
-    run r = {&s, ops, cap, calloc((size_t)threads * cap, 8), calloc((size_t)threads * cap, 8),
-             calloc(threads, 4), calloc(threads, sizeof(soa_stress_counts))};
+    run r = {&s,
+             ops,
+             cap,
+             calloc((size_t)threads * cap, 8),
+             calloc((size_t)threads * cap, 8),
+             calloc(threads, 4),
+             calloc(threads, sizeof(soa_stress_counts))};
     double t0 = wh_now_seconds();
     wh_run_threads(threads, worker, &r);
     double dt = wh_now_seconds() - t0;
@@ -48,19 +54,24 @@ static void stress(size_t bytes, unsigned threads, uint32_t ops, uint32_t cap, i
     uint64_t held = 0, per_type[3] = {0, 0, 0};
     uint64_t *all = malloc((size_t)threads * cap * 8);
     for (unsigned i = 0; i < threads; ++i) {
-        tot.allocs += r.c[i].allocs; tot.frees += r.c[i].frees;
-        tot.fails += r.c[i].fails;   tot.corrupt += r.c[i].corrupt;
+        tot.allocs += r.c[i].allocs;
+        tot.frees += r.c[i].frees;
+        tot.fails += r.c[i].fails;
+        tot.corrupt += r.c[i].corrupt;
         for (uint32_t k = 0; k < r.n[i]; ++k) {
             uint64_t p = r.held[(size_t)i * cap + k];
             all[held++] = p;
             per_type[wh_soa_ptr_type(p)]++;
         }
     }
-    printf("soa stress cpu: %u threads, %llu allocs, %llu frees, %llu failed, %llu held, %u blocks, %.3f s\n",
-           threads, tot.allocs, tot.frees, tot.fails, (unsigned long long)held, s.nblocks, dt);
+    printf("soa stress cpu: %u threads, %llu allocs, %llu frees, %llu failed, %llu held, %u blocks, %.3f s\n", threads,
+           tot.allocs, tot.frees, tot.fails, (unsigned long long)held, s.nblocks, dt);
     CHECK(tot.allocs > 0 && tot.frees > 0);
     CHECK_EQ_U64(tot.corrupt, 0);
-    if (expect_fails) CHECK(tot.fails > 0); else CHECK_EQ_U64(tot.fails, 0);
+    if (expect_fails)
+        CHECK(tot.fails > 0);
+    else
+        CHECK_EQ_U64(tot.fails, 0);
     qsort(all, held, 8, cmp_u64);
     uint64_t twice = 0;
     for (uint64_t k = 1; k < held; ++k) twice += all[k] == all[k - 1];
@@ -115,8 +126,12 @@ static void stress(size_t bytes, unsigned threads, uint32_t ops, uint32_t cap, i
     CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
     CHECK_EQ_U64(st.free_blocks, st.blocks);
     check_heap(&s, "after freeing all");
-    free(rest); free(all);
-    free(r.held); free(r.tags); free(r.n); free(r.c);
+    free(rest);
+    free(all);
+    free(r.held);
+    free(r.tags);
+    free(r.n);
+    free(r.c);
     wh_soa_destroy(&s);
 }
 
@@ -126,7 +141,7 @@ int main(int argc, char **argv) {
     wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "threads on one heap"),
                         WH_CLI_UINT("ops", &ops, "operations per thread"), WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Object allocator stress on the CPU backend: mixed new/destroy of three types.");
-    stress(64u << 20, threads, ops, 512, 0);      /* roomy: no allocation may fail */
-    stress(96u << 10, threads, ops, 512, 1);      /* tight: exhaustion, blocks recycled */
+    stress(64u << 20, threads, ops, 512, 0); /* roomy: no allocation may fail */
+    stress(96u << 10, threads, ops, 512, 1); /* tight: exhaustion, blocks recycled */
     return wh_test_finish("test_soa_stress");
 }

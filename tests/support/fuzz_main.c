@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The plain-test form of a libFuzzer target: linked instead of libFuzzer's
  * main, it feeds the target --runs=N pseudo-random inputs of 2 .. --max-len
  * bytes (a fixed sequence, so a failure repeats), with a line of progress
@@ -19,9 +20,12 @@ int main(int argc, char **argv) {
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        if (c == 'r') runs = atol(optarg);
-        else if (c == 'l') max_len = atol(optarg);
-        else if (c == 's') seed = atol(optarg);
+        if (c == 'r')
+            runs = atol(optarg);
+        else if (c == 'l')
+            max_len = atol(optarg);
+        else if (c == 's')
+            seed = atol(optarg);
         else {
             fprintf(c == 'h' ? stdout : stderr, "usage: %s [--runs=N] [--max-len=BYTES] [--seed=S]\n", argv[0]);
             return c == 'h' ? 0 : 2;

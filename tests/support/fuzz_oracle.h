@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the fuzz targets know of live allocations: address, size and a fill
  * byte written at allocation.  A new block must overlap no live one, and a
  * block's bytes must be intact when it is freed. */
@@ -17,7 +18,12 @@ typedef struct wh_fz_block {
 } wh_fz_block;
 
 /* Stop the run: libFuzzer keeps the input that got here. */
-#define WH_FZ_DIE(...) do { fprintf(stderr, "fuzz oracle: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
+#define WH_FZ_DIE(...)                                \
+    do {                                              \
+        fprintf(stderr, "fuzz oracle: " __VA_ARGS__); \
+        fputc('\n', stderr);                          \
+        abort();                                      \
+    } while (0)
 
 static inline bool wh_fz_overlap(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
     return a < b + bn && b < a + an;

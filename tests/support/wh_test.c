@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "wh_test.h"
 
 #include <pthread.h>

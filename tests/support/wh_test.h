@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Minimal test support: checks that count failures instead of aborting, so a
  * test reports every broken expectation, and a pthread fan-out helper. */
 #ifndef WH_TEST_H
@@ -15,19 +16,21 @@ extern "C" {
 
 extern int wh_test_failures;
 
-#define CHECK(cond) do {                                                        \
-        if (!(cond)) {                                                          \
-            ++wh_test_failures;                                                 \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            ++wh_test_failures;                                                      \
             fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                       \
+        }                                                                            \
     } while (0)
-#define CHECK_EQ_U64(a, b) do {                                                 \
-        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                        \
-        if (a_ != b_) {                                                         \
-            ++wh_test_failures;                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%" PRIu64 " vs %" PRIu64 ")\n", \
-                    __FILE__, __LINE__, #a, #b, a_, b_);                        \
-        }                                                                       \
+#define CHECK_EQ_U64(a, b)                                                                                          \
+    do {                                                                                                            \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                                            \
+        if (a_ != b_) {                                                                                             \
+            ++wh_test_failures;                                                                                     \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%" PRIu64 " vs %" PRIu64 ")\n", __FILE__, __LINE__, #a, \
+                    #b, a_, b_);                                                                                    \
+        }                                                                                                           \
     } while (0)
 
 /* Exit status for a test: 0 if all checks passed. Prints a closing line. */
