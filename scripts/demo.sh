@@ -13,7 +13,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
 need=""
 for tool in cmake:cmake gcc:gcc g++:g++ make:make; do command -v "${tool%%:*}" >/dev/null || need="$need ${tool#*:}"; done
-python3 -c 'import matplotlib' 2>/dev/null || need="$need python3-matplotlib"
+plot_python() {                        # a python3 that has matplotlib (Debian's, if another comes first)
+  for py in python3 /usr/bin/python3; do
+    command -v "$py" >/dev/null && "$py" -c 'import matplotlib' 2>/dev/null && { echo "$py"; return; }
+  done
+}
+[ -n "$(plot_python)" ] || need="$need python3-matplotlib"
 if [ -n "$need" ] && command -v apt-get >/dev/null; then
   echo "== installing:$need"
   $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null \
@@ -31,8 +36,9 @@ echo "== build wh_tour"
 cmake --build "$build" --target wh_tour -j "$jobs"
 echo "== tour"
 "$build/bin/wh_tour" --out="$build/tour" "$@"
-if python3 -c 'import matplotlib' 2>/dev/null; then
-  python3 examples/tour/plot.py "$build/tour/tour.csv" "$build/tour/speedups.png"
+py=$(plot_python)
+if [ -n "$py" ]; then
+  "$py" examples/tour/plot.py "$build/tour/tour.csv" "$build/tour/speedups.png"
 else
   echo "no matplotlib: the speed-ups stay in $build/tour/tour.csv"
 fi
