@@ -240,7 +240,7 @@ static void arena_row(tour *t, const mc_tables *tabp, int n, int frames) {
     }
 #endif
     char what[72];
-    snprintf(what, sizeof what, "marching cubes %d^3, %d frames, ms per frame", n, frames);
+    snprintf(what, sizeof what, "marching cubes %d^3, %d frames, time per frame", n, frames);
     tour_report(t, "stream arena", what, ours, base, theirs);
 }
 

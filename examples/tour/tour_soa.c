@@ -24,7 +24,7 @@ void tour_soa(tour *t) {
     double ts = run_warpheap(&o, &ours), tb = run_static(&o, o.dev, &theirs);
     if (compare("warpheap", &ours, "static arrays", &theirs)) tour_fail("object allocator", "the final grids differ");
     char what[72], path[4096];
-    snprintf(what, sizeof what, "wa-tor %ux%u, %u iterations, ms per iteration", o.w, o.h, o.iters);
+    snprintf(what, sizeof what, "wa-tor %ux%u, %u iterations, time per iteration", o.w, o.h, o.iters);
     tour_report(t, "object allocator", what, ts * 1e3 / o.iters, "static arrays (no allocator)", tb * 1e3 / o.iters);
     snprintf(path, sizeof path, "%s/wator.png", t->out);
     unsigned char *rgb = grid_rgb(&ours, o.w, o.h);
