@@ -13,10 +13,26 @@
 #include <string.h>
 #include <stdint.h>
 #include <time.h>
+#include "warpheap/platform.h"
 #if defined(__CUDACC__)
 #include <cuda_runtime_api.h>
 #include "warpheap/cuda_check.h"
 #endif
+
+/* The neighbour of cell (row-major, w x h) in direction d (0 up, 1 right,
+ * 2 down, 3 left) on a torus: the grid of wa-tor and sugarscape. */
+WH_INLINE WH_HOST_DEVICE uint32_t app_torus_neighbor(uint32_t w, uint32_t h, uint32_t cell, uint32_t d) {
+    uint32_t x = cell % w, y = cell / w;
+    if (d == 0)
+        y = y ? y - 1 : h - 1;
+    else if (d == 1)
+        x = x + 1 == w ? 0 : x + 1;
+    else if (d == 2)
+        y = y + 1 == h ? 0 : y + 1;
+    else
+        x = x ? x - 1 : w - 1;
+    return y * w + x;
+}
 
 static inline double app_now(void) {
     struct timespec ts;

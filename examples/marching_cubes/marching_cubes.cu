@@ -153,15 +153,6 @@ static __device__ uint32_t brick_cases(const mc_gtables *tab, const float *sf, i
     return mine;
 }
 
-/* A plain mesh buffer as a span of one unbounded extent. */
-static __device__ wh_arena_span buffer_span(float *out) {
-    wh_arena_span sp;
-    sp.part[0].ptr = (uint64_t)(uintptr_t)out;
-    sp.part[1].ptr = 0;
-    sp.count0 = sp.count = UINT64_MAX;
-    return sp;
-}
-
 /* Where the frame's triangle total goes once the last block has it. */
 struct tail_args {
     uint32_t *frame;    /* device: the frame being made; += 1 here      */
@@ -531,7 +522,7 @@ static __global__ void __launch_bounds__(THREADS)
     if (brick_tris[bid] == 0) return;
     wh_arena_span sp;
     if (out) {
-        sp = buffer_span(out);
+        sp = wh_arena_span_of(out);
     } else {
         sp = *span;
         if (!sp.part[0].ptr) return;
@@ -629,7 +620,7 @@ static __global__ void __launch_bounds__(THREADS, 4)
     wh_arena_span sp;
     uint64_t first = (uint64_t)__ldcg(&brick_off[bid]) + off; /* every load from L2 first: one round trip */
     if (out) {
-        sp = buffer_span(out);
+        sp = wh_arena_span_of(out);
     } else { /* written by the last block */
         uint32_t rs = SIDE ? __ldcg(t.reserve_status) : (uint32_t)WH_OK;
         const uint64_t *w = (const uint64_t *)t.span;
@@ -942,7 +933,7 @@ static __global__ void __launch_bounds__(THREADS, 4)
         if (ARENA && o.last && s_win_ok) onepass_post(o, seq, o.slot, &s_win, all, 0u, 0u); /* a chain's last: */
     }                              /* posts its own, while the other threads write */
     if (!ok || total == 0) return; /* block-uniform */
-    wh_arena_span sp = ARENA ? s_win : buffer_span(out);
+    wh_arena_span sp = ARENA ? s_win : wh_arena_span_of(out);
     emit(&tab, sf, n, b.x, b.y, b.z, cs, &sp, (uint64_t)prefix + off);
 }
 

@@ -79,15 +79,6 @@ static void generate(const grid *g, const mc_tables *t, const wh_arena_span *sp)
     }
 }
 
-/* The worst-case buffer as a span of one extent. */
-static wh_arena_span whole(float *buf) {
-    wh_arena_span sp;
-    memset(&sp, 0, sizeof sp);
-    sp.part[0].ptr = (uint64_t)(uintptr_t)buf;
-    sp.count0 = sp.count = UINT64_MAX;
-    return sp;
-}
-
 int main(int argc, char **argv) {
     int n = 32, frames = 24;
     int K = 3, balls = 8, bad = 0;
@@ -138,7 +129,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mc_cpu: setup: %s\n", wh_last_error());
         return 1;
     }
-    wh_arena_span ring[3], ref_span = whole(ref);
+    wh_arena_span ring[3], ref_span = wh_arena_span_of(ref);
     memset(ring, 0, sizeof ring);
     for (int f = 0; f < frames; ++f) {
         size_t tris = (size_t)count_frame(&g, &t, (uint32_t)f, balls);

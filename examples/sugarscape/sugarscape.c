@@ -66,16 +66,7 @@ typedef struct ss_ctx {
 
 /* ---- shared rules --------------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE uint32_t ss_neighbor(const ss_ctx *c, uint32_t cell, uint32_t d) {
-    uint32_t x = cell % c->w, y = cell / c->w;
-    if (d == 0)
-        y = y ? y - 1 : c->h - 1;
-    else if (d == 1)
-        x = x + 1 == c->w ? 0 : x + 1;
-    else if (d == 2)
-        y = y + 1 == c->h ? 0 : y + 1;
-    else
-        x = x ? x - 1 : c->w - 1;
-    return y * c->w + x;
+    return app_torus_neighbor(c->w, c->h, cell, d);
 }
 WH_INLINE WH_HOST_DEVICE uint64_t ss_rand(uint32_t iter, uint32_t phase, uint32_t cell) {
     return wh_hash64(((uint64_t)(iter * 8u + phase) << 32) ^ cell ^ 0x5AC0000000000000ull);

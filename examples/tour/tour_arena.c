@@ -52,15 +52,6 @@ WH_INLINE WH_HOST_DEVICE void cell_tri(const mc_tables *t, int n, uint32_t i, co
     }
 }
 
-/* A plain buffer as a span of one extent, so that one generate step serves both ways. */
-static wh_arena_span whole(void *buf) {
-    wh_arena_span sp;
-    memset(&sp, 0, sizeof sp);
-    sp.part[0].ptr = (uint64_t)(uintptr_t)buf;
-    sp.count0 = sp.count = UINT64_MAX;
-    return sp;
-}
-
 #if defined(__CUDACC__)
 static __global__ void count_kernel(const mc_tables *t, int n, frame_balls fb, unsigned long long *total) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, cells = (uint32_t)((n - 1) * (n - 1) * (n - 1));
@@ -114,7 +105,7 @@ static double gpu_sync_way(gpu_mc *g, uint64_t *max_tris) {
         if (*total > *max_tris) *max_tris = *total;
         if (buf[f % KEEP]) WH_CUDA_OR_DIE(cudaFreeAsync(buf[f % KEEP], g->s));
         WH_CUDA_OR_DIE(cudaMallocAsync(&buf[f % KEEP], (size_t)*total * TRI_BYTES + TRI_BYTES, g->s));
-        wh_arena_span sp = whole(buf[f % KEEP]);
+        wh_arena_span sp = wh_arena_span_of(buf[f % KEEP]);
         WH_CUDA_OR_DIE(cudaMemcpyAsync(g->spans + f % KEEP, &sp, sizeof sp, cudaMemcpyHostToDevice, g->s));
         gpu_generate(g, &fb, g->spans + f % KEEP);
     }
@@ -174,7 +165,7 @@ static double cpu_way(const mc_tables *t, int n, int frames, wh_arena *a, uint64
             free(buf[f % KEEP]);
             buf[f % KEEP] = malloc(tris * TRI_BYTES + TRI_BYTES);
             if (!buf[f % KEEP]) tour_fail("stream arena", "malloc");
-            sp = whole(buf[f % KEEP]);
+            sp = wh_arena_span_of(buf[f % KEEP]);
         }
         cpu_generate(t, n, &fb, &sp);
     }

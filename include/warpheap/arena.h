@@ -67,6 +67,17 @@ WH_INLINE WH_HOST_DEVICE void *wh_arena_span_at(const wh_arena_span *sp, uint64_
     return (void *)(uintptr_t)(sp->part[1].ptr + (i - sp->count0) * elem_bytes);
 }
 
+/* A span over ordinary memory (one extent, no element bound), so that code
+ * writing through wh_arena_span_at serves arena spans and plain buffers alike.
+ * It is not an arena allocation: never free it with the arena. */
+WH_INLINE WH_HOST_DEVICE wh_arena_span wh_arena_span_of(void *ptr) {
+    wh_arena_span sp;
+    memset(&sp, 0, sizeof sp);
+    sp.part[0].ptr = (uint64_t)(uintptr_t)ptr;
+    sp.count0 = sp.count = UINT64_MAX;
+    return sp;
+}
+
 /* RING reservations (arena_reserve.h): what the next replace of one slot
  * will find once that slot's span is freed -- the free blocks in ring order
  * from the cursor -- made off the critical path by the previous commit. */

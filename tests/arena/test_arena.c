@@ -957,6 +957,15 @@ static void test_warp_api(void) {
     wh_arena_destroy(a);
 }
 
+/* A span over a plain buffer reaches every element of it, like a one-extent arena span. */
+static void test_span_of(void) {
+    float buf[64];
+    wh_arena_span sp = wh_arena_span_of(buf);
+    CHECK(sp.part[1].ptr == 0 && sp.count0 == sp.count);
+    for (uint64_t i = 0; i < 64; i += 7) CHECK(wh_arena_span_at(&sp, i, sizeof(float)) == (void *)&buf[i]);
+    CHECK(wh_arena_span_at(&sp, 5, 36) == (void *)((char *)buf + 180));
+}
+
 int main(int argc, char **argv) {
     uint32_t commands = 40000;
     wh_cli_opt cli[] = {WH_CLI_UINT("commands", &commands, "commands of each random sequence"), WH_CLI_END};
@@ -982,5 +991,6 @@ int main(int argc, char **argv) {
     test_mirror_on_failure();
     test_replace();
     test_warp_api();
+    test_span_of();
     return wh_test_finish("test_arena");
 }

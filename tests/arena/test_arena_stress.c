@@ -240,17 +240,23 @@ static void run_window(unsigned t, void *p) {
         window_producer(j, t - 2u);
 }
 
-/* A twin arena of the same configuration runs the frames' replaces as
- * commands (counts[f], or ring_count(f) without counts): both rings and both
- * block cores must end equal, byte for byte, and the walk account for every
- * byte. */
-static void ring_twin(ring_job *j, const uint64_t *counts) {
+/* The arena of every ring test: a RING of 4 MiB on the CPU backend. */
+static wh_arena_config ring_config(void) {
     wh_arena_config cfg = {.bytes = 4u << 20,
                            .max_blocks = 64,
                            .backend = WH_ARENA_CPU,
                            .policy = WH_ARENA_RING,
                            .mirror = WH_ARENA_MIRROR_ON_FAILURE,
                            .index = WH_BLOCKS_LIST};
+    return cfg;
+}
+
+/* A twin arena of the same configuration runs the frames' replaces as
+ * commands (counts[f], or ring_count(f) without counts): both rings and both
+ * block cores must end equal, byte for byte, and the walk account for every
+ * byte. */
+static void ring_twin(ring_job *j, const uint64_t *counts) {
+    wh_arena_config cfg = ring_config();
     wh_arena *twin = NULL;
     CHECK(wh_arena_create(&twin, &cfg) == WH_OK);
     if (!twin) return;
@@ -275,12 +281,7 @@ static void ring_twin(ring_job *j, const uint64_t *counts) {
 }
 
 static void test_ring_pipeline(uint32_t frames, bool chain) {
-    wh_arena_config cfg = {.bytes = 4u << 20,
-                           .max_blocks = 64,
-                           .backend = WH_ARENA_CPU,
-                           .policy = WH_ARENA_RING,
-                           .mirror = WH_ARENA_MIRROR_ON_FAILURE,
-                           .index = WH_BLOCKS_LIST};
+    wh_arena_config cfg = ring_config();
     ring_job j;
     memset(&j, 0, sizeof j);
     j.frames = frames;
@@ -308,12 +309,7 @@ static void test_ring_pipeline(uint32_t frames, bool chain) {
 }
 
 static void test_window_pipeline(uint32_t frames) {
-    wh_arena_config cfg = {.bytes = 4u << 20,
-                           .max_blocks = 64,
-                           .backend = WH_ARENA_CPU,
-                           .policy = WH_ARENA_RING,
-                           .mirror = WH_ARENA_MIRROR_ON_FAILURE,
-                           .index = WH_BLOCKS_LIST};
+    wh_arena_config cfg = ring_config();
     window_job j;
     memset(&j, 0, sizeof j);
     j.r.frames = frames;
