@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* warpheap host pool as a drop-in allocator for PyTorch and CuPy (issue 6,
- * part 6).  One pool per device, created at first use.  Exported:
+/* warpheap host pool as a drop-in allocator for PyTorch and CuPy.  One pool
+ * per device, created at first use.  Exported:
  *   PyTorch CUDAPluggableAllocator:  wh_torch_alloc / wh_torch_free
  *   CuPy CFunctionAllocator:         wh_cupy_malloc / wh_cupy_free
  *   wh_plugin_stats(device, out[8])  in use, peak, reserved, peak reserved,

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The GPU check, for the lent H100: every GPU test, then compute-sanitizer
+# The GPU check, on a machine with a GPU: every GPU test, then compute-sanitizer
 # (memcheck, racecheck, synccheck ...) on the small configurations listed in
 # scripts/sanitize.d/*.txt, then -- with --bench -- every bench/*/gpu-bench.sh.
 # Prints a summary and exits non-zero on any failure.
 #   scripts/gpu-check.sh BUILD_DIR [--bench] [--no-tests] [--no-sanitize]
 # (env SANITIZE_LISTS / BENCH_LIST: only those parts, e.g. "heap pool")
-# BUILD_DIR may have been built on another machine (carried): its absolute
+# BUILD_DIR may have been built on another machine and copied: its absolute
 # source path is recreated as a link to this checkout so ctest finds it.
 set -u
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The five SMMO applications of DynaSOAr's Table 1 written in issue 5
+# The five SMMO applications of DynaSOAr's Table 1
 # (collision, sugarscape, traffic, structure, barnes-hut) on the GPU: first
 # a check of each at a small size (warpheap against its static baseline, or
 # barnes-hut against the CPU backend), then the benchmark table at the paper's
@@ -41,7 +41,7 @@ run traffic     40 "$B/wh_traffic" --max-seconds="$SECS" --csv="$CSV"
 run structure   60 "$B/wh_structure" --max-seconds="$SECS" --csv="$CSV"
 run barneshut   30 "$B/wh_barneshut" --max-seconds="$SECS" --csv="$CSV"
 {
-    echo "# SMMO applications (issue 5) on the GPU"
+    echo "# SMMO applications on the GPU"
     echo
     echo "commit $COMMIT, $DATE, $(sed -n 2p "$CSV" | cut -d, -f8-10)"
     echo

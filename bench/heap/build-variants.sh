@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Builds wh_heap_bench variants (heap_slab.h's switches, by -D) into DIR
 # (default build-carry/hv) against a configured and built BUILD (default
-# build: its config.h and libwarpheap.a), for a device run that compares
-# them in one call.  Each line of the input: NAME FLAGS...  Two at a time
+# build: its config.h and libwarpheap.a), for a GPU run that compares
+# them all.  Each line of the input: NAME FLAGS...  Two at a time
 # (ptxas takes minutes for this file).  Copies BUILD's test binaries named in
 # $COPY too, and writes DIR/COMMIT (the commit, and "+ dirty" if the tree is).
 #   bench/heap/build-variants.sh [DIR] < variants.txt

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 7, the fused circular kinds on the GPU, in one call: the heap GPU test
+# The fused circular kinds on the GPU, in one run: the heap GPU test
 # (full size: every kind, WRAP, the 12 GiB fused heaps), memcheck on its small
 # configuration (as scripts/sanitize.d/heap.txt), then wh_heap_bench --quick
 # with the time that is left (its CSV is written row by row, so a cut-off run

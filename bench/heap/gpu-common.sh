@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Shared by perf-gpu.sh and fused-gpu.sh (sourced; BUILD and OUT set).
-# The commit the binaries were built at (the device's copy may carry an older .git).
+# The commit the binaries were built at (a build copied to another machine may come with an older .git).
 wh_heap_commit() { cat "$BUILD/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown; }
 # GPU, driver, memory; CUDA (last $1 lines of nvcc --version); date; commit
 # (for the results README) into $OUT/info.txt.

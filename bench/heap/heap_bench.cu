@@ -8,7 +8,7 @@
  *   prob    Probability (pAlloc = pFree = 0.75, 10 launches)
  *   linux   Linux scalability: 16384 threads, n 64-B objects each, allocate
  *           kernel then free kernel, time / n
- *   one     one allocation per thread, 1M threads (the issue's goals)
+ *   one     one allocation per thread, 1M threads (the performance goals)
  *   onewarm the same after a small kernel (4 warps per SM, one object per
  *           thread, untimed) has started every way's first segment: what
  *           the cold start of a class costs is one minus the other
@@ -175,8 +175,8 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
  * field (22 bits) keeps its headroom.  The heap struct is a value: the
  * kernels and the walk see the override, and the reset after it writes it
  * into the copy in the heap's metadata, which the rare paths read
- * (WH__RARE; without that reset, at a3413b5, the rare paths prepared
- * segments of the old size: overlapping slots, "utilisation" 4.25). */
+ * (WH__RARE; without that reset the rare paths would prepare segments of
+ * the old size: overlapping slots, a "utilisation" above 1). */
 static int seg_shift_max = -1;
 static uint32_t seg_ways = 0;       /* --ways=N: wh_heap_config.segments */
 static void override_seg_shift(int n) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 7 performance goals in one GPU call: the heap GPU test (correctness of
+# The heap's performance goals in one GPU run: the heap GPU test (correctness of
 # every kind, DEFAULT's bump segments included), then wh_heap_bench limited to
 # the goal workloads (one allocation per thread, fill 90%, utilisation) for
 # BUMP, DEFAULT and CUDA's malloc in the same run (the ratios need all three).

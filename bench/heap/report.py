@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Markdown tables from heap_bench.csv (wh_heap_bench): the goal tables of
-issue 7 and the paper's workloads.  Usage: report.py heap_bench.csv"""
+"""Markdown tables from heap_bench.csv (wh_heap_bench): the goal tables and
+the paper's workloads.  Usage: report.py heap_bench.csv"""
 import csv, sys
 from collections import defaultdict
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 4 in one GPU call (about 190 s): the Tables 3-4 run of gpu-bench.sh at
+# The k-d tree measurements in one GPU run (about 190 s): the Tables 3-4 run of gpu-bench.sh at
 # 20K-2M triangles (every tree checked), the free-batch ablation and the
 # per-size-class profile of BUMP vs DEFAULT at 20K and 200K, and as much of
 # 10M (BUMP, DEFAULT) as the rest of the time allows.  Everything
 # goes to $OUT/kd.tgz (the md and logs also to $OUT).
-#   BUILD=build-kd OUT=out WH_COMMIT=abc1234 bench/kdtree/gpu-issue4.sh
+#   BUILD=build-kd OUT=out WH_COMMIT=$(git rev-parse --short HEAD) bench/kdtree/gpu-issue4.sh
 # KD_STEPS: which of "main ablation profile 10m" (default all); KD_MAIN_S and
 # KD_MAIN_BUDGET: the table's timeout and budget; KD_10M_SCENES: in order.
 set -u

@@ -28,10 +28,10 @@
  * - cfg.free_batch > 1 (an ablation, off by default): a warp keeps up to that
  *   many parents' lists (at most 1/16 of the heap over all warps; larger
  *   lists are freed at once) and frees them with one warp-wide wh_free_warp,
- *   each lane its own list.  Measured on the H100 (bench/results/kdtree):
- *   DEFAULT no faster (a free is ~7% of its node time; the allocation is
- *   ~65%), CUDA's malloc much slower (32 concurrent frees: 127 -> 238 ms at
- *   200K) and short of memory at 20x.  So each parent's list is freed at once.
+ *   each lane its own list.  With it DEFAULT is no faster (a free is ~7% of
+ *   its node time; the allocation is ~65%), CUDA's malloc much slower (32
+ *   concurrent frees: 238 ms against 127 at 200K) and short of memory at
+ *   20x.  So each parent's list is freed at once.
  */
 #include "kd_build.h"
 #include "warpheap/cuda_check.h"
@@ -173,8 +173,8 @@ static __device__ uint32_t kd_next_task(const kd_args *a) {
 }
 
 /* Two consecutive node ids, or KD_NONE when the table is full.  One
- * fetch-add: a CAS loop here starves under thousands of warps (measured: 2%
- * of splits lost 4096 CAS rounds in a row).  Ids handed out past the end are
+ * fetch-add: a CAS loop here starves under thousands of warps (2% of splits
+ * lose 4096 CAS rounds in a row).  Ids handed out past the end are
  * never published; their ticket holders leave when nothing is in flight. */
 static __device__ uint32_t kd_new_nodes(const kd_args *a) {
     uint64_t c = wh_atomic_fetch_add(&a->c->nodes, 2ull, WH_RELAXED);
@@ -359,7 +359,7 @@ static __device__ void kd_partition(const kd_args *a, const kd_task *t, uint32_t
 /* Lanes 0 and 1 only: both lists at once; a failed request is retried
  * (cfg.alloc_retries times, with a growing pause) by the lanes that need it,
  * which are then the mask.  Works around transient failures of a heap under
- * a burst of requests (docs/kdtree.md, heap issue 1); off by default. */
+ * a burst of requests (docs/kdtree.md); off by default. */
 static __device__ uint32_t *kd_pair_alloc(const kd_args *a, uint32_t n, uint32_t lane) {
     uint32_t *mine = kd_list_alloc(a, n, 0x3u);
     for (uint32_t k = 0; k < a->retries; ++k) {
@@ -518,10 +518,10 @@ static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task
 }
 
 /* Resident blocks per SM the builder is compiled for.  Without a minimum,
- * ptxas chose 80 registers at 1021765 and 32 at a3413b5 for the same builder
- * (the allocator's rare paths are calls, and its choice followed their
- * size), spilling 1.7-3.5 KB a thread: every kind's build ran up to 2x
- * slower.  2 blocks: no spill (232 registers). */
+ * ptxas's register count for the same builder follows the size of the
+ * allocator's rare paths (they are calls) and may be as low as 32, spilling
+ * 1.7-3.5 KB a thread: every kind's build then runs up to 2x slower.
+ * 2 blocks: no spill (232 registers). */
 #ifndef KD_MIN_BLOCKS
 #  define KD_MIN_BLOCKS 2
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The check of a built k-d tree (issue 4 of warpheap, for the [DS] workload
+/* The check of a built k-d tree (for the [DS] workload
  * of register-efficient-gpu-allocators.txt section 6).  The paper reports
  * build times only; a benchmark of a builder that is wrong measures nothing,
  * so every benchmarked tree goes through this:

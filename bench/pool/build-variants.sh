@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Builds wh_pool_bench variants of the VMM growth policy (pool_vmm.c's
-# WH__* macros) into DIR (default build-carry/vmm), for a device run that
-# compares them in one call.  Each line of VARIANTS: NAME FLAGS...
+# WH__* macros) into DIR (default build-carry/vmm), for a GPU run that
+# compares them all.  Each line of VARIANTS: NAME FLAGS...
 #   bench/pool/build-variants.sh [DIR] < variants.txt
 # REPLAY=1: the CPU replay instead (wh_pool_replay_NAME, no CUDA; CONF a
 # CPU build's include dir, e.g. CONF=build-cpu/include), for

@@ -4,7 +4,7 @@
  * 1e4 / 1e5) replayed on the CPU backend, for the default growth (the range,
  * VMM) and for arenas: peak reserved / peak live over all passes and the
  * driver calls the GPU would make (arenas: cudaMalloc / cudaFree; VMM:
- * pieces mapped / unmapped, at the H100's 2 MiB granule) in the cold pass
+ * pieces mapped / unmapped, at a 2 MiB granule) in the cold pass
  * and in the last warm one; and Futhark's loop (2000 iterations).
  * Placement does not depend on the backend, so the ratios are the GPU's;
  * times are not measured here.
@@ -30,8 +30,8 @@ static void replay_free(void *pool, void *p) {
     if (wh_pool_free(pool, p, (wh_stream)(uintptr_t)1) != WH_OK) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
 }
 
-/* Driver time a pass would spend on the H100 (driver 580), from the medians
- * of wh_vmm_cost (bench/results/pool-vmm-cost-h100): cuMemCreate ~9 us,
+/* Driver time a pass would spend, modelled from the medians of wh_vmm_cost
+ * on a GPU: cuMemCreate ~9 us,
  * cuMemMap 0.7, cuMemSetAccess ~11 a call + ~23 a piece, cuMemUnmap ~21.5,
  * cuMemRelease 8 us + 0.32 us per MiB; a move is unmap + map + access
  * (growths count its access call). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the driver's virtual-memory calls cost (issue 6: the pool's footprint
+/* What the driver's virtual-memory calls cost (the pool's footprint
  * at 1 GiB blocks depends on how much it may remap per operation).
  *
  * For each size: cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap and

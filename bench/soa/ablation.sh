@@ -18,8 +18,8 @@
 # per-iteration fragmentation query (wator pauses its clock for it).
 # Each run is under `timeout 60`, and the whole script under a budget of
 # ABL_BUDGET seconds (default 230): a variant that hangs (rotation off can be
-# an order of magnitude slower) costs at most that, not the device session.
-# About 8 x (1-3 s) on an H100 when nothing hangs.
+# an order of magnitude slower) costs at most that, not the whole run.
+# About 8 x (1-3 s) when nothing hangs.
 set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-out}

@@ -6,7 +6,7 @@
 # iteration of each application and variant), wator_fragmentation.csv
 # (Fig. 12d), soa_bench.csv (parallel_do vs heap size, Fig. 14b; Linux
 # scalability), summary.md, and pictures (PPM).  Every program runs under
-# `timeout`: a hang costs seconds, not the device budget.  The device-malloc
+# `timeout`: a hang costs seconds, not the whole run's budget.  The device-malloc
 # variants ("malloc" part) come last: they may be slow.
 set -u
 BUILD=${BUILD:-build}

@@ -4,8 +4,8 @@
  *           (Fig. 14b): the enumeration must not scale with the heap.
  *   ls   -- Linux Scalability (6.4, Fig. 14a): 16,384 threads allocate k
  *           64-byte objects each, a second kernel frees them all; checks that
- *           the heap is empty again.  (The original DynaSOAr never finishes it
- *           on an H100.)
+ *           the heap is empty again.  (The original DynaSOAr does not finish
+ *           it on a Hopper GPU.)
  * CSV rows go to --csv=FILE.  One C source; compiled as CUDA when available.
  *
  *   wh_soa_bench [--objects=1000000] [--heaps=64,128,...] [--reps=20] [--ls-k=1,4,16,64] [--cpu] [--csv=FILE]

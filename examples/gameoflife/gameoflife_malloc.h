@@ -74,7 +74,7 @@ static __global__ void gm_spread(gm_ctx m) {
 static double run_malloc(const opts *o, uint32_t *out) {
     uint64_t n = (uint64_t)o->w * o->h;
     /* 256 B a cell: the first generation holds 3.4M agents in a 2048^2 grid, and
-     * 64 B a cell left 1.04M of them unallocated on the H100 (1216249) */
+     * 64 B a cell leaves 1.04M of them unallocated */
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)n * 256 + ((size_t)64 << 20)));
     gm_ctx m;
     memset(&m, 0, sizeof m);

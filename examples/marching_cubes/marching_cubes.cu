@@ -9,7 +9,7 @@
  *   (c) the stream arena, no sync: the count stays on the GPU and the mesh
  *       replaces the one of frame f - K in ring slot f % K --
  *       as a command in the stream (best fit, or the RING policy), or by the
- *       last block of the counting kernel itself (RING, issue point 2), with
+ *       last block of the counting kernel itself (RING), with
  *       plain launches or several frames per CUDA graph launch; in one
  *       cooperative kernel a frame, the RING commit in that kernel or in a
  *       one-block kernel on a second stream, overlapping the next frame and
@@ -265,10 +265,9 @@ typedef cub::BlockScan<uint32_t, THREADS> block_scan;
  * brick_tris, nb <= 32 N (N a lane).  Returns the total.  A tail whose
  * thread 0 reserves has a warp scan up to 512 bricks (the one-kernel
  * frame's 64^3 grid), so the reserve runs beside it; in a block-wide scan
- * thread 0's loads held the block back (scan phase 1.25 us against (a)'s
- * 0.87 at 64^3, bench/results/session-2026-11-26-h100/r4; 1.18 with the
- * warp, r6).  Other tails keep the block scan above 256: for (a) the warp
- * was slower there (1.19 us, r6). */
+ * thread 0's loads hold the block back (scan phase 1.25 us against (a)'s
+ * 0.87 at 64^3; 1.18 with the warp).  Other tails keep the block scan above
+ * 256: for (a) the warp is slower there (1.19 us). */
 #define MC_WARP_SCAN_MAX     256u /* 8 a lane */
 #define MC_WARP_SCAN_RESERVE 512u /* 16 a lane */
 template <int N>
@@ -551,7 +550,7 @@ static __global__ void __launch_bounds__(THREADS)
  * nothing.  SIDE (with ARENA, t.split and t.reserve_status): the last block
  * only reserves; commit_kernel commits on a second stream, overlapping the
  * next frame, and every block reads the reserve's status before it writes.
- * Four blocks an SM (64 registers): 528 resident bricks on the H100, so a
+ * Four blocks an SM (64 registers): 528 resident bricks on 132 SMs, so a
  * 64^3 grid runs bricks of 8x8x8 (auto_bz). */
 #define MC_BARRIER_TRIES (1u << 22) /* ~0.5 s of 32 ns sleeps and polls */
 static_assert(MC_LOCK_POLLS <= MC_BARRIER_TRIES / 8u, "the lock poll ends well before the barrier's wait");
@@ -645,8 +644,8 @@ static __global__ void __launch_bounds__(THREADS, 4)
  * the block core, the mirror and the next frame's plan while the frame's
  * blocks still emit, and hands the lock on to the next frame's reserve
  * through its arrival word (cm.baton; the chain's last commit unlocks) --
- * off the frame's path, the whole ~8 us of it (timestamps at 32^3,
- * bench/results/session-2026-11-25-h100/r4).  A frame whose reserve failed
+ * off the frame's path, the whole ~8 us of it (timestamps at 32^3).  A
+ * frame whose reserve failed
  * reserves nothing: the wait runs out and the commit hands on MC_EMPTY.  With --profile thread 0 waits first itself, to
  * stamp when the reservation was seen (the library's wait then answers at
  * its first poll). */
@@ -704,13 +703,12 @@ static __global__ void __launch_bounds__(THREADS, 1)
  *     chain's end, so the next chain's arena block forecasts its first
  *     window too (else the committer publishes it from the real state).  A
  *     frame whose total outgrew its window keeps what fit, and the arena
- *     counts a failure (a dropped frame).  On the way
- *     (bench/results/session-2026-11-26b-h100, 16^3, (a) one pass 6 us a
- *     frame): r3 opened each window from the plan under the lock in ticket
- *     0 before its count, 19 us; r4 after its prefix, 15.8; r7 forecast
- *     the windows but did the replace and the post in the last brick, 11.8
- *     (~6 us of one thread's work at the frame's end); r11 the arena
- *     block, 10.1 -- and at 128^3 57.5 us against (a)'s 56.0.
+ *     counts a failure (a dropped frame).  At 16^3 a frame takes 10.1 us
+ *     against 6 for (a) one pass, and at 128^3 57.5 against 56.0.  Opening
+ *     each window from the plan under the lock in ticket 0 takes 19 us a
+ *     frame before its count, 15.8 after its prefix; forecasting the
+ *     windows but doing the replace and the post in the last brick, 11.8
+ *     (~6 us of one thread's work at the frame's end).
  * The look-back words carry a tag from a launch counter that never resets
  * (onepass_args.seq), so no word needs clearing between frames.  Every
  * wait is bounded (MC_LOOK_TRIES; a timeout counted in *stuck, the
@@ -1632,9 +1630,9 @@ static uint32_t auto_bz(uint32_t m) {
  * stack frame of these kernels needs: a launch that needs more than the
  * limit has the driver grow local memory first, which waits for the device
  * to idle -- and with a committer spinning on the side stream for a frame
- * that launch would run, the two wait for each other (the one-pass rows of
- * bench/results/session-2026-11-26b-h100/r1 and r2 hung so, with 1232
- * bytes of stack against the default 1024). */
+ * that launch would run, the two wait for each other (the one-pass kernels
+ * need 1232 bytes of stack against the default 1024, and hang so without
+ * this). */
 static void stack_for_kernels(void) {
     const void *k[] = {(const void *)onepass_kernel<true>,     (const void *)onepass_kernel<false>,
                        (const void *)fused_kernel<true, true>, (const void *)fused_kernel<true>,

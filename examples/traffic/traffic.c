@@ -613,7 +613,7 @@ int main(int argc, char **argv) {
     net g;
     net_build(&g, nis);
     g_malloc_heap = app_heap_opt(&o, 0);
-    /* default: room for the cells and a car in a third of them at the fragmentation seen on the H100 (0.6) */
+    /* default: room for the cells and a car in a third of them at a fragmentation of 0.6 */
     size_t heap = g_malloc_heap ? budget_heap((size_t)g.ncells * 8, 0) /* Cell pointers */
                                 : (size_t)g.ncells * 128 + ((size_t)16 << 20);
     char env[512];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* warpheap stream arena (issue 3): allocate and free as commands in a CUDA
+/* warpheap stream arena: allocate and free as commands in a CUDA
  * stream.  Sizes are read from device memory when the command runs, the
  * address lands in a handle slot in device memory, the CPU never waits.
  *
@@ -181,8 +181,8 @@ typedef enum wh_arena_policy {
 
 /* When commands write the host-visible mirror of the counters.  Writing it
  * costs two system-scope fences and a dozen PCIe stores per command, on
- * the command's critical path (a replace costs ~13 us back to back on an
- * H100 whether one thread or a staged block runs it: test_arena_gpu). */
+ * the command's critical path (a replace costs ~13 us back to back whether
+ * one thread or a staged block runs it: test_arena_gpu). */
 typedef enum wh_arena_mirror {
     WH_ARENA_MIRROR_EVERY = 0,      /* every command: stats always current        */
     WH_ARENA_MIRROR_ON_FAILURE = 1, /* only a failing command (and clear, flush): */
@@ -372,8 +372,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_gcd(uint64_t stride, uint64_t granul
 }
 
 /* a / b and a % b (b > 0) in 32 bits where both fit: on the GPU a 64-bit
- * division is a long call, and one replace ran about ten of them (~1 us of
- * its 4.8 us at 32^3, bench/results/session-2026-11-25-h100/r6). */
+ * division is a long call, and one replace runs about ten of them (~1 us of
+ * its 4.8 us at 32^3). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_div(uint64_t a, uint64_t b) {
     return ((a | b) >> 32) ? a / b : (uint64_t)((uint32_t)a / (uint32_t)b);
 }
@@ -602,7 +602,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_image_bytes(const wh_arena_state *s)
 /* The same replace by a whole thread block (every thread calls it, converged,
  * with the same arguments), for a kernel whose last block allocates: a
  * single thread's command is a chain of dependent loads from L2 (~40 of
- * them, about 12 us on an H200, test_arena_gpu), so the block copies the
+ * them, about 12 us: test_arena_gpu), so the block copies the
  * metadata image -- position independent: offsets -- into smem (smem_bytes
  * of it, 8-aligned), thread 0 runs the command on the copy, and the block
  * writes back the words that changed, all under the real lock; meanwhile

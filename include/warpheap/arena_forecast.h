@@ -2,15 +2,14 @@
 /* Stream arena, RING policy: the block core's answers for a ring of FIFO
  * spans, forecast from a few intervals -- so that a one-pass producer knows
  * the next frame's window as soon as it knows this frame's count, with no
- * lock and no commit in between (issue 3, marching cubes' one-pass frames).
+ * lock and no commit in between (marching cubes' one-pass frames).
  *
  * The open window (arena_window.h) comes from the plan the previous commit
- * made, so a one-pass frame's writes wait for that commit (~7 us on the
- * H100, bench/results/session-2026-11-26b-h100/r4).  But for a ring whose
- * slots are replaced in order the core is a function of a few numbers: its
- * free blocks (maximal: it merges on every free), the cursor, and each
- * slot's blocks.  A forecast keeps exactly those, as offsets, and runs a
- * replace on them: free the slot's blocks (merging with both neighbours),
+ * made, so a one-pass frame's writes wait for that commit (~7 us).  But for
+ * a ring whose slots are replaced in order the core is a function of a few
+ * numbers: its free blocks (maximal: it merges on every free), the cursor,
+ * and each slot's blocks.  A forecast keeps exactly those, as offsets, and
+ * runs a replace on them: free the slot's blocks (merging with both neighbours),
  * then the plan's answer (wh__plan_span: the code the reserve's fast path
  * already trusts to be the core's answer).  The real replace still runs --
  * by the committer of the posts below, or reserved and closed by a
@@ -23,10 +22,9 @@
  * leaves the forecast's "free" tail inside that block, which nobody else
  * holds.  Valid only while nothing but this ring's replaces changes the
  * arena: wh_arena_ring_forecast_current tells, from the arena's counters.
- * Measured (marching cubes' one-pass frames, H100): the arena's frame at
- * 128^3 as fast as worst-case buffers that allocate nothing, and 2.1-2.8x
- * a host sync + cudaMallocAsync frame at 16-64^3
- * (bench/results/session-2026-11-26b-h100/r20).  Included by arena.h after
+ * In marching cubes' one-pass frames the arena's frame at 128^3 is as fast
+ * as worst-case buffers that allocate nothing, and 2.1-2.8x as fast as a
+ * host sync + cudaMallocAsync frame at 16-64^3.  Included by arena.h after
  * arena_window.h. */
 #ifndef WARPHEAP_ARENA_FORECAST_H
 #define WARPHEAP_ARENA_FORECAST_H

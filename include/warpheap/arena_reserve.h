@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Stream arena, RING policy: a replace split in two so that the block core
- * stays off the critical path of a frame (issue 3, marching cubes (c)).
+ * stays off the critical path of a frame (marching cubes (c)).
  *
  * A replace (free the slot's span, allocate count elements into it) run by
  * one thread is a chain of ~40 dependent loads through the descriptors and
  * the free index; staged in a block's smem it still costs ~6 us between a
- * kernel's count and the kernels that wait for the address
- * (bench/results/session-409c075-h100/part2/arena/profile.md).  Yet in a
+ * kernel's count and the kernels that wait for the address.  Yet in a
  * FIFO ring the answer is known before the count: the new span starts at
  * the cursor, in the free block there once the oldest span is freed.  So:
  *
@@ -218,9 +217,9 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, w
 }
 
 /* The reserve's slow path (the plan cannot answer): the whole replace on
- * the block core, lock held.  Inline: out of line (__noinline__) it left
- * the calling warp divergent at the kernel's next block barrier
- * (synccheck, bench/results/session-2026-11-25c-h100/r7). */
+ * the block core, lock held.  Inline: out of line (__noinline__) it leaves
+ * the calling warp divergent at the kernel's next block barrier (as
+ * synccheck reports). */
 WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint64_t count, uint64_t stride,
                                                          wh_arena_span *slot) {
     s->pending.fast = 0u; /* the core now, commit plans only */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Stream arena, ring policy (issue 3): next-fit from the end of the last
+/* Stream arena, ring policy: next-fit from the end of the last
  * allocation, and spans of at most two extents.  Seed gpu-executed-heap.txt,
  * "Fragmentation" and "Heap": the seed's buffers live for a few frames and die
  * in the order they were made (first in, first out), which best fit serves
- * badly -- TLSF in a ring of K variable-size meshes left holes that needed a
- * region 1.35 x the live bytes (bench/results/arena, run 3).
+ * badly -- TLSF in a ring of K variable-size meshes leaves holes that need a
+ * region 1.35 x the live bytes.
  *
  * Next fit places each block right after the previous one, so FIFO lifetimes
  * keep the live blocks in one circular run and the free space in at most two

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Stream arena, RING policy: a reservation opened before its count is
- * known -- for one-pass producers (issue 3; seed gpu-executed-heap.txt,
+ * known -- for one-pass producers (seed gpu-executed-heap.txt,
  * "Example Use-Case": output whose size only the GPU learns).
  *
  * The split reserve (arena_reserve.h) still needs the count before the

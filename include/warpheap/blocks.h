@@ -58,7 +58,7 @@ enum { WH_BLOCK_SPARE = 0, WH_BLOCK_FREE = 1, WH_BLOCK_USED = 2 };
  * kernel running ring arenas) may define it as (1u << WH_BLOCKS_LIST)
  * before including warpheap: TLSF's and the max-heap's code then stays out
  * of it, and one thread's path through the core is a fraction of the code
- * (marching cubes: bench/results/session-2026-11-25b-h100/ r9).  A core of
+ * (as in marching cubes).  A core of
  * a kind left out stops the program (trap), never runs a wrong index. */
 #ifndef WH_BLOCKS_KINDS
 #define WH_BLOCKS_KINDS 7u

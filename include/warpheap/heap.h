@@ -59,8 +59,8 @@ typedef struct wh_heap_usage {
  * from page runs.  A request over 32 KiB takes a whole page either way; as a
  * run it is one first-fit search of the page bitmap, as a slot of the 64-KiB
  * class (one slot a page, no segments) a page activation through the
- * class's gate: the paper's Alloc-Dealloc, one lane a warp, at 64 KiB took
- * 1.58-2.39 ms on the H100 that way, 0.066 as runs (heap-next-h100). */
+ * class's gate: the paper's Alloc-Dealloc, one lane a warp, at 64 KiB takes
+ * 1.58-2.39 ms that way, 0.066 as runs. */
 #ifndef WH_DEFAULT_SLAB_MAX
 #define WH_DEFAULT_SLAB_MAX (WH_SLAB_MAX / 2u)
 #endif

@@ -187,7 +187,7 @@ typedef struct wh_heap {
  * inlining (heap_slab.h): the copy in the heap's metadata.  Passing the
  * address of the kernel's own copy would make the compiler keep that copy --
  * several hundred bytes -- in local memory in every thread that allocates or
- * frees (a 688-byte stack frame per thread at 2eb8331), even in threads that
+ * frees (a 688-byte stack frame per thread), even in threads that
  * never take a rare path. */
 #define WH__RARE(h) ((h)->dev)
 

@@ -101,9 +101,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__circf_malloc(const wh_heap *h, uint64_t bytes
              * split is published: stepping to that next would skip the whole
              * remainder, so walkers that lose races scatter ahead of the
              * cursor.  One more read finds the split point, as CMalloc's
-             * separate read of next does (H100/H200: 64-B utilisation 0.14
-             * without it, 0.29 with it, CIRCULAR 0.38; bench/results/heap/
-             * fused-h100/NOTE.md). */
+             * separate read of next does (64-B utilisation 0.14 without
+             * it, 0.29 with it, CIRCULAR 0.38). */
             if (tag == WH_CIRC_FREE && wh__circf_next(w) == next) w = wh_atomic_load(word, WH_ACQUIRE);
             next = wh__circf_next(w);
             tag = wh__circf_tag(w);

@@ -2,7 +2,7 @@
 /* Page runs: the large-request path of the DEFAULT heap (requests above
  * WH_DEFAULT_SLAB_MAX, 32 KiB: one page or more).  Not in the seeds' list of
  * kinds: the register-efficient paper's section 9 asks for hybrid
- * strategies, and the issue names slabs + the circular list.  Departure,
+ * strategies, and the requirements name slabs + the circular list.  Departure,
  * and why: a circular list beside the slabs needs its own region, and a
  * fixed split caps small-object utilisation at the slab share (the goal is
  * 97% for 64-B objects).  Taking runs of consecutive free pages out of the
@@ -13,10 +13,11 @@
  * took a page meanwhile) is put back and the search repeats, boundedly.  Then,
  * and for larger runs, a first-fit scan from the low end finds runs that
  * cross word boundaries (exactly n pages, one and-not per word, rolled back
- * on a partial claim).  Runs used to take whole words above 64 pages and to
- * stay inside one word below: a 68-page list took 128 pages, and slab pages
- * scattered over every word left no room for a large list in a heap with
- * plenty of free pages (the k-d tree's Table 4 at 2M triangles failed one).
+ * on a partial claim).  Runs that took whole words above 64 pages and
+ * stayed inside one word below would give a 68-page list 128 pages, and
+ * slab pages scattered over every word would leave no room for a large list
+ * in a heap with plenty of free pages (as in the k-d tree's Table 4 at 2M
+ * triangles).
  */
 #ifndef WARPHEAP_HEAP_PAGERUN_H
 #define WARPHEAP_HEAP_PAGERUN_H

@@ -27,7 +27,7 @@
  *
  * Activation gate: when a burst of warps finds a class empty at once, letting
  * each activate a page takes one page per warp for a few slots each and runs
- * the page pool dry with plenty of room left (seen by the k-d tree builder).
+ * the page pool dry with plenty of room left (as in the k-d tree builder).
  * So at most npages/64 (npages/256 with the 52 classes) leaders per class
  * (at least one) activate at a time; the others back off and look for the slots those publish, and after
  * WH_SLAB_GATE_TRIES looks activate anyway: a bounded wait, never a wait on
@@ -63,7 +63,7 @@
  * published free.  A warp loads the state first and adds only when a slot
  * is there, so s stays far below 2^22 (capacity < 2^20, heap_layout.c; the
  * adds in flight at once are at most one per resident warp of at most 32
- * slots, about 2^18 on an H100).  When no aligned run of free pages is
+ * slots, about 2^18 on a 132-SM GPU).  When no aligned run of free pages is
  * left, or the state stays empty for WH_SEG_POLLS looks, the request takes
  * the bitmap path.  All of this is per way: large heaps give a class up to
  * WH_SEG_WAYS_MAX independent states, one per group of SMs (wh__seg_way).
@@ -71,7 +71,7 @@
  * page pool runs dry (a page activation, a segment preparation or a page run
  * of DEFAULT that finds no free page takes back what every class holds
  * untouched: wh__seg_retire_all) or the host asks (wh_heap_trim).  Taking
- * them back when a class went idle (WH_SEG_RETIRE) cost a preparation per
+ * them back when a class goes idle (WH_SEG_RETIRE) costs a preparation per
  * allocation where one lane allocates and frees at once.
  */
 #ifndef WH_SEG_POLLS
@@ -84,10 +84,10 @@
 #define WH_SEG_POLL_SLEEP 4u
 #endif
 /* Classes of fewer slots per page (over 512 B) take the bitmap path, but
- * for those of WH_SEG_MAX_TILED below.  When one thread set up every page
- * of a segment (~240 cycles a page on the H100), segments lost to parallel
- * page activations at 4 KiB (1M threads: 8.9 ms against 0.62 ms); now the
- * preparer's group sets them up. */
+ * for those of WH_SEG_MAX_TILED below.  The preparer's group sets up a
+ * segment's pages (wh__seg_setup): one thread alone, at ~240 cycles a page,
+ * makes segments lose to parallel page activations at 4 KiB (1M threads:
+ * 8.9 ms against 0.62 ms). */
 #ifndef WH_SEG_MIN_SPP
 #define WH_SEG_MIN_SPP 128u
 #endif
@@ -96,20 +96,19 @@
  * 128 slots (tail under 512 B, a group of 32 crossing one page end at most).
  * Classes whose slots tile the page (powers of two: no tail) may cross any
  * number of page ends, their addresses running on unchanged; those up to
- * WH_SEG_MAX_TILED bytes (1, 2 and 4 KiB) get segments too (0: none, the
- * code before 2026-11-25).  Measured on the H100 (heap-next-h100 call 3):
- * one 4-KiB object per thread, 1M threads, 0.62 -> 0.25 ms, 1 KiB 0.95 ->
- * 0.10; Alloc-Dealloc every thread at 4 KiB 2.44 -> 0.16 ms; fill-90% at
- * 4 KiB 1.75e9 -> 4.31e9 allocations/s; 16-256 B and the mixed-size
- * utilisation (91.6%, 90.9%) within their noise. */
+ * WH_SEG_MAX_TILED bytes (1, 2 and 4 KiB) get segments too (0: none).
+ * Segments against none: one 4-KiB object per thread, 1M threads, 0.25 ms
+ * against 0.62 (1 KiB: 0.10 against 0.95); Alloc-Dealloc every thread at
+ * 4 KiB 0.16 ms against 2.44; fill-90% at 4 KiB 4.31e9 allocations/s
+ * against 1.75e9; 16-256 B and the mixed-size utilisation unchanged. */
 #ifndef WH_SEG_MAX_TILED
 #define WH_SEG_MAX_TILED 4096u
 #endif
 /* ... in heaps of this many pages and up (heap_layout.c: slab_segs 2).
  * Below, where every class is a power of two (slab_fine 0) and segments
- * are one or two pages, the tiled classes' segments held up to half of the
- * k-d tree's 24-page heaps (20K triangles, 20x the root list: 668 failed
- * allocations on the H100, none without them; heap-next-h100 call 5). */
+ * are one or two pages, the tiled classes' segments would hold up to half
+ * of the k-d tree's 24-page heaps (20K triangles, 20x the root list: 668
+ * failed allocations with them, none without). */
 #ifndef WH_SEG_TILED_MIN_PAGES
 #define WH_SEG_TILED_MIN_PAGES 256u
 #endif
@@ -136,11 +135,10 @@
  * allocation with reuse deferred, as Immix and mimalloc defer theirs.  A
  * page whose slots are all freed goes back to the pool at once either way,
  * so nothing is lost; only partly used pages wait.  Freed slots first
- * (WH_SLAB_REUSE_FIRST 1, the default until 2026-11-25) made every request
- * after a free a bitmap claim of several dependent round trips: measured on
- * the H100 (bench/results/heap-backoff-h100), the k-d tree's 2M builds 1.8-1.9x
- * of BUMP against 1.08-1.12x, the one-lane Alloc-Dealloc at 256 B 1.4 ms
- * against 0.05. */
+ * (WH_SLAB_REUSE_FIRST 1) makes every request after a free a bitmap claim
+ * of several dependent round trips: the k-d tree's 2M builds take 1.8-1.9x
+ * the time of BUMP against 1.08-1.12x, the one-lane Alloc-Dealloc at 256 B
+ * 1.4 ms against 0.05. */
 #ifndef WH_SLAB_REUSE_FIRST
 #define WH_SLAB_REUSE_FIRST 0
 #endif
@@ -150,13 +148,13 @@
 #include "warpheap/heap_core.h"
 
 /* Rare paths (page activation and reclaim, segment preparation, publishing,
- * taking back) are called, not inlined, on the GPU: forced inlining put all
- * of them into every allocation and free site (heap_bench took minutes in
- * ptxas, and the fast path's registers grew).  Only the entries from the
+ * taking back) are called, not inlined, on the GPU: forced inlining puts all
+ * of them into every allocation and free site (heap_bench takes minutes in
+ * ptxas, and the fast path's registers grow).  Only the entries from the
  * fast paths are calls (WH__SLAB_COLD, the wh__rare_* wrappers); inside them
  * the rest is inlined (WH__SLAB_RARE), because ptxas adds up the registers
- * of a chain of calls: the caller's live values sit above the callee's (at
- * 2eb8331 a chain of five calls made a 1-allocation kernel 130 registers). */
+ * of a chain of calls: the caller's live values sit above the callee's (a
+ * chain of five calls makes a 1-allocation kernel 130 registers). */
 #if WH_ON_GPU || defined(__CUDACC__)
 #define WH__SLAB_COLD static inline __noinline__
 #else
@@ -250,9 +248,9 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c,
 
 /* Ways: a class has h->seg_ways independent segment states (each one as
  * described in the header), so that the warps of different SMs add to
- * different words.  One word took every warp's load and add: at 16 B the
- * class handed out a warp's slots every ~4 cycles where BUMP, one add on
- * one word, took ~1.3 (wh_heap_bench fill90 on the H100 at 1021765).  A
+ * different words.  With one word taking every warp's load and add, a class
+ * hands out a warp's 16-B slots every ~4 cycles where BUMP, one add on one
+ * word, takes ~1.3 (wh_heap_bench fill90).  A
  * warp uses its SM's way; its segments' pages say which way they belong to
  * (WH_PAGE_SLAB), so a free anywhere finds the state of its slot. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_way(const wh_heap *h) {
@@ -453,7 +451,7 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint3
  * once (e: consecutive failures, at most WH_SEG_BACKOFF_MAX); the last of
  * them frees the flag, and the request after it tries a preparation again.
  * WH_SEG_BACKOFF_MAX 0: no back-off (every request searches, and a failed
- * search takes every class's segments back, as before 2026-11-25). */
+ * search takes every class's segments back). */
 #ifndef WH_SEG_BACKOFF_MAX
 #define WH_SEG_BACKOFF_MAX 10u
 #endif
@@ -503,9 +501,9 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, u
  * slot change the state meanwhile, and they stop once it is used up, so the
  * CAS soon holds.  Installing it as the next one instead would make the
  * positions that those late adds claimed past the end "orphans": published
- * into the class bitmap, they sent every later request of the class to the
- * bitmap path (measured on the H100: 48K orphans, 1.6M bitmap claims in one
- * fill of 256-B objects).  False: the current one has slots, or the CAS kept
+ * into the class bitmap, they send every later request of the class to the
+ * bitmap path (48K orphans, 1.6M bitmap claims in one fill of 256-B
+ * objects).  False: the current one has slots, or the CAS kept
  * failing (bounded): the caller installs it as the next one. */
 #ifndef WH_SEG_FRESH_TRIES
 #define WH_SEG_FRESH_TRIES 64u /* 0: always install as next (test_heap_stress_orphans) */
@@ -588,8 +586,8 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
 
 /* Lane `rank` of `lanes` sets up its share of the pages of segment `run`:
  * consecutive lanes write consecutive pages, so a warp's writes coalesce (one
- * thread alone took ~240 cycles a page on the H100, 130 us for the 1024 pages
- * of a 256 B segment).  Relaxed and not waited for (`red`): the install in
+ * thread alone takes ~240 cycles a page, 130 us for the 1024 pages of a
+ * 256 B segment).  Relaxed and not waited for (`red`): the install in
  * wh__seg_finish publishes them.  An add, not a store: see wh__slab_activate. */
 WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run, uint32_t rank,
                                             uint32_t lanes) {
@@ -635,13 +633,13 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
 }
 
 /* When the next segment is prepared: once the current one has handed out
- * cap >> WH_SEG_NEXT_SHIFT slots (0: as soon as it is installed, the default
- * until 2026-11-25).  A preparation holds its warp ~20 us on the H100
- * (heap-prep-h100); started at install, it ran at a kernel's tail whenever
- * a way crossed into its next segment near the end (the 1M-thread `one`
- * test: each way's share is about one segment), and it held a second
- * segment for every class that allocated at all.  Started after an eighth,
- * seven eighths of the segment (~30 us at a way's full rate) cover it. */
+ * cap >> WH_SEG_NEXT_SHIFT slots (0: as soon as it is installed).  A
+ * preparation holds its warp ~20 us; started at install, it runs at a
+ * kernel's tail whenever a way crosses into its next segment near the end
+ * (the 1M-thread `one` test: each way's share is about one segment), and it
+ * holds a second segment for every class that allocates at all.  Started
+ * after an eighth, seven eighths of the segment (~30 us at a way's full
+ * rate) cover it. */
 #ifndef WH_SEG_NEXT_SHIFT
 #define WH_SEG_NEXT_SHIFT 3u
 #endif
@@ -655,16 +653,16 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
     return !wh__seg_r1(v) && wh__seg_s(v) >= at && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
 }
 
-/* Ablation switches (bench/results/kdtree-segcap-h100, heap-minwant-h100).
+/* Ablation switches.
  * WH_SEG_MIN_WANT: on the GPU, requests of fewer slots take the bitmap path
  * (0.10 ms for the one-lane Alloc-Dealloc below, but it loses at Probability
  * and Linux scalability).
  * WH_SEG_RETIRE 1: a free that leaves the current page with only untouched
- * slots takes the class's segments back at once (wh__seg_retire; the default
- * until 2026-11-25).  Where one lane of a warp allocates and frees at once
- * (the paper's Alloc-Dealloc, one thread per warp), every free then finds the
- * class idle and every allocation prepares a segment again: 4.7 ms for 8448
- * allocations of 256 B on the H100, 0.21-1.79 ms without. */
+ * slots takes the class's segments back at once (wh__seg_retire).  Where one
+ * lane of a warp allocates and frees at once (the paper's Alloc-Dealloc, one
+ * thread per warp), every free then finds the class idle and every
+ * allocation prepares a segment again: 4.7 ms for 8448 allocations of 256 B,
+ * 0.21-1.79 ms without. */
 #ifndef WH_SEG_MIN_WANT
 #define WH_SEG_MIN_WANT 1u
 #endif
@@ -758,8 +756,8 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
  * Inlined into its one caller, wh__slab_take_got, the call that the leader
  * makes from wh__slab_malloc: the kernel's registers follow the heaviest
  * chain of calls, so no rare path calls another (nested in
- * wh__slab_get_rare with the segment preparation, they took a 1-allocation
- * kernel to 207 registers; heap-cold-h100). */
+ * wh__slab_get_rare with the segment preparation, they take a 1-allocation
+ * kernel to 207 registers). */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
                                                     uint64_t *got) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
@@ -899,7 +897,7 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, ui
 
 /* Leader, when g asks for it (WH__PREP_BITMAP): the bitmap path.  Called
  * from wh__slab_malloc, not from the other rare paths: nested in them, its
- * registers came on top of theirs. */
+ * registers would come on top of theirs. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, uint32_t c, uint32_t n, unsigned want) {
     uint64_t got = 0;
     uint32_t w = wh__slab_take(h, c, wh__slab_seed(c, n), want, &got);
@@ -910,8 +908,8 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, ui
  * by nearly every request: room for all of them in the current segment
  * before its end (segment first: WH_SLAB_REUSE_FIRST), so one add and no
  * rotation.  A load, an add and the segment form: no bitmap descriptor, no division,
- * no loop (at 7f3aa89 the general path issued ~865 warp-instructions per
- * 16-B allocation on the H100, BUMP ~130).  Everything else:
+ * no loop (the general path issues ~865 warp-instructions per 16-B
+ * allocation, BUMP ~130).  Everything else:
  * wh__slab_get_rare. */
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                    unsigned want) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* warpheap host pool: a caching, stream-ordered pool of device memory for
- * host code (issue 6; seed futhark-tagged-free-list.txt in front of the block
+ * host code (seed futhark-tagged-free-list.txt in front of the block
  * core of gpu-executed-heap.txt).  See docs/pool.md.
  *
  *   wh_pool *pool;

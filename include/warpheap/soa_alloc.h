@@ -41,13 +41,13 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_seed(void) {
  * burst of allocations meets a type with no active block -- sugarscape's
  * agents placed by a parallel_do over the cells -- every group runs through
  * its lookups at the same moment, finds nothing, and opens a fresh block for
- * its few objects: on the H100 half the slots of the used blocks were empty
- * after that set-up, and blocks stay until their last object dies.  So at
+ * its few objects: half the slots of the used blocks are empty after that
+ * set-up, and blocks stay until their last object dies.  So at
  * most WH_SOA_OPEN_MAX slow paths of a type run at once; a group over the
  * bound pauses and looks again, and finds the blocks the others opened.
  *
  * The bound costs time (game-of-life's 742K new candidates a generation:
- * 1.7 ms an iteration without it, 7.8 with it, H100), and the space it saves
+ * 1.7 ms an iteration without it, 7.8 with it), and the space it saves
  * matters only when the heap runs short.  So it holds only under pressure:
  * once 1/WH_SOA_OPEN_PRESSURE of the heap's blocks are in use (blocks
  * opened minus blocks given back, two counters read by groups that reach
@@ -148,7 +148,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
  * one `new` per thread).  A full grid of `new`s races for active blocks: a
  * group that loses its lookups takes a fresh block for its 32 objects, and
  * the batch ends with many blocks part-filled that nothing fills again when
- * the objects live for the whole run (sugarscape's 692K cells on the H100:
+ * the objects live for the whole run (sugarscape's 692K cells on a GPU:
  * 56% of the used blocks' slots empty, against 11% on one CPU thread).  So
  * objects [k cap, k cap + cnt) of a batch take one fresh block together, by
  * one slow path with want = cnt: the block holds slots 0..cnt-1 (rotation

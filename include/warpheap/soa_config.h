@@ -36,8 +36,8 @@
  * leader looks for an active block of its type this many rounds before it
  * first initialises a free block, then alternates slow path and lookup.
  * Fewer lookups: less waiting on stale active bits, but more new blocks and
- * more fragmentation.  9 is the bound the code had before this switch
- * (rounds 0..8 were lookups, the first slow path in round 9). */
+ * more fragmentation.  9: rounds 0..8 are lookups, the first slow path
+ * runs in round 9. */
 #ifndef WH_SOA_ACTIVE_LOOKUPS
 #define WH_SOA_ACTIVE_LOOKUPS 9u
 #endif
@@ -52,7 +52,7 @@
 /* The bound above holds only once 1/WH_SOA_OPEN_PRESSURE of the heap's
  * blocks are in use: while the heap is roomy, bursts open blocks freely
  * (see wh__soa_open_begin).  1: only a full heap is bounded; a large value
- * (1u << 30): the bound always holds, as in 4f565a4. */
+ * (1u << 30): the bound always holds. */
 #ifndef WH_SOA_OPEN_PRESSURE
 #define WH_SOA_OPEN_PRESSURE 4u
 #endif

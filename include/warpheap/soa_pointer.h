@@ -8,7 +8,7 @@
  *
  * Departure: the bit budget.  The paper keeps 35 address bits (24 GB GPUs, no
  * virtual memory).  Today device pointers are unified virtual addresses: on
- * x86-64 Linux cudaMalloc returns addresses near 2^47 even on an 80 GB H100, so
+ * x86-64 Linux cudaMalloc returns addresses near 2^47 even on an 80 GB GPU, so
  * 35 bits would truncate every pointer.  Here:
  *     bits 56..63  type id        (8 bits; the heap allows WH_SOA_MAX_TYPES)
  *     bits 50..55  capacity - 1   (6 bits: capacities 1..64)

@@ -15,7 +15,7 @@
 #define WH_SLAB_FINE_PAGES 256u
 #endif
 /* A bump segment is at most 1/WH_SEG_HEAP_DIV of the heap's pages (a knob
- * too: bench/results/kdtree-segcap-h100). */
+ * too, for ablations). */
 #ifndef WH_SEG_HEAP_DIV
 #define WH_SEG_HEAP_DIV 64u
 #endif
@@ -107,24 +107,23 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * One thread per class prepares the next segment
          * while the current one is handed out; a whole GPU takes 2^17
          * slots in a few microseconds, about one preparation, so smaller
-         * segments (they were at most 2^17 slots and 1/1024 of the heap)
-         * left warps waiting and sent them to the bitmap path (measured with
-         * wh_heap_bench_prof: 4 KiB at 1M threads went to the bitmap path
-         * on all but one preparation).  Small heaps get small ones (one or
+         * segments (at most 2^17 slots and 1/1024 of the heap) leave warps
+         * waiting and send them to the bitmap path (wh_heap_bench_prof:
+         * 4 KiB at 1M threads takes the bitmap path on all but one
+         * preparation).  Small heaps get small ones (one or
          * two pages below 256): what a class holds untouched is taken back
          * only once the pool runs dry.  Below WH_SEG_MIN_PAGES pages, none:
          * the classes' segments would hold most of the heap. */
         h->slab_fine = h->npages >= WH_SLAB_FINE_PAGES;
         h->slab_segs = h->npages < WH_SEG_MIN_PAGES ? 0u : h->npages < WH_SEG_TILED_MIN_PAGES ? 1u : 2u;
         /* Ways (heap_slab.h): cfg->segments, else 2 from 4 GiB, 4 from 8
-         * GiB.  Measured on the H100 (bench/results/heap-ways-h100): with 4
-         * ways one size fills 90% of 9.4 GB at 1.68e10 allocations/s (16 B;
-         * 1.38e10 with one) and 1.46e10 (256 B; 5.2e9), where 8 ways fell
-         * to 2.5-3.5e9 at 256 B.  But every way holds segments of its own:
-         * the k-d tree's 2M-triangle builds (1.6 GB heaps, sizes of many
-         * classes) ran 9-23% slower with 4 ways and once failed a page run,
-         * its free pages spread over more partly used segments; so heaps
-         * under 4 GiB keep one way. */
+         * GiB.  With 4 ways one size fills 90% of 9.4 GB at 1.68e10
+         * allocations/s (16 B; 1.38e10 with one) and 1.46e10 (256 B; 5.2e9),
+         * where 8 ways fall to 2.5-3.5e9 at 256 B.  But every way holds
+         * segments of its own: the k-d tree's 2M-triangle builds (1.6 GB
+         * heaps, sizes of many classes) run 9-23% slower with 4 ways and
+         * may fail a page run, their free pages spread over more partly used
+         * segments; so heaps under 4 GiB keep one way. */
         if (cfg->segments & (cfg->segments - 1u) || cfg->segments > WH_SEG_WAYS_MAX)
             return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: %u ways per slab class, want a power of two up to %u",
                             cfg->segments, WH_SEG_WAYS_MAX);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Host pool: create, destroy, trim, stats and the heap walk (issue 6, part 4).
+/* Host pool: create, destroy, trim, stats and the heap walk.
  * The pool's state lives in host memory taken once at create: the block
  * core (blocks.h), per-descriptor info and the address map. */
 #include "pool_internal.h"
@@ -79,12 +79,12 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
     wh_blocks_set_absorb(p->core, WH__READY); /* a stream may take READY neighbours */
     p->nslots = 1;                            /* slot 0: READY */
     p->hot = WH_BLOCK_NONE;
-    /* Default: the range (VMM).  On the H100 it is fast enough (6.5x..33x
+    /* Default: the range (VMM).  It is fast enough (6.5x..33x
      * cudaMallocAsync warm on random_allocations) at a fraction of the
      * arenas' footprint: peak reserved / peak live 1.04-1.14
      * against 1.06-1.18 for blocks up to 64 MiB, 1.10 against 4.02 in
      * Futhark's loop.  Separate cudaMalloc arenas never merge, so no arena
-     * policy gets there (CPU replay, bench/results/pool/).  Where the driver
+     * policy gets there (CPU replay, wh_pool_replay).  Where the driver
      * has no virtual-memory calls, or no address range can be reserved, the
      * default falls back to arenas; asked for explicitly, VMM fails instead. */
     if (c.growth == WH_POOL_GROW_VMM || c.growth == WH_POOL_GROW_DEFAULT) {

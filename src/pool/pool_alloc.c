@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Host pool: allocate and free (issue 6, parts 2-4).  The order of places an
+/* Host pool: allocate and free.  The order of places an
  * allocation looks in is the design: the tag's kept block (Futhark's fast
  * path), the stream's own free blocks, the READY blocks, blocks other streams
  * have finished with, a new arena from the driver, and on exhaustion

@@ -3,9 +3,10 @@
  * linear probing and backward-shift deletion (no tombstones), Fibonacci
  * hashing.  It starts small and doubles before it is half full (at most
  * twice the descriptors): sized for every descriptor at create, its 6 MiB
- * were touched a page at a time by the first passes of random_allocations
- * (a page fault per new page: 600 ns an operation at N = 1e3 on the CPU
- * backend against 130 once all were touched), and probes missed the cache.
+ * would be touched a page at a time by the first passes of
+ * random_allocations (a page fault per new page: 600 ns an operation at
+ * N = 1e3 on the CPU backend against 130 once all are touched), and probes
+ * would miss the cache.
  * Not from a seed: Futhark keeps cl_mem handles and needs no lookup. */
 #include "pool_internal.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Stream order for the host pool (issue 6, part 3; not from a seed -- the
+/* Stream order for the host pool (not from a seed -- the
  * Futhark free list serves one in-order OpenCL queue).
  *
  * Every stream gets a slot and its own free index in the block core; a block

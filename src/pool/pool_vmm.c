@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Host pool growth with the driver's virtual-memory calls (issue 6, part 2:
- * "grown as one contiguous range with the driver's virtual-memory calls").
+/* Host pool growth with the driver's virtual-memory calls: the pool grows as
+ * one contiguous range.
  * Not from a seed: Futhark's free list and the seed heap both get whole
  * buffers; this is the mapping side of the block core of
  * gpu-executed-heap.txt ("Heap": one region, blocks split and merged).
@@ -15,29 +15,28 @@
  * wh__move_budget), whole mapped pieces inside free READY blocks
  * are *moved* there instead (cuMemUnmap, cuMemMap of the same handle,
  * cuMemSetAccess): reserved stays, and the driver neither releases nor
- * creates memory, which costs it ~0.32 us a MiB and ~9 us a piece on the
- * H100.  Pieces moved for one request lie side by side and get one
+ * creates memory, which costs it ~0.32 us a MiB and ~9 us a piece.  Pieces
+ * moved for one request lie side by side and get one
  * cuMemSetAccess.  Past budget + 1/64 (the hard budget), or with no piece to move,
  * free pieces are unmapped and become holes again: reserved tracks live
  * memory.  Only READY blocks: a stream's own free blocks may still be read by
  * work queued on it, so the walk first waits for the streams (wh__reclaim).
  *
- * Every piece costs the driver ~50-90 us to map or move, however large
- * (bench/results/pool-footprint-h100), and only whole pieces can be moved
- * or unmapped: a piece under both a live and a free block holds the free
- * part.  The largest piece is the trade between the two: on
- * random_allocations with blocks up to 1 GiB, 64 MiB pieces moved ~0.1 a
- * request at 1.375x of the peak in use (moves on, the old ceiling), 128
- * MiB ~0.27 at 1.14-1.16x, 192 MiB ~0.18 at 1.16-1.20x (H100).  With the
- * batched access, the tie-break of wh__move_source and a hard budget of
- * 1/64, 112 MiB held 1.12-1.14x on the CPU replay (wh_pool_replay) at a
- * modelled driver time 7-13% under 128 MiB's with 1/32 for N = 1e4 / 1e5;
- * 96 MiB 1.12-1.13x but 1.141 (was 1.135) at max 64 MiB.  Since only
- * whole pieces move, a large block is placed in its free block where the
- * rest stays in whole pieces (wh__spot), and a hole between two free blocks
- * is filled by moves too; the margin this won pays for moves that start
- * later (1.144x at 22-28% less modelled driver time; on the H100 11.7-15.8
- * us an operation instead of 15.6-22.2, bench/results/session-2026-11-26c-h100).
+ * Every piece costs the driver ~50-90 us to map or move, however large,
+ * and only whole pieces can be moved or unmapped: a piece under both a live
+ * and a free block holds the free part.  The largest piece is the trade
+ * between the two: on random_allocations with blocks up to 1 GiB, 64 MiB
+ * pieces move ~0.1 a request and stay at 1.375x of the peak in use (the
+ * ceiling without moves), 128 MiB ~0.27 at 1.14-1.16x, 192 MiB ~0.18 at
+ * 1.16-1.20x.  With the batched access, the tie-break of wh__move_source
+ * and a hard budget of 1/64, 112 MiB holds 1.12-1.14x on the CPU replay
+ * (wh_pool_replay) at a modelled driver time 7-13% under 128 MiB's with
+ * 1/32 for N = 1e4 / 1e5; 96 MiB 1.12-1.13x but 1.141 at max 64 MiB.
+ * Since only whole pieces move, a large block is placed in its free block
+ * where the rest stays in whole pieces (wh__spot), and a hole between two
+ * free blocks is filled by moves too; the margin this wins pays for moves
+ * that start later (1.144x at 22-28% less modelled driver time, 11.7-15.8
+ * us an operation instead of 15.6-22.2).
  *
  * The CUDA entry points come from cudaGetDriverEntryPointByVersion, so the
  * library does not link libcuda.  The CPU backend does the same with mmap
@@ -59,7 +58,7 @@
 #define WH__CPU_GRAN  (64ull << 10) /* CPU granule: small, so tests see many pieces */
 #define WH__CPU_RANGE (4ull << 30)
 /* The policy's constants: #ifndef so that bench/pool/build-variants.sh can
- * build variants (bench/results/pool-footprint-h100 measured them). */
+ * build variants to compare. */
 #ifndef WH__PIECE_MAX
 #define WH__PIECE_MAX (112ull << 20) /* largest piece mapped by one cuMemCreate       */
 #endif
@@ -91,7 +90,7 @@
 #endif
 #ifndef WH__MOVE_BATCH
 #define WH__MOVE_BATCH \
-    1 /* 0: the policy of 3d53849 (one access call per
+    1 /* 0: unbatched (one access call per
                                             moved piece, the hole chosen again after each;
                                             sources tied on size not told apart)            */
 #endif
@@ -464,7 +463,7 @@ static uint64_t wh__peak(const wh_pool *p, uint64_t size) {
 
 /* Reserved bytes growth may reach: the peak in use plus pm/1000 of it, at
  * least one granule.  (On RMM's random_allocations run on the CPU backend
- * with the GPU's 2 MiB granule, 1/12 gave the same peaks for sizes up to
+ * with the GPU's 2 MiB granule, 1/12 gives the same peaks for sizes up to
  * 64 MiB but unmapped and mapped again ~40x as often.) */
 static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
     uint64_t peak = wh__peak(p, size), slack = peak / 1000 * pm;
@@ -474,9 +473,9 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
 /* Past this, growth moves pieces instead of mapping new ones: room for
  * WH__MOVE_K of the largest requests, between growth's budget and
  * WH__MOVE_PM/1000 over the peak in use.  With blocks up to 1 GiB, 1.14x
- * instead of 1.10x moved a little less and mapped and released new pieces
+ * instead of 1.10x moves a little less and maps and releases new pieces
  * 1/700 as often (wh_pool_replay's warm pass at N = 1e5: 11 against 8322),
- * and the mean modelled driver time over eight traces fell by 22-28%
+ * and the mean modelled driver time over eight traces falls by 22-28%
  * (wh_pool_replay --seeds=8).  On the benchmark's trace (wh_pool_replay
  * built with -DWH__MOVE_K=k) K = 1, which leaves 1.10x there, modelled
  * 14.8 / 17.1 / 18.6 us an operation for N = 1e3 / 1e4 / 1e5, K = 2 (1.125x)
@@ -489,11 +488,11 @@ static uint64_t wh__move_budget(const wh_pool *p, uint64_t size) {
 }
 
 /* The walk's gate (below) lets reserved pass the budget for a while; past
- * this it walks anyway.  Before moves, a 1/4 margin held random_allocations
+ * this it walks anyway.  Without moves, a 1/4 margin holds random_allocations
  * with blocks up to 1 GiB at 1.375x of the peak in use (without one: 1.36 /
  * 1.44 / 1.46 for N = 1e3 / 1e4 / 1e5); with moves, 1/32 holds it at
- * 1.14-1.16x (1/16: 1.169x in about the same time; H100, pool-footprint-h100);
- * with batched moves, 1/64 and 112 MiB pieces 1.12-1.14x (CPU replay). */
+ * 1.14-1.16x (1/16: 1.169x in about the same time); with batched moves,
+ * 1/64 and 112 MiB pieces 1.12-1.14x (CPU replay). */
 static uint64_t wh__hard_budget(uint64_t budget) { return budget + (budget >> WH__HARD_SHIFT); }
 
 typedef struct {
@@ -619,8 +618,8 @@ static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, bool access) {
 #if WH__MOVE_BATCH
 /* Over the budget: back f by moving pieces from free blocks (at most
  * WH__MOVES of them) to f's side of its hole, side by side, with one
- * cuMemSetAccess over them all (~11 us a call on the H100 besides ~23 us a
- * piece; requests that move pieces move ~2 on average), then allocate.
+ * cuMemSetAccess over them all (~11 us a call besides ~23 us a piece;
+ * requests that move pieces move ~2 on average), then allocate.
  * NONE if that did not do: what was moved stays, free, next to the block it
  * extends, and the growth maps the rest.  (The sources' holes never touch
  * f's hole: the blocks next to it are not sources.) */
@@ -631,7 +630,7 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     uint64_t G = p->vmm.gran, hs = d[f.hole].size, done = 0;
     /* A hole between two free blocks (often where a piece was moved out)
      * is filled whole, from its low end.  (Mapping new pieces there instead
-     * took reserved past the budget, and the walk then released pieces
+     * takes reserved past the budget, and the walk then releases pieces
      * elsewhere: most of the pieces mapped and released in the replay's
      * warm passes at 1 GiB.) */
     bool whole = f.side == 0;

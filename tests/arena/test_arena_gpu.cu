@@ -695,8 +695,7 @@ static __global__ void check_slots(const wh_arena_span *ring, uint32_t k, uint32
 
 static void test_ring_posts(uint32_t rounds) {
     enum { K = 3, CHAIN = 40 };
-    /* the stack limit first: else round 0's committer waited for local memory behind its producers
-     * (r14/r15 of bench/results/session-2026-11-26b-h100) */
+    /* the stack limit first: else round 0's committer waits for local memory behind its producers */
     const void *kernels[] = {(const void *)posts_commit_kernel, (const void *)post_producer_kernel,
                              (const void *)check_slots};
     wh_cuda_stack_for(kernels, 3);

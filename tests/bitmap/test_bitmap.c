@@ -171,7 +171,7 @@ static void test_empty_small(void) {
     free(mem);
 }
 
-/* 2^28 bits: the minimum largest size. */
+/* 2^28 bits: the required minimum largest size. */
 static void test_large(void) {
     wh_bitmap bm;
     uint64_t nbits = 1ull << 28;

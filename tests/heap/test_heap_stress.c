@@ -63,7 +63,8 @@ static void fill_to_exhaustion(wh_heap *h, uint32_t max_size) {
  * object, whose page says which way's segment it came from.  On a fresh heap:
  * after a storm, freed slots wait in the class bitmap (orphans, in
  * test_heap_stress_orphans, all of one way's pages), and every way takes
- * those first, whichever way they came from (CI saw 0x1 so). */
+ * those first, whichever way they came from (so one way, 0x1, may serve
+ * them all). */
 typedef struct hold_job {
     wh_heap heap;
     void **p;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* k-d tree builder on the GPU (issue 4): small scenes, every allocator, each
+/* k-d tree builder on the GPU: small scenes, every allocator, each
  * tree checked exhaustively (every triangle against every leaf it overlaps,
  * random rays against brute force); with a heap 200x the root list no
  * allocator may fail and all build the same tree; a heap too small for the whole build (nodes become leaves, the tree stays
@@ -99,7 +99,7 @@ static void test_scene(const char *name, kd_scene *s) {
         if (slab_refuses) continue;
         if (k == 0) first = st;
         /* A heap 200x the root list has room for every list of the build:
-         * no allocator may fail here (docs/kdtree.md, heap issue 1). */
+         * no allocator may fail here (docs/kdtree.md). */
         CHECK_EQ_U64(st.alloc_failures, 0);
         CHECK_EQ_U64(st.nodes, first.nodes); /* the same tree */
         CHECK_EQ_U64(st.leaves, first.leaves);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The DEFAULT heap's page runs as the k-d tree uses them (issue 4): the
+/* The DEFAULT heap's page runs as the k-d tree uses them: the
  * builder's large reference lists are page runs, allocated and freed among
- * slab pages.  A run takes exactly its pages (a 68-page list took 128 before)
+ * slab pages.  A run takes exactly its pages (a 68-page list 68, not 128)
  * and may cross 64-page words of the page bitmap: with every page given to
  * 64 KiB slab slots and then a window of them freed across word boundaries,
  * runs that fit the window must be found (they failed before: Table 4 at 2M

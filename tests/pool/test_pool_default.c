@@ -75,10 +75,9 @@ static void rmm_free(void *pool, void *p) { CHECK(wh_pool_free(pool, p, S(1)) ==
 
 /* RMM's random_allocations exactly as the benchmark runs it (same trace,
  * live bytes capped at 16 GiB, a cold pass then 5 / 3 / 1 warm ones): at
- * most 1.15, the issue's goal, for every size.  Up to 1 GiB moves hold
- * reserved at their budget, 1.14 over the peak in use (pool_vmm.c):
- * measured 1.144 for each N (1.375 before moves, 1.139-1.161 with moves
- * before placement, when this bound was 1.17). */
+ * most 1.15, the pool's footprint goal, for every size.  Up to 1 GiB moves
+ * hold reserved at their budget, 1.14 over the peak in use (pool_vmm.c):
+ * 1.144 for each N (1.375 without moves). */
 static void random_allocations(void) {
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
     for (int i = 0; i < 3; ++i)
@@ -134,8 +133,8 @@ static void fallback_to_arenas(void) {
  * stream's allocation grows the range instead, even past the footprint
  * budget (peak in use + 1/10), without waiting for the busy stream's work:
  * the budget is soft (pool_vmm.c).  The stream_busy hook counts its calls; a
- * wait polls it again and again (test_pool_gpu on the H100 at 7314e06: the
- * allocation returned only after the other stream's 0.1-s kernel). */
+ * wait polls it again and again (in test_pool_gpu a wait would return the
+ * allocation only after the other stream's 0.1-s kernel). */
 static unsigned busy_calls;
 static bool busy_one(wh_stream s, void *u) {
     (void)u;

@@ -218,9 +218,9 @@ static void test_parallel_new(uint32_t n) {
 
 /* A burst of allocations into types with no active block (as a parallel_do
  * that places agents on a quarter of the cells): one thread in four makes an
- * SA or an SC.  Groups that run out of lookups at the same moment used to
- * open a block each for their few objects (half the used blocks' slots empty
- * on the H100); with the slow paths bounded (WH_SOA_OPEN_MAX) the objects
+ * SA or an SC.  Unbounded, groups that run out of lookups at the same moment
+ * open a block each for their few objects (half the used blocks' slots
+ * empty); with the slow paths bounded (WH_SOA_OPEN_MAX) the objects
  * must fill their blocks to within a quarter, and the heap stays consistent.
  * The bound holds under pressure only (WH_SOA_OPEN_PRESSURE): `fill` first
  * packs SC objects into a quarter of the blocks and a few more; without it
@@ -237,8 +237,8 @@ static __global__ void burst_kernel(wh_soa s, uint32_t n, unsigned long long *fa
 /* packed: check the fill.  The bound is a matter of timing (a group pauses
  * while others open blocks), so --small, the sanitizers' size, only reports
  * it: under racecheck and synccheck, which stretch every instruction, the
- * groups use up their rounds and open anyway (about 2x the blocks needed,
- * bench/results/session-s4-h100/call3-4f565a4), as the bound allows. */
+ * groups use up their rounds and open anyway (about 2x the blocks needed),
+ * as the bound allows. */
 static void test_burst(uint32_t n, size_t heap, bool fill, bool packed) {
     wh_soa s;
     wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4};
