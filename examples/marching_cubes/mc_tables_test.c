@@ -5,6 +5,7 @@
  * A vertex is named by its grid edge (lower corner, axis), so two cells that
  * share a face agree on it exactly when their tables agree. */
 #include "mc_tables.h"
+#include "wh_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,8 @@ static int check_field(const mc_tables *t, unsigned seed, int *cases_seen) {
     return bad;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "The generated marching-cubes tables make closed surfaces.");
     mc_tables t;
     if (mc_tables_build(&t)) {
         printf("mc_tables_test: FAILED (build)\n");

@@ -185,7 +185,8 @@ static void test_large(void) {
     free(mem);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Hierarchical bitmap, single-threaded semantics and layout, CPU backend.");
     test_layout();
     uint64_t sizes[] = {1, 2, 63, 64, 65, 127, 4096, 4097, 262145};
     for (unsigned k = 0; k < sizeof sizes / sizeof *sizes; ++k) test_fill_and_drain(sizes[k]);

@@ -112,7 +112,8 @@ static void test_bad(void) {
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "The command-line helper every program uses (examples/common/wh_cli.h).");
     test_good();
     test_bad();
     return wh_test_finish("test_cli");

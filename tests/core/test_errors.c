@@ -153,7 +153,8 @@ static void on_thread(unsigned i, void *arg) {
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Errors that name the real cause, in every part (CPU backend).");
     pool_errors();
     arena_errors();
     soa_errors();

@@ -152,7 +152,8 @@ static void soas(bool on_device) {
     CHECK_EQ_U64(failed, 1);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Fault injection (wh__fault_arm).");
     pools(WH_POOL_CPU);
     heaps(true);
     arenas(WH_ARENA_CPU);

@@ -17,7 +17,8 @@ static void hammer(unsigned i, void *arg) {
     wh_atomic_fetch_or(&orword, 1ull << i, WH_ACQ_REL);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Platform layer on the CPU backend.");
     uint64_t w64[4] = {0};
     uint32_t w32[4] = {0};
     uint32_t fails = wh_platform_checks(w64, w32);

@@ -46,7 +46,8 @@ static __global__ void atomics_kernel(uint64_t *c64, uint32_t *c32, uint64_t *or
     wh_atomic_fetch_max(mx, (uint64_t)t, WH_RELAXED);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Platform layer on the GPU.");
     if (!wh_cuda_available()) {
         printf("test_platform_gpu: no GPU, skipped\n");
         return WH_TEST_SKIP;

@@ -3,7 +3,8 @@
 #include "warpheap/warpheap.h"
 #include "wh_test.h"
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Status codes, messages, failure details and the version.");
     for (int s = 0; s < WH_STATUS_COUNT; ++s) {
         const char *m = wh_strerror((wh_status)s);
         CHECK(m != NULL && m[0] != '\0');

@@ -398,7 +398,8 @@ static void test_segment_classes(void) {
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Device heap, one thread on the CPU backend.");
     test_segment_classes();
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);

@@ -168,7 +168,8 @@ static void test_check(const char *scene, uint32_t min_hits) {
     kd_scene_free(&s);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "k-d tree workload, CPU side.");
     test_obj();
     test_generators();
     test_check("soup", 50);

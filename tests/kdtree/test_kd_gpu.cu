@@ -118,7 +118,8 @@ static void test_scene(const char *name, kd_scene *s) {
     kd_gpu_destroy(&g);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "k-d tree builder on the GPU.");
     if (!wh_cuda_available()) return WH_TEST_SKIP;
     WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)64 << 20));
     kd_scene s;

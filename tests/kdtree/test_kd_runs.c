@@ -80,7 +80,8 @@ static void test_window(uint32_t lo, uint32_t hi, uint32_t n) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "The DEFAULT heap's page runs as the k-d tree uses them.");
     test_exact();
     test_window(40, 100, 60);  /* a small run across words 0-1, exact fit */
     test_window(50, 150, 70);  /* a large run over words 0-1-2 */

@@ -453,7 +453,8 @@ static void waits_without_lock(void) {
     wh_pool_destroy(p);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Host pool on the CPU backend.");
     basic(WH_BLOCKS_TLSF);
     basic(WH_BLOCKS_MAXHEAP);
     alignment_parameter();

@@ -157,7 +157,9 @@ static void growth_does_not_wait(void) {
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv,
+                       "The pool's default growth (config.growth = WH_POOL_GROW_DEFAULT) on the CPU backend.");
     growth_does_not_wait();
     default_is_range();
     futhark_loop();

@@ -206,7 +206,9 @@ static void placement(void) {
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(
+        argc, argv, "Host pool grown as one address range (config.growth = WH_POOL_GROW_VMM) on the CPU backend,....");
     fit_trim_refill();
     cap();
     placement();

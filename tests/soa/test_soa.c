@@ -393,7 +393,8 @@ static void test_huge_type(void) {
     CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_LARGE);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Object allocator unit tests (CPU backend).");
     test_image();
     test_config();
     test_pointer();

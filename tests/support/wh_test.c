@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "wh_test.h"
+#include "wh_cli.h"
 
 #include <pthread.h>
 
@@ -53,4 +54,9 @@ void wh_run_threads(unsigned n, wh_thread_fn fn, void *arg) {
     pthread_barrier_destroy(&start);
     free(tids);
     free(jobs);
+}
+
+void wh_test_no_options(int argc, char **argv, const char *about) {
+    wh_cli_opt none[] = {WH_CLI_END};
+    wh_cli_parse(argc, argv, none, about);
 }

@@ -45,7 +45,10 @@ double wh_now_seconds(void);
 typedef void (*wh_thread_fn)(unsigned i, void *arg);
 void wh_run_threads(unsigned n, wh_thread_fn fn, void *arg);
 
-/* Command-line options: examples/common/wh_cli.h (on every test's include path). */
+/* Command-line options: examples/common/wh_cli.h (on every test's include path).
+ * A test without options calls this first: --help prints `about`, and any
+ * option or argument is refused (exit 2). */
+void wh_test_no_options(int argc, char **argv, const char *about);
 
 #ifdef __cplusplus
 }
