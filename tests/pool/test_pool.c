@@ -134,6 +134,9 @@ static void bad_input(void) {
     CHECK(wh_pool_free(p, a, S(0)) == WH_ERR_DOUBLE_FREE);
     CHECK(strstr(wh_last_error(), "already freed") != NULL);
     CHECK(wh_pool_record_stream(p, a, S(1)) == WH_ERR_DOUBLE_FREE);
+    /* never handed out, in an arena's free space: foreign, not a double free */
+    CHECK(wh_pool_free(p, (char *)a + (64u << 10), S(0)) == WH_ERR_FOREIGN_POINTER);
+    CHECK(strstr(wh_last_error(), "not an allocation") != NULL);
     void *t = wh_pool_alloc_tagged(p, 500, "site", S(0));
     CHECK(wh_pool_free(p, t, S(0)) == WH_OK);
     CHECK(wh_pool_free(p, t, S(0)) == WH_ERR_DOUBLE_FREE); /* kept for its tag */
