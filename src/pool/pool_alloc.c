@@ -16,9 +16,16 @@
 
 #define WH__MIB (1024ull * 1024ull)
 
+/* The slot of address a among the lately released addresses. */
+static uint64_t *wh__freed_slot(wh_pool *p, uint64_t a) {
+    return &p->freed[(a * 0x9E3779B97F4A7C15ull) >> (64 - WH__FREED_RECENT_BITS)];
+}
+
 /* USED block b (not live any more) back into the core, in its free slot. */
 void wh__release(wh_pool *p, uint32_t b) {
-    wh__map_del(p, wh_blocks_desc(p->core)[b].addr);
+    uint64_t a = wh_blocks_desc(p->core)[b].addr;
+    wh__map_del(p, a);
+    *wh__freed_slot(p, a) = a;
     p->info[b].state = WH__FREE_OR_CORE;
     wh_blocks_free(p->core, b, p->info[b].free_slot);
 }
@@ -154,7 +161,11 @@ static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
 static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *tag, uint32_t slot) {
     wh__info *in = &p->info[b];
     uint64_t size = wh_blocks_desc(p->core)[b].size;
-    if (in->state == WH__FREE_OR_CORE) wh__map_put(p, wh_blocks_desc(p->core)[b].addr, b);
+    if (in->state == WH__FREE_OR_CORE) {
+        uint64_t a = wh_blocks_desc(p->core)[b].addr, *f = wh__freed_slot(p, a);
+        wh__map_put(p, a, b);
+        if (*f == a) *f = 0; /* live again */
+    }
     *in = (wh__info){
         .tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint8_t)slot, .free_slot = (uint8_t)slot};
     p->st.allocs++;
@@ -255,18 +266,20 @@ void *wh_pool_alloc_tagged(wh_pool *p, size_t bytes, const void *tag, wh_stream 
     return wh_pool_try_alloc(p, bytes, tag, s, &ptr) == WH_OK ? ptr : NULL;
 }
 
-/* ptr is no live block: tell a double free from a foreign pointer. */
+/* ptr is no block the pool knows: a double free when it was released lately,
+ * else a foreign pointer (inside an arena: never handed out, or freed so long
+ * ago that the record is gone). */
 static wh_status wh__bad_pointer(wh_pool *p, const void *ptr, const char *what) {
     uint64_t a = (uint64_t)(uintptr_t)ptr;
+    if (a && *wh__freed_slot(p, a) == a) return wh__fail(WH_ERR_DOUBLE_FREE, "%s: %p was already freed", what, ptr);
     const wh_block *d = wh_blocks_desc(p->core);
     for (uint32_t i = 0; i < p->narenas; ++i) {
         uint32_t b = p->arenas[i].head;
-        if (a < d[b].addr || a >= d[b].addr + p->arenas[i].size) continue;
-        /* inside a free block: freed before (its block may have merged since) */
-        for (uint32_t k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; ++k, b = d[b].next)
-            if (a >= d[b].addr && a < d[b].addr + d[b].size && d[b].state == WH_BLOCK_FREE)
-                return wh__fail(WH_ERR_DOUBLE_FREE, "%s: %p was already freed", what, ptr);
-        return wh__fail(WH_ERR_FOREIGN_POINTER, "%s: %p is inside an arena but not a live allocation", what, ptr);
+        if (a >= d[b].addr && a < d[b].addr + p->arenas[i].size)
+            return wh__fail(WH_ERR_FOREIGN_POINTER,
+                            "%s: %p is inside an arena but not an allocation of this pool (never handed out, or "
+                            "freed long ago)",
+                            what, ptr);
     }
     return wh__fail(WH_ERR_FOREIGN_POINTER, "%s: %p was not allocated by this pool", what, ptr);
 }

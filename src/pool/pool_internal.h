@@ -71,6 +71,14 @@ typedef struct wh__tag_entry {
     uint32_t block; /* the block kept for this tag, or NONE     */
 } wh__tag_entry;
 
+/* Addresses of blocks released to the core lately, one per hash slot, so that
+ * a free of such an address is a double free and any other address outside
+ * the live blocks a foreign pointer (pool_alloc.c, wh__bad_pointer).  A
+ * double free long after the release, once another address took the slot,
+ * is reported as foreign with a message that says it may be either. */
+#define WH__FREED_RECENT_BITS 12
+#define WH__FREED_RECENT      (1u << WH__FREED_RECENT_BITS)
+
 struct wh_pool {
     pthread_mutex_t lock;
     wh_pool_config cfg; /* defaults resolved                          */
@@ -78,8 +86,9 @@ struct wh_pool {
     wh__info *info;     /* per descriptor                             */
     uint64_t *map_keys; /* address -> descriptor, open addressing     */
     uint32_t *map_vals;
-    uint64_t map_mask, map_count; /* entries - 1; keys in the map               */
-    uint32_t map_shift, nslots;   /* nslots: READY + streams seen so far        */
+    uint64_t map_mask, map_count;     /* entries - 1; keys in the map               */
+    uint32_t map_shift, nslots;       /* nslots: READY + streams seen so far        */
+    uint64_t freed[WH__FREED_RECENT]; /* addresses of blocks released lately       */
     wh_stream streams[WH__MAX_SLOTS];
     wh__event reclaim_ev[WH__MAX_SLOTS];
     wh_stream last_stream;
