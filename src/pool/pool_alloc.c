@@ -266,20 +266,25 @@ void *wh_pool_alloc_tagged(wh_pool *p, size_t bytes, const void *tag, wh_stream 
     return wh_pool_try_alloc(p, bytes, tag, s, &ptr) == WH_OK ? ptr : NULL;
 }
 
-/* ptr is no block the pool knows: a double free when it was released lately,
- * else a foreign pointer (inside an arena: never handed out, or freed so long
- * ago that the record is gone). */
+/* ptr is no block the pool knows.  Inside a free block of an arena: a double
+ * free when it is an address released lately, else a foreign pointer (never
+ * handed out, or freed so long ago that the record is gone).  Inside a used
+ * block (an interior pointer; an address released before and covered by a
+ * later allocation): a foreign pointer. */
 static wh_status wh__bad_pointer(wh_pool *p, const void *ptr, const char *what) {
     uint64_t a = (uint64_t)(uintptr_t)ptr;
-    if (a && *wh__freed_slot(p, a) == a) return wh__fail(WH_ERR_DOUBLE_FREE, "%s: %p was already freed", what, ptr);
     const wh_block *d = wh_blocks_desc(p->core);
     for (uint32_t i = 0; i < p->narenas; ++i) {
         uint32_t b = p->arenas[i].head;
-        if (a >= d[b].addr && a < d[b].addr + p->arenas[i].size)
-            return wh__fail(WH_ERR_FOREIGN_POINTER,
-                            "%s: %p is inside an arena but not an allocation of this pool (never handed out, or "
-                            "freed long ago)",
-                            what, ptr);
+        if (a < d[b].addr || a >= d[b].addr + p->arenas[i].size) continue;
+        for (uint32_t k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; ++k, b = d[b].next)
+            if (a >= d[b].addr && a < d[b].addr + d[b].size && d[b].state == WH_BLOCK_FREE &&
+                *wh__freed_slot(p, a) == a)
+                return wh__fail(WH_ERR_DOUBLE_FREE, "%s: %p was already freed", what, ptr);
+        return wh__fail(WH_ERR_FOREIGN_POINTER,
+                        "%s: %p is inside an arena but not an allocation of this pool (never handed out, an "
+                        "interior pointer, or freed long ago)",
+                        what, ptr);
     }
     return wh__fail(WH_ERR_FOREIGN_POINTER, "%s: %p was not allocated by this pool", what, ptr);
 }
