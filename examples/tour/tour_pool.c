@@ -32,7 +32,9 @@ static void libc_release(void *c, void *p) {
 #if defined(__CUDACC__)
 static void *async_alloc(void *c, size_t n) {
     void *p = NULL;
-    return cudaMallocAsync(&p, n, (cudaStream_t)((pool_ctx *)c)->stream) == cudaSuccess ? p : NULL;
+    if (cudaMallocAsync(&p, n, (cudaStream_t)((pool_ctx *)c)->stream) == cudaSuccess) return p;
+    (void)cudaGetLastError(); /* out of memory is an answer here, not an error for the next launch check */
+    return NULL;
 }
 static void async_release(void *c, void *p) { WH_CUDA_OR_DIE(cudaFreeAsync(p, (cudaStream_t)((pool_ctx *)c)->stream)); }
 #endif
