@@ -24,7 +24,7 @@ rm -f "$out/marching_cubes.csv"
   echo "(the host sync splits every frame). '(c) arena in kernel' and 'in one kernel': the mesh reserved"
   echo "in count's last block from the plan the previous commit made, the block core committed after the"
   echo "address is out (generate's first block; in one kernel, the last block after the grid barrier):"
-  echo "include/warpheap/arena_reserve.h."; } > "$out/marching_cubes.md"
+  echo "include/warpheap/arena/reserve.h."; } > "$out/marching_cubes.md"
 rc=0
 for n in ${SIZES:-32 64 96 128 160 192}; do
   timeout 120 "$bin" --n="$n" --k=3 --frames="${FRAMES:-300}" --reps="${REPS:-5}" \

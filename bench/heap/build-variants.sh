@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Builds wh_heap_bench variants (heap_slab.h's switches, by -D) into DIR
+# Builds wh_heap_bench variants (heap/slab.h's switches, by -D) into DIR
 # (default build-carry/hv) against a configured and built BUILD (default
 # build: its config.h and libwarpheap.a), for a GPU run that compares
 # them all.  Each line of the input: NAME FLAGS...  Two at a time

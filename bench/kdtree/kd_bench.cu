@@ -97,7 +97,7 @@ static long long check(kd_gpu *g, const kd_scene *s, kd_check_result *r) {
     return e;
 }
 
-/* Builds with -DWH_HEAP_PROFILE (the heap's event counters, heap_core.h):
+/* Builds with -DWH_HEAP_PROFILE (the heap's event counters, heap/core.h):
  * the counters of the checked first build, one line. */
 static void print_heap_prof(const kd_kind *k, const wh_heap *h) {
 #ifdef WH_HEAP_PROFILE

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Block core free indices compared on the same traces (CPU, one thread):
- * TLSF (tlsf.h) against the seed's max-heap (blocks_maxheap.h).
+ * TLSF (core/tlsf.h) against the seed's max-heap (core/maxheap.h).
  *
  * The core never touches the memory it manages, so each trace runs in one
  * synthetic 1 TiB arena: footprint = highest end address ever handed out,
@@ -15,7 +15,7 @@
  *   mixed      : 1e6 ops, 60% allocs of power-law sizes (64 B .. 4 MiB), live <= 20000
  * Usage: wh_blocks_bench [--csv=FILE] [--md=FILE]
  */
-#include "warpheap/blocks.h"
+#include "warpheap/core/blocks.h"
 #include "wh_cli.h"
 
 #include <stdio.h>

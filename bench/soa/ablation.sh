@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Allocator ablations on wa-tor (DynaSOAr 6.3, Fig. 12c and Fig. 13): the
 # default wh_wator and the switched builds of examples/wator/CMakeLists.txt
-# (include/warpheap/soa_config.h: request coalescing off, bitmap rotation off,
+# (include/warpheap/soa/config.h: request coalescing off, bitmap rotation off,
 # slow paths not bounded per type (WH_SOA_OPEN_MAX=0), 0/1/4/16 active-block
 # lookups before the slow path), each at the paper size
 # (the defaults, 2048x2560, 500 iterations) with --mode=warpheap.
@@ -71,7 +71,7 @@ GPU=$(echo "$ENV" | cut -d, -f1); DRV=$(echo "$ENV" | cut -d, -f2); CUDA=$(echo 
     echo "| --- | --- | --- | --- | --- | --- |"
     tail -n +2 "$CSV" | awk -F, '{printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6}'
     echo
-    echo "default: coalescing on, rotation on, 9 active-block lookups (include/warpheap/soa_config.h);"
+    echo "default: coalescing on, rotation on, 9 active-block lookups (include/warpheap/soa/config.h);"
     echo "nocoalesce: WH_SOA_COALESCE=0; norotate: WH_SOA_ROTATE=0; lookupsN: WH_SOA_ACTIVE_LOOKUPS=N."
 } > "$OUT/ablation.md"
 cat "$OUT/ablation.md"

@@ -163,7 +163,7 @@ struct tail_args {
     wh_arena_span *span;
     uint64_t smem_bytes;       /* dynamic smem for wh_arena_replace_span_block */
                                /* or wh_arena_ring_commit_block                 */
-    bool split;                /* reserve here, commit later (arena_reserve.h) */
+    bool split;                /* reserve here, commit later (arena/reserve.h) */
     const wh_arena_span *next; /* split: the slot the next frame replaces      */
     uint32_t *reserve_status;  /* split, commit in a kernel that may still run */
                                /* (side stream): poll the lock first (bounded), */
@@ -690,7 +690,7 @@ static __global__ void __launch_bounds__(THREADS, 1)
  *   (a): into the worst-case buffer.
  *   (c): into the window of the frame's arena reservation, known before
  *     its count and without a lock: the ring's replaces run on a forecast
- *     (arena_forecast.h: a few intervals that follow the block core
+ *     (arena/forecast.h: a few intervals that follow the block core
  *     exactly).  Ticket 0 is the arena block: while the bricks count, it
  *     runs the previous frame's replace on the forecast, posts it for the
  *     committer, and publishes this frame's window forecast from it.  The

@@ -6,7 +6,7 @@
  * Implements seed gpu-executed-heap.txt (an HLSL heap run by the GPU):
  * "Address Buffering" (results go to a slot another kernel reads), "Padding"
  * (allocation by count and stride, the address a multiple of the stride from
- * the buffer's start) and, through the block core (blocks.h), "Heap",
+ * the buffer's start) and, through the block core (core/blocks.h), "Heap",
  * "Fragmentation" and "Linked List".  A command is a one-thread kernel that
  * runs the core on its device-resident metadata (the seed's single-thread
  * compute shader).
@@ -40,7 +40,7 @@
 #define WARPHEAP_ARENA_H
 
 #include "warpheap/warpheap.h"
-#include "warpheap/blocks_walk.h" /* wh_blocks_report, for wh_arena_check */
+#include "warpheap/core/walk.h" /* wh_blocks_report, for wh_arena_check */
 
 WH_EXTERN_C_BEGIN
 
@@ -52,7 +52,7 @@ typedef struct wh_handle {
     uint32_t gen;   /* that descriptor's generation at allocation    */
 } wh_handle;
 
-/* An allocation in up to two extents (RING policy, arena_ring.h): elements
+/* An allocation in up to two extents (RING policy, arena/ring.h): elements
  * [0, count0) at part[0], [count0, count) at part[1] (null when one extent
  * holds them all). */
 typedef struct wh_arena_span {
@@ -78,7 +78,7 @@ WH_INLINE WH_HOST_DEVICE wh_arena_span wh_arena_span_of(void *ptr) {
     return sp;
 }
 
-/* RING reservations (arena_reserve.h): what the next replace of one slot
+/* RING reservations (arena/reserve.h): what the next replace of one slot
  * will find once that slot's span is freed -- the free blocks in ring order
  * from the cursor -- made off the critical path by the previous commit. */
 #define WH_ARENA_PLAN_BLOCKS 4
@@ -105,7 +105,7 @@ typedef struct wh_arena_ring_plan {
 typedef struct wh_arena_ring_pending {
     uint32_t active, fast; /* fast: published from the plan, core not yet changed */
     uint32_t status, pad;  /* what the commit reports if it succeeds: WH_OK, or */
-                           /* a clamped close's WH_ERR_OUT_OF_MEMORY (arena_window.h) */
+                           /* a clamped close's WH_ERR_OUT_OF_MEMORY (arena/window.h) */
     uint64_t slot, next;   /* the replaced slot; the slot to plan for (0: none) */
     uint64_t count, stride;
     wh_arena_span old, made; /* the span it frees, the span it published */
@@ -173,7 +173,7 @@ typedef enum wh_arena_backend {
     WH_ARENA_CUDA = 2, /* device memory, commands are kernels     */
 } wh_arena_backend;
 
-/* Which free block an allocation takes (arena_ring.h says why RING). */
+/* Which free block an allocation takes (arena/ring.h says why RING). */
 typedef enum wh_arena_policy {
     WH_ARENA_BEST_FIT = 0, /* the block core's free index (TLSF / max-heap)  */
     WH_ARENA_RING = 1,     /* next fit after the last allocation: FIFO use   */
@@ -237,7 +237,7 @@ WH_API wh_status wh_arena_free_batch_async(wh_arena *a, wh_handle *d_slots, uint
  * stride bytes into it: one command where a ring of K buffers turns over. */
 WH_API wh_status wh_arena_replace_async(wh_arena *a, const size_t *d_count, size_t stride, wh_handle *d_slot,
                                         wh_stream s);
-/* The same for a span (arena_ring.h): free *d_slot's parts, allocate
+/* The same for a span (arena/ring.h): free *d_slot's parts, allocate
  * *d_count * stride bytes in at most two extents under the RING policy. */
 WH_API wh_status wh_arena_replace_span_async(wh_arena *a, const size_t *d_count, size_t stride, wh_arena_span *d_slot,
                                              wh_stream s);
@@ -386,7 +386,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__arena_align_up(uint64_t off, uint64_t stri
     return off + wh__arena_mod(stride - wh__arena_mod(off, stride), stride);
 }
 
-#include "warpheap/arena_ring.h"
+#include "warpheap/arena/ring.h"
 
 /* Padding a block needs so that some address in it is a multiple of stride
  * from the region's start (block addresses are granule multiples). */
@@ -561,7 +561,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__arena_replace_span_locked(wh_arena_state 
 
 /* A command: free the span in *slot (its non-null parts), then allocate a
  * span of count elements into it -- replace for a ring of meshes that may
- * wrap (arena_ring.h).  If a free is refused the slot keeps what is left. */
+ * wrap (arena/ring.h).  If a free is refused the slot keeps what is left. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__arena_cmd_replace_span(wh_arena_state *s, uint64_t count, uint64_t stride,
                                                               wh_arena_span *slot) {
     if (!wh__arena_lock(s)) {
@@ -746,9 +746,9 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_free_warp(wh_arena_ref a, wh_handle 
     return wh_arena_free_mask(a, wh_active_mask(), slot);
 }
 
-#include "warpheap/arena_reserve.h"
-#include "warpheap/arena_window.h"
-#include "warpheap/arena_forecast.h"
+#include "warpheap/arena/reserve.h"
+#include "warpheap/arena/window.h"
+#include "warpheap/arena/forecast.h"
 
 WH_EXTERN_C_END
 

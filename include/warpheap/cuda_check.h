@@ -36,7 +36,7 @@
  * local frame of these n kernels needs.  A launch that needs more than the
  * limit has the driver grow local memory first, which waits for the device
  * to idle: a kernel launched beside others that wait for it (a committer
- * beside its producers, arena_forecast.h) then waits for them in turn.  In
+ * beside its producers, arena/forecast.h) then waits for them in turn.  In
  * programs: exits on a CUDA error. */
 static inline void wh_cuda_stack_for(const void *const *kernels, int n) {
     size_t need = 0, have = 0;

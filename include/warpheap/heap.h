@@ -21,13 +21,13 @@
 #ifndef WARPHEAP_HEAP_H
 #define WARPHEAP_HEAP_H
 
-#include "warpheap/heap_core.h"
-#include "warpheap/heap_bump.h"
-#include "warpheap/heap_wrap.h"
-#include "warpheap/heap_slab.h"
-#include "warpheap/heap_pagerun.h"
-#include "warpheap/heap_circular.h"
-#include "warpheap/heap_fused.h"
+#include "warpheap/heap/core.h"
+#include "warpheap/heap/bump.h"
+#include "warpheap/heap/wrap.h"
+#include "warpheap/heap/slab.h"
+#include "warpheap/heap/pagerun.h"
+#include "warpheap/heap/circular.h"
+#include "warpheap/heap/fused.h"
 
 typedef struct wh_heap_config {
     uint64_t bytes; /* arena size                                       */

@@ -208,7 +208,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_rotl32(uint32_t x, unsigned n) {
 }
 /* The high 32 bits of the 64-bit product: a division by a constant d is a
  * mulhi by its reciprocal ceil(2^32 / d), exact for small enough dividends
- * (heap_core.h: wh__slab_spp_div). */
+ * (heap/core.h: wh__slab_spp_div). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh_mulhi32(uint32_t a, uint32_t b) {
 #if WH_ON_GPU
     return __umulhi(a, b);

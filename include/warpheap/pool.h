@@ -17,7 +17,7 @@
 #define WARPHEAP_POOL_H
 
 #include "warpheap/warpheap.h"
-#include "warpheap/blocks.h"
+#include "warpheap/core/blocks.h"
 
 WH_EXTERN_C_BEGIN
 

@@ -7,7 +7,7 @@
  *     WH_SOA_CLASS(Fish, 0, FISH_FIELDS)                 type id 0
  *     WH_SOA_SUBCLASS(Shark, 1, Fish, SHARK_FIELDS)      inherits Fish's fields
  *
- * and get: a handle type `Fish` (a 64-bit object pointer, soa_pointer.h),
+ * and get: a handle type `Fish` (a 64-bit object pointer, soa/pointer.h),
  * `WH_GET(Fish, f, egg_timer)` (an lvalue in the field's SOA array; inherited
  * fields: `WH_GET(Shark, s, base.cell)`, or upcast with Shark_super(s)),
  * `WH_SOA_NEW(soa, Fish)` / `WH_SOA_DESTROY(soa, f)` in device code,
@@ -27,7 +27,7 @@
 #ifndef WARPHEAP_SOA_H
 #define WARPHEAP_SOA_H
 
-#include "warpheap/soa_do.h"
+#include "warpheap/soa/do.h"
 
 #if defined(__CUDACC__)
 #include "warpheap/cuda_check.h"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Stream arena, host side: creation (the block core is laid out on the host
- * and copied to the device, as blocks.h allows: it is addressed by offsets),
+ * and copied to the device, as core/blocks.h allows: it is addressed by offsets),
  * the command entry points of both backends, the status mirror and the heap
  * walk.  Seed gpu-executed-heap.txt, "Address Buffering"; see arena.h for
  * where this departs from the seed. */
 #include "arena_internal.h"
-#include "warpheap/blocks_walk.h"
+#include "warpheap/core/walk.h"
 
 #include <stdlib.h>
 #include <string.h>

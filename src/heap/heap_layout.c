@@ -21,12 +21,12 @@
 #endif
 
 /* The fused kinds read a header's flag and next as one little-endian word
- * (heap_fused.h): the layout they share with CIRCULAR. */
+ * (heap/fused.h): the layout they share with CIRCULAR. */
 _Static_assert(offsetof(wh_circ_header, next) == 4 && sizeof(wh_circ_header) == 16, "circular header layout");
-/* each segment state on its own 128-byte line (heap_core.h) */
+/* each segment state on its own 128-byte line (heap/core.h) */
 _Static_assert(offsetof(wh_heap_ctl, seg) % 128u == 0, "wh_heap_ctl.seg alignment");
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "heap_fused.h assumes a little-endian host (as the GPU is)"
+#error "heap/fused.h assumes a little-endian host (as the GPU is)"
 #endif
 
 #define META_ALIGN 256u
@@ -102,7 +102,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         if ((uint64_t)h->npages << wh__slab_lbpp(0) > WH_BITMAP_MAX_BITS)
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
-        /* Bump segments (heap_slab.h): under 2^20 slots (the first shift
+        /* Bump segments (heap/slab.h): under 2^20 slots (the first shift
          * that reaches 2^19), at most 1/WH_SEG_HEAP_DIV of the heap and 1024 pages.
          * One thread per class prepares the next segment
          * while the current one is handed out; a whole GPU takes 2^17
@@ -116,7 +116,7 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * the classes' segments would hold most of the heap. */
         h->slab_fine = h->npages >= WH_SLAB_FINE_PAGES;
         h->slab_segs = h->npages < WH_SEG_MIN_PAGES ? 0u : h->npages < WH_SEG_TILED_MIN_PAGES ? 1u : 2u;
-        /* Ways (heap_slab.h): cfg->segments, else 2 from 4 GiB, 4 from 8
+        /* Ways (heap/slab.h): cfg->segments, else 2 from 4 GiB, 4 from 8
          * GiB.  With 4 ways one size fills 90% of 9.4 GB at 1.68e10
          * allocations/s (16 B; 1.38e10 with one) and 1.46e10 (256 B; 5.2e9),
          * where 8 ways fall to 2.5-3.5e9 at 256 B.  But every way holds

@@ -129,7 +129,7 @@ void wh__heap_walk(const wh_heap *h, wh_heap_usage *s) {
     case WH_HEAP_DEFAULT: walk_paged(h, &w); break;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI:
-    case WH_HEAP_CIRCULAR_FUSED: /* the same layout (heap_fused.h) */
+    case WH_HEAP_CIRCULAR_FUSED: /* the same layout (heap/fused.h) */
     case WH_HEAP_CIRCULAR_FUSED_MULTI: walk_circular(h, &w); break;
     case WH_HEAP_BUMP:
     case WH_HEAP_WRAP: {

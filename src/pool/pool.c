@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host pool: create, destroy, trim, stats and the heap walk.
  * The pool's state lives in host memory taken once at create: the block
- * core (blocks.h), per-descriptor info and the address map. */
+ * core (core/blocks.h), per-descriptor info and the address map. */
 #include "pool_internal.h"
 
 #include <inttypes.h>
@@ -195,7 +195,7 @@ wh_pool_backend wh_pool_get_backend(const wh_pool *p) { return p ? p->cfg.backen
 static wh_status wh__check_locked(wh_pool *p) {
     wh_blocks_report r;
     if (!wh_blocks_check(p->core, &r))
-        return wh__fail(WH_ERR_CORRUPT, "pool: block core check failed at blocks_walk.h:%u, block %u", r.error,
+        return wh__fail(WH_ERR_CORRUPT, "pool: block core check failed at core/walk.h:%u, block %u", r.error,
                         r.bad_block);
     const wh_block *d = wh_blocks_desc(p->core);
     uint64_t n[5] = {0}, live_bytes = 0, requested = 0, mapped = 0, arena_sum = 0;

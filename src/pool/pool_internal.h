@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host pool internals, shared by the files of src/pool/.
  *
- * One mutex guards a pool.  Memory is a block core (blocks.h) with one free
+ * One mutex guards a pool.  Memory is a block core (core/blocks.h) with one free
  * index per stream plus index 0 (READY) for blocks every stream may take; the
  * pool keeps, per descriptor, what the core does not know: who holds a USED
  * block (a live allocation, the tag cache, or the pending list that waits
@@ -11,7 +11,7 @@
 #define WH_POOL_INTERNAL_H
 
 #include "warpheap/pool.h"
-#include "warpheap/blocks_walk.h"
+#include "warpheap/core/walk.h"
 
 #include <pthread.h>
 

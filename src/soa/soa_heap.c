@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Object allocator, host side: heap creation with the block capacities of
  * DynaSOAr (ECOOP 2019) section 3.2 and the bitmaps of 3.4, statistics, and the
- * invariant check.  Departures are listed in warpheap/soa_heap.h. */
+ * invariant check.  Departures are listed in warpheap/soa/heap.h. */
 #include "soa_internal.h"
 
 #include <stdlib.h>

@@ -420,7 +420,7 @@ static wh_status status_if_any(wh_arena *a) {
     return st;
 }
 
-/* RING reservations (arena_reserve.h): the same FIFO ring of K spans run by
+/* RING reservations (arena/reserve.h): the same FIFO ring of K spans run by
  * wh_arena_replace_span_async in one arena and by reserve + commit in a
  * twin.  Every frame: the same status, the same span (offsets, descriptor,
  * generation, counts), the same generations and block core byte for byte;
@@ -602,7 +602,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     wh_arena_destroy(a);
 }
 
-/* Open reservations (arena_window.h): the same FIFO ring as test_ring_reserve,
+/* Open reservations (arena/window.h): the same FIFO ring as test_ring_reserve,
  * each frame opened before its count is known, every element written through
  * the window, closed with the count -- against a twin that replaces with the
  * count the window let through.  Every frame: the same status (plus
@@ -687,7 +687,7 @@ static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
     wh_arena_destroy(a);
 }
 
-/* The forecast (arena_forecast.h) against the core, frame by frame: the
+/* The forecast (arena/forecast.h) against the core, frame by frame: the
  * ring of test_ring_window, each frame's window forecast before the real
  * open and compared with it, the count clamped to the window, the replace
  * forecast and the real one closed and committed -- the same addresses and

@@ -376,7 +376,7 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     destroy_checked(a);
 }
 
-/* RING reservations on the GPU (arena_reserve.h): one thread reserves (its
+/* RING reservations on the GPU (arena/reserve.h): one thread reserves (its
  * first half while another warp reads the count, as marching cubes does),
  * then a block commits (staged in smem), in one kernel (as the fused
  * marching-cubes frame) or in two (count's tail, then generate), or a block
@@ -614,7 +614,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     destroy_checked(a);
 }
 
-/* The forecast ring (arena_forecast.h) on the GPU, as marching cubes'
+/* The forecast ring (arena/forecast.h) on the GPU, as marching cubes'
  * one-pass frames drive it: a producer kernel a frame (a block) writes its
  * elements through the window forecast for it, runs the replace on the
  * forecast, posts it and publishes the next window -- no lock -- while one

@@ -118,7 +118,7 @@ static void run_ring(unsigned t, void *p) {
         ring_committer((ring_job *)p);
 }
 
-/* The one-pass frame on a forecast ring (arena_forecast.h) in six threads,
+/* The one-pass frame on a forecast ring (arena/forecast.h) in six threads,
  * as marching cubes' one-pass kernel and its committer run it: thread 1,
  * the committer, takes the lock for each chain of RING_CHAIN frames, makes
  * the forecast and publishes the chain's first window, then commits the

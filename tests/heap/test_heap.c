@@ -152,7 +152,7 @@ static void test_exhaustion(wh_heap_kind kind, size_t size) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
-/* Segment first, reuse deferred (heap_slab.h, WH_SLAB_REUSE_FIRST): once the
+/* Segment first, reuse deferred (heap/slab.h, WH_SLAB_REUSE_FIRST): once the
  * pool is dry, every freed slot is found again.  Fill, free every other
  * slot (no page empties), fill again: exactly the freed ones come back. */
 static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
@@ -169,7 +169,7 @@ static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
-/* The back-off (heap_slab.h, wh__seg_back_off): free pages everywhere but no
+/* The back-off (heap/slab.h, wh__seg_back_off): free pages everywhere but no
  * aligned run of a 16-B segment's 128 pages.  A request is served by the
  * bitmap path, the class's flag says it backs off for the next 2 requests that
  * find no segment, then one tries again (and backs off 4); once a run is
@@ -251,7 +251,7 @@ static void test_fragmentation(void) {
 
 /* The circular kinds tag a header absorbed by a merge GONE: freeing it again
  * is a double free, not a chunk spliced into the middle of another
- * (heap_circular.h).  Afterwards the ring is whole and hands out no
+ * (heap/circular.h).  Afterwards the ring is whole and hands out no
  * overlapping chunks. */
 static void test_circ_gone(wh_heap_kind kind) {
     wh_heap h = make(kind, 1u << 20);
@@ -330,8 +330,8 @@ static void test_segment_summary(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
-/* The fast path's per-class constants (heap_core.h) and the segment form
- * of a leader's result (heap_slab.h: wh__got_seg, wh__got_slot): the
+/* The fast path's per-class constants (heap/core.h) and the segment form
+ * of a leader's result (heap/slab.h: wh__got_seg, wh__got_slot): the
  * reciprocal division is exact for every position below 2^20, and every
  * slot of a group -- across a page boundary and into the next segment --
  * is the one that page = (run << shift) + q / spp, slot = q % spp names. */

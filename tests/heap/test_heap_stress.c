@@ -10,7 +10,7 @@
  * CMalloc kinds and their fused forms, -DWH_HS_CIRCULAR) is not: a CMalloc walker that read a
  * chunk's `next` may reach that header after a merge has made it part of a
  * larger chunk and a user has written there -- an atomic access racing a
- * plain one, by design of the seed's algorithm (see heap_circular.h), which
+ * plain one, by design of the seed's algorithm (see heap/circular.h), which
  * TSan rightly reports.  It runs in the plain CPU job with the same checks. */
 #include "heap_stress.h"
 #include "wh_cli.h"
@@ -148,7 +148,7 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
 #ifndef WH_HS_CIRCULAR
 /* A burst: every thread finds its class empty at once.  The heap has 16 pages
  * and the whole burst needs 4 (one per class): no allocation may fail (a page
- * per thread would run the pool dry -- the activation gate of heap_slab.h). */
+ * per thread would run the pool dry -- the activation gate of heap/slab.h). */
 typedef struct burst_job {
     wh_heap heap;
     unsigned long long failed;

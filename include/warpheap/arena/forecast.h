@@ -4,7 +4,7 @@
  * the next frame's window as soon as it knows this frame's count, with no
  * lock and no commit in between (marching cubes' one-pass frames).
  *
- * The open window (arena_window.h) comes from the plan the previous commit
+ * The open window (arena/window.h) comes from the plan the previous commit
  * made, so a one-pass frame's writes wait for that commit (~7 us).  But for
  * a ring whose slots are replaced in order the core is a function of a few
  * numbers: its free blocks (maximal: it merges on every free), the cursor,
@@ -25,7 +25,7 @@
  * In marching cubes' one-pass frames the arena's frame at 128^3 is as fast
  * as worst-case buffers that allocate nothing, and 2.1-2.8x as fast as a
  * host sync + cudaMallocAsync frame at 16-64^3.  Included by arena.h after
- * arena_window.h. */
+ * arena/window.h. */
 #ifndef WARPHEAP_ARENA_FORECAST_H
 #define WARPHEAP_ARENA_FORECAST_H
 

@@ -3,8 +3,8 @@
  *
  * A wh_heap is a descriptor passed by value to kernels (like a texture
  * object): pointers to the arena and to the metadata, sizes, and the layout of
- * the slab bitmaps.  Every kind lives in its own header (heap_bump.h,
- * heap_slab.h, heap_circular.h, ...) and is dispatched by heap.h.
+ * the slab bitmaps.  Every kind lives in its own header (heap/bump.h,
+ * heap/slab.h, heap/circular.h, ...) and is dispatched by heap.h.
  *
  * Warp coalescing (XMalloc, as used by DynaSOAr section 4.2): wh_malloc takes
  * the mask of lanes present at its entry, groups them by a key with
@@ -51,7 +51,7 @@ typedef enum wh_heap_kind {
 #define WH_HEAP_RETRY_LIMIT (1u << 16)
 
 /* Ways of a slab class: independent bump-segment states, each on its own
- * line, a warp using the one of its SM (heap_slab.h: wh__seg_way). */
+ * line, a warp using the one of its SM (heap/slab.h: wh__seg_way). */
 #define WH_SEG_WAYS_MAX 8u
 
 /* page_info values: free, a page run's head or tail, or a slab page of class
@@ -106,11 +106,11 @@ typedef struct wh_heap_ctl {
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a back-off after a failed preparation, per class and way:
-     * consecutive failures << 16 | requests left to skip (heap_slab.h) */
+     * consecutive failures << 16 | requests left to skip (heap/slab.h) */
     uint32_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     uint64_t pad1[11]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
-     * 128-byte line: the hot words of a fresh class (heap_slab.h) */
+     * 128-byte line: the hot words of a fresh class (heap/slab.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
     /* event counters of the slab paths, counted only in code built with
      * WH_HEAP_PROFILE (bench/heap: wh_heap_bench_prof); indices WH_PROF_* */
@@ -145,7 +145,7 @@ typedef struct wh_heap {
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
     uint32_t seg_ways;                  /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
     uint32_t slab_fine;                 /* all 52 classes (16 MiB and up)                   */
-    /* bump segments (heap_slab.h, wh__seg_class): 0 none; 1 from
+    /* bump segments (heap/slab.h, wh__seg_class): 0 none; 1 from
      * WH_SEG_MIN_PAGES pages; 2, the tiled classes too, from
      * WH_SEG_TILED_MIN_PAGES */
     uint32_t slab_segs;
@@ -159,7 +159,7 @@ typedef struct wh_heap {
      * by value to every kernel, 2 KB) */
     uint64_t *slot_words;
     uint32_t slot_off[WH_SLAB_CLASSES];
-    /* class c's constants for the fast path (heap_slab.h: wh__slab_get),
+    /* class c's constants for the fast path (heap/slab.h: wh__slab_get),
      * so that it makes no bitmap descriptor and divides nothing: its
      * bitmap's top word (an index into slot_words), the slots of one of its
      * bump segments (spp << seg_shift[c]), and ceil(2^32 / spp), with
@@ -184,7 +184,7 @@ typedef struct wh_heap {
 } wh_heap;
 
 /* The descriptor handed to the rare paths, which the GPU calls instead of
- * inlining (heap_slab.h): the copy in the heap's metadata.  Passing the
+ * inlining (heap/slab.h): the copy in the heap's metadata.  Passing the
  * address of the kernel's own copy would make the compiler keep that copy --
  * several hundred bytes -- in local memory in every thread that allocates or
  * frees (a 688-byte stack frame per thread), even in threads that

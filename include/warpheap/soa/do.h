@@ -21,7 +21,7 @@
 #ifndef WARPHEAP_SOA_DO_H
 #define WARPHEAP_SOA_DO_H
 
-#include "warpheap/soa_alloc.h"
+#include "warpheap/soa/alloc.h"
 
 /* The object of thread-slot `slot` in block b if the running do-all visits it. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_object(const wh_soa *s, uint32_t b, uint32_t t, uint32_t slot) {

@@ -5,7 +5,7 @@
  * register-efficient-gpu-allocators.txt section 4.5.
  *
  * The arena is a grid of 64 KiB pages.  Class c serves wh__slab_size(c) bytes
- * (heap_core.h: 52 classes from 16 B to 64 KiB, multiples of 16; heaps under
+ * (heap/core.h: 52 classes from 16 B to 64 KiB, multiples of 16; heaps under
  * 16 MiB use only the 13 powers of two).  One bitmap `pages` says which pages
  * are free; one bitmap per class, over every slot the arena could hold in
  * that class (page << lbpp + slot, lbpp = log2 of spp rounded up), says which
@@ -145,7 +145,7 @@
 #ifndef WARPHEAP_HEAP_SLAB_H
 #define WARPHEAP_HEAP_SLAB_H
 
-#include "warpheap/heap_core.h"
+#include "warpheap/heap/core.h"
 
 /* Rare paths (page activation and reclaim, segment preparation, publishing,
  * taking back) are called, not inlined, on the GPU: forced inlining puts all

@@ -7,7 +7,7 @@
  * one pre-split sub-heap per SM.
  *
  * The list, its pre-split (equation 1, per segment for MULTI), MAX_FRAG, the
- * cursors and the segment rules are those of heap_circular.h, whose helpers
+ * cursors and the segment rules are those of heap/circular.h, whose helpers
  * this file uses; only the header word and the steps that touch it differ.
  *
  * Departures:
@@ -18,7 +18,7 @@
  *   next (little-endian), so the pre-split, the sentinel and the heap walk are
  *   shared; the request size stays in the header's second word for the
  *   walk's equation 2.
- * - The tag is a magic value, not one bit, for the reasons heap_circular.h
+ * - The tag is a magic value, not one bit, for the reasons heap/circular.h
  *   gives (a stale walker must be able to tell a header from user data), and
  *   a chunk absorbed by a merge is tagged GONE: a second free of a chunk that
  *   a neighbour has since absorbed is then counted as a double free instead
@@ -40,7 +40,7 @@
 #ifndef WARPHEAP_HEAP_FUSED_H
 #define WARPHEAP_HEAP_FUSED_H
 
-#include "warpheap/heap_circular.h"
+#include "warpheap/heap/circular.h"
 
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__circf_word(const wh_heap *h, uint32_t unit) {
     return (uint64_t *)(h->base + (uint64_t)unit * 16u);

@@ -14,8 +14,8 @@
  *    and a descriptor table is what lets the stream arena keep the same code
  *    with metadata in device memory.  A block's neighbours are descriptor ids
  *    (prev/next), so "address - 3" becomes "desc[b].prev".
- *  - The free index is pluggable: TLSF (tlsf.h, the default, O(1)), the
- *    seed's max-heap of free blocks (blocks_maxheap.h, O(log n)), or none
+ *  - The free index is pluggable: TLSF (core/tlsf.h, the default, O(1)), the
+ *    seed's max-heap of free blocks (core/maxheap.h, O(log n)), or none
  *    (LIST: only counts; a caller that finds blocks by walking the address
  *    order, as the arena's ring does, skips the index's upkeep).
  *  - Several independent free indices share one descriptor table; a free
@@ -141,8 +141,8 @@ WH_INLINE WH_HOST_DEVICE wh_free_index *wh_blocks_index(const wh_blocks *c, uint
     return (wh_free_index *)((char *)c + c->index_off + (uint64_t)i * wh__index_stride(c->kind));
 }
 
-#include "warpheap/tlsf.h"
-#include "warpheap/blocks_maxheap.h"
+#include "warpheap/core/tlsf.h"
+#include "warpheap/core/maxheap.h"
 
 /* ---- the free index, dispatched on the kind ---------------------------------- */
 

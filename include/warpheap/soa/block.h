@@ -24,7 +24,7 @@
 #ifndef WARPHEAP_SOA_BLOCK_H
 #define WARPHEAP_SOA_BLOCK_H
 
-#include "warpheap/soa_heap.h"
+#include "warpheap/soa/heap.h"
 
 /* Bound of the re-derivation and invalidation loops: each repeat needs another
  * thread to have completed a state change of the same block in between. */
@@ -85,7 +85,7 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b) {
         uint32_t t = wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE);
         uint64_t pad = ~wh__soa_usable(s->cap[t]);
         if (prev == pad) { /* it was empty: b is ours */
-            /* a later free of one of its objects finds it freed (soa_alloc.h) */
+            /* a later free of one of its objects finds it freed (soa/alloc.h) */
             wh_atomic_store(wh__soa_type_word(s, b), t | WH_SOA_TYPE_FREED, WH_RELEASE);
             wh__soa_sync_active(s, b, t); /* full now: leaves active[t] */
             (void)wh_bitmap_try_clear(&s->alloc_blocks[t], b);

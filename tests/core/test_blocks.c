@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Block core (blocks.h), both free indices: randomised allocate/free with a
+/* Block core (core/blocks.h), both free indices: randomised allocate/free with a
  * shadow map of granules as the oracle (no overlap, every granule owned by at
  * most one live block), a full heap walk every few operations, and bad input.
  * Ends by freeing everything: each arena must come back as one free block. */
-#include "warpheap/blocks_walk.h"
+#include "warpheap/core/walk.h"
 #include "wh_cli.h"
 #include "wh_test.h"
 

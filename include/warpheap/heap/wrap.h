@@ -13,7 +13,7 @@
 #ifndef WARPHEAP_HEAP_WRAP_H
 #define WARPHEAP_HEAP_WRAP_H
 
-#include "warpheap/heap_core.h"
+#include "warpheap/heap/core.h"
 
 /* Reserve total bytes; returns the offset or UINT64_MAX. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__wrap_reserve(const wh_heap *h, uint64_t total) {

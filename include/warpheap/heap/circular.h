@@ -46,7 +46,7 @@
 #ifndef WARPHEAP_HEAP_CIRCULAR_H
 #define WARPHEAP_HEAP_CIRCULAR_H
 
-#include "warpheap/heap_core.h"
+#include "warpheap/heap/core.h"
 
 #define WH_CIRC_FREE      0xF4EEC1A5u
 #define WH_CIRC_USED      0x05EDC1A5u
@@ -92,7 +92,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) 
 WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_init_count(const wh_heap *h) { return h->segments << h->split_levels; }
 
 /* The kinds built on this list: CIRCULAR and CIRCULAR_MULTI here, their fused
- * forms in heap_fused.h (same layout, so init, walk and stats serve all four). */
+ * forms in heap/fused.h (same layout, so init, walk and stats serve all four). */
 WH_INLINE WH_HOST_DEVICE bool wh__circ_kind(uint32_t kind) {
     return kind == WH_HEAP_CIRCULAR || kind == WH_HEAP_CIRCULAR_MULTI || kind == WH_HEAP_CIRCULAR_FUSED ||
            kind == WH_HEAP_CIRCULAR_FUSED_MULTI;

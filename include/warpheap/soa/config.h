@@ -43,7 +43,7 @@
 #endif
 
 /* Slow paths of one type that may run at once (not in the paper; see
- * wh__soa_open_begin in soa_alloc.h).  0: no bound, every group that ran out
+ * wh__soa_open_begin in soa/alloc.h).  0: no bound, every group that ran out
  * of lookups opens a block, as in the paper. */
 #ifndef WH_SOA_OPEN_MAX
 #define WH_SOA_OPEN_MAX 32u

@@ -11,13 +11,13 @@
  *
  * Departure: the seed keeps a sentinel in slot 0 and marks allocated blocks
  * by pointing them at it; here the descriptor's state says free/used and the
- * heap starts at slot 0.  Only included from blocks.h.
+ * heap starts at slot 0.  Only included from core/blocks.h.
  */
 #ifndef WARPHEAP_BLOCKS_MAXHEAP_H
 #define WARPHEAP_BLOCKS_MAXHEAP_H
 
 #ifndef WARPHEAP_BLOCKS_H
-#error "include warpheap/blocks.h"
+#error "include warpheap/core/blocks.h"
 #endif
 
 WH_INLINE WH_HOST_DEVICE void wh_maxheap_init(wh_maxheap *h, uint64_t slots_off) {

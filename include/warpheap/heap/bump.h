@@ -13,7 +13,7 @@
 #ifndef WARPHEAP_HEAP_BUMP_H
 #define WARPHEAP_HEAP_BUMP_H
 
-#include "warpheap/heap_core.h"
+#include "warpheap/heap/core.h"
 
 /* group: lanes with the same rounded size (mine included). */
 WH_INLINE WH_HOST_DEVICE void *wh__bump_malloc(const wh_heap *h, uint64_t bytes, uint32_t group) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* TLSF free index: two-level segregated fit (Masmano, Ripoll, Crespo, Real,
- * ECRTS 2004), as the free index of the block core (blocks.h).  The seed
+ * ECRTS 2004), as the free index of the block core (core/blocks.h).  The seed
  * gpu-executed-heap.txt uses a max-heap here; DESIGN.md proposes TLSF as the
  * O(1) alternative, and bench/pool/blocks_bench.c measures the two.
  *
@@ -14,13 +14,13 @@
  * as in TLSF; when that finds nothing, the request's own class is scanned
  * (a bounded number of entries) before the caller grows the heap, so a block
  * that fits is not missed merely because it shares the request's class.
- * Only included from blocks.h.
+ * Only included from core/blocks.h.
  */
 #ifndef WARPHEAP_TLSF_H
 #define WARPHEAP_TLSF_H
 
 #ifndef WARPHEAP_BLOCKS_H
-#error "include warpheap/blocks.h"
+#error "include warpheap/core/blocks.h"
 #endif
 
 #define WH_TLSF_SCAN_LIMIT 64u /* entries examined in the request's own class */

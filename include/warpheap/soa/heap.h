@@ -18,7 +18,7 @@
 #define WARPHEAP_SOA_HEAP_H
 
 #include "warpheap/bitmap.h"
-#include "warpheap/soa_pointer.h"
+#include "warpheap/soa/pointer.h"
 
 #define WH_SOA_MAX_TYPES      16u
 /* The largest data segment of a block: 1 GiB.  The 64-object rule of 3.2

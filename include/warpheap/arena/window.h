@@ -3,7 +3,7 @@
  * known -- for one-pass producers (seed gpu-executed-heap.txt,
  * "Example Use-Case": output whose size only the GPU learns).
  *
- * The split reserve (arena_reserve.h) still needs the count before the
+ * The split reserve (arena/reserve.h) still needs the count before the
  * address: a kernel counts, scans, reserves, and only then may its blocks
  * write -- a grid barrier, or a second pass over the data where the blocks
  * do not all fit on the GPU at once.  A producer that sums its counts as
@@ -27,7 +27,7 @@
  *
  * Between open and close the lock is held on behalf of the producer, as
  * between a reserve's begin and end; the commit follows as for any
- * reservation.  Included by arena.h after arena_reserve.h. */
+ * reservation.  Included by arena.h after arena/reserve.h. */
 #ifndef WARPHEAP_ARENA_WINDOW_H
 #define WARPHEAP_ARENA_WINDOW_H
 
@@ -105,7 +105,7 @@ WH_INLINE WH_HOST_DEVICE bool wh_arena_window_holds(const wh_arena_span *w, cons
  * the count was clamped (the slot holds the first w->count elements: what
  * was written); WH_ERR_CORRUPT if the slot's span does not put its elements
  * where the window did (a window that was not this plan's: a forecast gone
- * wrong, arena_forecast.h); or the reserve's own failure. */
+ * wrong, arena/forecast.h); or the reserve's own failure. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_close_deferred(wh_arena_ref a, const wh_arena_ring_ticket *t,
                                                                 const wh_arena_span *w, uint64_t count, uint64_t stride,
                                                                 const wh_arena_span *next) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Heap walk of the block core (blocks.h): visits every arena block by block
+/* Heap walk of the block core (core/blocks.h): visits every arena block by block
  * through the boundary tags and checks every invariant the core promises, so
  * tests and fuzzers can account for every byte.  Not from a seed: the seed's
  * success criterion ("no two adjacent free blocks") is one of the checks.
@@ -15,7 +15,7 @@
 #ifndef WARPHEAP_BLOCKS_WALK_H
 #define WARPHEAP_BLOCKS_WALK_H
 
-#include "warpheap/blocks.h"
+#include "warpheap/core/blocks.h"
 
 typedef struct wh_blocks_report {
     uint64_t arena_bytes, used_bytes, free_bytes, largest_free;

@@ -19,8 +19,8 @@
 #ifndef WARPHEAP_SOA_ALLOC_H
 #define WARPHEAP_SOA_ALLOC_H
 
-#include "warpheap/soa_block.h"
-#include "warpheap/soa_config.h" /* WH_SOA_COALESCE, _ROTATE, _ACTIVE_LOOKUPS */
+#include "warpheap/soa/block.h"
+#include "warpheap/soa/config.h" /* WH_SOA_COALESCE, _ROTATE, _ACTIVE_LOOKUPS */
 /* Rounds of the leader's loop before an allocation gives up. */
 #define WH_SOA_ALLOC_ROUNDS 256u
 

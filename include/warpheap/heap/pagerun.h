@@ -22,7 +22,7 @@
 #ifndef WARPHEAP_HEAP_PAGERUN_H
 #define WARPHEAP_HEAP_PAGERUN_H
 
-#include "warpheap/heap_core.h"
+#include "warpheap/heap/core.h"
 
 /* Positions i where bits i..i+n-1 of v are all set (1 <= n <= 64). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__run_starts(uint64_t v, uint32_t n) {
