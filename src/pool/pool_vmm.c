@@ -55,45 +55,17 @@
 #include "warpheap/cuda_check.h"
 #endif
 
-#define WH__CPU_GRAN  (64ull << 10) /* CPU granule: small, so tests see many pieces */
-#define WH__CPU_RANGE (4ull << 30)
-/* The policy's constants: #ifndef so that bench/pool/build-variants.sh can
- * build variants to compare. */
-#ifndef WH__PIECE_MAX
-#define WH__PIECE_MAX (112ull << 20) /* largest piece mapped by one cuMemCreate       */
-#endif
-#ifndef WH__GROW_SHIFT
-#define WH__GROW_SHIFT 4 /* extra growth: reserved / 16, within the budget */
-#endif
-#ifndef WH__SLACK_PM
-#define WH__SLACK_PM 100 /* growth's budget: the peak in use + 100/1000     */
-#endif
-#ifndef WH__MOVE_PM
-#define WH__MOVE_PM \
-    140 /* moves begin past the peak in use + at most
-                                            140/1000 ...                                    */
-#endif
-#ifndef WH__MOVE_K
-#define WH__MOVE_K 3 /* ... or + 3 of the largest requests, if less      */
-#endif
-#ifndef WH__FILL_WHOLE
-#define WH__FILL_WHOLE 1 /* 0: a hole between free blocks gets new pieces    */
-#endif
-#ifndef WH__PLACE_MIN
-#define WH__PLACE_MIN (64ull << 20) /* blocks placed by wh__spot: this size and more   */
-#endif
-#ifndef WH__HARD_SHIFT
-#define WH__HARD_SHIFT 6 /* walk regardless past budget + budget / 64      */
-#endif
-#ifndef WH__MOVES
-#define WH__MOVES 12 /* pieces moved at most for one request           */
-#endif
-#ifndef WH__MOVE_BATCH
-#define WH__MOVE_BATCH \
-    1 /* 0: unbatched (one access call per
-                                            moved piece, the hole chosen again after each;
-                                            sources tied on size not told apart)            */
-#endif
+#define WH__CPU_GRAN   (64ull << 10) /* CPU granule: small, so tests see many pieces */
+#define WH__CPU_RANGE  (4ull << 30)
+/* The growth policy's constants. */
+#define WH__PIECE_MAX  (112ull << 20) /* largest piece mapped by one cuMemCreate             */
+#define WH__GROW_SHIFT 4              /* extra growth: reserved / 16, within the budget       */
+#define WH__SLACK_PM   100            /* growth's budget: the peak in use + 100/1000           */
+#define WH__MOVE_PM    140            /* moves begin past the peak in use + at most 140/1000 */
+#define WH__MOVE_K     3              /* ... or + 3 of the largest requests, if less          */
+#define WH__PLACE_MIN  (64ull << 20)  /* blocks placed by wh__spot: this size and more         */
+#define WH__HARD_SHIFT 6              /* walk regardless past budget + budget / 64            */
+#define WH__MOVES      12             /* pieces moved at most for one request                 */
 
 /* ---- the driver's calls ---------------------------------------------------------- */
 #if WH_HAVE_CUDA
@@ -235,7 +207,7 @@ static wh_status wh__access(wh_pool *p, uint32_t g0, uint32_t n) {
  * access unless the caller sets it later over several pieces (access
  * false).  On failure nothing stays mapped there and h is still the
  * caller's to release. */
-static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h, bool access) {
+static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h) {
     wh__vmm *v = &p->vmm;
     uint64_t bytes = (uint64_t)n * v->gran;
 #if WH_HAVE_CUDA
@@ -253,10 +225,7 @@ static wh_status wh__map_handle(wh_pool *p, uint32_t g, uint32_t n, uint64_t h, 
     for (uint32_t k = 0; k < n; ++k) v->piece[g + k] = g;
     v->plen[g] = n;
     v->handle[g] = h;
-    if (!access) return WH_OK;
-    wh_status st = wh__access(p, g, n);
-    if (st != WH_OK) (void)wh__unmap_keep(p, g, &bytes); /* the caller releases h (wh__move) */
-    return st;
+    return WH_OK;
 }
 
 /* Unmap and release every piece that starts in [g0, g1). */
@@ -586,7 +555,7 @@ static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, u
         wh__whole_pieces(p, &d[b], &a, &e);
         for (uint32_t g = a; g < e; g += v->plen[g]) {
             uint64_t n = (uint64_t)v->plen[g] * v->gran;
-            bool tie = WH__MOVE_BATCH && n == best.bytes && d[b].size < best_block;
+            bool tie = n == best.bytes && d[b].size < best_block;
             if (n <= room && (wh__better(n, best.bytes, want) || tie)) {
                 best = (wh__src){b, g, n};
                 best_block = d[b].size;
@@ -596,17 +565,16 @@ static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, u
     return best;
 }
 
-/* Move piece src, whole, to granule g of a hole; its access set unless the
- * caller sets it over several pieces moved side by side (access false).
- * False (nothing changed but the piece given back to the driver, if it was
+/* Move piece src, whole, to granule g of a hole; the caller sets the access
+ * of the pieces moved side by side with one call.  False (nothing changed but the piece given back to the driver, if it was
  * unmapped) when it cannot. */
-static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, bool access) {
+static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src) {
     if (!wh__blocks_have_spares(p->core, 3)) return false; /* carve 2, wh__fill_done 1 */
     uint32_t n = (uint32_t)(src.bytes / p->vmm.gran);
     uint64_t h = 0;
     wh__punch(p, src.block, src.g, src.g + n, &h);
     if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false; /* not carved */
-    if (wh__map_handle(p, g, n, h, access) != WH_OK) {
+    if (wh__map_handle(p, g, n, h) != WH_OK) {
         wh__drop(p, h, src.bytes); /* the source is a hole now */
         p->st.reserved = wh__reserved(p);
         return false;
@@ -615,7 +583,6 @@ static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, bool access) {
     return true;
 }
 
-#if WH__MOVE_BATCH
 /* Over the budget: back f by moving pieces from free blocks (at most
  * WH__MOVES of them) to f's side of its hole, side by side, with one
  * cuMemSetAccess over them all (~11 us a call besides ~23 us a piece;
@@ -625,7 +592,7 @@ static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, bool access) {
  * f's hole: the blocks next to it are not sources.) */
 static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t size, uint64_t align, uint32_t slot) {
     (void)need;
-    if (f.hole == WH_BLOCK_NONE || (!WH__FILL_WHOLE && f.side == 0)) return WH_BLOCK_NONE;
+    if (f.hole == WH_BLOCK_NONE) return WH_BLOCK_NONE;
     const wh_block *d = wh_blocks_desc(p->core);
     uint64_t G = p->vmm.gran, hs = d[f.hole].size, done = 0;
     /* A hole between two free blocks (often where a piece was moved out)
@@ -639,8 +606,7 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     for (int k = 0; k < WH__MOVES && done < f.bytes; ++k) {
         wh__src src = wh__move_source(p, f.hole, f.bytes - done, hs - done);
         uint32_t n = (uint32_t)(src.bytes / G), done_g = (uint32_t)(done / G);
-        if (src.block == WH_BLOCK_NONE || !wh__move_piece(p, f.side < 0 ? lo + done_g : hi - done_g - n, src, false))
-            break;
+        if (src.block == WH_BLOCK_NONE || !wh__move_piece(p, f.side < 0 ? lo + done_g : hi - done_g - n, src)) break;
         done += src.bytes;
     }
     if (!done) return WH_BLOCK_NONE;
@@ -655,30 +621,6 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     wh__fill_done(p, f, slot);
     return wh_blocks_alloc_aligned(p->core, size, align, slot);
 }
-#else
-/* Move piece src to f's side of its hole, whole, and free it into slot
- * there: reserved stays as it is.  False (nothing changed but the piece
- * given back to the driver, if it was unmapped) when it cannot. */
-static bool wh__move(wh_pool *p, wh__fill f, wh__src src, uint32_t slot) {
-    f.bytes = src.bytes;
-    if (!wh__move_piece(p, wh__fill_start(p, f), src, true)) return false;
-    wh__fill_done(p, f, slot);
-    return true;
-}
-
-/* Over the budget: back f by moving pieces from free blocks (at most
- * WH__MOVES of them), then allocate.  NONE if that did not do. */
-static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t size, uint64_t align, uint32_t slot) {
-    for (int k = 0; k < WH__MOVES && f.hole != WH_BLOCK_NONE && f.side != 0; ++k) {
-        wh__src src = wh__move_source(p, f.hole, f.bytes, wh_blocks_desc(p->core)[f.hole].size);
-        if (src.block == WH_BLOCK_NONE || !wh__move(p, f, src, slot)) break;
-        uint32_t b = wh_blocks_alloc_aligned(p->core, size, align, slot);
-        if (b != WH_BLOCK_NONE) return b;
-        f = wh__choose(p, need, slot);
-    }
-    return WH_BLOCK_NONE;
-}
-#endif
 
 /* Grow for a request of size at alignment align on slot, then allocate it.
  * NONE if the budget or the cap (config.max_bytes) or the device says no. */
@@ -691,7 +633,7 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
         uint64_t budget = wh__move_budget(p, size), reserved = wh__reserved(p);
         if (cap && budget > cap) budget = cap;
         bool over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
-        if (attempt == 0 && over && WH__MOVES > 0) {
+        if (attempt == 0 && over) {
             uint32_t b = wh__move_find(p, f, need, size, align, slot);
             if (b != WH_BLOCK_NONE) return b;
             f = wh__choose(p, need, slot);
