@@ -178,7 +178,7 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
  * (WH__RARE; without that reset the rare paths would prepare segments of
  * the old size: overlapping slots, a "utilisation" above 1). */
 static int seg_shift_max = -1;
-static uint32_t seg_ways = 0;       /* --ways=N: wh_heap_config.segments */
+static uint32_t seg_ways = 0;       /* --ways=N: wh_heap_config.ways */
 static void override_seg_shift(int n) {
     if (cur.kind != WH_HEAP_DEFAULT && cur.kind != WH_HEAP_SLAB) return;
     if (!cur.slab_fine) return;

@@ -40,7 +40,7 @@ static double g_solo_ms = 10000.0;
 static bool g_all_reps = false;
 /* Retries of a failed list allocation (--retries=N, default 0). */
 static uint32_t g_retries = 0;
-static uint32_t g_free_batch = 0, g_profile = 0, g_ways = 0;   /* --ways: wh_heap_config.segments */
+static uint32_t g_free_batch = 0, g_profile = 0, g_ways = 0;   /* --ways: wh_heap_config.ways */
 static char g_kinds[128] = "";
 
 typedef struct kd_kind {
@@ -135,7 +135,7 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         memset(&hc, 0, sizeof hc);
         hc.bytes = heap_bytes;
         hc.kind = k->heap;
-        hc.segments = hc.kind == WH_HEAP_DEFAULT || hc.kind == WH_HEAP_SLAB ? g_ways : 0u;
+        hc.ways = hc.kind == WH_HEAP_DEFAULT || hc.kind == WH_HEAP_SLAB ? g_ways : 0u;
         if (wh_heap_create(&cfg.heap, &hc) != WH_OK) {
             snprintf(row->status, sizeof row->status, "no heap: %s", wh_last_error());
             return;

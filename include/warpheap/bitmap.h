@@ -149,7 +149,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_nonzero(const wh_bitmap *bm, uint32
  * summary bits of the non-zero ones with one or and clears the others' with
  * one and-not, and reads them all again -- the header's argument, bit by bit.
  * One after the other, the 16 page words of a 1024-page bump segment cost
- * 16 x 3 dependent round trips (heap/slab.h: wh__seg_claim_run). */
+ * 16 x 3 dependent round trips (heap/slab_segment.h: wh__seg_claim_run). */
 WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm, uint32_t l, uint32_t c0, uint32_t n) {
     if (l + 1 >= bm->levels || n == 0) return WH_OK;
     uint64_t *above = wh_bitmap_word(bm, l + 1, c0 >> 6);

@@ -32,10 +32,11 @@
 typedef struct wh_heap_config {
     uint64_t bytes; /* arena size                                       */
     wh_heap_kind kind;
-    uint32_t flags;    /* WH_HEAP_HOST, WH_HEAP_TRACK                      */
-    uint32_t segments; /* CIRCULAR_MULTI: cursors; 0 = #SMs (host: 16).
-                              * SLAB, DEFAULT: ways per class (1, 2, 4, 8);
-                              * 0 = 1; 2 from 4 GiB, 4 from 8 GiB         */
+    uint32_t flags;    /* WH_HEAP_HOST, WH_HEAP_TRACK                                    */
+    uint32_t ways;     /* SLAB, DEFAULT: bump-segment states per size class, 1, 2, 4
+                     * or 8 (WH_SEG_WAYS_MAX); 0 = 1, 2 from 4 GiB, 4 from 8 GiB */
+    uint32_t subheaps; /* CIRCULAR_MULTI, CIRCULAR_FUSED_MULTI: sub-heaps, one cursor
+                        * each; 0 = the GPU's SM count (a host heap: 16)            */
 } wh_heap_config;
 
 typedef struct wh_heap_usage {
@@ -55,15 +56,8 @@ typedef struct wh_heap_usage {
 
 /* ---- device (and CPU-backend) API ---------------------------------------- */
 
-/* DEFAULT serves requests up to this size from slab classes, larger ones
- * from page runs.  A request over 32 KiB takes a whole page either way; as a
- * run it is one first-fit search of the page bitmap, as a slot of the 64-KiB
- * class (one slot a page, no segments) a page activation through the
- * class's gate: the paper's Alloc-Dealloc, one lane a warp, at 64 KiB takes
- * 1.58-2.39 ms that way, 0.066 as runs. */
-#ifndef WH_DEFAULT_SLAB_MAX
-#define WH_DEFAULT_SLAB_MAX (WH_SLAB_MAX / 2u)
-#endif
+/* DEFAULT serves requests up to WH_DEFAULT_SLAB_MAX (heap/config.h) from slab
+ * classes, larger ones from page runs. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_max(uint32_t kind) {
     return kind == WH_HEAP_DEFAULT ? WH_DEFAULT_SLAB_MAX : WH_SLAB_MAX;
 }
@@ -198,8 +192,16 @@ WH_EXTERN_C_BEGIN
 /* Create a heap: device memory, or host memory with WH_HEAP_HOST (always on a
  * build without CUDA).  WH_ERR_TOO_SMALL below one page (64 KiB) for slab and
  * default, below 4 KiB otherwise; WH_ERR_TOO_LARGE above 64 GiB;
- * WH_ERR_INVALID_ARGUMENT for an unknown kind. */
-WH_API wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg);
+ * WH_ERR_INVALID_ARGUMENT for an unknown kind; WH_ERR_UNSUPPORTED when the
+ * caller was compiled with heap values other than the library's (the message
+ * names the value: a header of another version, or a changed constant).
+ * wh_heap_create passes the caller's build record (heap/config.h) to
+ * wh_heap_create_built. */
+WH_API wh_status wh_heap_create_built(wh_heap *h, const wh_heap_config *cfg, const wh_heap_build *caller);
+static inline wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg) {
+    wh_heap_build b = WH__HEAP_BUILD;
+    return wh_heap_create_built(h, cfg, &b);
+}
 /* Free everything: the heap is empty again (no kernel may be running on it). */
 WH_API wh_status wh_heap_reset(wh_heap *h);
 WH_API wh_status wh_heap_destroy(wh_heap *h);

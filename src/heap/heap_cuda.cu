@@ -34,7 +34,7 @@ extern "C" uint32_t wh__heap_device_sms(void) {
 /* Segment k's cursor starts at its sub-heap. */
 static __global__ void cursor_init_kernel(wh_heap h) {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < h.segments) h.cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h.seg_units;
+    if (k < h.subheaps) h.cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h.subheap_units;
 }
 
 extern "C" wh_status wh__heap_init_device(wh_heap *h) {
@@ -46,7 +46,7 @@ extern "C" wh_status wh__heap_init_device(wh_heap *h) {
         if (st != WH_OK) return st;
     }
     if (h->end) {
-        cursor_init_kernel<<<(h->segments + 255u) / 256u, 256>>>(*h);
+        cursor_init_kernel<<<(h->subheaps + 255u) / 256u, 256>>>(*h);
         WH_LAUNCH_TRY();
         uint32_t count = wh__circ_init_count(h);
         circ_init_kernel<<<(count + 255u) / 256u, 256>>>(*h, count);

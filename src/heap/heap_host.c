@@ -15,7 +15,8 @@ static void init_host(wh_heap *h) {
     memcpy((void *)h->dev, h, sizeof *h);
     if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT)
         (void)wh_bitmap_init_host(&h->pages, h->pages.words, h->npages, true);
-    for (uint32_t k = 0; k < h->segments; ++k) h->cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h->seg_units;
+    for (uint32_t k = 0; k < h->subheaps; ++k)
+        h->cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h->subheap_units;
     if (h->end) {
         for (uint32_t k = 0; k < wh__circ_init_count(h); ++k) wh__circ_init_chunk(h, k);
         wh_circ_header *s = wh__circ_hdr(h, h->end);
@@ -25,16 +26,43 @@ static void init_host(wh_heap *h) {
     }
 }
 
-wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg_in) {
+/* The caller's build record against the library's (heap/config.h). */
+static wh_status check_build(const wh_heap_build *caller) {
+    static const wh_heap_build lib = WH__HEAP_BUILD;
+    static const char *const names[] = {
+        "WH_VERSION",        "sizeof(wh_heap)",         "sizeof(wh_heap_ctl)", "WH_SLAB_PAGE_SHIFT",
+        "WH_SLAB_CLASSES",   "WH_SEG_WAYS_MAX",         "WH__SEG_MIN_SPP",     "WH__SEG_MAX_TILED",
+        "WH__SEG_MIN_PAGES", "WH__SEG_TILED_MIN_PAGES", "WH__SLAB_FINE_PAGES"};
+    enum { n = sizeof names / sizeof names[0] };
+    _Static_assert(n * sizeof(uint32_t) == sizeof lib, "one name per field");
+    if (!caller) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: no build record (call wh_heap_create)");
+    uint32_t a[n], b[n];
+    memcpy(a, caller, sizeof a);
+    memcpy(b, &lib, sizeof b);
+    for (size_t k = 0; k < n; ++k)
+        if (a[k] != b[k])
+            return wh__fail(WH_ERR_UNSUPPORTED,
+                            "heap: the caller was compiled with %s = %u, the library with %u: rebuild against "
+                            "the headers of the library it links",
+                            names[k], a[k], b[k]);
+    return WH_OK;
+}
+
+wh_status wh_heap_create_built(wh_heap *h, const wh_heap_config *cfg_in, const wh_heap_build *caller) {
     wh__clear_error();
+    wh_status built = check_build(caller);
+    if (built != WH_OK) {
+        if (h) memset(h, 0, sizeof *h);
+        return built;
+    }
     size_t arena = 0;
     wh_heap_config cfg_local, *cfg = NULL;
     if (cfg_in) {
         cfg_local = *cfg_in;
         cfg = &cfg_local;
 #if WH_HAVE_CUDA
-        if (wh__circ_multi(cfg->kind) && !cfg->segments && !(cfg->flags & WH_HEAP_HOST))
-            cfg->segments = wh__heap_device_sms();
+        if (wh__circ_multi(cfg->kind) && !cfg->subheaps && !(cfg->flags & WH_HEAP_HOST))
+            cfg->subheaps = wh__heap_device_sms();
 #endif
     }
     wh_status st = wh__heap_plan(h, cfg, &arena);

@@ -9,17 +9,6 @@
 #include <stddef.h>
 #include <string.h>
 
-/* Heaps of this many pages and more use all 52 size classes, smaller ones
- * the coarse classes (an experiment's knob: -DWH_SLAB_FINE_PAGES=...). */
-#ifndef WH_SLAB_FINE_PAGES
-#define WH_SLAB_FINE_PAGES 256u
-#endif
-/* A bump segment is at most 1/WH_SEG_HEAP_DIV of the heap's pages (a knob
- * too, for ablations). */
-#ifndef WH_SEG_HEAP_DIV
-#define WH_SEG_HEAP_DIV 64u
-#endif
-
 /* The fused kinds read a header's flag and next as one little-endian word
  * (heap/fused.h): the layout they share with CIRCULAR. */
 _Static_assert(offsetof(wh_circ_header, next) == 4 && sizeof(wh_circ_header) == 16, "circular header layout");
@@ -46,7 +35,7 @@ static meta_layout layout_of(const wh_heap *h) {
     m.desc = off;
     off = align_up(off + sizeof(wh_heap), META_ALIGN);
     m.cursors = off;
-    off = align_up(off + (size_t)h->segments * WH_CURSOR_STRIDE * 8u, META_ALIGN);
+    off = align_up(off + (size_t)h->subheaps * WH_CURSOR_STRIDE * 8u, META_ALIGN);
     if (paged) {
         m.info = off;
         off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
@@ -102,8 +91,8 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         if ((uint64_t)h->npages << wh__slab_lbpp(0) > WH_BITMAP_MAX_BITS)
             return wh__fail(WH_ERR_TOO_LARGE, "heap: too many 16-byte slots for one bitmap");
         h->bytes = (uint64_t)h->npages * WH_SLAB_PAGE;
-        /* Bump segments (heap/slab.h): under 2^20 slots (the first shift
-         * that reaches 2^19), at most 1/WH_SEG_HEAP_DIV of the heap and 1024 pages.
+        /* Bump segments (heap/slab_segment.h): under 2^20 slots (the first shift
+         * that reaches 2^19), at most 1/WH__SEG_HEAP_DIV of the heap and 1024 pages.
          * One thread per class prepares the next segment
          * while the current one is handed out; a whole GPU takes 2^17
          * slots in a few microseconds, about one preparation, so smaller
@@ -112,11 +101,11 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * 4 KiB at 1M threads takes the bitmap path on all but one
          * preparation).  Small heaps get small ones (one or
          * two pages below 256): what a class holds untouched is taken back
-         * only once the pool runs dry.  Below WH_SEG_MIN_PAGES pages, none:
+         * only once the pool runs dry.  Below WH__SEG_MIN_PAGES pages, none:
          * the classes' segments would hold most of the heap. */
-        h->slab_fine = h->npages >= WH_SLAB_FINE_PAGES;
-        h->slab_segs = h->npages < WH_SEG_MIN_PAGES ? 0u : h->npages < WH_SEG_TILED_MIN_PAGES ? 1u : 2u;
-        /* Ways (heap/slab.h): cfg->segments, else 2 from 4 GiB, 4 from 8
+        h->slab_fine = h->npages >= WH__SLAB_FINE_PAGES;
+        h->slab_segs = h->npages < WH__SEG_MIN_PAGES ? 0u : h->npages < WH__SEG_TILED_MIN_PAGES ? 1u : 2u;
+        /* Ways (heap/slab_segment.h): cfg->ways, else 2 from 4 GiB, 4 from 8
          * GiB.  With 4 ways one size fills 90% of 9.4 GB at 1.68e10
          * allocations/s (16 B; 1.38e10 with one) and 1.46e10 (256 B; 5.2e9),
          * where 8 ways fall to 2.5-3.5e9 at 256 B.  But every way holds
@@ -124,16 +113,16 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * heaps, sizes of many classes) run 9-23% slower with 4 ways and
          * may fail a page run, their free pages spread over more partly used
          * segments; so heaps under 4 GiB keep one way. */
-        if (cfg->segments & (cfg->segments - 1u) || cfg->segments > WH_SEG_WAYS_MAX)
+        if (cfg->ways & (cfg->ways - 1u) || cfg->ways > WH_SEG_WAYS_MAX)
             return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: %u ways per slab class, want a power of two up to %u",
-                            cfg->segments, WH_SEG_WAYS_MAX);
-        h->seg_ways = cfg->segments;
+                            cfg->ways, WH_SEG_WAYS_MAX);
+        h->seg_ways = cfg->ways;
         if (!h->seg_ways)
             for (h->seg_ways = 1; h->seg_ways < 4u && (32768ull << h->seg_ways) <= h->npages;) h->seg_ways <<= 1;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0, spp = wh__slab_spp(c);
             while (shift < 10u && ((uint64_t)spp << shift) < (1u << 19) &&
-                   ((uint64_t)WH_SEG_HEAP_DIV << (shift + 1u)) <= h->npages)
+                   ((uint64_t)WH__SEG_HEAP_DIV << (shift + 1u)) <= h->npages)
                 shift++;
             h->seg_shift[c] = (uint8_t)shift;
             h->seg_cap[c] = spp << shift;
@@ -151,12 +140,12 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
         h->bytes = cfg->bytes & ~(uint64_t)15u;
         if (wh__circ_kind(cfg->kind)) {
             h->end = (uint32_t)(h->bytes / 16u - 1u); /* the last unit: sentinel */
-            h->segments = wh__circ_multi(cfg->kind) ? (cfg->segments ? cfg->segments : 16u) : 1u;
-            if (h->segments > 4096u || h->end / h->segments < WH_CIRC_MIN_UNITS)
-                return wh__fail(WH_ERR_TOO_SMALL, "heap: %u segments of %llu bytes", h->segments,
+            h->subheaps = wh__circ_multi(cfg->kind) ? (cfg->subheaps ? cfg->subheaps : 16u) : 1u;
+            if (h->subheaps > 4096u || h->end / h->subheaps < WH_CIRC_MIN_UNITS)
+                return wh__fail(WH_ERR_TOO_SMALL, "heap: %u sub-heaps of %llu bytes", h->subheaps,
                                 (unsigned long long)h->bytes);
-            h->seg_units = h->end / h->segments;
-            circular_split(h, h->seg_units);
+            h->subheap_units = h->end / h->subheaps;
+            circular_split(h, h->subheap_units);
         }
         break;
     default: return wh__fail(WH_ERR_UNSUPPORTED, "heap: kind %s is not built yet", wh_heap_kind_name(cfg->kind));

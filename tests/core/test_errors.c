@@ -104,7 +104,7 @@ static void soa_errors(void) {
 
 static void heap_errors(void) {
     wh_heap h;
-    wh_heap_config c = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
+    wh_heap_config c = {.bytes = 1u << 20, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST | WH_HEAP_TRACK};
     c.bytes = WH_HEAP_MAX_BYTES + 1;
     CHECK(wh_heap_create(&h, &c) == WH_ERR_TOO_LARGE);
     CHECK(wh_last_error()[0] != '\0');
@@ -132,7 +132,7 @@ static void no_gpu(void) {
     CHECK(wh_arena_create(&a, &ac) == WH_ERR_NO_DEVICE);
     SAYS("WH_ARENA_CPU");
     wh_heap h;
-    wh_heap_config hc = {1u << 20, WH_HEAP_DEFAULT, 0, 0};
+    wh_heap_config hc = {.bytes = 1u << 20, .kind = WH_HEAP_DEFAULT, .flags = 0};
     CHECK(wh_heap_create(&h, &hc) == WH_ERR_NO_DEVICE);
     SAYS("WH_HEAP_HOST");
 }

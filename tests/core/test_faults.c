@@ -92,7 +92,7 @@ static void heaps(bool host) {
     unsigned failed = 0;
     for (long n = 1; n <= 3; ++n) {
         wh_heap h;
-        wh_heap_config c = {4u * MIB, WH_HEAP_DEFAULT, host ? WH_HEAP_HOST : 0u, 0};
+        wh_heap_config c = {.bytes = 4u * MIB, .kind = WH_HEAP_DEFAULT, .flags = host ? WH_HEAP_HOST : 0u};
         wh__fault_arm(n, false);
         wh_status st = wh_heap_create(&h, &c);
         wh__fault_arm(0, false);

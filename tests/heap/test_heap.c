@@ -21,7 +21,7 @@ static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     wh_heap h;
-    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
+    wh_heap_config cfg = {.bytes = bytes, .kind = kind, .flags = WH_HEAP_HOST | WH_HEAP_TRACK};
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     return h;
 }
@@ -43,7 +43,7 @@ static void test_create_errors(void) {
     gone = make(WH_HEAP_SLAB, 1u << 20);
     CHECK(wh_heap_destroy(&gone) == WH_OK);
     CHECK(wh_malloc(&gone, 64) == NULL);
-    wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
+    wh_heap_config cfg = {.bytes = 1u << 20, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST};
     CHECK(wh_heap_create(NULL, &cfg) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_heap_create(&h, NULL) == WH_ERR_INVALID_ARGUMENT);
     cfg.bytes = 0;
@@ -63,24 +63,24 @@ static void test_create_errors(void) {
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
     cfg.flags = WH_HEAP_HOST;
     cfg.kind = WH_HEAP_CIRCULAR_FUSED_MULTI;
-    cfg.segments = 5000; /* > 4096 */
+    cfg.subheaps = 5000; /* > 4096 */
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_SMALL);
-    cfg.segments = 0;
+    cfg.subheaps = 0;
     cfg.kind = WH_HEAP_CIRCULAR_FUSED;
     cfg.bytes = WH_HEAP_MAX_BYTES + 16;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_TOO_LARGE);
     /* slab ways: a power of two up to WH_SEG_WAYS_MAX; 0 = by heap size */
     cfg.bytes = 1u << 20;
     cfg.kind = WH_HEAP_DEFAULT;
-    cfg.segments = 3;
+    cfg.ways = 3;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
-    cfg.segments = 2u * WH_SEG_WAYS_MAX;
+    cfg.ways = 2u * WH_SEG_WAYS_MAX;
     CHECK(wh_heap_create(&h, &cfg) == WH_ERR_INVALID_ARGUMENT);
-    cfg.segments = WH_SEG_WAYS_MAX;
+    cfg.ways = WH_SEG_WAYS_MAX;
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     CHECK_EQ_U64(h.seg_ways, WH_SEG_WAYS_MAX);
     CHECK(wh_heap_destroy(&h) == WH_OK);
-    cfg.segments = 0;
+    cfg.ways = 0;
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     CHECK_EQ_U64(h.seg_ways, 1);
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -152,7 +152,7 @@ static void test_exhaustion(wh_heap_kind kind, size_t size) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
-/* Segment first, reuse deferred (heap/slab.h, WH_SLAB_REUSE_FIRST): once the
+/* Segment first, reuse deferred (heap/slab.h): once the
  * pool is dry, every freed slot is found again.  Fill, free every other
  * slot (no page empties), fill again: exactly the freed ones come back. */
 static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
@@ -373,29 +373,77 @@ static void test_class_constants(uint64_t bytes) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
-/* Which classes hand out bump segments: none below WH_SEG_MIN_PAGES pages,
- * the tiled ones (1-4 KiB powers of two) only from WH_SEG_TILED_MIN_PAGES
+/* Which classes hand out bump segments: none below WH__SEG_MIN_PAGES pages,
+ * the tiled ones (1-4 KiB powers of two) only from WH__SEG_TILED_MIN_PAGES
  * (they held half of a 24-page heap), the others from the first. */
 static void test_segment_classes(void) {
     static const struct {
         uint64_t pages;
         uint32_t segs;
-    } cases[] = {{WH_SEG_MIN_PAGES - 1u, 0u},
-                 {WH_SEG_MIN_PAGES, 1u},
-                 {WH_SEG_TILED_MIN_PAGES - 1u, 1u},
-                 {WH_SEG_TILED_MIN_PAGES, 2u}};
+    } cases[] = {{WH__SEG_MIN_PAGES - 1u, 0u},
+                 {WH__SEG_MIN_PAGES, 1u},
+                 {WH__SEG_TILED_MIN_PAGES - 1u, 1u},
+                 {WH__SEG_TILED_MIN_PAGES, 2u}};
     for (unsigned k = 0; k < sizeof cases / sizeof *cases; ++k) {
         wh_heap h = make(WH_HEAP_DEFAULT, cases[k].pages * WH_SLAB_PAGE);
         CHECK_EQ_U64(h.slab_segs, cases[k].segs);
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t size = wh__slab_size(c);
-            bool small = size <= WH_SLAB_PAGE / WH_SEG_MIN_SPP;
-            bool tiled = size <= WH_SEG_MAX_TILED && !(size & (size - 1u));
+            bool small = size <= WH_SLAB_PAGE / WH__SEG_MIN_SPP;
+            bool tiled = size <= WH__SEG_MAX_TILED && !(size & (size - 1u));
             bool want = cases[k].segs && (small || (cases[k].segs == 2u && tiled));
-            CHECK(wh__seg_on(&h, c, 32) == want);
+            CHECK(wh__seg_on(&h, c) == want);
         }
         CHECK(wh_heap_destroy(&h) == WH_OK);
     }
+}
+
+/* A caller built with heap values other than the library's is refused with
+ * a message naming the value; the library still creates heaps for callers
+ * that agree. */
+static void test_build_record(void) {
+    wh_heap h;
+    wh_heap_config cfg = {.bytes = 1u << 20, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST};
+    wh_heap_build ours = WH__HEAP_BUILD, other = ours;
+    other.seg_max_tiled = 2048u;
+    CHECK(wh_heap_create_built(&h, &cfg, &other) == WH_ERR_UNSUPPORTED);
+    CHECK(strstr(wh_last_error(), "WH__SEG_MAX_TILED = 2048") != NULL);
+    CHECK(h.ctl == NULL); /* a zeroed handle: wh_malloc returns NULL */
+    other = ours;
+    other.heap_size += 8u;
+    CHECK(wh_heap_create_built(&h, &cfg, &other) == WH_ERR_UNSUPPORTED);
+    CHECK(strstr(wh_last_error(), "sizeof(wh_heap)") != NULL);
+    CHECK(wh_heap_create_built(&h, &cfg, NULL) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_heap_create_built(&h, &cfg, &ours) == WH_OK);
+    CHECK(wh_malloc(&h, 64) != NULL);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* The options of heap/config.h as this file was built with them (CI builds
+ * it twice: test_heap with the defaults, test_heap_options with others):
+ * requests up to WH_DEFAULT_SLAB_MAX take a slab slot, larger ones a page
+ * run; with WH_HEAP_PROFILE the slab paths count their events. */
+static void test_options(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 32u << 20);
+    void *slot = wh_malloc(&h, WH_DEFAULT_SLAB_MAX), *run = wh_malloc(&h, WH_DEFAULT_SLAB_MAX + 16u);
+    CHECK(slot != NULL && run != NULL);
+    uint32_t slot_info = h.page_info[((uint8_t *)slot - h.base) >> WH_SLAB_PAGE_SHIFT];
+    uint32_t run_info = h.page_info[((uint8_t *)run - h.base) >> WH_SLAB_PAGE_SHIFT];
+    CHECK(WH_PAGE_CLASS(slot_info) < WH_SLAB_CLASSES && !(slot_info & WH_PAGE_RUN_HEAD));
+    CHECK(run_info & WH_PAGE_RUN_HEAD);
+    static void *small[1000];
+    for (int k = 0; k < 1000; ++k) CHECK((small[k] = wh_malloc(&h, 48)) != NULL);
+#ifdef WH_HEAP_PROFILE
+    CHECK(h.ctl->prof[WH_PROF_SEG_CALLS] > 0);
+#else
+    CHECK_EQ_U64(h.ctl->prof[WH_PROF_SEG_CALLS], 0);
+#endif
+    wh_free(&h, slot);
+    wh_free(&h, run);
+    check_walk(&h, 1000);
+    for (int k = 0; k < 1000; ++k) wh_free(&h, small[k]);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
 int main(int argc, char **argv) {
@@ -407,6 +455,8 @@ int main(int argc, char **argv) {
     test_segment_summary();
     test_wrap();
     test_create_errors();
+    test_build_record();
+    test_options();
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
         test_bad_calls(kinds[k]);
         test_exhaustion(kinds[k], 64);

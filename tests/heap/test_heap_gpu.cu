@@ -104,7 +104,7 @@ static int sms(void) {
     return n;
 }
 
-/* Ways per slab class (wh_heap_config.segments) of the slab and default heaps
+/* Ways per slab class (wh_heap_config.ways) of the slab and default heaps
  * make() creates: 0 = by heap size (one way below 4 GiB). */
 static uint32_t slab_ways = 0;
 

@@ -32,8 +32,8 @@
  * - A cursor never rests on a header that was absorbed: whoever absorbs a
  *   chunk moves a cursor that points at it (one CAS).  For this to hold, free
  *   sets the cursor while it still owns the chunk, and chunks of different
- *   segments never merge, so each cursor stays within its own segment and
- *   segment starts are permanent headers (the restart point of a walk that
+ *   sub-heaps never merge, so each cursor stays within its own sub-heap and
+ *   sub-heap starts are permanent headers (the restart point of a walk that
  *   raced a merge).
  * - Every walk is bounded: by one full turn of the ring in units and by
  *   WH_HEAP_RETRY_LIMIT chunks; then the request fails (NULL, counted).
@@ -65,13 +65,13 @@ WH_INLINE WH_HOST_DEVICE wh_circ_header *wh__circ_hdr(const wh_heap *h, uint32_t
     return (wh_circ_header *)(h->base + (uint64_t)unit * 16u);
 }
 
-/* Equation 1 for chunk k of the pre-split: segment k >> L, and inside it
- * binary-heap index (k mod 2^L) + 1, or the segment's last chunk (the
+/* Equation 1 for chunk k of the pre-split: sub-heap k >> L, and inside it
+ * binary-heap index (k mod 2^L) + 1, or the sub-heap's last chunk (the
  * remainder) for k mod 2^L == 2^L - 1.  Writes its header as free. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) {
     uint32_t R = h->split_root, L = h->split_levels, count = (1u << L) - 1u;
-    uint32_t seg = k >> L, first = seg * h->seg_units;
-    uint32_t last = seg + 1u == h->segments ? h->end : first + h->seg_units;
+    uint32_t seg = k >> L, first = seg * h->subheap_units;
+    uint32_t last = seg + 1u == h->subheaps ? h->end : first + h->subheap_units;
     uint32_t off, next;
     k &= (1u << L) - 1u;
     if (k < count) {
@@ -89,7 +89,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_init_chunk(const wh_heap *h, uint32_t k) 
     c->req = 0;
 }
 /* Number of chunks wh__circ_init_chunk writes (k = 0 .. n-1), sentinel apart. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_init_count(const wh_heap *h) { return h->segments << h->split_levels; }
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_init_count(const wh_heap *h) { return h->subheaps << h->split_levels; }
 
 /* The kinds built on this list: CIRCULAR and CIRCULAR_MULTI here, their fused
  * forms in heap/fused.h (same layout, so init, walk and stats serve all four). */
@@ -101,42 +101,42 @@ WH_INLINE WH_HOST_DEVICE bool wh__circ_multi(uint32_t kind) {
     return kind == WH_HEAP_CIRCULAR_MULTI || kind == WH_HEAP_CIRCULAR_FUSED_MULTI;
 }
 
-/* Segment of a unit; segment starts are permanent headers, because chunks
- * never absorb a chunk of another segment. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_segment(const wh_heap *h, uint32_t unit) {
-    uint32_t s = unit / h->seg_units;
-    return s < h->segments ? s : h->segments - 1u;
+/* Sub-heap of a unit; sub-heap starts are permanent headers, because chunks
+ * never absorb a chunk of another sub-heap. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_subheap(const wh_heap *h, uint32_t unit) {
+    uint32_t s = unit / h->subheap_units;
+    return s < h->subheaps ? s : h->subheaps - 1u;
 }
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__circ_cursor_of(const wh_heap *h, uint32_t seg) {
     return h->cursors + (uint64_t)seg * WH_CURSOR_STRIDE;
 }
-/* The segment this thread starts from: the only one, or (MULTI) its SM's. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_my_segment(const wh_heap *h) {
-    if (h->segments == 1u) return 0;
+/* The sub-heap this thread starts from: the only one, or (MULTI) its SM's. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_my_subheap(const wh_heap *h) {
+    if (h->subheaps == 1u) return 0;
 #if WH_ON_GPU
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
 #else
     unsigned sm = (unsigned)(wh__heap_seed(0) >> 33);
 #endif
-    return sm % h->segments;
+    return sm % h->subheaps;
 }
 
 /* A walk for one request (Algorithm 3, lines 2-3), bounded by one turn of
  * the ring in units and by WH_HEAP_RETRY_LIMIT chunks. */
 typedef struct wh_circ_walk {
-    uint64_t *cursor;   /* of the walker's segment                          */
+    uint64_t *cursor;   /* of the walker's sub-heap                          */
     uint64_t travelled; /* units passed                                     */
     uint32_t need;      /* units with the header                            */
     uint32_t seg, off, steps;
 } wh_circ_walk;
 
-/* Start at the cursor of the caller's segment; false if it can never fit. */
+/* Start at the cursor of the caller's sub-heap; false if it can never fit. */
 WH_INLINE WH_HOST_DEVICE bool wh__circ_walk_begin(const wh_heap *h, uint64_t bytes, wh_circ_walk *w) {
     uint64_t need = 1u + (bytes + 15u) / 16u;
     if (need > h->end) return false;
     w->need = (uint32_t)need;
-    w->seg = wh__circ_my_segment(h);
+    w->seg = wh__circ_my_subheap(h);
     w->cursor = wh__circ_cursor_of(h, w->seg);
     w->off = (uint32_t)wh_atomic_load(w->cursor, WH_RELAXED);
     w->travelled = 0;
@@ -155,11 +155,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__circ_walk_on(const wh_heap *h, wh_circ_walk *w
 }
 /* The walker read `next` at w->off (header: the flag or tag was a header's):
  * go on there.  A next that cannot be right means a merge raced it or it
- * reached user data: it restarts at its segment's start, a permanent header. */
+ * reached user data: it restarts at its sub-heap's start, a permanent header. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_step(const wh_heap *h, wh_circ_walk *w, uint32_t next, bool header) {
     if (next <= w->off || next > h->end || !header) {
         w->travelled += 1;
-        w->off = w->seg * h->seg_units;
+        w->off = w->seg * h->subheap_units;
         return;
     }
     w->travelled += next - w->off;
@@ -170,16 +170,16 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_step(const wh_heap *h, wh_circ_walk *w, u
  * left on a header that no longer exists, so move it to off. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_absorbed(const wh_heap *h, uint32_t off, uint32_t gone) {
     uint64_t expected = gone;
-    (void)wh_atomic_cas(wh__circ_cursor_of(h, wh__circ_segment(h, gone)), &expected, (uint64_t)off, WH_RELAXED,
+    (void)wh_atomic_cas(wh__circ_cursor_of(h, wh__circ_subheap(h, gone)), &expected, (uint64_t)off, WH_RELAXED,
                         WH_RELAXED);
 }
 
 /* Try to absorb free chunks after the locked chunk at off; returns its next. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_absorb(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need) {
     wh_circ_header *c = wh__circ_hdr(h, off);
-    uint32_t seg = wh__circ_segment(h, off);
+    uint32_t seg = wh__circ_subheap(h, off);
     for (uint32_t k = 0; k < WH_CIRC_MERGES && next < h->end && next - off < need; ++k) {
-        if (wh__circ_segment(h, next) != seg) break;
+        if (wh__circ_subheap(h, next) != seg) break;
         wh_circ_header *n = wh__circ_hdr(h, next);
         uint32_t expected = WH_CIRC_FREE;
         if (!wh_atomic_cas(&n->flag, &expected, WH_CIRC_GONE, WH_ACQ_REL, WH_RELAXED)) break;
@@ -200,11 +200,11 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_cut(uint32_t off, uint32_t next, uint
     return off + need;
 }
 
-/* After an allocation that ends at `after`: the cursor of segment seg moves
- * there, if it stays in its segment (a cursor only ever holds units of its
- * own segment, or the sentinel). */
+/* After an allocation that ends at `after`: the cursor of sub-heap seg moves
+ * there, if it stays in its sub-heap (a cursor only ever holds units of its
+ * own sub-heap, or the sentinel). */
 WH_INLINE WH_HOST_DEVICE void wh__circ_advance(const wh_heap *h, uint64_t *cursor, uint32_t seg, uint32_t after) {
-    if (wh__circ_segment(h, after) == seg || after == h->end) wh_atomic_store(cursor, (uint64_t)after, WH_RELAXED);
+    if (wh__circ_subheap(h, after) == seg || after == h->end) wh_atomic_store(cursor, (uint64_t)after, WH_RELAXED);
 }
 
 /* The header unit of a pointer handed out by a circular kind, or UINT32_MAX
@@ -271,7 +271,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
         wh__heap_count(&h->ctl->foreign_frees);
         return;
     }
-    if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) { /* merge with next */
+    if (next < h->end && wh__circ_subheap(h, next) == wh__circ_subheap(h, off)) { /* merge with next */
         wh_circ_header *n = wh__circ_hdr(h, next);
         uint32_t expected = WH_CIRC_FREE;
         if (wh_atomic_cas(&n->flag, &expected, WH_CIRC_GONE, WH_ACQ_REL, WH_RELAXED)) {
@@ -281,7 +281,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_free(const wh_heap *h, void *p) {
     }
     /* the cursor points here while the chunk is still ours, so that whoever
      * absorbs it later finds the cursor and moves it */
-    wh_atomic_store(wh__circ_cursor_of(h, wh__circ_segment(h, off)), (uint64_t)off, WH_RELAXED);
+    wh_atomic_store(wh__circ_cursor_of(h, wh__circ_subheap(h, off)), (uint64_t)off, WH_RELAXED);
     uint64_t req = wh_atomic_load(&c->req, WH_RELAXED);
     wh_atomic_store(&c->req, 0ull, WH_RELAXED);
     uint32_t expected = WH_CIRC_USED;

@@ -16,6 +16,7 @@
 #define WARPHEAP_HEAP_CORE_H
 
 #include "warpheap/bitmap.h"
+#include "warpheap/heap/config.h"
 
 typedef enum wh_heap_kind {
     WH_HEAP_DEFAULT = 0,          /* slabs for <= 32 KiB, page runs above      */
@@ -30,29 +31,8 @@ typedef enum wh_heap_kind {
 } wh_heap_kind;
 
 /* wh_heap_config.flags */
-#define WH_HEAP_HOST     1u  /* arena and metadata in host memory (CPU backend)   */
-#define WH_HEAP_TRACK    2u  /* count bytes in use live, and their peak           */
-#define WH_CURSOR_STRIDE 16u /* uint64 words between two cursors: own line     */
-
-#define WH_HEAP_ALIGN       16u
-#define WH_SLAB_PAGE_SHIFT  16u /* 64 KiB pages               */
-#define WH_SLAB_PAGE        (1u << WH_SLAB_PAGE_SHIFT)
-/* Slab classes (wh__slab_size): 16 .. 128 B in steps of 16 (c = 0..7), eight
- * steps per doubling from 128 B to 4 KiB (c = 8..47: 144, 160, .., 256, 288,
- * .., 4096; the waste of a request is at most 1/8 of its slot, where powers
- * of two waste up to half and a quarter on average), then 8, 16, 32 and
- * 64 KiB (c = 48..51: one page holds 8 .. 1 slots, so finer steps would only
- * leave the rest of the page empty). */
-#define WH_SLAB_CLASSES     52u
-#define WH_SLAB_MAX         (64u << 10)  /* 64 KiB                     */
-#define WH_HEAP_MAX_BYTES   (1ull << 36) /* 64 GiB: 32-bit 16-B units  */
-/* Bound on the retry loops of the heap (visits, claims).  Reaching it means
- * the heap is (nearly) exhausted or fragmented: the call fails and is counted. */
-#define WH_HEAP_RETRY_LIMIT (1u << 16)
-
-/* Ways of a slab class: independent bump-segment states, each on its own
- * line, a warp using the one of its SM (heap/slab.h: wh__seg_way). */
-#define WH_SEG_WAYS_MAX 8u
+#define WH_HEAP_HOST  1u /* arena and metadata in host memory (CPU backend)   */
+#define WH_HEAP_TRACK 2u /* count bytes in use live, and their peak           */
 
 /* page_info values: free, a page run's head or tail, or a slab page of class
  * c whose bump segment (if any) belongs to way w: w << 8 | (c + 1). */
@@ -106,11 +86,11 @@ typedef struct wh_heap_ctl {
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a back-off after a failed preparation, per class and way:
-     * consecutive failures << 16 | requests left to skip (heap/slab.h) */
+     * consecutive failures << 16 | requests left to skip (heap/slab_segment.h) */
     uint32_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     uint64_t pad1[11]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
-     * 128-byte line: the hot words of a fresh class (heap/slab.h) */
+     * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
     /* event counters of the slab paths, counted only in code built with
      * WH_HEAP_PROFILE (bench/heap: wh_heap_bench_prof); indices WH_PROF_* */
@@ -145,9 +125,9 @@ typedef struct wh_heap {
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
     uint32_t seg_ways;                  /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
     uint32_t slab_fine;                 /* all 52 classes (16 MiB and up)                   */
-    /* bump segments (heap/slab.h, wh__seg_class): 0 none; 1 from
-     * WH_SEG_MIN_PAGES pages; 2, the tiled classes too, from
-     * WH_SEG_TILED_MIN_PAGES */
+    /* bump segments (heap/slab_segment.h, wh__seg_class): 0 none; 1 from
+     * WH__SEG_MIN_PAGES pages; 2, the tiled classes too, from
+     * WH__SEG_TILED_MIN_PAGES */
     uint32_t slab_segs;
     uint32_t *page_info; /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used; /* live slots of a slab page (reclaim at zero)      */
@@ -168,12 +148,12 @@ typedef struct wh_heap {
     uint32_t seg_cap[WH_SLAB_CLASSES];
     uint32_t spp_magic[WH_SLAB_CLASSES];
     /* circular */
-    uint32_t end;          /* 16-byte unit of the sentinel header              */
-    uint32_t split_root;   /* eq. 1: R in units (of one segment)               */
-    uint32_t split_levels; /* eq. 1: levels 0..L-1                             */
-    uint32_t segments;     /* sub-heaps, one cursor each (1, or #SM for MULTI) */
-    uint32_t seg_units;    /* units of a segment (the last one takes the rest) */
-    uint64_t *cursors;     /* segments cursors, 128 bytes apart                */
+    uint32_t end;           /* 16-byte unit of the sentinel header              */
+    uint32_t split_root;    /* eq. 1: R in units (of one sub-heap)              */
+    uint32_t split_levels;  /* eq. 1: levels 0..L-1                             */
+    uint32_t subheaps;      /* sub-heaps, one cursor each (1, or #SM for MULTI) */
+    uint32_t subheap_units; /* units of a sub-heap (the last one takes the rest) */
+    uint64_t *cursors;      /* the sub-heaps' cursors, 128 bytes apart          */
     /* this descriptor's copy in the metadata block, for the rare paths
      * (WH__RARE), written by create and reset: a handle's fields are not
      * to be changed in between */
@@ -182,6 +162,14 @@ typedef struct wh_heap {
     void *arena_alloc, *meta_alloc;
     size_t meta_bytes;
 } wh_heap;
+
+/* This code's build record (heap/config.h: wh_heap_build). */
+#define WH__HEAP_BUILD                                                                                             \
+    {                                                                                                              \
+        WH_VERSION, (uint32_t)sizeof(wh_heap), (uint32_t)sizeof(wh_heap_ctl), WH_SLAB_PAGE_SHIFT, WH_SLAB_CLASSES, \
+            WH_SEG_WAYS_MAX, WH__SEG_MIN_SPP, WH__SEG_MAX_TILED, WH__SEG_MIN_PAGES, WH__SEG_TILED_MIN_PAGES,       \
+            WH__SLAB_FINE_PAGES                                                                                    \
+    }
 
 /* The descriptor handed to the rare paths, which the GPU calls instead of
  * inlining (heap/slab.h): the copy in the heap's metadata.  Passing the
@@ -194,35 +182,6 @@ typedef struct wh_heap {
 /* ---- small helpers ------------------------------------------------------- */
 
 WH_INLINE WH_HOST_DEVICE uint64_t wh__round16(uint64_t n) { return (n + 15u) & ~(uint64_t)15u; }
-
-/* Slab class of a request: the smallest class whose slots hold n (1 <= n <= 64 KiB). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
-    if (n <= 128u) return n <= 16u ? 0u : (uint32_t)((n - 1u) >> 4);
-    uint32_t k = 63u - (uint32_t)wh_clz64(n - 1u); /* 2^k < n <= 2^(k+1), k >= 7 */
-    if (k < 12u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
-    return 48u + (k - 12u);
-}
-/* The class a heap serves n from: below 256 pages (16 MiB) only the powers of
- * two (16 B .. 64 KiB, as many classes as pages to hold them would otherwise
- * run a small heap dry), all of them from there. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const struct wh_heap *h, uint64_t n);
-/* Slot bytes of class c (multiples of 16). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_size(uint32_t c) {
-    if (c < 8u) return 16u * (c + 1u);
-    if (c < 48u) {
-        uint32_t k = 7u + (c - 8u) / 8u;
-        return (1u << k) + ((c - 8u) % 8u + 1u) * (1u << (k - 3u));
-    }
-    return 8192u << (c - 48u);
-}
-/* Slots per page; the rest of the page (under one slot) is unused. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp(uint32_t c) { return WH_SLAB_PAGE / wh__slab_size(c); }
-/* Bits per page in the class bitmap: spp rounded up to a power of two, so a
- * bit splits into page and slot by shifts (bits past spp are never set). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_lbpp(uint32_t c) {
-    uint32_t spp = wh__slab_spp(c);
-    return spp <= 1u ? 0u : 32u - (uint32_t)wh_clz32(spp - 1u);
-}
 
 /* A rotation seed for bitmap searches: different per thread and per call, so
  * that threads spread over different words (DynaSOAr's bitmap rotation). */
@@ -247,27 +206,19 @@ WH_INLINE WH_HOST_DEVICE void wh__heap_track(const wh_heap *h, int64_t delta) {
     if (delta > 0) (void)wh_atomic_fetch_max(&h->ctl->peak, now, WH_RELAXED);
 }
 
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const wh_heap *h, uint64_t n) {
-    uint32_t c = wh__slab_class(n);
-    if (h->slab_fine) return c;
-    if (c < 8u) return c < 2u ? c : (c < 4u ? 3u : 7u); /* 16, 32, 64, 128 */
-    return c < 48u ? c | 7u : c;                        /* 256 .. 4096, then 8 .. 64 KiB */
-}
-
-/* q / spp for class c's slots per page, by its reciprocal (no division),
- * for the classes with bump segments (spp >= 128): exact for q < 2^20 (a
- * segment's positions, heap_layout.c), because with m = ceil(2^32 / spp) =
- * (2^32 + e) / spp, e < spp <= 4096, q * m / 2^32 exceeds q / spp by
- * q * e / (spp * 2^32) < 1 / spp (test_heap checks every q). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp_div(const wh_heap *h, uint32_t c, uint32_t q) {
-    return wh_mulhi32(q, h->spp_magic[c]);
-}
-
-/* Class c's slot bitmap (a descriptor made on the fly: no memory access). */
-WH_INLINE WH_HOST_DEVICE wh_bitmap wh__slab_bitmap(const wh_heap *h, uint32_t c) {
-    wh_bitmap bm;
-    (void)wh_bitmap_layout(&bm, h->slot_words + h->slot_off[c], (uint64_t)h->npages << wh__slab_lbpp(c));
-    return bm;
-}
+/* Rare paths (page activation and reclaim, segment preparation, publishing,
+ * taking back) are called, not inlined, on the GPU: forced inlining puts all
+ * of them into every allocation and free site (heap_bench takes minutes in
+ * ptxas, and the fast path's registers grow).  Only the entries from the
+ * fast paths are calls (WH__SLAB_COLD, the wh__rare_* wrappers); inside them
+ * the rest is inlined (WH__SLAB_RARE), because ptxas adds up the registers
+ * of a chain of calls: the caller's live values sit above the callee's (a
+ * chain of five calls makes a 1-allocation kernel 130 registers). */
+#if WH_ON_GPU || defined(__CUDACC__)
+#define WH__SLAB_COLD static inline __noinline__
+#else
+#define WH__SLAB_COLD WH_INLINE
+#endif
+#define WH__SLAB_RARE WH_INLINE
 
 #endif /* WARPHEAP_HEAP_CORE_H */

@@ -6,8 +6,8 @@
  * CIRCULAR_FUSED_MULTI (CFMMalloc, section 5.4): the same with one cursor and
  * one pre-split sub-heap per SM.
  *
- * The list, its pre-split (equation 1, per segment for MULTI), MAX_FRAG, the
- * cursors and the segment rules are those of heap/circular.h, whose helpers
+ * The list, its pre-split (equation 1, per sub-heap for MULTI), MAX_FRAG, the
+ * cursors and the sub-heap rules are those of heap/circular.h, whose helpers
  * this file uses; only the header word and the steps that touch it differ.
  *
  * Departures:
@@ -35,7 +35,7 @@
  *   and WH_HEAP_RETRY_LIMIT chunks, then NULL, counted), bounded absorption of
  *   free followers by a walker whose chunk is too small, cursors moved off
  *   absorbed headers, free points the cursor at the chunk it frees, chunks of
- *   different segments never merge.
+ *   different sub-heaps never merge.
  */
 #ifndef WARPHEAP_HEAP_FUSED_H
 #define WARPHEAP_HEAP_FUSED_H
@@ -58,11 +58,11 @@ WH_INLINE WH_HOST_DEVICE bool wh__circf_take(const wh_heap *h, uint32_t at, uint
 }
 
 /* The walker holds [off, next) locked and needs `need` units: absorb free
- * chunks after it (bounded, own segment only); returns its new next. */
+ * chunks after it (bounded, own sub-heap only); returns its new next. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__circf_absorb(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need) {
-    uint32_t seg = wh__circ_segment(h, off);
+    uint32_t seg = wh__circ_subheap(h, off);
     for (uint32_t k = 0; k < WH_CIRC_MERGES && next < h->end && next - off < need; ++k) {
-        if (wh__circ_segment(h, next) != seg) break;
+        if (wh__circ_subheap(h, next) != seg) break;
         uint64_t w = wh_atomic_load(wh__circf_word(h, next), WH_ACQUIRE);
         if (!wh__circf_take(h, next, w)) break;
         wh_atomic_store(wh__circf_word(h, off), wh__circf_pack(WH_CIRC_USED, wh__circf_next(w)), WH_RELEASE);
@@ -127,14 +127,14 @@ WH_INLINE WH_HOST_DEVICE void wh__circf_free(const wh_heap *h, void *p) {
         wh__heap_count(freed ? &h->ctl->double_frees : &h->ctl->foreign_frees);
         return;
     }
-    if (next < h->end && wh__circ_segment(h, next) == wh__circ_segment(h, off)) { /* merge with next */
+    if (next < h->end && wh__circ_subheap(h, next) == wh__circ_subheap(h, off)) { /* merge with next */
         uint64_t nw = wh_atomic_load(wh__circf_word(h, next), WH_ACQUIRE);
         if (wh__circf_take(h, next, nw)) merged = wh__circf_next(nw);
     }
     /* the cursor points here while the chunk is still ours: whoever absorbs
      * it later finds the cursor and moves it (and no cursor is left on the
-     * header just absorbed: it is of this segment, whose cursor this is) */
-    wh_atomic_store(wh__circ_cursor_of(h, wh__circ_segment(h, off)), (uint64_t)off, WH_RELAXED);
+     * header just absorbed: it is of this sub-heap, whose cursor this is) */
+    wh_atomic_store(wh__circ_cursor_of(h, wh__circ_subheap(h, off)), (uint64_t)off, WH_RELAXED);
     uint64_t req = wh_atomic_load(&wh__circ_hdr(h, off)->req, WH_RELAXED);
     wh_atomic_store(&wh__circ_hdr(h, off)->req, 0ull, WH_RELAXED);
     if (!wh_atomic_cas(word, &w, wh__circf_pack(WH_CIRC_FREE, merged), WH_ACQ_REL, WH_RELAXED)) {

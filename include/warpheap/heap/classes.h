@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* Device heap: the size-class table of the SLAB and DEFAULT heaps -- which
+ * class serves a request, a class's slot size, its slots per page, and where
+ * its slot bits lie (heap/config.h has the classes' shape).
+ */
+#ifndef WARPHEAP_HEAP_CLASSES_H
+#define WARPHEAP_HEAP_CLASSES_H
+
+#include "warpheap/heap/core.h"
+
+/* Slab class of a request: the smallest class whose slots hold n (1 <= n <= 64 KiB). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
+    if (n <= 128u) return n <= 16u ? 0u : (uint32_t)((n - 1u) >> 4);
+    uint32_t k = 63u - (uint32_t)wh_clz64(n - 1u); /* 2^k < n <= 2^(k+1), k >= 7 */
+    if (k < 12u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
+    return 48u + (k - 12u);
+}
+/* Slot bytes of class c (multiples of 16). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_size(uint32_t c) {
+    if (c < 8u) return 16u * (c + 1u);
+    if (c < 48u) {
+        uint32_t k = 7u + (c - 8u) / 8u;
+        return (1u << k) + ((c - 8u) % 8u + 1u) * (1u << (k - 3u));
+    }
+    return 8192u << (c - 48u);
+}
+/* Slots per page; the rest of the page (under one slot) is unused. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp(uint32_t c) { return WH_SLAB_PAGE / wh__slab_size(c); }
+/* Bits per page in the class bitmap: spp rounded up to a power of two, so a
+ * bit splits into page and slot by shifts (bits past spp are never set). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_lbpp(uint32_t c) {
+    uint32_t spp = wh__slab_spp(c);
+    return spp <= 1u ? 0u : 32u - (uint32_t)wh_clz32(spp - 1u);
+}
+
+/* The class a heap serves n from: below WH__SLAB_FINE_PAGES pages (16 MiB)
+ * only the powers of two (16 B .. 64 KiB, as many classes as pages to hold
+ * them would otherwise run a small heap dry), all of them from there. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const wh_heap *h, uint64_t n) {
+    uint32_t c = wh__slab_class(n);
+    if (h->slab_fine) return c;
+    if (c < 8u) return c < 2u ? c : (c < 4u ? 3u : 7u); /* 16, 32, 64, 128 */
+    return c < 48u ? c | 7u : c;                        /* 256 .. 4096, then 8 .. 64 KiB */
+}
+
+/* q / spp for class c's slots per page, by its reciprocal (no division),
+ * for the classes with bump segments (spp >= 128): exact for q < 2^20 (a
+ * segment's positions, heap_layout.c), because with m = ceil(2^32 / spp) =
+ * (2^32 + e) / spp, e < spp <= 4096, q * m / 2^32 exceeds q / spp by
+ * q * e / (spp * 2^32) < 1 / spp (test_heap checks every q). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp_div(const wh_heap *h, uint32_t c, uint32_t q) {
+    return wh_mulhi32(q, h->spp_magic[c]);
+}
+
+/* Class c's slot bitmap (a descriptor made on the fly: no memory access). */
+WH_INLINE WH_HOST_DEVICE wh_bitmap wh__slab_bitmap(const wh_heap *h, uint32_t c) {
+    wh_bitmap bm;
+    (void)wh_bitmap_layout(&bm, h->slot_words + h->slot_off[c], (uint64_t)h->npages << wh__slab_lbpp(c));
+    return bm;
+}
+
+#endif /* WARPHEAP_HEAP_CLASSES_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* SLAB bitmap path: freed slots claimed from a class's bitmap, and pages
+ * activated for a class when it has none (DynaSOAr's request coalescing and
+ * bitmap rotation, dynasoar-object-allocator.txt section 4.2).  A class takes
+ * this path when its bump segments cannot serve (heap/slab_segment.h): the
+ * class has none, or no aligned run of free pages is left for one.  One
+ * leader claims up to a warp group's slots in one word with one atomic.
+ *
+ * Activation gate: when a burst of warps finds a class empty at once, letting
+ * each activate a page takes one page per warp for a few slots each and runs
+ * the page pool dry with plenty of room left (as in the k-d tree builder).
+ * So at most npages/64 (npages/256 with the 52 classes) leaders per class
+ * (at least one) activate at a time; the others back off and look for the
+ * slots those publish, and after WH__SLAB_GATE_TRIES looks activate anyway: a
+ * bounded wait, never a wait on one thread.  A request that finds no free
+ * page looks for published or freed slots up to WH__SLAB_TAKE_TRIES times
+ * before it fails.
+ */
+#ifndef WARPHEAP_HEAP_SLAB_BITMAP_H
+#define WARPHEAP_HEAP_SLAB_BITMAP_H
+
+#include "warpheap/heap/slab_segment.h"
+
+/* Leader: claim up to `want` slots of class c, activating a page (through the
+ * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE.
+ * Inlined into its one caller, wh__slab_take_got, the call that the leader
+ * makes from wh__slab_malloc: the kernel's registers follow the heaviest
+ * chain of calls, so no rare path calls another (nested in
+ * wh__slab_get_rare with the segment preparation, they take a 1-allocation
+ * kernel to 207 registers). */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
+                                                    uint64_t *got) {
+    wh_bitmap bmv = wh__slab_bitmap(h, c);
+    const wh_bitmap *bm = &bmv;
+    /* Activators per class, scaled to the heap (one per 64 pages, per 256
+     * with the 52 classes): a burst of all classes then takes at most a fifth
+     * of the pages, so a heap of a few dozen pages is not drained by it, while
+     * a large heap lets every warp of a fresh burst activate its own page (a
+     * fixed small gate serialised the 1M-thread burst: 0.5 ms -> 3.5 ms). */
+    uint32_t gate = h->npages / (h->slab_fine ? 256u : 64u);
+    if (gate < 1u) gate = 1u;
+    WH__PROF(h, WH_PROF_TAKE_CALLS, 1);
+    uint32_t w = wh_bitmap_claim(bm, seed, want, got);
+    for (uint32_t tries = 0; w == WH_BITMAP_NONE && tries < WH__SLAB_TAKE_TRIES; ++tries) {
+        uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
+        if (busy < gate || tries >= WH__SLAB_GATE_TRIES) {
+            w = wh__slab_activate(h, bm, c, seed, want, got);
+            (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
+            if (w != WH_BITMAP_NONE) { /* its slots are counted there */
+                WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
+                return w;
+            }
+            /* no free page: the first time, the classes' segments give back
+             * what they hold untouched (a small heap runs dry with most of
+             * it there); then slots may still be published by other
+             * activators or freed by other threads -- look again, boundedly */
+            if (tries == 0 && h->slab_segs) wh__seg_retire_all(h, WH__SEG_ALL);
+        } else {
+            (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
+        }
+        wh_backoff(tries);
+        seed = wh_hash64(seed + tries);
+        w = wh_bitmap_claim(bm, seed, want, got);
+    }
+    if (w == WH_BITMAP_NONE) return w;
+    wh__slab_used_add(h, c, w, *got);
+    return w;
+}
+
+#endif /* WARPHEAP_HEAP_SLAB_BITMAP_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* SLAB pages: the page grid of the SLAB and DEFAULT heaps and a page's life in
+ * a size class (DynaSOAr's "slow path" of Alg. 6, dynasoar-object-allocator.txt
+ * section 4.2; the slabs follow Halloc as summarised in
+ * register-efficient-gpu-allocators.txt section 4.5).
+ *
+ * The arena is a grid of 64 KiB pages.  Class c serves wh__slab_size(c) bytes
+ * (heap/classes.h).  One bitmap `pages` says which pages are free; one bitmap
+ * per class, over every slot the arena could hold in that class
+ * (page << lbpp + slot, lbpp = log2 of spp rounded up), says which slots are
+ * free *in pages active for that class*.  A free is one atomic or; a free that
+ * finds its bit already set is a double free, detected at no cost.
+ *
+ * Pages are activated per class from the shared `pages` bitmap and given back
+ * when their last slot is freed: the freeing thread collects all slot bits of
+ * the page with and-not; if it got them all the page is empty and its own,
+ * otherwise it puts them back (a concurrent claim is in flight).  Nobody waits
+ * for anybody.  The live-slot counter page_used is only a hint for when to
+ * try; the bits decide.  It is only ever added to and subtracted from, across
+ * a page's lives, so that a late decrement from a previous life still meets
+ * its increment, and a stale reclaim it triggers finds the old class's bits
+ * gone and does nothing.
+ */
+#ifndef WARPHEAP_HEAP_SLAB_PAGE_H
+#define WARPHEAP_HEAP_SLAB_PAGE_H
+
+#include "warpheap/heap/classes.h"
+
+/* Add the live slots of claimed bits `got` of word w, class c, to their
+ * pages. */
+WH_INLINE WH_HOST_DEVICE void wh__slab_used_add(const wh_heap *h, uint32_t c, uint32_t w, uint64_t got) {
+    uint32_t l = wh__slab_lbpp(c);
+    if (l >= 6u) {
+        (void)wh_atomic_fetch_add(&h->page_used[w >> (l - 6u)], (uint32_t)wh_popc64(got), WH_RELAXED);
+        return;
+    }
+    uint32_t bpp = 1u << l;
+    uint64_t pmask = (1ull << bpp) - 1u;
+    for (uint32_t k = 0; k < 64u / bpp; ++k) {
+        uint64_t m = got & (pmask << (k * bpp));
+        if (m) (void)wh_atomic_fetch_add(&h->page_used[(w << (6u - l)) + k], (uint32_t)wh_popc64(m), WH_RELAXED);
+    }
+}
+
+/* Page p's bits in class c's bitmap: its first word, how many words hold
+ * slot bits, and the slot bits of its k-th word. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_word(uint32_t c, uint32_t p) {
+    return (uint32_t)(((uint64_t)p << wh__slab_lbpp(c)) >> 6);
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_words(uint32_t c) {
+    return wh__slab_lbpp(c) < 6u ? 1u : (wh__slab_spp(c) + 63u) / 64u;
+}
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(uint32_t c, uint32_t p, uint32_t k) {
+    uint32_t spp = wh__slab_spp(c), l = wh__slab_lbpp(c);
+    if (l < 6u) return ((1ull << spp) - 1u) << (((uint64_t)p << l) & 63u);
+    uint32_t left = spp - 64u * k;
+    return left >= 64u ? ~0ull : (1ull << left) - 1u;
+}
+
+/* Take a free page for class c, keep the first `want` slots (returned in *got,
+ * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c,
+                                                        uint64_t seed, unsigned want, uint64_t *got) {
+    uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
+    *got = 0;
+    if (p == WH_BITMAP_NONE) return WH_BITMAP_NONE;
+    uint32_t spp = wh__slab_spp(c);
+    if (want > spp) want = spp;
+    if (want > 64u) want = 64u;
+    /* add, not store: a free of the page's previous life may still have its
+     * decrement in flight (it sets its slot bit first, so the reclaim that
+     * freed the page could already see every bit free); a store would lose
+     * that decrement's partner and leave the count below the live slots. */
+    (void)wh_atomic_fetch_add(&h->page_used[p], (uint32_t)want, WH_RELAXED);
+    wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, 0u), WH_RELEASE);
+    uint32_t w0 = wh__slab_page_word(c, p);
+    uint64_t pmask = wh__slab_word_mask(c, p, 0);
+    unsigned shift = (unsigned)(wh_ffs64(pmask) - 1);
+    uint64_t take = (want == 64u ? ~0ull : ((1ull << want) - 1u)) << shift;
+    if (pmask & ~take) (void)wh_bitmap_or_word(bm, w0, pmask & ~take);
+    for (uint32_t k = 1; k < wh__slab_page_words(c); ++k)
+        (void)wh_bitmap_or_word(bm, w0 + k, wh__slab_word_mask(c, p, k));
+    *got = take;
+    return w0;
+}
+
+/* The page's last slot was freed: try to take the page back (see header). */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
+    uint32_t k = 0;
+    bool whole = true;
+    uint64_t prev = 0;
+    for (; k < nw; ++k) {
+        uint64_t m = wh__slab_word_mask(c, p, k);
+        prev = wh_bitmap_and_not_word(&bm, w0 + k, m) & m;
+        if (prev != m) {
+            whole = false;
+            break;
+        }
+    }
+    if (!whole) { /* a claim is in flight: put back */
+        if (prev) (void)wh_bitmap_or_word(&bm, w0 + k, prev);
+        for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
+        return;
+    }
+    wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
+    (void)wh_bitmap_try_set(&h->pages, p);
+}
+
+/* No free page in the pool (the page bitmap's top word is empty). */
+WH_INLINE WH_HOST_DEVICE bool wh__pages_dry(const wh_heap *h) {
+    return !wh_atomic_load(wh_bitmap_word(&h->pages, h->pages.levels - 1u, 0), WH_RELAXED);
+}
+
+#endif /* WARPHEAP_HEAP_SLAB_PAGE_H */

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+/* SLAB bump segments: the fast path of a size class, ahead of its freed slots
+ * (bump allocation inside slabs, as XMalloc and Halloc do:
+ * register-efficient-gpu-allocators.txt section 4.5).
+ *
+ * Publishing a fresh page slot by slot and claiming the slots back costs a
+ * warp several atomics, plus a page activation every few warps.  Instead a
+ * class hands out consecutive slots of a *segment* -- 1 << seg_shift[c]
+ * aligned pages taken from the page pool at once -- by one atomic add per
+ * warp on the class's state word:
+ *     r0 (21 bits): current segment + 1, r1 (21 bits): next segment + 1,
+ *     s (22 bits): slots handed out of the current one (positions past its
+ *                  capacity lie in the next one).
+ * Slots are never published: a slot's bit is set only when it is freed, so
+ * frees, double-free detection and reclaim are unchanged.  A segment's pages
+ * count all their slots as used from the start (page_used += spp), so a page
+ * with slots still to hand out is never reclaimed; the walk counts those
+ * untouched slots free (wh__seg_untouched).  The next segment is prepared
+ * once an eighth of the current one is handed out (wh__seg_wants_next), by
+ * one group of lanes per class at a time (seg_prep: its leader claims the
+ * pages, the group sets them up, the leader installs), so a warp that runs
+ * past the end goes on in the next segment without waiting.  Moving next to
+ * current ("rotation": r0 = r1, r1 = 0, s -= capacity) is one atomic add,
+ * done exactly once: by the add that reaches the capacity
+ * (s < cap <= s + want) if it saw r1 set.  A preparer that finds the current
+ * one used up installs its segment as the current one, fresh, by CAS
+ * (wh__seg_install_fresh); only if that CAS keeps failing does it install as
+ * next and rotate itself, and then the positions claimed while no next
+ * segment was there ("orphans": nobody got those slots) are published free.
+ * A warp loads the state first and adds only when a slot is there, so s stays
+ * far below 2^22 (capacity < 2^20, heap_layout.c; the adds in flight at once
+ * are at most one per resident warp of at most 32 slots, about 2^18 on a
+ * 132-SM GPU).  When no aligned run of free pages is left, or the state stays
+ * empty for WH__SEG_POLLS looks, the request takes the bitmap path
+ * (heap/slab_bitmap.h).  All of this is per way: large heaps give a class up
+ * to WH_SEG_WAYS_MAX independent states, one per group of SMs (wh__seg_way).
+ *
+ * Reclaim is lazy: a segment's untouched slots stay with its class until the
+ * page pool runs dry (a page activation, a segment preparation or a page run
+ * of DEFAULT that finds no free page takes back what every class holds
+ * untouched: wh__seg_retire_all) or the host asks (wh_heap_trim).  Taking
+ * them back as soon as a class goes idle would cost a preparation per
+ * allocation where one lane allocates and frees at once.
+ */
+#ifndef WARPHEAP_HEAP_SLAB_SEGMENT_H
+#define WARPHEAP_HEAP_SLAB_SEGMENT_H
+
+#include "warpheap/heap/slab_page.h"
+
+/* Ways: a class has h->seg_ways independent segment states (each one as
+ * described in the header), so that the warps of different SMs add to
+ * different words.  With one word taking every warp's load and add, a class
+ * hands out a warp's 16-B slots every ~4 cycles where BUMP, one add on one
+ * word, takes ~1.3 (wh_heap_bench fill90).  A
+ * warp uses its SM's way; its segments' pages say which way they belong to
+ * (WH_PAGE_SLAB), so a free anywhere finds the state of its slot. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_way(const wh_heap *h) {
+#if WH_ON_GPU
+    uint32_t sm;
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    return sm & (h->seg_ways - 1u);
+#else
+    int local; /* a thread's stack: which way it uses stays put */
+    return (uint32_t)(wh_hash64((uint64_t)(uintptr_t)&local >> 12) & (h->seg_ways - 1u));
+#endif
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_index(uint32_t c, uint32_t way) { return c * WH_SEG_WAYS_MAX + way; }
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_state(const wh_heap *h, uint32_t c, uint32_t way) {
+    return &h->ctl->seg[(size_t)wh__seg_index(c, way) * WH_CURSOR_STRIDE];
+}
+/* Slots of one segment of class c; its slot bits are [run * cap, run * cap + cap). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c) { return h->seg_cap[c]; }
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_s(uint64_t v) { return v & ((1ull << WH__SEG_S_BITS) - 1u); }
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r1(uint64_t v) { return (v >> WH__SEG_R_SHIFT1) & ((1ull << 21) - 1u); }
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r0(uint64_t v) { return v >> WH__SEG_R_SHIFT0; }
+/* r0 = r1, r1 = 0, s -= cap0 as one add (exact: no field leaves its range). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uint64_t cap0) {
+    return ((r1 - r0) << WH__SEG_R_SHIFT0) - (r1 << WH__SEG_R_SHIFT1) - cap0;
+}
+
+/* Positions [q0, q0 + n) of segment `run` of class c, handed to nobody,
+ * become free.  A whole page of them goes straight back to the pool when its
+ * count is exactly its slots (CAS: nothing else in flight on it); otherwise,
+ * and for part of a page, the slot bits are set and taken off the page's
+ * count, as a free does. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t run, uint64_t q0, uint64_t n) {
+    /* positions of a segment: under 2^20 (heap_layout.c), 32-bit arithmetic */
+    uint32_t end = (uint32_t)(q0 + n), spp = wh__slab_spp(c);
+    uint32_t l = wh__slab_lbpp(c);
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    for (uint32_t q = (uint32_t)q0; q < end;) {
+        uint32_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
+        uint32_t p = (uint32_t)((run << h->seg_shift[c]) + j), whole = (uint32_t)spp;
+        if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
+            wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
+            (void)wh_bitmap_try_set(&h->pages, p);
+            q += k;
+            continue;
+        }
+        uint64_t b = ((uint64_t)p << l) + (q - j * spp), bend = b + k;
+        for (uint64_t x = b; x < bend;) {
+            uint64_t lo = x & 63u, m = 64u - lo < bend - x ? 64u - lo : bend - x;
+            (void)wh_bitmap_or_word(&bm, (uint32_t)(x >> 6), (m == 64u ? ~0ull : (1ull << m) - 1u) << lo);
+            x += m;
+        }
+        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k) wh__slab_reclaim(h, c, p);
+        q += k;
+    }
+}
+
+/* The and-nots that take a run's words: relaxed and followed by one fence on
+ * the GPU, where each acq_rel atomic waits for the one before; acq_rel on the
+ * CPU, where ThreadSanitizer does not model a stand-alone fence. */
+#if WH_ON_GPU
+#define WH__RUN_MO      WH_RELAXED
+#define WH__RUN_FENCE() wh_fence()
+#else
+#define WH__RUN_MO      WH_ACQ_REL
+#define WH__RUN_FENCE() ((void)0)
+#endif
+#define WH__RUN_CHUNK 4u
+
+/* An aligned run of 1 << shift free pages taken from the page bitmap: inside
+ * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
+ * words, each found all free (a word found otherwise: put back what was
+ * taken, try elsewhere).  Its index, or WH_BITMAP_NONE. */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+    uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
+    uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit; /* bits at multiples of npg */
+    uint32_t words = wh_bitmap_level_words(&h->pages, 0);
+    for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
+        bool empty = false;
+        /* the first try a guess: where most of the pool is free (a cold
+         * start, when every warp waits for this run) it holds, without the
+         * descent's dependent round trips */
+        uint32_t w = tries == 0 && words >= nw ? (uint32_t)(seed % (words / nw)) * nw
+                                               : wh__bitmap_descend(&h->pages, seed, &empty);
+        if (w == WH_BITMAP_NONE) {
+            if (empty) return WH_BITMAP_NONE;
+            continue;
+        }
+        w &= ~(nw - 1u);
+        uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
+        for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k; /* bit i: pages i .. i+npg-1 free */
+        m &= starts;
+        if (!m || w + nw > words) continue;
+        uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
+        uint64_t take = unit << i;
+        /* Take the words WH__RUN_CHUNK at a time, and check each chunk after
+         * its and-nots: they do not wait for each other (one after the other,
+         * a 16-word run cost 16 round trips), yet the chunk's previous values
+         * stay few (all 16 at once held 32 registers across the allocation
+         * kernel: 207 in heap_bench's, one block of 256 threads per SM).
+         * Lost a race on any word: put back what was taken. */
+        uint64_t got = ~0ull;
+        for (uint32_t k = 0; k < nw; k += WH__RUN_CHUNK) {
+            uint64_t prev[WH__RUN_CHUNK];
+            uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK;
+            for (uint32_t j = 0; j < n; ++j)
+                prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
+            for (uint32_t j = 0; j < n; ++j) got &= prev[j] | ~take;
+            if ((got & take) != take) {
+                /* or_word tells the levels above of each word it refills */
+                for (uint32_t j = 0; j < n; ++j)
+                    if (prev[j] & take) (void)wh_bitmap_or_word(&h->pages, w + k + j, prev[j] & take);
+                for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
+                break;
+            }
+        }
+        if ((got & take) != take) continue;
+        WH__RUN_FENCE();
+        /* the words we emptied: the levels above learn it after the install
+         * (wh__seg_finish), off the waiters' path; until then they only
+         * send a search to words it finds empty */
+        return (w * 64u + i) >> shift;
+    }
+    return WH_BITMAP_NONE;
+}
+
+/* The positions [from, cap) of page p's segment that the segments of state
+ * v still hold untouched (from = cap: none). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_from(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
+    uint64_t cap = wh__seg_cap(h, c), r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+    uint64_t run = (uint64_t)(p >> h->seg_shift[c]) + 1u;
+    if (run == r0 && s < cap0) return s;
+    if (run == r1) return s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
+    return cap;
+}
+/* Position of page p's first slot in its segment (class c). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_page_lo(const wh_heap *h, uint32_t c, uint32_t p) {
+    return (uint64_t)(p & ((1u << h->seg_shift[c]) - 1u)) * wh__slab_spp(c);
+}
+/* Of the positions [lo, lo + spp) of one page, those at or past `from`
+ * (wh__seg_from): untouched. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched_at(uint64_t lo, uint64_t spp, uint64_t from) {
+    if (from >= lo + spp) return 0;
+    return lo + spp - (from > lo ? from : lo);
+}
+/* Slots of page p, class c, that the segments of state v still hold
+ * untouched: neither handed out nor free (the walk counts them free). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
+    return wh__seg_untouched_at(wh__seg_page_lo(h, c, p), wh__slab_spp(c), wh__seg_from(h, c, p, v));
+}
+
+/* Take back what class c's segments hold untouched (the rest of the current
+ * one, all of the next) and publish it.  Caller holds c's flag.  Only while
+ * s < capacity: then no rotation is pending (one is only while the current
+ * one is used up and a next one is there).  One CAS: it fails when the class
+ * hands out meanwhile, and then it is busy anyway. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
+    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
+    if (!r0 || s >= cap) return;
+    if (!wh_atomic_cas(st, &v, 0ull, WH_ACQ_REL, WH_RELAXED)) return;
+    wh__seg_publish(h, c, r0 - 1u, s, cap - s);
+    if (r1) wh__seg_publish(h, c, r1 - 1u, 0, cap);
+}
+
+/* The flag of class c's way (seg_prep): one holder at a time prepares or
+ * takes back its segments.  A load first, so that a held flag costs no CAS. */
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_flag(const wh_heap *h, uint32_t c, uint32_t way) {
+    return &h->ctl->seg_prep[wh__seg_index(c, way)];
+}
+/* Flag values: free, held, or free but backing off (wh__seg_back_off: nobody
+ * begins a preparation; a take-back may still lock it, and ends the back-off). */
+#define WH__SEG_HELD    1u
+#define WH__SEG_BACKING 2u
+WH_INLINE WH_HOST_DEVICE bool wh__seg_lock(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint32_t *flag = wh__seg_flag(h, c, way), v = wh_atomic_load(flag, WH_RELAXED);
+    return (v == 0u || v == WH__SEG_BACKING) && wh_atomic_cas(flag, &v, WH__SEG_HELD, WH_ACQUIRE, WH_RELAXED);
+}
+WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint32_t way) {
+    wh_atomic_store(wh__seg_flag(h, c, way), 0u, WH_RELEASE);
+}
+
+/* Back-off.  A preparation fails when the page pool has free pages but no
+ * aligned run of the segment's size: page runs and single-page activations
+ * take pages anywhere, so in a long run of mixed sizes (the k-d tree's
+ * builds) every aligned run holds some.  Searching again on every request
+ * that finds the segments empty costs the search each time (8 tries, each a
+ * descent of the page bitmap).  So the preparer that failed leaves the flag
+ * WH__SEG_BACKING, and the next 2^e such requests take the bitmap path at
+ * once (e: consecutive failures, at most WH__SEG_BACKOFF_MAX); the last of
+ * them frees the flag, and the request after it tries a preparation again. */
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_skip(const wh_heap *h, uint32_t c, uint32_t way) {
+    return &h->ctl->seg_skip[wh__seg_index(c, way)];
+}
+/* The holder of the flag found no run: give the flag back, backing off. */
+WH_INLINE WH_HOST_DEVICE void wh__seg_back_off(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint32_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) >> 16) + 1u;
+    if (e > WH__SEG_BACKOFF_MAX) e = WH__SEG_BACKOFF_MAX;
+    wh_atomic_store(sk, e << 16 | 1u << e, WH_RELAXED);
+    wh_atomic_store(wh__seg_flag(h, c, way), WH__SEG_BACKING, WH_RELEASE);
+}
+/* A request found class c's way empty: true if it is backing off (the
+ * request takes the bitmap path); counts the request, and the last one
+ * ends the back-off.  One try at the count: a lost race skips uncounted. */
+WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint32_t *flag = wh__seg_flag(h, c, way), *sk = wh__seg_skip(h, c, way);
+    if (wh_atomic_load(flag, WH_RELAXED) != WH__SEG_BACKING) return false;
+    WH__PROF(h, WH_PROF_BACKOFF, 1);
+    uint32_t k = wh_atomic_load(sk, WH_RELAXED);
+    if ((k & 0xFFFFu) && wh_atomic_cas(sk, &k, k - 1u, WH_RELAXED, WH_RELAXED) && (k & 0xFFFFu) == 1u) {
+        uint32_t b = WH__SEG_BACKING;
+        (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
+    }
+    return true;
+}
+
+/* Take class c's segments back if no one else holds its flag: from the
+ * pool-dry paths and wh_heap_trim. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
+    if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return; /* nothing untouched */
+    if (!wh__seg_lock(h, c, way)) return;
+    wh__seg_take_back(h, c, way);
+    wh__seg_unlock(h, c, way);
+}
+
+/* The current segment is used up (or there is none): install segment r1 - 1
+ * as the current one with nothing handed out, by CAS.  Only adds that saw a
+ * slot change the state meanwhile, and they stop once it is used up, so the
+ * CAS soon holds.  Installing it as the next one instead would make the
+ * positions that those late adds claimed past the end "orphans": published
+ * into the class bitmap, they send every later request of the class to the
+ * bitmap path (48K orphans, 1.6M bitmap claims in one fill of 256-B
+ * objects).  False: the current one has slots, or the CAS kept
+ * failing (bounded): the caller installs it as the next one. */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, uint64_t cap) {
+    uint64_t v = wh_atomic_load(st, WH_RELAXED);
+    const uint32_t limit = WH__SEG_FRESH_TRIES; /* a variable: no warning at 0 */
+    for (uint32_t tries = 0; tries < limit; ++tries) {
+        uint64_t cap0 = wh__seg_r0(v) ? cap : 0;
+        if (wh__seg_s(v) < cap0) return false;
+        if (wh_atomic_cas(st, &v, r1 << WH__SEG_R_SHIFT0, WH_ACQ_REL, WH_RELAXED)) return true;
+    }
+    return false;
+}
+
+/* Every way of every class but `except` (wh__seg_index; WH__SEG_ALL: none)
+ * gives back what its segments hold untouched. */
+#define WH__SEG_ALL (WH_SLAB_CLASSES * WH_SEG_WAYS_MAX)
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t except) {
+    WH__PROF(h, WH_PROF_RETIRE_ALL, 1);
+    WH_PRAGMA_UNROLL1
+    for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o) {
+        WH_PRAGMA_UNROLL1
+        for (uint32_t way = 0; way < h->seg_ways; ++way)
+            if (wh__seg_index(o, way) != except) wh__seg_retire(h, o, way);
+    }
+}
+
+/* Preparing the next segment of class c's way, in three steps, so that the whole
+ * group of the leader that finds it missing sets up its pages:
+ *   wh__seg_begin  (leader, from wh__slab_begin): class c's flag and an
+ *                  aligned run of free pages;
+ *   wh__seg_setup  (every lane of the group): the pages' counts and class;
+ *   wh__seg_finish (leader, after the group's barrier): install, flag back.
+ * begin returns 1 with *run set: the flag is ours, set the run up and finish
+ * it; 1 with *run = WH_BITMAP_NONE: a next segment is there already; 0:
+ * someone else holds the flag; -1: no aligned run of free pages, even after
+ * taking back what the other classes' segments held. */
+WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
+                                               uint32_t *run) {
+    *run = WH_BITMAP_NONE;
+    WH__PROF_T(t0);
+    if (!wh__seg_lock(h, c, way)) return 0;
+    WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
+    /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
+    if (wh__seg_r1(wh_atomic_load(wh__seg_state(h, c, way), WH_ACQUIRE)) != 0) {
+        wh__seg_unlock(h, c, way);
+        return 1;
+    }
+    uint32_t got = wh__seg_claim_run(h, h->seg_shift[c], seed);
+    if (got == WH_BITMAP_NONE && wh__pages_dry(h)) {
+        /* the pool ran dry: what the other classes hold untouched is worth
+         * more to this request than to them.  Not when free pages are left
+         * but none in an aligned run: taking every class's segments back
+         * would make them all prepare again, each likely to fail the same
+         * way (the k-d tree: a storm of take-backs and searches) */
+        wh__seg_retire_all(h, wh__seg_index(c, way));
+        got = wh__seg_claim_run(h, h->seg_shift[c], wh_hash64(seed));
+    }
+    if (got == WH_BITMAP_NONE) {
+        WH__PROF(h, WH_PROF_PREP_NONE, 1);
+        wh__seg_back_off(h, c, way);
+        return -1;
+    }
+    uint32_t *sk = wh__seg_skip(h, c, way);
+    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0u, WH_RELAXED); /* failures in a row: none */
+    *run = got;
+    WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
+    return 1;
+}
+
+/* Lane `rank` of `lanes` sets up its share of the pages of segment `run`:
+ * consecutive lanes write consecutive pages, so a warp's writes coalesce (one
+ * thread alone takes ~240 cycles a page, 130 us for the 1024 pages of a
+ * 256 B segment).  Relaxed and not waited for (`red`): the install in
+ * wh__seg_finish publishes them.  An add, not a store: see wh__slab_activate. */
+WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run, uint32_t rank,
+                                            uint32_t lanes) {
+    uint32_t shift = h->seg_shift[c], spp = wh__slab_spp(c);
+    WH_PRAGMA_UNROLL1
+    for (uint32_t j = rank; j < 1u << shift; j += lanes) {
+        uint32_t p = (run << shift) + j;
+        wh_atomic_add_relaxed(&h->page_used[p], spp);
+        wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, way), WH_RELAXED);
+    }
+}
+
+/* Install segment `run` of class c, set up by the group (whose barrier
+ * ordered its writes before this), as the current one if that is used up,
+ * else as the next one; give the flag back. */
+WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), r1 = (uint64_t)run + 1u;
+    WH__PROF_T(t0);
+    /* the other lanes' set-up goes out with our install (cumulative) */
+    wh_fence();
+    if (!wh__seg_install_fresh(st, r1, cap)) {
+        uint64_t old = wh_atomic_fetch_add(st, r1 << WH__SEG_R_SHIFT1, WH_ACQ_REL);
+        uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
+        if (s >= cap0) {
+            /* the current one ran out (or there is none) before we came:
+             * nobody rotated, and positions [0, s - cap0) of ours were
+             * claimed by adds that found no next segment: orphans */
+            (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+            uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
+            if (orphans) wh__seg_publish(h, c, run, 0, orphans);
+            WH__PROF(h, WH_PROF_ORPHANS, orphans);
+        }
+    }
+    wh__seg_unlock(h, c, way);
+    WH__PROF_T(t1);
+    WH__PROF(h, WH_PROF_INSTALL_CYCLES, t1 - t0);
+    /* the page words the run emptied (wh__seg_claim_run): the levels above
+     * learn it now, for all of them at once (one summary word: the run is
+     * aligned, at most 16 words) */
+    uint32_t shift = h->seg_shift[c], p0 = run << shift;
+    (void)wh__bitmap_propagate_span(&h->pages, 0, p0 >> 6, shift < 6u ? 1u : 1u << (shift - 6u));
+    WH__PROF(h, WH_PROF_SPAN_CYCLES, WH__PROF_CLOCK() - t1);
+}
+
+/* State v has no next segment, its current one (if any) is far enough
+ * along, and nobody is preparing one for class c's way: the taker that sees
+ * it begins preparing it (wh__seg_begin), so that it is ready when the
+ * current one runs out. */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, uint32_t way, uint64_t v) {
+    uint64_t at = wh__seg_r0(v) ? wh__seg_cap(h, c) >> WH__SEG_NEXT_SHIFT : 0u;
+    return !wh__seg_r1(v) && wh__seg_s(v) >= at && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
+}
+
+/* Does class c hand out bump segments in heaps of segment level segs
+ * (wh_heap.slab_segs: 0 none, 1 classes of WH__SEG_MIN_SPP slots a page, 2
+ * those and the tiled ones)? */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_class(uint32_t c, uint32_t segs) {
+    uint32_t size = wh__slab_size(c);
+    return segs && (size <= WH_SLAB_PAGE / WH__SEG_MIN_SPP ||                           /* spp >= MIN_SPP */
+                    (segs > 1u && size <= WH__SEG_MAX_TILED && !(size & (size - 1u)))); /* no tail */
+}
+/* Does class c of heap h hand out bump segments (else: the bitmap path)? */
+WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) { return wh__seg_class(c, h->slab_segs); }
+
+/* Leader: up to `want` slots of class c from its bump segments: positions
+ * q .. q+n1-1 of segment run, *b1 = run << 32 | q, and, for the add that
+ * crosses into the next segment, positions 0 .. n2-1 of segment r2 - 1,
+ * *x2 = n2 << 24 | r2.  Returns n1 + n2 (0: take the bitmap path, unless
+ * *begin is set).  The next segment is prepared while the current one
+ * still has most of its slots, so that it is ready when the current runs
+ * out (wh__seg_wants_next): *begin says
+ * that nobody prepares it; the leader then does (wh__slab_begin), after
+ * this call has returned -- not from in here, where the caller's values
+ * would sit above the preparation's registers (a 1-allocation kernel 207
+ * registers in heap_bench, one block of 256 per SM).  v: the state word of
+ * class c's way as the caller loaded it, or, if `added`, as an add of `want`
+ * that the caller made returned it (wh__slab_get's fast path). */
+WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, unsigned want, uint64_t v,
+                                               bool added, uint64_t *b1, uint32_t *x2, bool *begin) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
+    *x2 = 0;
+    if (!wh__seg_on(h, c)) return 0;
+    if (!added) WH__PROF(h, WH_PROF_SEG_CALLS, 1);
+    for (uint32_t n = 0; n < WH__SEG_POLLS; ++n, v = wh_atomic_load(st, WH_RELAXED), added = false) {
+        uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+        if (!added) {                                    /* (else the add is made: its outcome below) */
+            if (!(s < cap0 || (r1 && s - cap0 < cap))) { /* nothing to hand out */
+                WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
+                if (wh__seg_wants_next(h, c, way, v)) {
+                    *begin = true; /* prepare it, then look again */
+                    return 0;
+                }
+                /* nobody prepares one after a failure: the bitmap path */
+                if (!r1 && wh__seg_backing_off(h, c, way)) return 0;
+                /* an empty pool will not fill by waiting: the bitmap path
+                 * (a look now and then: a line every waiter reads) */
+                if ((n & 7u) == 0 && wh__pages_dry(h)) {
+                    WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
+                    return 0;
+                }
+                wh_backoff(n < WH__SEG_POLL_SLEEP ? n : WH__SEG_POLL_SLEEP);
+                continue;
+            }
+            /* acquire: the pages' set-up by the preparer whose install
+             * (release) this add reads from; a taker publishes nothing */
+            v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE);
+            r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+        }
+        uint64_t n1 = 0, n2 = 0;
+        if (s < cap0) {
+            n1 = want < cap0 - s ? want : cap0 - s;
+            *b1 = (r0 - 1u) << 32 | s;
+            if (s + want >= cap0 && r1) { /* we reached the end: rotate */
+                n2 = want - n1 < cap ? want - n1 : cap;
+                if (n2) *x2 = (uint32_t)(n2 << 24 | r1);
+                (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+            }
+        } else if (r1 && s - cap0 < cap) {
+            n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
+            *b1 = (r1 - 1u) << 32 | (s - cap0);
+        }
+        *begin = wh__seg_wants_next(h, c, way, v);
+        if (n1 + n2 || *begin) return (unsigned)(n1 + n2);
+    }
+    WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
+    return 0;
+}
+
+#endif /* WARPHEAP_HEAP_SLAB_SEGMENT_H */
