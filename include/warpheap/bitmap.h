@@ -177,6 +177,9 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm
 
 /* Set the bits of mask in level-0 word w; returns the word before. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_t w, uint64_t mask) {
+    /* a word of the bitmap, and never a bit past nbits in the last one */
+    WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
+    WH_ASSERT(w + 1u < wh_bitmap_level_words(bm, 0) || !(bm->nbits & 63u) || !(mask >> (bm->nbits & 63u)));
     uint64_t prev = wh_atomic_fetch_or(wh_bitmap_word(bm, 0, w), mask, WH_ACQ_REL);
     if (prev == 0 && mask != 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
@@ -184,6 +187,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_
 /* Clear the bits of mask in level-0 word w; returns the word before.  The bits
  * this thread actually cleared are prev & mask. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_and_not_word(const wh_bitmap *bm, uint32_t w, uint64_t mask) {
+    WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
     uint64_t prev = wh_atomic_fetch_and(wh_bitmap_word(bm, 0, w), ~mask, WH_ACQ_REL);
     if (prev != 0 && (prev & ~mask) == 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
@@ -192,6 +196,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_and_not_word(const wh_bitmap *bm, ui
 /* ---- single bits --------------------------------------------------------------- */
 
 WH_INLINE WH_HOST_DEVICE bool wh_bitmap_get(const wh_bitmap *bm, uint32_t i) {
+    WH_ASSERT(i < bm->nbits);
     return (wh_atomic_load(wh_bitmap_word(bm, 0, i >> 6), WH_ACQUIRE) >> (i & 63u)) & 1u;
 }
 /* 0 -> 1; true if this call flipped it. */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include "warpheap/config.h" /* WH_HAVE_CUDA, WH_DEBUG of this build */
 
 /* ---- qualifiers ---------------------------------------------------------- */
 #if defined(__CUDACC__)
@@ -51,6 +52,40 @@
 #else
 #define WH_EXTERN_C_BEGIN
 #define WH_EXTERN_C_END
+#endif
+
+/* ---- assertions (WH_DEBUG) ---------------------------------------------------
+ * WH_DEBUG 1 (CMake -DWH_DEBUG=ON) turns WH_ASSERT on: the invariants the
+ * comments state are checked where they must hold, on the CPU backend and in
+ * device code.  A failed assertion prints the condition and where, then stops
+ * the program (abort on the CPU, a trap on the GPU).  WH_DEBUG 0 (default):
+ * WH_ASSERT compiles to nothing. */
+#ifndef WH_DEBUG
+#define WH_DEBUG 0
+#endif
+#if WH_DEBUG
+#include <stdio.h>
+#include <stdlib.h>
+#if defined(__CUDACC__)
+static __host__ __device__ __noinline__ void wh__assert_fail(const char *cond, const char *file, int line) {
+#if defined(__CUDA_ARCH__)
+    printf("warpheap: assertion failed: %s (%s:%d, block %d thread %d)\n", cond, file, line, (int)blockIdx.x,
+           (int)threadIdx.x);
+    __trap();
+#else
+    fprintf(stderr, "warpheap: assertion failed: %s (%s:%d)\n", cond, file, line);
+    abort();
+#endif
+}
+#else
+static inline void wh__assert_fail(const char *cond, const char *file, int line) {
+    fprintf(stderr, "warpheap: assertion failed: %s (%s:%d)\n", cond, file, line);
+    abort();
+}
+#endif
+#define WH_ASSERT(c) ((c) ? (void)0 : wh__assert_fail(#c, __FILE__, __LINE__))
+#else
+#define WH_ASSERT(c) ((void)sizeof((c) ? 1 : 0)) /* not evaluated */
 #endif
 
 /* Marks a function the shared library exports: the public wh_ API, and the

@@ -149,6 +149,7 @@ WH_INLINE WH_HOST_DEVICE wh_free_index *wh_blocks_index(const wh_blocks *c, uint
 WH_INLINE WH_HOST_DEVICE void wh__index_insert(wh_blocks *c, uint32_t i, uint32_t b) {
     wh_block *d = wh_blocks_desc(c);
     wh_free_index *fi = wh_blocks_index(c, i);
+    WH_ASSERT(b < c->capacity && i < c->nindex);
     d[b].state = WH_BLOCK_FREE;
     d[b].index = (uint16_t)i;
     fi->nfree++;
@@ -301,6 +302,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_blocks_round(const wh_blocks *c, uint64_t s
  * descriptor (returned, state USED, in no index) the rest.  NONE if none. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_cut(wh_blocks *c, uint32_t b, uint64_t size) {
     wh_block *d = wh_blocks_desc(c);
+    WH_ASSERT(size > 0 && size < d[b].size);
     uint32_t r = wh__blocks_take_spare(c);
     if (r == WH_BLOCK_NONE) return r;
     d[r].addr = d[b].addr + size;
@@ -329,6 +331,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_alloc(wh_blocks *c, uint64_t size, u
     if (size == 0 || i >= c->nindex) return WH_BLOCK_NONE;
     uint32_t b = wh__index_find(c, i, size);
     if (b == WH_BLOCK_NONE) return b;
+    WH_ASSERT(wh_blocks_desc(c)[b].state == WH_BLOCK_FREE && wh_blocks_desc(c)[b].size >= size);
     wh__index_remove(c, b);
     wh_blocks_desc(c)[b].state = WH_BLOCK_USED;
     wh__blocks_split(c, b, size, i);
@@ -341,6 +344,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_blocks_alloc(wh_blocks *c, uint64_t size, u
 WH_INLINE WH_HOST_DEVICE void wh__blocks_absorb_next(wh_blocks *c, uint32_t b) {
     wh_block *d = wh_blocks_desc(c);
     uint32_t n = d[b].next;
+    /* boundary tags: n follows b in memory and links back to it */
+    WH_ASSERT(n != WH_BLOCK_NONE && d[n].prev == b && d[b].addr + d[b].size == d[n].addr);
     d[b].size += d[n].size;
     d[b].next = d[n].next;
     if (d[n].next != WH_BLOCK_NONE) d[d[n].next].prev = b;
@@ -370,6 +375,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__blocks_release(wh_blocks *c, uint32_t b, u
         wh__blocks_absorb_next(c, p);
         b = p;
     }
+    /* no free neighbour of index i is left unmerged */
+    WH_ASSERT(!wh__blocks_joins(c, d[b].next, i) && !wh__blocks_joins(c, d[b].prev, i));
     wh__index_insert(c, i, b);
     return b;
 }

@@ -157,7 +157,8 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     /* acquire: as in wh__seg_take */
     uint64_t old = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE), s = wh__seg_s(old);
-    if (!wh__seg_r0(old) || s + want >= cap) /* it ran out meanwhile */
+    WH_ASSERT(s + want < (1ull << WH__SEG_S_BITS)); /* the add never carries into r1 */
+    if (!wh__seg_r0(old) || s + want >= cap)        /* it ran out meanwhile */
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, 0, old, true);
     wh__slab_got g = wh__got_seg(h, c, (uint32_t)wh__seg_r0(old) - 1u, (uint32_t)s, want, 0, 0);
     if (wh__seg_wants_next(h, c, way, old)) g.prep = WH__PREP_BEGIN;
@@ -217,9 +218,16 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
                 WH__PROF(h, WH_PROF_PREP_CYCLES, WH__PROF_CLOCK() - t0);
             }
         }
+        WH_ASSERT(took <= count - done); /* a leader gets at most what its group asked for */
         if (rank >= done && rank < done + took) mine = wh__got_slot(h, c, &g, rank - done);
         done += took;
     }
+    /* a slot of class c: inside the arena, on a slot boundary of its page */
+    WH_ASSERT(!mine ||
+              ((uint8_t *)mine >= h->base &&
+               (uint64_t)((uint8_t *)mine - h->base) < (uint64_t)h->npages * WH_SLAB_PAGE &&
+               ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) % wh__slab_size(c) == 0 &&
+               ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) / wh__slab_size(c) < wh__slab_spp(c)));
     return mine;
 }
 

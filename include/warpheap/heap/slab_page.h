@@ -64,6 +64,8 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
     uint32_t p = wh_bitmap_find_and_clear(&h->pages, seed);
     *got = 0;
     if (p == WH_BITMAP_NONE) return WH_BITMAP_NONE;
+    /* a page whose bit was set is free: its info says so */
+    WH_ASSERT(p < h->npages && wh_atomic_load(&h->page_info[p], WH_ACQUIRE) == WH_PAGE_FREE);
     uint32_t spp = wh__slab_spp(c);
     if (want > spp) want = spp;
     if (want > 64u) want = 64u;

@@ -133,6 +133,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
         if (!room) ++no_room; /* two slow paths found no free block */
         if (!got) continue;
         unsigned k = (unsigned)wh_popc64(got);
+        WH_ASSERT(b < s->nblocks && k <= n - done); /* a block of the heap, at most what was asked */
         if (rank >= done && rank < done + k)
             result = wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t], (uint32_t)wh_nth_set_bit64(got, rank - done));
         done += k;

@@ -142,6 +142,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_init_block(const wh_soa *s, uint32_t t
     *got = 0;
     uint32_t b = wh_bitmap_find_and_clear(&s->free_blocks, seed);
     if (b == WH_BITMAP_NONE) return b;
+    WH_ASSERT(b < s->nblocks);
     uint32_t cap = s->cap[t];
     uint64_t mine = wh__soa_pick_bits(wh__soa_usable(cap), want < cap ? want : cap, 0);
     wh_atomic_store(wh__soa_type_word(s, b), t, WH_RELAXED);
