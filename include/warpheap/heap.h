@@ -36,7 +36,17 @@ typedef struct wh_heap_config {
     uint32_t segments; /* CIRCULAR_MULTI: cursors; 0 = #SMs (host: 16).
                               * SLAB, DEFAULT: ways per class (1, 2, 4, 8);
                               * 0 = 1; 2 from 4 GiB, 4 from 8 GiB         */
+    /* optional: the caller's memory, [region, region + bytes), aligned to
+     * WH_HEAP_REGION_ALIGN; device (or managed) memory, host memory with
+     * WH_HEAP_HOST.  Arena and metadata both go there, the arena first, and
+     * destroy leaves it to the caller.  NULL: the heap allocates both. */
+    void *region;
 } wh_heap_config;
+
+/* Alignment of wh_heap_config.region: cudaMalloc's and the host pool's
+ * default, so the arena's slots and the metadata's 128-byte lines sit as in
+ * a heap that allocates itself. */
+#define WH_HEAP_REGION_ALIGN 256u
 
 typedef struct wh_heap_usage {
     uint64_t heap_bytes;      /* arena                                           */
@@ -198,7 +208,11 @@ WH_EXTERN_C_BEGIN
 /* Create a heap: device memory, or host memory with WH_HEAP_HOST (always on a
  * build without CUDA).  WH_ERR_TOO_SMALL below one page (64 KiB) for slab and
  * default, below 4 KiB otherwise; WH_ERR_TOO_LARGE above 64 GiB;
- * WH_ERR_INVALID_ARGUMENT for an unknown kind. */
+ * WH_ERR_INVALID_ARGUMENT for an unknown kind.  With cfg->region, the arena is
+ * the largest that fits the region beside its metadata (h->bytes), and
+ * nothing is written there unless the heap is made: WH_ERR_TOO_SMALL when the
+ * smallest heap of the kind does not fit, WH_ERR_INVALID_ARGUMENT for a region
+ * misaligned or of the wrong memory kind (CUDA build). */
 WH_API wh_status wh_heap_create(wh_heap *h, const wh_heap_config *cfg);
 /* Free everything: the heap is empty again (no kernel may be running on it). */
 WH_API wh_status wh_heap_reset(wh_heap *h);
