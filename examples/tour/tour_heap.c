@@ -112,7 +112,7 @@ void tour_heap(tour *t) {
     wh_heap_kind kinds[2] = {WH_HEAP_DEFAULT, WH_HEAP_BUMP};
     for (int k = 0; k < 2; ++k) {
         wh_heap h;
-        wh_heap_config cfg = {HEAP_BYTES, kinds[k], t->gpu ? 0u : WH_HEAP_HOST, 0};
+        wh_heap_config cfg = {HEAP_BYTES, kinds[k], t->gpu ? 0u : WH_HEAP_HOST, 0, NULL};
         if (wh_heap_create(&h, &cfg) != WH_OK) tour_fail("device heap", "wh_heap_create");
 #if defined(__CUDACC__)
         if (t->gpu)

@@ -89,7 +89,7 @@ static void soa_errors(void) {
     SAYS("soa");
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(E)};
-    wh_soa_config c = {1u << 20, t, 1, false, 2};
+    wh_soa_config c = {1u << 20, t, 1, false, 2, NULL};
     CHECK(wh_soa_create(&s, &c) == WH_OK);
     EMPTY();
     uint64_t bad = 0;
@@ -104,7 +104,7 @@ static void soa_errors(void) {
 
 static void heap_errors(void) {
     wh_heap h;
-    wh_heap_config c = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
+    wh_heap_config c = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST | WH_HEAP_TRACK, 0, NULL};
     c.bytes = WH_HEAP_MAX_BYTES + 1;
     CHECK(wh_heap_create(&h, &c) == WH_ERR_TOO_LARGE);
     CHECK(wh_last_error()[0] != '\0');
@@ -132,7 +132,7 @@ static void no_gpu(void) {
     CHECK(wh_arena_create(&a, &ac) == WH_ERR_NO_DEVICE);
     SAYS("WH_ARENA_CPU");
     wh_heap h;
-    wh_heap_config hc = {1u << 20, WH_HEAP_DEFAULT, 0, 0};
+    wh_heap_config hc = {1u << 20, WH_HEAP_DEFAULT, 0, 0, NULL};
     CHECK(wh_heap_create(&h, &hc) == WH_ERR_NO_DEVICE);
     SAYS("WH_HEAP_HOST");
 }

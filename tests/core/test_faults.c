@@ -92,7 +92,7 @@ static void heaps(bool host) {
     unsigned failed = 0;
     for (long n = 1; n <= 3; ++n) {
         wh_heap h;
-        wh_heap_config c = {4u * MIB, WH_HEAP_DEFAULT, host ? WH_HEAP_HOST : 0u, 0};
+        wh_heap_config c = {4u * MIB, WH_HEAP_DEFAULT, host ? WH_HEAP_HOST : 0u, 0, NULL};
         wh__fault_arm(n, false);
         wh_status st = wh_heap_create(&h, &c);
         wh__fault_arm(0, false);
@@ -137,7 +137,7 @@ static void soas(bool on_device) {
     for (long n = 1; n <= 2; ++n) {
         wh_soa s;
         wh_soa_type_desc t[] = {WH_SOA_TYPE(F)};
-        wh_soa_config c = {MIB, t, 1, on_device, 2};
+        wh_soa_config c = {MIB, t, 1, on_device, 2, NULL};
         wh__fault_arm(n, false);
         wh_status st = wh_soa_create(&s, &c);
         wh__fault_arm(0, false);

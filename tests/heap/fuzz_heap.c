@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static world w;
     memset(&w, 0, sizeof w);
     wh_heap_kind kind = kinds[data[0] % (sizeof kinds / sizeof *kinds)];
-    wh_heap_config cfg = {(data[0] >> 4) & 1 ? 4u << 20 : 1u << 20, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
+    wh_heap_config cfg = {(data[0] >> 4) & 1 ? 4u << 20 : 1u << 20, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0, NULL};
     if (wh_heap_create(&w.h, &cfg) != WH_OK) WH_FZ_DIE("create: %s", wh_last_error());
     for (size_t i = 1; i + 4 <= size; i += 4) {
         step(&w, data + i);

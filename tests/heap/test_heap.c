@@ -21,7 +21,7 @@ static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     wh_heap h;
-    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0};
+    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, 0, NULL};
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     return h;
 }
@@ -43,7 +43,7 @@ static void test_create_errors(void) {
     gone = make(WH_HEAP_SLAB, 1u << 20);
     CHECK(wh_heap_destroy(&gone) == WH_OK);
     CHECK(wh_malloc(&gone, 64) == NULL);
-    wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
+    wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0, NULL};
     CHECK(wh_heap_create(NULL, &cfg) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_heap_create(&h, NULL) == WH_ERR_INVALID_ARGUMENT);
     cfg.bytes = 0;

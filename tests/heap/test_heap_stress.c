@@ -97,7 +97,7 @@ static void spread_over_ways(const wh_heap_config *cfg, unsigned threads) {
 static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape, bool exhaust,
                    uint32_t ways) {
     job j;
-    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, ways};
+    wh_heap_config cfg = {bytes, kind, WH_HEAP_HOST | WH_HEAP_TRACK, ways, NULL};
     if (ways > 1u) spread_over_ways(&cfg, threads);
     CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
     j.shape = shape;
@@ -163,7 +163,7 @@ static void burst_worker(unsigned i, void *arg) {
 }
 static void burst(unsigned threads) {
     burst_job j = {{0}, 0};
-    wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
+    wh_heap_config cfg = {1u << 20, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0, NULL};
     CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
     for (int round = 0; round < 20; ++round) wh_run_threads(threads, burst_worker, &j);
     printf("burst     %2u threads x 16 objects x 20 rounds into 16 pages: %llu failed\n", threads, j.failed);
@@ -196,7 +196,7 @@ static void wrap_worker(unsigned i, void *arg) {
 }
 static void wrap(unsigned threads, uint32_t ops) {
     wrap_job j = {{0}, ops, 0, 0};
-    wh_heap_config cfg = {64u << 10, WH_HEAP_WRAP, WH_HEAP_HOST, 0};
+    wh_heap_config cfg = {64u << 10, WH_HEAP_WRAP, WH_HEAP_HOST, 0, NULL};
     CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
     wh_run_threads(threads, wrap_worker, &j);
     wh_heap_usage s;

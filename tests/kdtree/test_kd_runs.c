@@ -30,7 +30,7 @@ static uint32_t page_of(const wh_heap *h, const void *p) {
 /* A run of exactly n pages (no rounding to whole words). */
 static void test_exact(void) {
     wh_heap h;
-    wh_heap_config cfg = {(uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
+    wh_heap_config cfg = {(uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0, NULL};
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     uint32_t np = h.npages;
     void *a = wh_malloc(&h, 68u * WH_SLAB_PAGE - 100u); /* 68 pages */
@@ -53,7 +53,7 @@ static void test_exact(void) {
 /* Runs in a window of free pages that crosses word boundaries. */
 static void test_window(uint32_t lo, uint32_t hi, uint32_t n) {
     wh_heap h;
-    wh_heap_config cfg = {(uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0};
+    wh_heap_config cfg = {(uint64_t)PAGES * WH_SLAB_PAGE, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0, NULL};
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
     uint32_t np = h.npages;
     void **slot = (void **)calloc(np, sizeof(void *));
