@@ -199,7 +199,7 @@ static void use_allocator(const allocator *a, uint64_t bytes) {
     cur_bytes = bytes;
     if (a->kind < 0) return;
     bool slab = a->kind == WH_HEAP_DEFAULT || a->kind == WH_HEAP_SLAB;
-    wh_heap_config cfg = {bytes, (wh_heap_kind)a->kind, 0, slab ? seg_ways : 0u};
+    wh_heap_config cfg = {bytes, (wh_heap_kind)a->kind, 0, slab ? seg_ways : 0u, 0, NULL};
     if (wh_heap_create(&cur, &cfg) != WH_OK) {
         fprintf(stderr, "heap_bench: %s: %s\n", a->name, wh_last_error());
         exit(1);

@@ -60,7 +60,7 @@ static void bench_pdo(int dev, uint64_t objects, const char *heaps, int reps, FI
         long long mb = atoll(p);
         while (*p && *p != ',') ++p;
         if (*p == ',') ++p;
-        wh_soa_config cfg = {(size_t)mb << 20, types, 2, dev != 0, 0};
+        wh_soa_config cfg = {(size_t)mb << 20, types, 2, dev != 0, 0, NULL};
         b_ctx c;
         memset(&c, 0, sizeof c);
         if (wh_soa_create(&c.soa, &cfg) != WH_OK) { printf("  %lld MiB: %s\n", mb, wh_last_error()); continue; }
@@ -97,7 +97,7 @@ static int bench_ls(int dev, const char *ks, FILE *csv, const char *env) {
         if (*p == ',') ++p;
         b_ctx c;
         memset(&c, 0, sizeof c);
-        wh_soa_config cfg = {(size_t)threads * k * 64u * 5u / 4u + ((size_t)4 << 20), types, 1, dev != 0, 0};
+        wh_soa_config cfg = {(size_t)threads * k * 64u * 5u / 4u + ((size_t)4 << 20), types, 1, dev != 0, 0, NULL};
         APP_TRY(wh_soa_create(&c.soa, &cfg));
         c.k = k;
         c.ptrs = (uint64_t *)app_alloc((size_t)threads * k * 8, dev);

@@ -364,7 +364,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
                                 WH_SOA_TYPE(Node), WH_SOA_TYPE(Spring)};
     uint64_t n = (uint64_t)c.w * c.h;
     size_t bytes = budget_heap(n * 8, (size_t)n * 200 + ((size_t)16 << 20)); /* --heap-mb: heap + node array */
-    wh_soa_config cfg = {bytes, types, 5, dev != 0, 0};
+    wh_soa_config cfg = {bytes, types, 5, dev != 0, 0, NULL};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     c.nodes = (uint64_t *)app_alloc(n * 8, dev);

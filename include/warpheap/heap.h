@@ -37,7 +37,17 @@ typedef struct wh_heap_config {
                      * or 8 (WH_SEG_WAYS_MAX); 0 = 1, 2 from 4 GiB, 4 from 8 GiB */
     uint32_t subheaps; /* CIRCULAR_MULTI, CIRCULAR_FUSED_MULTI: sub-heaps, one cursor
                         * each; 0 = the GPU's SM count (a host heap: 16)            */
+    /* optional: the caller's memory, [region, region + bytes), aligned to
+     * WH_HEAP_REGION_ALIGN; device (or managed) memory, host memory with
+     * WH_HEAP_HOST.  Arena and metadata both go there, the arena first, and
+     * destroy leaves it to the caller.  NULL: the heap allocates both. */
+    void *region;
 } wh_heap_config;
+
+/* Alignment of wh_heap_config.region: cudaMalloc's and the host pool's
+ * default, so the arena's slots and the metadata's 128-byte lines sit as in
+ * a heap that allocates itself. */
+#define WH_HEAP_REGION_ALIGN 256u
 
 typedef struct wh_heap_usage {
     uint64_t heap_bytes;      /* arena                                           */
@@ -192,7 +202,11 @@ WH_EXTERN_C_BEGIN
 /* Create a heap: device memory, or host memory with WH_HEAP_HOST (always on a
  * build without CUDA).  WH_ERR_TOO_SMALL below one page (64 KiB) for slab and
  * default, below 4 KiB otherwise; WH_ERR_TOO_LARGE above 64 GiB;
- * WH_ERR_INVALID_ARGUMENT for an unknown kind; WH_ERR_UNSUPPORTED when the
+ * WH_ERR_INVALID_ARGUMENT for an unknown kind.  With cfg->region, the arena is
+ * the largest that fits the region beside its metadata (h->bytes), and
+ * nothing is written there unless the heap is made: WH_ERR_TOO_SMALL when the
+ * smallest heap of the kind does not fit, WH_ERR_INVALID_ARGUMENT for a region
+ * misaligned or of the wrong memory kind (CUDA build).  WH_ERR_UNSUPPORTED when the
  * caller was compiled with heap values other than the library's (the message
  * names the value: a header of another version, or a changed constant).
  * wh_heap_create passes the caller's build record (heap/config.h) to

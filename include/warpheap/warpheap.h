@@ -68,6 +68,12 @@ bool wh__fault(void);
 /* Internal: aligned host memory for a structure, the size rounded up to the
  * alignment, the fault hook asked first (src/core/host_mem.c). */
 void *wh__host_alloc(size_t align, size_t bytes);
+/* Internal: the checks of a part's region, the caller's memory
+ * [region, region + bytes), before anything is written there: bytes > 0, no
+ * wrap, region a multiple of align, and (CUDA build) device or managed memory
+ * for a device part, not device memory for a host part (src/core/region.c).
+ * part names the caller in the message. */
+wh_status wh__region_check(const char *part, const void *region, size_t bytes, size_t align, bool device);
 
 WH_EXTERN_C_END
 

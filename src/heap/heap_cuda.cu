@@ -85,8 +85,10 @@ extern "C" uint64_t wh__heap_in_use_device(const wh_heap *h) {
 }
 
 extern "C" wh_status wh__heap_destroy_device(wh_heap *h) {
-    WH_CUDA_TRY(cudaFree(h->arena_alloc));
-    WH_CUDA_TRY(cudaFree(h->meta_alloc));
+    if (!(h->flags & WH__HEAP_REGION)) {
+        WH_CUDA_TRY(cudaFree(h->arena_alloc));
+        WH_CUDA_TRY(cudaFree(h->meta_alloc));
+    }
     memset(h, 0, sizeof *h);
     return WH_OK;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Device heap: create, reset, destroy and stats.  Heaps in host memory (the
  * CPU backend, or WH_HEAP_HOST) are handled here; device heaps by
- * heap_cuda.cu. */
+ * heap_cuda.cu.  A heap in the caller's region is laid out here for both. */
 #include "heap_internal.h"
 
 #include <stdlib.h>
@@ -48,6 +48,31 @@ static wh_status check_build(const wh_heap_build *caller) {
     return WH_OK;
 }
 
+/* A heap in the caller's region: the arena at its start, the metadata
+ * behind it (wh__heap_plan_region); nothing to free at destroy. */
+static wh_status create_in_region(wh_heap *h, const wh_heap_config *cfg, size_t *arena) {
+    size_t meta_off = 0;
+    memset(h, 0, sizeof *h); /* as a failed plan leaves it */
+    wh_status st = wh__region_check("heap", cfg->region, cfg->bytes, WH_HEAP_REGION_ALIGN,
+                                    WH_HAVE_CUDA && !(cfg->flags & WH_HEAP_HOST));
+    if (st == WH_OK) st = wh__heap_plan_region(h, cfg, arena, &meta_off);
+    if (st != WH_OK) return st;
+    if (!WH_HAVE_CUDA) h->flags |= WH_HEAP_HOST;
+    h->flags |= WH__HEAP_REGION;
+    h->arena_alloc = cfg->region;
+    h->meta_alloc = (uint8_t *)cfg->region + meta_off;
+    wh__heap_bind(h, h->arena_alloc, h->meta_alloc);
+    if (!on_host(h)) {
+#if WH_HAVE_CUDA
+        st = wh__heap_init_device(h);
+        if (st != WH_OK) memset(h, 0, sizeof *h);
+        return st;
+#endif
+    }
+    init_host(h);
+    return WH_OK;
+}
+
 wh_status wh_heap_create_built(wh_heap *h, const wh_heap_config *cfg_in, const wh_heap_build *caller) {
     wh__clear_error();
     wh_status built = check_build(caller);
@@ -64,6 +89,7 @@ wh_status wh_heap_create_built(wh_heap *h, const wh_heap_config *cfg_in, const w
         if (wh__circ_multi(cfg->kind) && !cfg->subheaps && !(cfg->flags & WH_HEAP_HOST))
             cfg->subheaps = wh__heap_device_sms();
 #endif
+        if (h && cfg->region) return create_in_region(h, cfg, &arena);
     }
     wh_status st = wh__heap_plan(h, cfg, &arena);
     if (st != WH_OK) return st;
@@ -115,8 +141,10 @@ wh_status wh_heap_destroy(wh_heap *h) {
 #endif
     } else {
         if (track) live = h->ctl->in_use;
-        free(h->arena_alloc);
-        free(h->meta_alloc);
+        if (!(h->flags & WH__HEAP_REGION)) {
+            free(h->arena_alloc);
+            free(h->meta_alloc);
+        }
         memset(h, 0, sizeof *h);
     }
     if (st == WH_OK && live)

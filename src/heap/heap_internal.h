@@ -10,6 +10,12 @@ WH_EXTERN_C_BEGIN
 /* Check cfg and fill h's sizes and layout (no memory yet).  *arena_bytes and
  * h->meta_bytes receive the sizes to allocate. */
 wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_bytes);
+/* wh__heap_plan for a heap in cfg->region: the largest arena whose metadata
+ * fits behind it in cfg->bytes, at *meta_offset from the region's start. */
+wh_status wh__heap_plan_region(wh_heap *h, const wh_heap_config *cfg, size_t *arena_bytes, size_t *meta_offset);
+/* h->flags: arena and metadata lie in the caller's region; destroy frees
+ * neither.  Never a user flag (wh__heap_plan refuses unknown bits). */
+#define WH__HEAP_REGION 0x80000000u
 /* Point h at an arena and a metadata block of the planned sizes (also used to
  * rebase a host copy of a device heap). */
 void wh__heap_bind(wh_heap *h, void *arena, void *meta);

@@ -155,6 +155,51 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
     return WH_OK;
 }
 
+/* Bytes a heap planned from cfg with an arena of `arena` bytes takes in one
+ * region: the arena, then its metadata on a META_ALIGN boundary; 0 when cfg
+ * makes no heap of that size. */
+static uint64_t region_need(wh_heap *h, const wh_heap_config *cfg, uint64_t arena) {
+    wh_heap_config c = *cfg;
+    size_t got = 0;
+    c.bytes = arena;
+    if (wh__heap_plan(h, &c, &got) != WH_OK) return 0;
+    return align_up(got, META_ALIGN) + h->meta_bytes;
+}
+
+wh_status wh__heap_plan_region(wh_heap *h, const wh_heap_config *cfg, size_t *arena_bytes, size_t *meta_offset) {
+    wh_status st = wh__heap_plan(h, cfg, arena_bytes); /* every check but the metadata's room */
+    if (st != WH_OK) return st;
+    /* In arena units (a page, or 16 bytes), the smallest arena cfg's kind
+     * accepts, then the largest that fits with its metadata: a plan's
+     * acceptance grows with the arena, and so does its total. */
+    uint64_t unit = (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) ? WH_SLAB_PAGE : WH_HEAP_ALIGN;
+    uint64_t lo = 0, hi = cfg->bytes / unit;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2u;
+        if (region_need(h, cfg, mid * unit))
+            hi = mid;
+        else
+            lo = mid + 1u;
+    }
+    uint64_t least = region_need(h, cfg, lo * unit);
+    if (least > cfg->bytes)
+        return wh__fail(WH_ERR_TOO_SMALL,
+                        "heap: region of %llu bytes, the smallest %s heap takes %llu with its metadata",
+                        (unsigned long long)cfg->bytes, wh_heap_kind_name(cfg->kind), (unsigned long long)least);
+    for (hi = cfg->bytes / unit; lo < hi;) {
+        uint64_t mid = hi - (hi - lo) / 2u;
+        if (region_need(h, cfg, mid * unit) <= cfg->bytes)
+            lo = mid;
+        else
+            hi = mid - 1u;
+    }
+    (void)region_need(h, cfg, lo * unit);
+    *arena_bytes = (size_t)h->bytes;
+    *meta_offset = align_up((size_t)h->bytes, META_ALIGN);
+    wh__clear_error(); /* the probes below the least size failed on purpose */
+    return WH_OK;
+}
+
 void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     meta_layout m = layout_of(h);
     uint8_t *mb = (uint8_t *)meta;

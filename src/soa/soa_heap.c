@@ -96,11 +96,29 @@ static void init_host(wh_soa *s) {
     }
 }
 
+/* The heap's memory: the caller's region, or fresh device or host memory. */
+static wh_status take_mem(const wh_soa_config *cfg, size_t bytes, void **mem) {
+    *mem = cfg->region;
+    if (cfg->region) return WH_OK;
+    if (cfg->on_device) return wh__soa_dev_alloc(mem, bytes);
+    *mem = wh__host_alloc(256, bytes);
+    return *mem ? WH_OK : wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: %zu bytes of host memory", bytes);
+}
+/* ... and back: a region stays with the caller. */
+static wh_status give_mem(const wh_soa *s) {
+    if (s->in_region) return WH_OK;
+    if (s->on_device) return wh__soa_dev_free(s->mem);
+    free(s->mem);
+    return WH_OK;
+}
+
 wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
     wh__clear_error();
     if (!soa || !cfg) return wh__fail(WH_ERR_INVALID_ARGUMENT, "soa: null argument");
     memset(soa, 0, sizeof *soa);
     wh_status st = check_types(cfg);
+    if (st == WH_OK && cfg->region)
+        st = wh__region_check("soa", cfg->region, cfg->bytes, WH_SOA_REGION_ALIGN, cfg->on_device);
     if (st != WH_OK) return st;
     wh_soa s;
     memset(&s, 0, sizeof s);
@@ -124,26 +142,19 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
     s.mem_bytes = l.total;
     s.cpu_threads = cfg->cpu_threads ? cfg->cpu_threads : 4u;
     s.on_device = cfg->on_device;
+    s.in_region = cfg->region != NULL;
     void *mem = NULL;
-    if (cfg->on_device) {
-        if ((st = wh__soa_dev_alloc(&mem, l.total)) != WH_OK) return st;
-    } else {
-        mem = wh__host_alloc(256, l.total);
-        if (!mem) return wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: %zu bytes of host memory", l.total);
-    }
+    if ((st = take_mem(cfg, l.total, &mem)) != WH_OK) return st;
+    place(&s, (uint8_t *)mem, &l);
     if ((uint64_t)(uintptr_t)mem + l.total > (1ull << WH_SOA_ADDR_BITS)) {
-        if (cfg->on_device)
-            wh__soa_dev_free(mem);
-        else
-            free(mem);
+        (void)give_mem(&s);
         return wh__fail(WH_ERR_UNSUPPORTED, "soa: heap at %p ends past the %u address bits of an object pointer", mem,
                         WH_SOA_ADDR_BITS);
     }
-    place(&s, (uint8_t *)mem, &l);
     if (cfg->on_device) {
         s.do_threads = wh__soa_dev_threads();
         if ((st = wh__soa_dev_init(&s)) != WH_OK) {
-            wh__soa_dev_free(mem);
+            (void)give_mem(&s);
             return st;
         }
     } else {
@@ -159,11 +170,7 @@ wh_status wh_soa_destroy(wh_soa *soa) {
     uint64_t objects = 0, slots = 0;
     (void)wh_soa_usage(soa, &objects, &slots);
     wh__clear_error();
-    wh_status st = WH_OK;
-    if (soa->on_device)
-        st = wh__soa_dev_free(soa->mem);
-    else
-        free(soa->mem);
+    wh_status st = give_mem(soa);
     memset(soa, 0, sizeof *soa);
     if (st == WH_OK && objects)
         return wh__fail(WH_ERR_IN_USE, "object heap destroyed with %llu live objects", (unsigned long long)objects);

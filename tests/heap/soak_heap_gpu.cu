@@ -30,7 +30,7 @@ static __global__ void round_kernel(wh_heap h, wh_hs_shape shape, void **held, u
 static void soak(wh_heap_kind kind, uint64_t bytes, uint32_t blocks, wh_hs_shape shape, uint64_t target,
                  double budget) {
     wh_heap h;
-    wh_heap_config cfg = {bytes, kind, 0, 0};
+    wh_heap_config cfg = {bytes, kind, 0, 0, 0, NULL};
     if (wh_heap_create(&h, &cfg) != WH_OK) {
         fprintf(stderr, "create: %s\n", wh_last_error());
         exit(1);

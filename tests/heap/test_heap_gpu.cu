@@ -110,7 +110,7 @@ static uint32_t slab_ways = 0;
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     wh_heap h;
-    wh_heap_config cfg = {bytes, kind, 0, kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB ? slab_ways : 0u};
+    wh_heap_config cfg = {bytes, kind, 0, kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB ? slab_ways : 0u, 0, NULL};
     if (wh_heap_create(&h, &cfg) != WH_OK) {
         fprintf(stderr, "heap create (%s, %llu): %s\n", wh_heap_kind_name(kind), (unsigned long long)bytes,
                 wh_last_error());

@@ -46,7 +46,7 @@ WH_SOA_PARALLEL_NEW(Pt, pt_init, init_ctx)
 static void test_config(void) {
     wh_soa s;
     wh_soa_type_desc t2[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {1u << 20, t2, 2, false, 2};
+    wh_soa_config cfg = {1u << 20, t2, 2, false, 2, NULL};
     cfg.bytes = 100;
     CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_SMALL);
     printf("  too small: %s\n", wh_last_error());
@@ -86,7 +86,7 @@ static void test_pointer(void) {
 static void test_layout_and_subclass(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt), WH_SOA_ABSTRACT_TYPE(Ab), WH_SOA_TYPE(Big)};
-    wh_soa_config cfg = {8u << 20, t, 4, false, 2};
+    wh_soa_config cfg = {8u << 20, t, 4, false, 2, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     /* smallest concrete: Pt (8 B); data = max(64*8, 5000) -> 5056; Pt 64, Qt (40 B) 126->64, Big 1 */
     CHECK_EQ_U64(s.cap[Pt_TYPE], 64);
@@ -125,7 +125,7 @@ static void test_layout_and_subclass(void) {
 static void test_exhaustion_and_iter(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {64u << 10, t, 2, false, 3};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 3, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t cap = (uint64_t)s.nblocks * 64u, n = 0;
     uint64_t *ps = malloc((cap + 1) * 8);
@@ -182,7 +182,7 @@ static void test_exhaustion_and_iter(void) {
 static void test_image(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {4u << 20, t, 2, false, 2};
+    wh_soa_config cfg = {4u << 20, t, 2, false, 2, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t ps[300];
     for (int i = 0; i < 300; ++i) {
@@ -214,7 +214,7 @@ static void test_image(void) {
 static void test_parallel_new_packed(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {8u << 20, t, 2, false, 4};
+    wh_soa_config cfg = {8u << 20, t, 2, false, 4, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t cap = s.cap[Pt_TYPE], n = 100 * cap + cap / 3;
     init_ctx ic = {1.0f};
@@ -253,7 +253,7 @@ static void test_parallel_new_packed(void) {
 static void test_packed_arrays(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Tq)};
-    wh_soa_config cfg = {1u << 20, t, 1, false, 2};
+    wh_soa_config cfg = {1u << 20, t, 1, false, 2, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     CHECK_EQ_U64(s.cap[Tq_TYPE], 64);
     CHECK_EQ_U64(s.block_bytes, WH_SOA_HEADER_BYTES + 64u * 12u); /* data = 64 x 12, not 64 x 16 */
@@ -291,7 +291,7 @@ static bool all_distinct(const uint64_t *ps, uint64_t n) {
 static void test_double_free_last(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {64u << 10, t, 2, false, 2};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 2, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t p = wh_soa_alloc(&s, Pt_TYPE);
     CHECK(p != 0);
@@ -326,7 +326,7 @@ static void test_double_free_last(void) {
 static void test_foreign_frees(void) {
     wh_soa a, b;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {64u << 10, t, 2, false, 2};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 2, NULL};
     CHECK(wh_soa_create(&a, &cfg) == WH_OK);
     CHECK(wh_soa_create(&b, &cfg) == WH_OK);
     uint64_t pa = wh_soa_alloc(&a, Pt_TYPE), pb = wh_soa_alloc(&b, Qt_TYPE);
@@ -374,7 +374,7 @@ static void test_foreign_frees(void) {
 static void test_huge_type(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {{"Huge", 0, 64u << 20, -1, 0}};
-    wh_soa_config cfg = {(size_t)WH_SOA_BLOCK_DATA_MAX + (8u << 20), t, 1, false, 2};
+    wh_soa_config cfg = {(size_t)WH_SOA_BLOCK_DATA_MAX + (8u << 20), t, 1, false, 2, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     CHECK_EQ_U64(s.cap[0], WH_SOA_BLOCK_DATA_MAX / (64u << 20));
     CHECK_EQ_U64(s.nblocks, 1);

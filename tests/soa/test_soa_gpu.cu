@@ -60,7 +60,7 @@ static uint64_t device_u64(const uint64_t *d) {
 
 static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, bool expect_fails) {
     wh_soa s;
-    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4};
+    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t *d_held, *d_tags, *d_total;
     uint32_t *d_n;
@@ -177,7 +177,7 @@ static __global__ void device_do_kernel(wh_soa s, unsigned long long *count) {
 }
 static void test_parallel_new(uint32_t n) {
     wh_soa s;
-    wh_soa_config cfg = {64u << 20, soa_stress_types, 3, true, 4};
+    wh_soa_config cfg = {64u << 20, soa_stress_types, 3, true, 4, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     stamp_ctx c = {NULL};
     CHECK(SC_parallel_new_stamp_init(&s, n, c) == WH_OK);
@@ -241,7 +241,7 @@ static __global__ void burst_kernel(wh_soa s, uint32_t n, unsigned long long *fa
  * as the bound allows. */
 static void test_burst(uint32_t n, size_t heap, bool fill, bool packed) {
     wh_soa s;
-    wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4};
+    wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t fill_blocks = fill ? s.nblocks / 4u + 64u : 0, nfill = fill_blocks * s.cap[SC_TYPE];
     stamp_ctx c = {NULL};

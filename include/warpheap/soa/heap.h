@@ -57,6 +57,7 @@ typedef struct wh_soa {
     size_t mem_bytes;
     uint32_t do_threads;  /* GPU threads of a parallel_do launch      */
     uint32_t cpu_threads; /* host threads of a CPU parallel_do        */
+    uint32_t in_region;   /* mem is the caller's: destroy leaves it   */
 } wh_soa;
 
 typedef struct wh_soa_type_desc {
@@ -73,7 +74,17 @@ typedef struct wh_soa_config {
     uint32_t ntypes;
     bool on_device;       /* device memory (CUDA build) or host memory */
     uint32_t cpu_threads; /* host parallel_do threads; 0: 4           */
+    void *region;         /* optional: the caller's memory, [region,
+                           * region + bytes), WH_SOA_REGION_ALIGN aligned, of
+                           * the kind on_device says; the whole heap goes
+                           * there and destroy leaves it.  NULL: the heap
+                           * allocates it                                 */
 } wh_soa_config;
+
+/* Alignment of wh_soa_config.region: blocks lie at multiples of
+ * WH_SOA_BLOCK_ALIGN from it, and an object pointer keeps its slot in the
+ * low bits of its block's address. */
+#define WH_SOA_REGION_ALIGN WH_SOA_BLOCK_ALIGN
 
 typedef struct wh_soa_stats {
     uint64_t blocks, free_blocks;
@@ -84,11 +95,12 @@ typedef struct wh_soa_stats {
 } wh_soa_stats;
 
 WH_EXTERN_C_BEGIN
-/* Lay out a heap in cfg->bytes of fresh memory.  Fails with a clear status and
- * message (wh_last_error) when the heap cannot hold one block per type
- * (WH_ERR_TOO_SMALL), there are too many types, bad descriptors
- * (WH_ERR_INVALID_ARGUMENT / WH_ERR_TOO_LARGE), or addresses past the pointer
- * budget (WH_ERR_UNSUPPORTED). */
+/* Lay out a heap in cfg->bytes of fresh memory, or of cfg->region.  Fails with
+ * a clear status and message (wh_last_error) when the heap cannot hold one
+ * block per type (WH_ERR_TOO_SMALL), there are too many types, bad descriptors
+ * (WH_ERR_INVALID_ARGUMENT / WH_ERR_TOO_LARGE), addresses past the pointer
+ * budget (WH_ERR_UNSUPPORTED), or a region misaligned or of the wrong memory
+ * kind (WH_ERR_INVALID_ARGUMENT; nothing is written there then). */
 WH_API wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg);
 WH_API wh_status wh_soa_destroy(wh_soa *soa);
 /* Statistics (a host copy for a device heap: synchronises). */
