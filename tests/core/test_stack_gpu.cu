@@ -125,7 +125,7 @@ static void wrong_kinds(const stack_block *hb, const stack_block *sb) {
     wh_heap h;
     wh_heap_config hc = {hb->bytes, WH_HEAP_DEFAULT, WH_HEAP_HOST, 0, 0, hb->region};
     stack_refused(wh_heap_create(&h, &hc), WH_ERR_INVALID_ARGUMENT, "is device memory", "host heap on device memory");
-    hc = {host_bytes, WH_HEAP_DEFAULT, 0, 0, host};
+    hc = {host_bytes, WH_HEAP_DEFAULT, 0, 0, 0, host};
     stack_refused(wh_heap_create(&h, &hc), WH_ERR_INVALID_ARGUMENT, "is host memory", "device heap on host memory");
     wh_soa s;
     wh_soa_type_desc types[] = {WH_SOA_TYPE(StackNode)};
