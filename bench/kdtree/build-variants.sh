@@ -11,9 +11,9 @@ CUDA=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p "$DIR"
 while read -r name flags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
-  "$CUDA/bin/nvcc" -O3 -DNDEBUG -arch=sm_90 -lineinfo $flags -Ibench/kdtree -Iinclude -I"$BUILD/include" \
+  "$CUDA/bin/nvcc" -O3 -DNDEBUG -arch=sm_90 -lineinfo $flags -Iexamples/kdtree -Iinclude -I"$BUILD/include" \
       -Iexamples/common \
-      bench/kdtree/kd_bench.cu bench/kdtree/kd_build.cu "$BUILD/lib/libwh_kd_scene.a" "$BUILD/lib/libwarpheap.a" \
+      bench/kdtree/kd_bench.cu examples/kdtree/kd_build.cu "$BUILD/lib/libwh_kd_scene.a" "$BUILD/lib/libwarpheap.a" \
       -o "$DIR/wh_kdtree_bench_$name" -lm
   echo "built $DIR/wh_kdtree_bench_$name ($flags)"
 done
