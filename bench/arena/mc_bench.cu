@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* Marching cubes over a time series of moving metaballs, each frame's mesh
- * kept for K frames, the oldest freed.  Triangle counts change every frame
- * and are known only on the GPU -- the use case of seed
- * gpu-executed-heap.txt ("Example Use-Case").  One run compares:
+/* The stream arena's benchmark: marching cubes over a time series of moving
+ * metaballs, each frame's mesh kept for K frames, the oldest freed.
+ * Triangle counts change every frame and are known only on the GPU -- the
+ * use case of seed gpu-executed-heap.txt ("Example Use-Case").  The example
+ * (examples/marching_cubes) shows one way; this program times them all:
  *   (a) worst case: K buffers of cells * max-triangles, no sync;
  *   (b) count on the GPU, read the count back (a host sync per frame),
  *       cudaMallocAsync the exact size, generate;
  *   (c) the stream arena, no sync: the count stays on the GPU and the mesh
  *       replaces the one of frame f - K in ring slot f % K --
- *       as a command in the stream (best fit, or the RING policy), or by the
- *       last block of the counting kernel itself (RING), with
- *       plain launches or several frames per CUDA graph launch; in one
- *       cooperative kernel a frame, the RING commit in that kernel or in a
- *       one-block kernel on a second stream, overlapping the next frame and
- *       handing the arena's lock on to its reserve (wh_arena_ring_baton);
- *       one-kernel frames of every variant launched by PDL after each other.
- * Every variant runs the same two kernels per frame (count, generate):
+ *       as a command in the stream (best fit, or the RING policy), or
+ *       reserved by the last block of the counting kernel itself (RING) and
+ *       committed later (wh_arena_ring_commit), with plain launches or
+ *       several frames per CUDA graph launch; in one cooperative kernel a
+ *       frame, the commit in that kernel or in a one-block kernel on a
+ *       second stream (WH_ARENA_COMMIT_AHEAD), overlapping the next frame
+ *       and handing the arena's lock on to its reserve (wh_arena_ring_baton);
+ *       one-pass frames that write into forecast windows and post their
+ *       counts to one committer a chain (WH_ARENA_COMMIT_POSTS).
+ * Every two-kernel variant runs the same kernels per frame (count, generate):
  *   count    -- per brick of 8x8xBZ cells: the field at its 9x9x(BZ+1) points in
  *               shared memory, the cases, the brick's triangles; the last
  *               block to finish scans the brick totals into brick offsets and
@@ -25,12 +28,13 @@
  *               the triangles at brick offset + thread offset.
  * Reports frames/s (median of --reps runs of --frames frames) and peak memory
  * against the bytes actually needed (the largest sum of K live meshes), writes
- * CSV/markdown, and a PNG of the last frame.
+ * CSV/markdown, and a PNG of the last frame; every variant's last mesh must
+ * be identical.  --profile=1 times the launches and phases instead.
  *
  * Each arena's region is sized from a warm-up pass: the smallest multiple of
  * its high-water mark (from --headroom, steps of 0.02) with which a pass over
  * the same frames fails no allocation.  Algorithm: Lorensen & Cline 1987
- * (tables generated, mc_tables.c). */
+ * (tables generated, examples/marching_cubes/mc_tables.c). */
 #include <cub/cub.cuh>
 
 #include "mc_field.h"
@@ -40,10 +44,6 @@
  * rows run the library's command kernels): TLSF's and the max-heap's code stays
  * out of the reserve and the commit. */
 #define WH_BLOCKS_KINDS (1u << WH_BLOCKS_LIST)
-#ifdef MC_ARENA_PROFILE /* marching_cubes_prof: the arena's own steps timed (WH_ARENA_STAMP) */
-static __host__ __device__ void mc_arena_stamp(int k);
-#define WH_ARENA_STAMP(k) mc_arena_stamp(k)
-#endif
 #include "warpheap/arena.h"
 #include "warpheap/cuda_check.h"
 #include "wh_cli.h"
@@ -162,7 +162,7 @@ struct tail_args {
     wh_arena_ref arena; /* with span != NULL: replace the mesh in *span */
     wh_arena_span *span;
     uint64_t smem_bytes;       /* dynamic smem for wh_arena_replace_span_block */
-                               /* or wh_arena_ring_commit_block                 */
+                               /* or wh_arena_ring_commit                       */
     bool split;                /* reserve here, commit later (arena/reserve.h) */
     const wh_arena_span *next; /* split: the slot the next frame replaces      */
     uint32_t *reserve_status;  /* split, commit in a kernel that may still run */
@@ -229,34 +229,6 @@ static __device__ uint64_t globaltimer(void) {
 static __device__ void stamp(uint32_t f, int slot) {
     if (g_stamps && f < ST_FRAMES) g_stamps[f * ST_SLOTS + slot] = globaltimer();
 }
-
-#ifdef MC_ARENA_PROFILE
-/* The steps of a reserve (stamps 0-3) and of a block's commit (4-10),
- * thread 0: times in smem while the steps run, summed into globals
- * (reductions, no wait) at a chain's end.  A step whose two stamps did not
- * both run this time (the reserve's slow path, a commit with nothing to do)
- * adds nothing. */
-#define MC_AST 11
-__device__ unsigned long long g_ast_sum[MC_AST], g_ast_n[MC_AST];
-static __host__ __device__ void mc_arena_stamp(int k) {
-#ifdef __CUDA_ARCH__
-    __shared__ unsigned long long ts[MC_AST];
-    if (threadIdx.x != 0) return;
-    int k0 = k < 4 ? 0 : 4, k1 = k < 4 ? 3 : 10;
-    if (k == k0)
-        for (int i = k0 + 1; i <= k1; ++i) ts[i] = 0;
-    ts[k] = globaltimer();
-    if (k != k1) return;
-    for (int i = k0 + 1; i <= k1; ++i)
-        if (ts[i] && ts[i - 1]) {
-            atomicAdd(&g_ast_sum[i], ts[i] - ts[i - 1]);
-            atomicAdd(&g_ast_n[i], 1ull);
-        }
-#else
-    (void)k;
-#endif
-}
-#endif
 
 typedef cub::BlockReduce<uint32_t, THREADS> block_reduce;
 typedef cub::BlockScan<uint32_t, THREADS> block_scan;
@@ -326,6 +298,30 @@ static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_
 #define MC_HANDED      (1u << MC_BATON_SHIFT)
 #define MC_EMPTY       (2u << MC_BATON_SHIFT)
 
+/* wh_arena_ring_commit by the whole block: frames reservations of the ring
+ * of k slots from ring[0] (NOW: the one of *ring), each awaited up to
+ * MC_COMMIT_POLLS polls; the lock handed on through an arrival word
+ * (MC_HANDED, MC_EMPTY): baton after each frame but the last, last after
+ * that (NULL: unlock).  The mode a constant at each call: the kernel keeps
+ * only that mode's code. */
+#define MC_COMMIT_POLLS (1u << 21) /* ~1 s of 64 ns sleeps and L2 polls */
+static __device__ wh_status mc_commit(wh_arena_commit_mode mode, wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
+                                      uint32_t frames, uint64_t smem_bytes, uint32_t *baton, uint32_t *last) {
+    wh_arena_commit c;
+    memset(&c, 0, sizeof c);
+    c.mode = mode;
+    c.ring = (wh_arena_span *)ring;
+    c.k = k;
+    c.frames = frames;
+    c.tries = MC_COMMIT_POLLS;
+    c.smem = arena_smem;
+    c.smem_bytes = smem_bytes;
+    wh_arena_ring_baton b = {baton, MC_HANDED, MC_EMPTY}, l = {last, MC_HANDED, MC_EMPTY};
+    c.baton = b;
+    c.last = l;
+    return wh_arena_ring_commit(a, &c);
+}
+
 /* A block's arrival (thread 0): post the brick's total and count the
  * block in; returns the word before (last: its arrivals are nb - 1).
  * acq_rel: the total is out before the count (release), and the last
@@ -384,9 +380,7 @@ static __device__ uint32_t frame_tail(uint32_t nb, uint32_t frame, uint32_t *bri
     wh_arena_ring_ticket tk;
     wh_status st = WH_OK;
     if (ARENA && t.split && threadIdx.x == 0) {
-        if (arrived && baton_handed(*arrived, done, stuck, frame)) { /* the stamps of a lock taken at once */
-            WH_ARENA_STAMP(0);
-            WH_ARENA_STAMP(1);
+        if (arrived && baton_handed(*arrived, done, stuck, frame)) {
             wh_arena_ring_reserve_read_handed(t.arena, t.span, &tk);
         } else {
             st = wh_arena_ring_reserve_begin(t.arena, t.span, t.reserve_status ? MC_LOCK_POLLS : 0u, &tk);
@@ -517,7 +511,7 @@ static __global__ void __launch_bounds__(THREADS)
     __shared__ mc_gtables tab;
     pdl_wait(); /* before reading what count wrote */
     uint32_t bid = brick_id();
-    if (COMMIT && bid == 0) (void)wh_arena_ring_commit_block(cm.arena, cm.span, arena_smem, cm.smem_bytes);
+    if (COMMIT && bid == 0) (void)mc_commit(WH_ARENA_COMMIT_NOW, cm.arena, cm.span, 1u, 1u, cm.smem_bytes, NULL, NULL);
     if (brick_tris[bid] == 0) return;
     wh_arena_span sp;
     if (out) {
@@ -596,7 +590,7 @@ static __global__ void __launch_bounds__(THREADS, 4)
             stamp(frame, ST_OPEN);
         }
         if (ARENA && !SIDE && t.split) { /* the core catches up while the others emit */
-            (void)wh_arena_ring_commit_block(t.arena, t.span, arena_smem, t.smem_bytes);
+            (void)mc_commit(WH_ARENA_COMMIT_NOW, t.arena, t.span, 1u, 1u, t.smem_bytes, NULL, NULL);
             if (threadIdx.x == 0) stamp(frame, ST_COMMITTED);
         }
     } else {
@@ -637,34 +631,28 @@ static __global__ void __launch_bounds__(THREADS, 4)
 }
 
 /* The commit of a reservation fused_kernel<true, true> makes, on the side
- * stream (one block; wh_arena_ring_commit_ahead_block stages up to
- * WH_ARENA_STAGE_WORDS words a thread, 16 KiB for THREADS): launched without
+ * stream (one block, WH_ARENA_COMMIT_AHEAD of one frame; the image staged
+ * in smem, up to WH__ARENA_STAGE_WORDS words a thread): launched without
  * waiting for its frame's kernel, it waits (thread 0, bounded) until that
  * kernel's last block has reserved the span, then runs the real replace on
  * the block core, the mirror and the next frame's plan while the frame's
  * blocks still emit, and hands the lock on to the next frame's reserve
- * through its arrival word (cm.baton; the chain's last commit unlocks) --
- * off the frame's path, the whole ~8 us of it (timestamps at 32^3).  A
- * frame whose reserve failed
- * reserves nothing: the wait runs out and the commit hands on MC_EMPTY.  With --profile thread 0 waits first itself, to
- * stamp when the reservation was seen (the library's wait then answers at
- * its first poll). */
-#define MC_COMMIT_POLLS (1u << 21) /* ~1 s of 64 ns sleeps and L2 polls */
+ * through its arrival word (cm.baton; NULL: it unlocks) -- off the frame's
+ * path.  A frame whose reserve failed reserves nothing: the wait runs out
+ * and the commit hands on MC_EMPTY.  --profile stamps its start and end. */
 static __global__ void __launch_bounds__(THREADS, 1) commit_kernel(commit_args cm) {
     uint32_t f = 0;
-    if (threadIdx.x == 0 && g_stamps) { /* --profile: when the reservation was seen */
+    if (threadIdx.x == 0 && g_stamps) {
         f = atomicAdd(&g_side_seq, 1u);
-        if (wh_arena_ring_wait_reserved(cm.arena, cm.span, MC_COMMIT_POLLS)) stamp(f, ST_SIDE0);
+        stamp(f, ST_SIDE0);
     }
-    /* none came: the commit does nothing (the reserve counted its failure) */
-    wh_arena_ring_baton b = {cm.baton, MC_HANDED, MC_EMPTY};
-    (void)wh_arena_ring_commit_handoff_block(cm.arena, cm.span, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, b);
+    (void)mc_commit(WH_ARENA_COMMIT_AHEAD, cm.arena, cm.span, 1u, 1u, cm.smem_bytes, NULL, cm.baton);
     if (threadIdx.x == 0 && g_stamps) stamp(f, ST_SIDE1);
 }
 
 /* The commits of a chain of frames (a pass, or a captured graph) by ONE
  * block on the side stream, launched with the chain's first frame
- * (wh_arena_ring_commit_chain_block): it waits for each frame's reservation
+ * (WH_ARENA_COMMIT_AHEAD of the chain's frames): it waits for each frame's reservation
  * in turn, keeps the arena's image in smem from frame to frame -- so a
  * commit reloads only the words the reserve wrote, and only allocates: the
  * free of the mesh it replaces was made on the copy by the previous
@@ -673,9 +661,7 @@ static __global__ void __launch_bounds__(THREADS, 1) commit_kernel(commit_args c
  * instead of one a frame. */
 static __global__ void __launch_bounds__(THREADS, 1)
     chain_commit_kernel(commit_args cm, const wh_arena_span *ring, uint32_t k, uint32_t frames) {
-    wh_arena_ring_baton b = {cm.baton, MC_HANDED, MC_EMPTY};
-    (void)wh_arena_ring_commit_chain_block(cm.arena, ring, k, 0u, frames, arena_smem, cm.smem_bytes, MC_COMMIT_POLLS, b,
-                                           wh_arena_ring_unlock_baton());
+    (void)mc_commit(WH_ARENA_COMMIT_AHEAD, cm.arena, ring, k, frames, cm.smem_bytes, cm.baton, NULL);
 }
 
 /* ---- one pass: count, scan and write as each brick goes ------------------------------ *
@@ -939,7 +925,7 @@ static __global__ void __launch_bounds__(THREADS, 4)
  * stream, launched with the chain's first frame): the arena's lock for the
  * chain, the forecast and frame 0's window made from the real state and
  * published with frame 0's launch tag, then each frame's post committed in
- * order, the image kept in smem (wh_arena_ring_commit_posts_block).  The
+ * order, the image kept in smem (WH_ARENA_COMMIT_POSTS).  The
  * launch counter is read before frame 0 can move it: frame 0 moves it only
  * once it has this window. */
 static __global__ void __launch_bounds__(THREADS, 1)
@@ -949,9 +935,20 @@ static __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 0) seq0 = *(volatile const uint32_t *)op_seq;
     __syncthreads();
     uint32_t tag0 = lb_tag(seq0);
-    wh_status st = wh_arena_ring_commit_posts_block(
-        cm.arena, ring, k, 0u, seq0, frames, win->posts, MC_POSTS, &win->consumed, TRI_BYTES, arena_smem, cm.smem_bytes,
-        MC_COMMIT_POLLS, &win->fc, &win->w[tag0 & 1u], &win->tag[tag0 & 1u], tag0);
+    wh_arena_ring_posts p = {
+        win->posts,           MC_POSTS, seq0, &win->consumed, TRI_BYTES, &win->fc, &win->w[tag0 & 1u],
+        &win->tag[tag0 & 1u], tag0};
+    wh_arena_commit c;
+    memset(&c, 0, sizeof c);
+    c.mode = WH_ARENA_COMMIT_POSTS;
+    c.ring = ring;
+    c.k = k;
+    c.frames = frames;
+    c.tries = MC_COMMIT_POLLS;
+    c.smem = arena_smem;
+    c.smem_bytes = cm.smem_bytes;
+    c.posts = &p;
+    wh_status st = wh_arena_ring_commit(cm.arena, &c);
     if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT) /* no lock, or a post that never came (else the */
         atomicAdd(&win->chains_stopped, 1u);          /* last post's status)                          */
     if (threadIdx.x == 0 && !win->fc.valid) atomicAdd(&win->chains_unforecast, 1u);
@@ -1710,7 +1707,7 @@ static uint64_t arena_counter(ctx &c, wh_arena *arena, size_t offset) {
     return n;
 }
 static uint64_t arena_planned(ctx &c, wh_arena *arena) {
-    return arena_counter(c, arena, offsetof(wh_arena_state, planned));
+    return arena_counter(c, arena, offsetof(wh__arena_state, planned));
 }
 
 /* The arena's counters once the stream is done (a flush first: with
@@ -1829,38 +1826,9 @@ static void profile_stamps(ctx &c, int G, const char *what, const std::function<
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_side_seq, &zero, 4));
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps, &d, 8));
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps0, &d0, 8));
-#ifdef MC_ARENA_PROFILE
-    unsigned long long zeros[MC_AST] = {0};
-    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_ast_sum, zeros, sizeof zeros));
-    WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_ast_n, zeros, sizeof zeros));
-#endif
     reset_frames(c);
     WH_CUDA_OR_DIE(cudaGraphLaunch(ge, c.s));
     WH_CUDA_OR_DIE(cudaStreamSynchronize(c.s));
-#ifdef MC_ARENA_PROFILE
-    { /* the arena's steps, mean us (count) */
-        unsigned long long sum[MC_AST], cnt[MC_AST];
-        WH_CUDA_OR_DIE(cudaMemcpyFromSymbol(sum, g_ast_sum, sizeof sum));
-        WH_CUDA_OR_DIE(cudaMemcpyFromSymbol(cnt, g_ast_n, sizeof cnt));
-        static const char *step[MC_AST] = {"",
-                                           "reserve: lock",
-                                           "reserve: loads, plan's answer",
-                                           "reserve: publish",
-                                           "",
-                                           "commit: pending?",
-                                           "commit: stage the image",
-                                           "commit: replace (1 thread)",
-                                           "commit: mirror, snapshot",
-                                           "commit: next plan (1 thread; the block writes back)",
-                                           "commit: barrier, unlock"};
-        printf("  arena steps, %s:", what); /* the log only: md holds a table here */
-        for (int i = 0; i < MC_AST; ++i) {
-            if (!cnt[i]) continue;
-            printf(" %s %.2f (%llu);", step[i], 1e-3 * (double)sum[i] / (double)cnt[i], cnt[i]);
-        }
-        printf("\n");
-    }
-#endif
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps, &none, 8));
     WH_CUDA_OR_DIE(cudaMemcpyToSymbol(g_stamps0, &none, 8));
     WH_CUDA_OR_DIE(cudaGraphExecDestroy(ge));
@@ -2351,7 +2319,7 @@ int main(int argc, char **argv) {
                v ? (v == 2 ? "ring, mirror on failure" : "ring") : "best fit", as.region_bytes / 1048576.0, headroom,
                wh_strerror((wh_status)as.first_status), (unsigned long long)as.failures,
                (unsigned long long)as.commands, (unsigned long long)arena_planned(c, arena),
-               (unsigned long long)arena_counter(c, arena, offsetof(wh_arena_state, warm_commits)));
+               (unsigned long long)arena_counter(c, arena, offsetof(wh__arena_state, warm_commits)));
         std::vector<wh_arena_span> hs(K); /* free the parts that are there */
         WH_CUDA_OR_DIE(cudaMemcpy(hs.data(), spans, K * sizeof(wh_arena_span), cudaMemcpyDeviceToHost));
         for (int k = 0; k < K; ++k)
