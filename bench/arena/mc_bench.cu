@@ -305,8 +305,9 @@ static __device__ uint32_t block_scan_totals(uint32_t nb, const uint32_t *brick_
  * that (NULL: unlock).  The mode a constant at each call: the kernel keeps
  * only that mode's code. */
 #define MC_COMMIT_POLLS (1u << 21) /* ~1 s of 64 ns sleeps and L2 polls */
-static __device__ wh_status mc_commit(wh_arena_commit_mode mode, wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
-                                      uint32_t frames, uint64_t smem_bytes, uint32_t *baton, uint32_t *last) {
+static __forceinline__ __device__ wh_status mc_commit(wh_arena_commit_mode mode, wh_arena_ref a,
+                                                      const wh_arena_span *ring, uint32_t k, uint32_t frames,
+                                                      uint64_t smem_bytes, uint32_t *baton, uint32_t *last) {
     wh_arena_commit c;
     memset(&c, 0, sizeof c);
     c.mode = mode;
@@ -639,12 +640,13 @@ static __global__ void __launch_bounds__(THREADS, 4)
  * blocks still emit, and hands the lock on to the next frame's reserve
  * through its arrival word (cm.baton; NULL: it unlocks) -- off the frame's
  * path.  A frame whose reserve failed reserves nothing: the wait runs out
- * and the commit hands on MC_EMPTY.  --profile stamps its start and end. */
+ * and the commit hands on MC_EMPTY.  --profile stamps when the reservation
+ * was seen and when the commit ended. */
 static __global__ void __launch_bounds__(THREADS, 1) commit_kernel(commit_args cm) {
     uint32_t f = 0;
-    if (threadIdx.x == 0 && g_stamps) {
-        f = atomicAdd(&g_side_seq, 1u);
-        stamp(f, ST_SIDE0);
+    if (threadIdx.x == 0 && g_stamps) { /* --profile: when the reservation was seen (the arena's own wait; */
+        f = atomicAdd(&g_side_seq, 1u); /* the committer's then answers at its first poll)                */
+        if (wh__ring_wait_reserved(cm.arena, cm.span, MC_COMMIT_POLLS)) stamp(f, ST_SIDE0);
     }
     (void)mc_commit(WH_ARENA_COMMIT_AHEAD, cm.arena, cm.span, 1u, 1u, cm.smem_bytes, NULL, cm.baton);
     if (threadIdx.x == 0 && g_stamps) stamp(f, ST_SIDE1);

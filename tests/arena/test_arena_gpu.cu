@@ -380,8 +380,9 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
 
 /* wh_arena_ring_commit by the whole block, each mode as the tests drive it
  * (the mode a constant: the kernel keeps only its code). */
-static __device__ wh_arena_commit commit_args(wh_arena_commit_mode mode, const wh_arena_span *ring, uint32_t k,
-                                              uint32_t first, uint32_t frames, void *smem, uint64_t smem_bytes) {
+static __forceinline__ __device__ wh_arena_commit commit_args(wh_arena_commit_mode mode, const wh_arena_span *ring,
+                                                              uint32_t k, uint32_t first, uint32_t frames, void *smem,
+                                                              uint64_t smem_bytes) {
     wh_arena_commit c;
     memset(&c, 0, sizeof c);
     c.mode = mode;
@@ -394,7 +395,8 @@ static __device__ wh_arena_commit commit_args(wh_arena_commit_mode mode, const w
     c.smem_bytes = smem_bytes;
     return c;
 }
-static __device__ wh_status commit_now(wh_arena_ref a, const wh_arena_span *slot, void *smem, uint64_t smem_bytes) {
+static __forceinline__ __device__ wh_status commit_now(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                       uint64_t smem_bytes) {
     wh_arena_commit c = commit_args(WH_ARENA_COMMIT_NOW, slot, 1u, 0u, 1u, smem, smem_bytes);
     return wh_arena_ring_commit(a, &c);
 }
