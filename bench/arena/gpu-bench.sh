@@ -15,7 +15,7 @@ bin=$mc_bin
 rm -f "$out/marching_cubes.csv"
 { echo "# Marching cubes: worst case vs host sync + cudaMallocAsync vs stream arena"
   echo
-  echo "Command: \`bench/arena/gpu-bench.sh\` (examples/marching_cubes), K=3 live meshes, two kernels per"
+  echo "Command: \`bench/arena/gpu-bench.sh\` (bench/arena/mc_bench.cu), K=3 live meshes, two kernels per"
   echo "frame in every variant (count with the scan and the tail in its last block; generate). Each"
   echo "arena's region = the smallest headroom (from 1.02, steps of 0.02) over the high-water mark of"
   echo "a warm-up pass with which a pass over the same frames drops nothing. Time: wall clock from"
@@ -24,11 +24,11 @@ rm -f "$out/marching_cubes.csv"
   echo "(the host sync splits every frame). '(c) arena in kernel' and 'in one kernel': the mesh reserved"
   echo "in count's last block from the plan the previous commit made, the block core committed after the"
   echo "address is out (generate's first block; in one kernel, the last block after the grid barrier):"
-  echo "include/warpheap/arena/reserve.h."; } > "$out/marching_cubes.md"
+  echo "wh_arena_ring_reserve_* and wh_arena_ring_commit in include/warpheap/arena.h."; } > "$out/marching_cubes.md"
 rc=0
 for n in ${SIZES:-32 64 96 128 160 192}; do
   timeout 120 "$bin" --n="$n" --k=3 --frames="${FRAMES:-300}" --reps="${REPS:-5}" \
     --csv="$out/marching_cubes.csv" --md="$out/marching_cubes.md" \
-    --png="$([ "$n" = 128 ] && echo "$out/marching_cubes.png")" || { echo "marching_cubes --n=$n failed"; rc=1; }
+    --png="$([ "$n" = 128 ] && echo "$out/marching_cubes.png")" || { echo "wh_arena_bench --n=$n failed"; rc=1; }
 done
 exit $rc

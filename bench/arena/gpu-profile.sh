@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Where a marching-cubes frame's time goes (examples/marching_cubes --profile=1):
+# Where a marching-cubes frame's time goes (wh_arena_bench --profile=1):
 # per-launch times by CUDA events of the launch floor, count and generate alone,
 # (b)'s sync and cudaMallocAsync pair, the arena replace by command and in the
 # counting kernel (mirror every command / on failure), the one-kernel frames;
@@ -17,7 +17,7 @@ rm -f "$out/profile.md"
   date -u
   echo "commit ${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   for n in ${SIZES:-32 64 128}; do
-    echo "== marching_cubes --profile=1 --n=$n"
+    echo "== wh_arena_bench --profile=1 --n=$n"
     timeout 60 "$bin" --profile=1 --n="$n" --k=3 --frames=300 --md="$out/profile.md"; echo "rc=$?"
   done
   if command -v nsys >/dev/null; then

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The marching-cubes example on the CPU backend: the same field, tables and
- * arena use as marching_cubes.cu (cells in linear order here, bricks there),
+/* The marching-cubes example on the CPU backend: the same field, tables,
+ * cell order and arena ring as marching_cubes.cu (the meshing is mc_ref.c),
  * one host thread.  Each frame's mesh goes into a ring of K spans turned over
  * by wh_arena_replace_span_async (count = triangles, stride 36) in a RING
  * arena only a few granules above the bytes K meshes need (a first pass
@@ -8,10 +8,8 @@
  * must be byte-identical, the spans' parts must not overlap, no frame may be
  * dropped, and the heap walk must pass.  --png=FILE renders the last frame.
  * A CI test at a small size. */
-#include "mc_field.h"
+#include "mc_ref.h"
 #include "mc_render.h"
-#include "mc_tables.h"
-#include "warpheap/arena.h"
 #include "wh_cli.h"
 #include "wh_png.h"
 
@@ -20,64 +18,6 @@
 #include <string.h>
 
 #define TRI_FLOATS 9
-
-typedef struct grid {
-    int n;
-    uint32_t cells;
-    float *f;
-    uint32_t *counts, *offsets;
-} grid;
-
-static uint32_t cell_case(const grid *g, int x, int y, int z) {
-    uint32_t m = 0;
-    for (int c = 0; c < 8; ++c) {
-        int cx = x + (c & 1), cy = y + ((c >> 1) & 1), cz = z + ((c >> 2) & 1);
-        m |= (uint32_t)(g->f[((size_t)cz * g->n + cy) * g->n + cx] > MC_ISO) << c;
-    }
-    return m;
-}
-
-/* Field, triangle counts, exclusive scan: returns the frame's triangles. */
-static uint64_t count_frame(grid *g, const mc_tables *t, uint32_t frame, int balls) {
-    int n = g->n, m = n - 1;
-    float inv = 1.0f / (float)(n - 1);
-    mc_ball ball[MC_MAX_BALLS];
-    for (int b = 0; b < balls; ++b) ball[b] = mc_ball_at(b, mc_time(frame));
-    for (int i = 0; i < n * n * n; ++i)
-        g->f[i] = mc_field((float)(i % n) * inv, (float)(i / n % n) * inv, (float)(i / n / n) * inv, ball, balls);
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < g->cells; ++i) {
-        g->counts[i] = t->ntri[cell_case(g, (int)(i % m), (int)(i / m % m), (int)(i / m / m))];
-        g->offsets[i] = (uint32_t)total;
-        total += g->counts[i];
-    }
-    return total;
-}
-
-static void edge_point(const grid *g, const mc_tables *t, int x, int y, int z, int e, float *out) {
-    int a = t->edge_corner[e][0], b = t->edge_corner[e][1], n = g->n;
-    int ax = x + (a & 1), ay = y + ((a >> 1) & 1), az = z + ((a >> 2) & 1);
-    int bx = x + (b & 1), by = y + ((b >> 1) & 1), bz = z + ((b >> 2) & 1);
-    float va = g->f[((size_t)az * n + ay) * n + ax], vb = g->f[((size_t)bz * n + by) * n + bx];
-    float s = (MC_ISO - va) / (vb - va), inv = 1.0f / (float)(n - 1);
-    out[0] = ((float)ax + s * (float)(bx - ax)) * inv;
-    out[1] = ((float)ay + s * (float)(by - ay)) * inv;
-    out[2] = ((float)az + s * (float)(bz - az)) * inv;
-}
-
-/* Triangle j of the frame goes to wh_arena_span_at(sp, j, 36). */
-static void generate(const grid *g, const mc_tables *t, const wh_arena_span *sp) {
-    int m = g->n - 1;
-    for (uint32_t i = 0; i < g->cells; ++i) {
-        if (!g->counts[i]) continue;
-        int x = (int)(i % m), y = (int)(i / m % m), z = (int)(i / m / m);
-        uint32_t c = cell_case(g, x, y, z);
-        for (int k = 0; k < t->ntri[c]; ++k) {
-            float *tri = wh_arena_span_at(sp, (uint64_t)g->offsets[i] + (uint64_t)k, TRI_FLOATS * sizeof(float));
-            for (int v = 0; v < 3; ++v) edge_point(g, t, x, y, z, t->tri[c][3 * k + v], tri + 3 * v);
-        }
-    }
-}
 
 int main(int argc, char **argv) {
     int n = 32, frames = 24;
@@ -98,29 +38,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mc_cpu: tables\n");
         return 1;
     }
-    grid g = {n, (uint32_t)((n - 1) * (n - 1) * (n - 1)), NULL, NULL, NULL};
-    g.f = malloc((size_t)n * n * n * sizeof(float));
-    g.counts = malloc(g.cells * sizeof(uint32_t));
-    g.offsets = malloc(g.cells * sizeof(uint32_t));
+    mc_grid g;
+    int grid_bad = mc_grid_init(&g, n);
     float *ref = malloc((size_t)g.cells * (size_t)t.max_tri * TRI_FLOATS * sizeof(float)); /* worst case */
     uint64_t *hist = calloc((size_t)frames, sizeof(uint64_t));
-    if (!g.f || !g.counts || !g.offsets || !ref || !hist) {
+    if (grid_bad || !ref || !hist) {
         fprintf(stderr, "mc_cpu: host memory\n");
         return 1;
     }
-    uint64_t needed = 0, rounded = 0; /* the first pass: counts only */
-    for (int f = 0; f < frames; ++f) hist[f] = count_frame(&g, &t, (uint32_t)f, balls);
-    for (int f = 0; f < frames; ++f) {
-        uint64_t live = 0, live_rounded = 0;
-        for (int j = 0; j < K && j <= f; ++j) {
-            live += hist[f - j] * 36u;
-            live_rounded += (hist[f - j] * 36u + 32u + 255u) / 256u * 256u; /* granule 256, pad 32 */
-        }
-        if (live > needed) needed = live;
-        if (live_rounded > rounded) rounded = live_rounded;
-    }
+    for (int f = 0; f < frames; ++f) hist[f] = mc_ref_count(&g, &t, (uint32_t)f, balls); /* counts only */
+    uint64_t needed, bytes = mc_ring_bytes(hist, frames, K, &needed);
     wh_arena *a = NULL;
-    wh_arena_config cfg = {.bytes = (size_t)(rounded + 2u * (K + 1u) * 256u),
+    wh_arena_config cfg = {.bytes = (size_t)bytes,
                            .max_blocks = 64,
                            .backend = WH_ARENA_CPU,
                            .policy = WH_ARENA_RING,
@@ -132,7 +61,7 @@ int main(int argc, char **argv) {
     wh_arena_span ring[3], ref_span = wh_arena_span_of(ref);
     memset(ring, 0, sizeof ring);
     for (int f = 0; f < frames; ++f) {
-        size_t tris = (size_t)count_frame(&g, &t, (uint32_t)f, balls);
+        size_t tris = (size_t)mc_ref_count(&g, &t, (uint32_t)f, balls);
         wh_arena_span *sp = &ring[f % K];
         if (wh_arena_replace_span_async(a, &tris, TRI_FLOATS * sizeof(float), sp, NULL) != WH_OK) { /* the command */
             fprintf(stderr, "frame %d: %s\n", f, wh_last_error());
@@ -144,8 +73,8 @@ int main(int argc, char **argv) {
             bad = 1;
             break;
         }
-        generate(&g, &t, sp);
-        generate(&g, &t, &ref_span);
+        mc_ref_generate(&g, &t, sp);
+        mc_ref_generate(&g, &t, &ref_span);
         for (size_t j = 0; j < tris; ++j)
             if (memcmp(wh_arena_span_at(sp, j, 36), ref + j * TRI_FLOATS, 36)) {
                 fprintf(stderr, "frame %d differs at triangle %zu\n", f, j);
@@ -196,9 +125,7 @@ int main(int argc, char **argv) {
     }
     for (int k = 0; k < K; ++k) wh_arena_free_batch_async(a, ring[k].part, ring[k].part[1].ptr ? 2u : 1u, NULL);
     wh_arena_destroy(a);
-    free(g.f);
-    free(g.counts);
-    free(g.offsets);
+    mc_grid_free(&g);
     free(ref);
     free(hist);
     printf("mc_cpu: %s\n", bad ? "FAILED" : "passed");

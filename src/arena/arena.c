@@ -21,7 +21,7 @@ static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; 
 
 /* Layout of the metadata: state | gen[capacity] | block core. */
 static size_t meta_layout(const wh_arena_config *cfg, uint32_t cap, uint64_t *gen_off, uint64_t *core_off) {
-    *gen_off = round_up(sizeof(wh_arena_state), 64);
+    *gen_off = round_up(sizeof(wh__arena_state), 64);
     *core_off = round_up(*gen_off + (uint64_t)cap * sizeof(uint32_t), 64);
     return (size_t)(*core_off + wh_blocks_bytes(cfg->index, 1, cap));
 }
@@ -45,7 +45,7 @@ static wh_status build_image(const wh_arena_config *cfg, uint64_t base, void **o
     size_t n = meta_layout(cfg, cap, &gen_off, &core_off);
     char *img = wh__fault() ? NULL : (char *)calloc(1, n);
     if (!img) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: %zu bytes of host memory for metadata", n);
-    wh_arena_state *s = (wh_arena_state *)img;
+    wh__arena_state *s = (wh__arena_state *)img;
     s->base = base;
     s->bytes = usable;
     s->gen_off = gen_off;
@@ -76,7 +76,7 @@ static wh_status create_cpu(wh_arena *a, const wh_arena_config *cfg) {
     void *img = NULL;
     wh_status st = build_image(cfg, (uint64_t)(uintptr_t)a->region, &img, &a->meta_bytes);
     if (st != WH_OK) return st;
-    a->state = (wh_arena_state *)img;
+    a->state = (wh__arena_state *)img;
     a->mirror = wh__fault() ? NULL : (wh_arena_stats *)calloc(1, sizeof *a->mirror);
     if (!a->mirror) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: status mirror");
     a->state->mirror = (uint64_t)(uintptr_t)a->mirror;
@@ -98,8 +98,8 @@ static wh_status create_cuda(wh_arena *a, const wh_arena_config *cfg) {
     void *img = NULL;
     wh_status st = build_image(cfg, (uint64_t)(uintptr_t)a->region, &img, &a->meta_bytes);
     if (st != WH_OK) return st;
-    ((wh_arena_state *)img)->mirror = (uint64_t)(uintptr_t)d_mirror;
-    a->mirror->region_bytes = ((wh_arena_state *)img)->bytes;
+    ((wh__arena_state *)img)->mirror = (uint64_t)(uintptr_t)d_mirror;
+    a->mirror->region_bytes = ((wh__arena_state *)img)->bytes;
     cudaError_t e = wh__fault() ? cudaErrorMemoryAllocation : cudaMalloc((void **)&a->state, a->meta_bytes);
     if (e == cudaSuccess) e = cudaMemcpy(a->state, img, a->meta_bytes, cudaMemcpyHostToDevice);
     free(img);
@@ -165,7 +165,7 @@ wh_status wh_arena_create(wh_arena **out, const wh_arena_config *cfg) {
 /* Live blocks, from the state (a copy of its header on the GPU, once the
  * device is idle); 0 when it cannot be read. */
 static uint64_t live_blocks(const wh_arena *a) {
-    wh_arena_state s;
+    wh__arena_state s;
     if (a->backend == WH_ARENA_CPU) {
         s = *a->state;
     } else {
@@ -346,8 +346,8 @@ wh_status wh_arena_status(const wh_arena *a) {
     return e != WH_OK ? e : (wh_status)st.first_status;
 }
 
-static wh_status check_image(const wh_arena_state *s, wh_blocks_report *r) {
-    wh_blocks *c = wh__arena_core((wh_arena_state *)s);
+static wh_status check_image(const wh__arena_state *s, wh_blocks_report *r) {
+    wh_blocks *c = wh__arena_core((wh__arena_state *)s);
     if (!wh_blocks_check(c, r))
         return wh__fail(WH_ERR_CORRUPT, "arena: block core check failed at line %u, block %u", r->error, r->bad_block);
     if (s->lock != 0) return wh__fail(WH_ERR_CORRUPT, "arena: lock held with no command running");
@@ -375,7 +375,7 @@ wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report) {
     void *img = malloc(a->meta_bytes);
     if (!img) return wh__fail(WH_ERR_OUT_OF_MEMORY, "arena: check: host copy");
     cudaError_t e = cudaMemcpy(img, a->state, a->meta_bytes, cudaMemcpyDeviceToHost);
-    wh_status st = e == cudaSuccess ? check_image((wh_arena_state *)img, r)
+    wh_status st = e == cudaSuccess ? check_image((wh__arena_state *)img, r)
                                     : wh__fail(WH_ERR_CUDA, "arena: check: %s", cudaGetErrorString(e));
     free(img);
     return st;

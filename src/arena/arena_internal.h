@@ -8,7 +8,7 @@
 
 struct wh_arena {
     wh_arena_backend backend;
-    wh_arena_state *state; /* device memory (CUDA) or host memory (CPU)  */
+    wh__arena_state *state; /* device memory (CUDA) or host memory (CPU)  */
     size_t meta_bytes;
     void *region;
     bool own_region;
@@ -17,15 +17,15 @@ struct wh_arena {
 
 WH_EXTERN_C_BEGIN
 /* Enqueue one-thread command kernels; WH_ERR_CUDA if the launch failed. */
-wh_status wh__arena_launch_alloc(wh_arena_state *s, const size_t *counts, uint64_t stride, uint32_t n, wh_handle *slots,
-                                 wh_stream stream);
-wh_status wh__arena_launch_free(wh_arena_state *s, wh_handle *slots, uint32_t n, wh_stream stream);
-wh_status wh__arena_launch_replace(wh_arena_state *s, const size_t *count, uint64_t stride, wh_handle *slot,
+wh_status wh__arena_launch_alloc(wh__arena_state *s, const size_t *counts, uint64_t stride, uint32_t n,
+                                 wh_handle *slots, wh_stream stream);
+wh_status wh__arena_launch_free(wh__arena_state *s, wh_handle *slots, uint32_t n, wh_stream stream);
+wh_status wh__arena_launch_replace(wh__arena_state *s, const size_t *count, uint64_t stride, wh_handle *slot,
                                    wh_stream stream);
-wh_status wh__arena_launch_replace_span(wh_arena_state *s, const size_t *count, uint64_t stride, wh_arena_span *slot,
+wh_status wh__arena_launch_replace_span(wh__arena_state *s, const size_t *count, uint64_t stride, wh_arena_span *slot,
                                         wh_stream stream);
 /* Clear the status (clear) or only write the mirror (flush). */
-wh_status wh__arena_launch_mirror(wh_arena_state *s, bool clear, wh_stream stream);
+wh_status wh__arena_launch_mirror(wh__arena_state *s, bool clear, wh_stream stream);
 WH_EXTERN_C_END
 
 #endif

@@ -420,6 +420,29 @@ static wh_status status_if_any(wh_arena *a) {
     return st;
 }
 
+/* wh_arena_ring_commit by one thread, each mode as the tests drive it. */
+static wh_status commit_now(wh_arena_ref r, wh_arena_span *slot, void *scratch, size_t bytes,
+                            wh_arena_ring_baton last) {
+    wh_arena_commit c = {
+        .mode = WH_ARENA_COMMIT_NOW, .ring = slot, .k = 1, .smem = scratch, .smem_bytes = bytes, .last = last};
+    return wh_arena_ring_commit(r, &c);
+}
+static wh_status commit_ahead(wh_arena_ref r, wh_arena_span *ring, uint32_t k, uint32_t first, uint32_t frames,
+                              void *scratch, size_t bytes, uint32_t tries, wh_arena_ring_baton baton,
+                              wh_arena_ring_baton last) {
+    wh_arena_commit c = {.mode = WH_ARENA_COMMIT_AHEAD,
+                         .ring = ring,
+                         .k = k,
+                         .first = first,
+                         .frames = frames,
+                         .tries = tries,
+                         .smem = scratch,
+                         .smem_bytes = bytes,
+                         .baton = baton,
+                         .last = last};
+    return wh_arena_ring_commit(r, &c);
+}
+
 /* RING reservations (arena/reserve.h): the same FIFO ring of K spans run by
  * wh_arena_replace_span_async in one arena and by reserve + commit in a
  * twin.  Every frame: the same status, the same span (offsets, descriptor,
@@ -471,7 +494,7 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     wh_arena *ref = NULL, *a = NULL;
     CHECK(wh_arena_create(&ref, &cfg) == WH_OK && wh_arena_create(&a, &cfg) == WH_OK);
     if (!ref || !a) return;
-    wh_arena_state *rs = wh_arena_device(ref).s, *s = wh_arena_device(a).s;
+    wh__arena_state *rs = wh_arena_device(ref).s, *s = wh_arena_device(a).s;
     size_t meta = wh_arena_meta_bytes(a);
     uint64_t *scratch = (uint64_t *)malloc(meta);
     wh_arena_span r_ring[MAXK], ring[MAXK];
@@ -524,8 +547,8 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
             wh_arena_ring_reserve_read_handed(wh_arena_device(a), &ring[f % k], &tk);
             handoffs++;
         } else if (f % 4 == 3) {
-            got = wh_arena_ring_reserve_lock(wh_arena_device(a), 3);
-            if (got == WH_OK) wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &tk);
+            got = wh__ring_reserve_lock(wh_arena_device(a), 3);
+            if (got == WH_OK) wh__ring_reserve_read(wh_arena_device(a), &ring[f % k], &tk);
         } else if (f % 2) {
             got = wh_arena_ring_reserve_begin(wh_arena_device(a), &ring[f % k], 0, &tk);
         }
@@ -539,14 +562,14 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
             q.part[1] = wh_handle_null();
             q.count0 = q.count = n;
             wh_arena_ring_ticket full; /* handed: the quote's words only in tk */
-            wh_arena_ring_reserve_read(wh_arena_device(a), &ring[f % k], &full);
+            wh__ring_reserve_read(wh_arena_device(a), &ring[f % k], &full);
             CHECK(full.current && full.fit == tk.fit && wh__span_same(&full.old, &tk.old));
             CHECK(wh__plan_span(&full.pl, full.base, full.bytes, n, stride, &ps) && wh__span_same(&ps, &q));
             quoted++;
         }
         if (f % 4 == 1 && !handed) { /* deferred: announced after the caller's fence */
             got = wh_arena_ring_reserve_end_deferred(wh_arena_device(a), &tk, n, stride, &ring[(f + 1) % k]);
-            CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
+            CHECK(!wh__ring_pending_for(s, &ring[f % k]));
             wh_fence();
             wh_arena_ring_reserve_publish(wh_arena_device(a));
         } else {
@@ -557,20 +580,19 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
         fast += s->pending.fast;
         truncated += s->plan.valid && !s->plan.complete;
         /* in flight (lock held, failed or not) for its own slot only: a commit launched ahead waits for this */
-        CHECK(wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
-        CHECK(k == 1 || !wh_arena_ring_reserved(wh_arena_device(a), &ring[(f + 1) % k]));
+        CHECK(wh__ring_pending_for(s, &ring[f % k]));
+        CHECK(k == 1 || !wh__ring_pending_for(s, &ring[(f + 1) % k]));
         /* chains of frames: the commit hands the lock to the next reserve, unless a command comes between
          * (a failure's status is cleared by one) */
         uint32_t g = f + 1;
         handed = g < frames && f % 5 != 4 && want == WH_OK && g % 97 != 96 && g % 500 != 200 && g % 500 != 350;
         wh_arena_ring_baton b = {&baton, 1u, 2u}, b2 = {&baton2, 1u, 2u};
         baton = baton2 = 0;
-        CHECK(wh_arena_ring_commit_handoff_thread(wh_arena_device(a), &ring[f % k], scratch, meta,
-                                                  handed ? b : wh_arena_ring_unlock_baton()) == WH_OK);
-        CHECK(!wh_arena_ring_reserved(wh_arena_device(a), &ring[f % k]));
+        CHECK(commit_now(wh_arena_device(a), &ring[f % k], scratch, meta, handed ? b : wh_arena_ring_unlock_baton()) ==
+              WH_OK);
+        CHECK(!wh__ring_pending_for(s, &ring[f % k]));
         CHECK(wh_atomic_load(&s->lock, WH_RELAXED) == (handed ? 1u : 0u) && baton == (handed ? 1u : 0u));
-        CHECK(!s->pending.active &&
-              wh_arena_ring_commit_handoff_thread(wh_arena_device(a), &ring[f % k], NULL, 0, b2) == WH_OK &&
+        CHECK(!s->pending.active && commit_now(wh_arena_device(a), &ring[f % k], NULL, 0, b2) == WH_OK &&
               baton2 == 2u); /* nothing in flight: `empty` */
         CHECK(wh_atomic_load(&s->lock, WH_RELAXED) == (handed ? 1u : 0u));
         CHECK(got == want && status_if_any(a) == want);
@@ -602,179 +624,150 @@ static void test_ring_reserve(uint32_t k, uint32_t frames, uint64_t seed) {
     wh_arena_destroy(a);
 }
 
-/* Open reservations (arena/window.h): the same FIFO ring as test_ring_reserve,
- * each frame opened before its count is known, every element written through
- * the window, closed with the count -- against a twin that replaces with the
- * count the window let through.  Every frame: the same status (plus
- * WH_ERR_OUT_OF_MEMORY where the count was clamped), the same span, every
- * element written through the window read back through the slot, the same
- * block core after the commit.  Now and then a command between two frames
- * (the plan goes stale: open makes it again on scratch; without scratch the
- * window is empty and the frame fails as a zero count does), another stride,
- * a zero count; the region tight enough that windows take two extents and
- * some counts outgrow them. */
+/* Forecasts and posts (WH_ARENA_COMMIT_POSTS), one thread playing producer
+ * and committer: the FIFO ring of test_ring_reserve, each frame's elements
+ * written through the window the forecast gives, the replace run on the
+ * forecast and posted, then committed by a chain of one post -- against a
+ * twin that replaces with the count the window let through.  Every frame:
+ * the same status (plus WH_ERR_OUT_OF_MEMORY where the count was clamped),
+ * the same span as the twin's and as the forecast's, every element written
+ * through the window read back through the slot, the same generations.  A
+ * command that allocates nothing (flush, clear) leaves the forecast exact;
+ * small blocks allocated and freed outside the ring (holes) do not: a chain
+ * of no post makes it again from the real state and publishes the first
+ * window, which must be the forecast's -- and while the holes leave more free
+ * blocks than a plan records, the forecast is invalid and the frame is a
+ * command in both arenas. */
 static uint32_t window_word(uint32_t f, uint64_t i) { return (uint32_t)(f * 2654435761u) ^ (uint32_t)i; }
 
-static void test_ring_window(uint32_t k, uint32_t frames, uint64_t seed) {
-    enum { MAXK = 8 };
+static void make_holes(wh_arena *a, wh_handle *small, bool second) {
+    for (int i = 0; i < 12 && !second; ++i) {
+        size_t b = 512;
+        CHECK(wh_arena_alloc_async(a, &b, &small[i], NULL) == WH_OK);
+    }
+    for (int i = 0; i < 12; ++i)
+        if ((i % 2 == 1) == second && small[i].ptr) CHECK(wh_arena_free_async(a, &small[i], NULL) == WH_OK);
+    (void)status_if_any(a);
+}
+
+static void test_ring_posts(uint32_t k, uint32_t frames, uint64_t seed) {
+    enum { NP = 4 };
     wh_arena_config cfg = ring_test_config(k, frames, seed);
     wh_arena *ref = NULL, *a = NULL;
     CHECK(wh_arena_create(&ref, &cfg) == WH_OK && wh_arena_create(&a, &cfg) == WH_OK);
     if (!ref || !a) return;
     wh_arena_ref r = wh_arena_device(a);
-    wh_arena_state *rs = wh_arena_device(ref).s, *s = r.s;
+    wh__arena_state *rs = wh_arena_device(ref).s, *s = r.s;
     size_t meta = wh_arena_meta_bytes(a);
     uint64_t *scratch = (uint64_t *)malloc(meta);
-    wh_arena_span r_ring[MAXK], ring[MAXK];
+    wh_arena_span r_ring[WH_ARENA_FORECAST_SLOTS], ring[WH_ARENA_FORECAST_SLOTS], win;
+    wh_handle small[12], r_small[12];
+    wh_arena_ring_post post[NP];
+    wh_arena_forecast fc;
     memset(r_ring, 0, sizeof r_ring);
     memset(ring, 0, sizeof ring);
+    memset(small, 0, sizeof small);
+    memset(r_small, 0, sizeof r_small);
+    memset(post, 0, sizeof post);
+    memset(&fc, 0, sizeof fc);
+    uint32_t consumed = 0, flag = 0;
+    wh_arena_ring_posts posts = {post, NP, 0, &consumed, 36, &fc, &win, &flag, 0};
+    wh_arena_commit c = {.mode = WH_ARENA_COMMIT_POSTS,
+                         .ring = ring,
+                         .k = k,
+                         .tries = 1,
+                         .smem = scratch,
+                         .smem_bytes = meta,
+                         .posts = &posts};
     uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
-    uint64_t two = 0, clamped = 0, remade = 0, empty = 0, failed = 0, fast = 0;
+    uint64_t remade = 0, unforecast = 0, two = 0, clamped = 0, failed = 0, holes = 0;
     for (uint32_t f = 0; f < frames; ++f) {
+        uint32_t slot = f % k;
         size_t n = (size_t)reserve_count(seed, f);
-        uint64_t stride = f % 61 == 60 ? 12 : 36;
-        if (stride == 12) n *= 3;
+        holes += f % 500 >= 200 && f % 500 < 350; /* more free blocks than a plan records */
         if (f % 97 == 96) CHECK(wh_arena_flush_async(ref, NULL) == WH_OK && wh_arena_flush_async(a, NULL) == WH_OK);
-        wh_arena_ring_ticket tk;
-        wh_arena_span w;
-        CHECK(wh_arena_ring_reserve_begin(r, &ring[f % k], 0, &tk) == WH_OK);
-        CHECK(!(f % 97 == 96 || f == 0) || !tk.current); /* a command between, a fresh arena: stale */
-        bool stale = !tk.current, no_scratch = stale && f % 3 == 0;
-        wh_arena_ring_open(r, &tk, stride, no_scratch ? NULL : scratch, meta, &w);
-        remade += stale && tk.current;
-        CHECK(tk.current == !no_scratch && (!no_scratch || w.count == 0));
-        empty += w.count == 0;
+        if (f % 500 == 200 || f % 500 == 350) {
+            make_holes(ref, r_small, f % 500 == 350);
+            make_holes(a, small, f % 500 == 350);
+        }
+        c.first = slot;
+        posts.f0 = f;
+        if (!wh_arena_ring_forecast_current(&fc, r)) { /* a chain of no post: the forecast from the real state */
+            flag = 0;
+            posts.w_value = f + 1u;
+            c.frames = 0;
+            CHECK(wh_arena_ring_commit(r, &c) == WH_OK && consumed == f && flag == f + 1u);
+            remade++;
+            CHECK(wh_arena_ring_forecast_current(&fc, r) == (fc.valid != 0));
+            CHECK(!fc.valid || (fc.nfree <= WH_ARENA_FORECAST_FREE && fc.k == k)); /* what it follows */
+            wh_arena_span fw;
+            wh_arena_ring_forecast_window(&fc, slot, 36, &fw); /* the committer's window, forecast */
+            CHECK(!fc.valid || (fw.part[0].ptr == win.part[0].ptr && fw.part[1].ptr == win.part[1].ptr &&
+                                fw.count0 == win.count0 && fw.count == win.count));
+        }
+        if (!fc.valid) { /* more free blocks than it follows: a command in both arenas */
+            unforecast++;
+            CHECK(wh_arena_replace_span_async(ref, &n, 36, &r_ring[slot], NULL) == WH_OK);
+            CHECK(wh_arena_replace_span_async(a, &n, 36, &ring[slot], NULL) == WH_OK);
+            CHECK(status_if_any(ref) == status_if_any(a));
+            expect_same_span(&r_ring[slot], rbase, &ring[slot], base);
+            continue;
+        }
+        wh_arena_span w, fs;
+        wh_arena_ring_forecast_window(&fc, slot, 36, &w);
         uint64_t np = n < w.count ? n : w.count; /* what the producers could write */
-        for (uint64_t i = 0; i < np; ++i) *(uint32_t *)wh_arena_span_at(&w, i, stride) = window_word(f, i);
+        for (uint64_t i = 0; i < np; ++i) *(uint32_t *)wh_arena_span_at(&w, i, 36) = window_word(f, i);
         two += np > w.count0;
-        wh_status got = wh_arena_ring_close(r, &tk, &w, n, stride, &ring[(f + 1) % k]);
-        fast += s->pending.fast;
+        wh_status fst = wh_arena_ring_forecast_replace(&fc, slot, np, 36, &fs);
+        CHECK(fst != WH_ERR_CORRUPT); /* it follows the ring it was made from */
+        wh_arena_ring_post *p = &post[f % NP];
+        p->count = np;
+        p->clamped = np < n;
+        p->fstatus = (uint32_t)fst;
+        p->forecast = fs;
+        wh_atomic_store(&p->seq, f + 1u, WH_RELEASE);
+        c.frames = 1;
+        wh_status got = wh_arena_ring_commit(r, &c);
+        CHECK(consumed == f + 1u && wh_arena_ring_forecast_current(&fc, r)); /* stamped exact */
         size_t nr = (size_t)np;
-        CHECK(wh_arena_replace_span_async(ref, &nr, stride, &r_ring[f % k], NULL) == WH_OK);
+        CHECK(wh_arena_replace_span_async(ref, &nr, 36, &r_ring[slot], NULL) == WH_OK);
         wh_status want = status_if_any(ref);
         wh_status expect = want != WH_OK ? want : np < n ? WH_ERR_OUT_OF_MEMORY : WH_OK;
-        CHECK(got == expect);
+        CHECK(got == expect && status_if_any(a) == expect);
         clamped += got == WH_ERR_OUT_OF_MEMORY;
         failed += want != WH_OK;
-        CHECK(wh_arena_ring_commit_thread(r, &ring[f % k], scratch, meta) == WH_OK);
-        {
-            wh_status sa = status_if_any(a);
-            CHECK(sa == expect);
-            if (sa != expect)
-                fprintf(stderr, "f %u got %d expect %d status %d n %zu np %llu wc %llu\n", f, got, expect, sa, n,
-                        (unsigned long long)np, (unsigned long long)w.count);
-        }
-        const wh_arena_span *x = &r_ring[f % k], *y = &ring[f % k];
+        const wh_arena_span *x = &r_ring[slot], *y = &ring[slot];
         expect_same_span(x, rbase, y, base);
-        if (want == WH_OK) { /* what went through the window is in the slot */
+        if (want == WH_OK) { /* where the forecast said; what went through the window is in the slot */
+            CHECK(y->part[0].ptr == fs.part[0].ptr && y->part[1].ptr == fs.part[1].ptr && y->count0 == fs.count0);
             CHECK(y->count == np);
             for (uint64_t i = 0; i < np; i += 1u + i % 7u)
-                CHECK(*(uint32_t *)wh_arena_span_at(y, i, stride) == window_word(f, i));
-            if (np) CHECK(*(uint32_t *)wh_arena_span_at(y, np - 1u, stride) == window_word(f, np - 1u));
+                CHECK(*(uint32_t *)wh_arena_span_at(y, i, 36) == window_word(f, i));
+            if (np) CHECK(*(uint32_t *)wh_arena_span_at(y, np - 1u, 36) == window_word(f, np - 1u));
         }
         CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, meta - s->gen_off) == 0);
         if (f % 15 == 4) expect_walk_ok(a);
     }
-    printf("ring window, K=%u: %u frames, %llu by the plan, %llu over two extents, %llu clamped, %llu failed, "
-           "%llu stale plans made again, %llu empty windows\n",
-           k, frames, (unsigned long long)fast, (unsigned long long)two, (unsigned long long)clamped,
-           (unsigned long long)failed, (unsigned long long)remade, (unsigned long long)empty);
-    CHECK((k == 1 || two > 0) && clamped > 0 && remade > 0 && empty > 0);
-    CHECK(fast + failed >= frames); /* every frame the window let through: the plan's */
+    printf("ring posts, K=%u: %u frames, forecast made %llu times, %llu frames unforecast, %llu over two extents, "
+           "%llu clamped, %llu failed\n",
+           k, frames, (unsigned long long)remade, (unsigned long long)unforecast, (unsigned long long)two,
+           (unsigned long long)clamped, (unsigned long long)failed);
+    /* the forecast follows every frame outside the holes' stretches */
+    CHECK(remade > 1 && unforecast > 0 && unforecast <= holes && (k == 1 || two > 0) && clamped > 0 && failed > 0);
     expect_walk_ok(a);
     free(scratch);
     wh_arena_destroy(ref);
     wh_arena_destroy(a);
 }
 
-/* The forecast (arena/forecast.h) against the core, frame by frame: the
- * ring of test_ring_window, each frame's window forecast before the real
- * open and compared with it, the count clamped to the window, the replace
- * forecast and the real one closed and committed -- the same addresses and
- * counts every frame, the same status.  A command between frames (flush)
- * leaves the forecast valid; small blocks allocated and freed outside the
- * ring (holes) do not, and it is made again from the next ticket -- which
- * fails while the holes leave more free blocks than a plan records.  Every
- * frame the forecast follows must match, and it must follow every frame
- * outside those stretches. */
-static void test_ring_forecast(uint32_t k, uint32_t frames, uint64_t seed) {
-    wh_arena_config cfg = ring_test_config(k, frames, seed);
-    wh_arena *a = NULL;
-    CHECK(wh_arena_create(&a, &cfg) == WH_OK);
-    if (!a) return;
-    wh_arena_ref r = wh_arena_device(a);
-    size_t meta = wh_arena_meta_bytes(a);
-    uint64_t *scratch = (uint64_t *)malloc(meta);
-    wh_arena_span ring[WH_ARENA_FORECAST_SLOTS];
-    wh_handle small[12];
-    memset(ring, 0, sizeof ring);
-    memset(small, 0, sizeof small);
-    wh_arena_forecast fc;
-    memset(&fc, 0, sizeof fc);
-    uint64_t followed = 0, made = 0, two = 0, failed = 0, clamped = 0, outside = 0;
-    for (uint32_t f = 0; f < frames; ++f) {
-        uint32_t slot = f % k;
-        outside += f % 500 < 200 || f % 500 >= 350; /* no holes: more free blocks than a plan records */
-        size_t n = (size_t)reserve_count(seed, f);
-        if (f % 97 == 96) CHECK(wh_arena_flush_async(a, NULL) == WH_OK);
-        if (f % 500 == 200 || f % 500 == 350) { /* holes, as in test_ring_reserve: the forecast is off */
-            bool second = f % 500 == 350;
-            for (int i = 0; i < 12 && !second; ++i) {
-                size_t b = 512;
-                CHECK(wh_arena_alloc_async(a, &b, &small[i], NULL) == WH_OK);
-            }
-            for (int i = 0; i < 12; ++i)
-                if ((i % 2 == 1) == second && small[i].ptr) CHECK(wh_arena_free_async(a, &small[i], NULL) == WH_OK);
-            (void)status_if_any(a);
-            fc.valid = 0u;
-        }
-        wh_arena_span fw, w;
-        wh_arena_ring_forecast_window(&fc, slot, 36, &fw);
-        wh_arena_ring_ticket tk;
-        CHECK(wh_arena_ring_reserve_begin(r, &ring[slot], 0, &tk) == WH_OK);
-        wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
-        if (!fc.valid) { /* made from the real state, then followed */
-            wh_arena_ring_forecast_make(r, &tk, ring, k, slot, &fc);
-            wh_arena_ring_forecast_window(&fc, slot, 36, &fw);
-            made += fc.valid;
-        }
-        if (fc.valid) {
-            CHECK(wh_arena_ring_forecast_holds(&fw, &w)); /* the window, forecast */
-            followed++;
-        }
-        uint64_t np = n < w.count ? n : w.count;
-        wh_arena_span fs;
-        bool follow = fc.valid; /* then closed on the forecast's window, as a producer */
-        wh_status fst = follow ? wh_arena_ring_forecast_replace(&fc, slot, np, 36, &fs) : WH_ERR_CORRUPT;
-        wh_status got = wh_arena_ring_close(r, &tk, follow ? &fw : &w, n, 36, &ring[(f + 1) % k]);
-        CHECK(got != WH_ERR_CORRUPT); /* the window held what the core gave */
-        CHECK(!follow || wh_arena_ring_forecast_check(fst, &fs, &ring[slot]));
-        CHECK(wh_arena_ring_commit_thread(r, &ring[slot], scratch, meta) == WH_OK);
-        (void)status_if_any(a);
-        clamped += got == WH_ERR_OUT_OF_MEMORY;
-        if (fst == WH_ERR_CORRUPT) continue;
-        bool real_ok = got == WH_OK || got == WH_ERR_OUT_OF_MEMORY;
-        CHECK((fst == WH_OK) == real_ok); /* both succeed or both fail */
-        if (fst == WH_OK && real_ok) CHECK(wh_arena_ring_forecast_holds(&fs, &ring[slot]));
-        two += fs.part[1].ptr != 0;
-        failed += fst != WH_OK;
-    }
-    printf("ring forecast, K=%u: %u frames, %llu followed, made %llu times, %llu over two extents, %llu failed "
-           "as forecast, %llu clamped\n",
-           k, frames, (unsigned long long)followed, (unsigned long long)made, (unsigned long long)two,
-           (unsigned long long)failed, (unsigned long long)clamped);
-    CHECK(followed >= outside && (k == 1 || two > 0) && failed > 0);
-    expect_walk_ok(a);
-    free(scratch);
-    wh_arena_destroy(a);
-}
-
-/* A window that is not the plan's (a forecast gone wrong): the close
- * reserves all the same, so the ring stays in order, but reports
- * WH_ERR_CORRUPT (counted, mirrored by the commit): the elements were
- * written elsewhere.  A forecast invalid or past its slots gives an empty
- * window and WH_ERR_CORRUPT from a replace. */
-static void test_ring_window_wrong(void) {
+/* A post that is not the core's answer (a forecast gone wrong): the commit
+ * writes the core's span to the slot all the same, so the ring stays in
+ * order, but reports WH_ERR_CORRUPT (counted, mirrored): the elements were
+ * written elsewhere.  An invalid forecast, or one asked past its slots,
+ * gives an empty window and WH_ERR_CORRUPT from a replace; POSTS without
+ * posts or without room for the image is refused; a post that never comes
+ * stops the chain (WH_ERR_RETRY_LIMIT, counted) and frees the lock. */
+static void test_ring_posts_wrong(void) {
     wh_arena *a = NULL;
     wh_arena_config cfg = {.bytes = 1 << 20,
                            .max_blocks = 64,
@@ -786,30 +779,47 @@ static void test_ring_window_wrong(void) {
     wh_arena_ref r = wh_arena_device(a);
     size_t meta = wh_arena_meta_bytes(a);
     void *scratch = malloc(meta);
-    wh_arena_span ring[2], w, fw;
-    memset(ring, 0, sizeof ring);
-    wh_arena_ring_ticket tk;
-    CHECK(wh_arena_ring_reserve_begin(r, &ring[0], 0, &tk) == WH_OK);
-    wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
-    CHECK(w.count > 1000);
-    wh_arena_span off = w;
-    off.part[0].ptr += 256; /* the writes went 256 bytes further */
-    CHECK(wh_arena_ring_close(r, &tk, &off, 1000, 36, &ring[1]) == WH_ERR_CORRUPT);
-    CHECK(ring[0].count == 1000 && ring[0].part[0].ptr == w.part[0].ptr); /* reserved all the same */
-    CHECK(wh_arena_ring_commit_thread(r, &ring[0], scratch, meta) == WH_OK);
-    CHECK(wh_arena_status(a) == WH_ERR_CORRUPT); /* mirrored by the commit */
-    CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
+    wh_arena_span ring[2], win, fw, fs;
+    wh_arena_ring_post post[2];
     wh_arena_forecast fc;
+    memset(ring, 0, sizeof ring);
+    memset(post, 0, sizeof post);
     memset(&fc, 0, sizeof fc);
     wh_arena_ring_forecast_window(&fc, 0, 36, &fw);
     CHECK(fw.count == 0 && wh_arena_ring_forecast_replace(&fc, 0, 10, 36, &fw) == WH_ERR_CORRUPT);
-    CHECK(wh_arena_ring_reserve_begin(r, &ring[1], 0, &tk) == WH_OK);
-    wh_arena_ring_open(r, &tk, 36, scratch, meta, &w);
-    wh_arena_ring_forecast_make(r, &tk, ring, 2, 1, &fc);
-    CHECK(fc.valid && fc.held[0][0].size > 0 && fc.held[1][0].size == 0);
-    CHECK(wh_arena_ring_forecast_replace(&fc, 2, 10, 36, &fw) == WH_ERR_CORRUPT && !fc.valid); /* no slot 2 */
-    CHECK(wh_arena_ring_close(r, &tk, &w, 500, 36, &ring[0]) == WH_OK);
-    CHECK(wh_arena_ring_commit_thread(r, &ring[1], scratch, meta) == WH_OK && wh_arena_status(a) == WH_OK);
+    CHECK(!wh_arena_ring_forecast_current(&fc, r));
+    uint32_t consumed = 0, flag = 0;
+    wh_arena_ring_posts posts = {post, 2, 0, &consumed, 36, &fc, &win, &flag, 1};
+    wh_arena_commit c = {
+        .mode = WH_ARENA_COMMIT_POSTS, .ring = ring, .k = 2, .tries = 3, .smem = scratch, .smem_bytes = meta};
+    CHECK(wh_arena_ring_commit(r, &c) == WH_ERR_INVALID_ARGUMENT); /* no posts */
+    c.posts = &posts;
+    c.smem_bytes = 8;
+    CHECK(wh_arena_ring_commit(r, &c) == WH_ERR_INVALID_ARGUMENT); /* no room for the image */
+    c.smem_bytes = meta;
+    CHECK(wh_arena_ring_commit(r, &c) == WH_OK && flag == 1u && fc.valid && win.count > 1000);
+    CHECK(wh_arena_ring_forecast_current(&fc, r));
+    wh_arena_ring_forecast_window(&fc, 0, 36, &fw);
+    CHECK(fw.part[0].ptr == win.part[0].ptr && fw.count == win.count);
+    CHECK(wh_arena_ring_forecast_replace(&fc, 0, 1000, 36, &fs) == WH_OK);
+    uint64_t real = fs.part[0].ptr;
+    fs.part[0].ptr += 256; /* the writes went 256 bytes further */
+    post[0].count = 1000;
+    post[0].fstatus = WH_OK;
+    post[0].forecast = fs;
+    post[0].seq = 1;
+    c.frames = 1;
+    CHECK(wh_arena_ring_commit(r, &c) == WH_ERR_CORRUPT);
+    CHECK(ring[0].count == 1000 && ring[0].part[0].ptr == real && consumed == 1u); /* the core's span */
+    CHECK(wh_arena_status(a) == WH_ERR_CORRUPT);                                   /* mirrored by the commit */
+    CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
+    posts.f0 = 1; /* post 1 never comes */
+    c.first = 1;
+    CHECK(wh_arena_ring_commit(r, &c) == WH_ERR_RETRY_LIMIT && consumed == 1u);
+    CHECK(wh_atomic_load(&r.s->lock, WH_RELAXED) == 0u);
+    CHECK(wh_arena_flush_async(a, NULL) == WH_OK && wh_arena_status(a) == WH_ERR_RETRY_LIMIT);
+    CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
+    CHECK(wh_arena_ring_forecast_replace(&fc, 2, 10, 36, &fs) == WH_ERR_CORRUPT && !fc.valid); /* no slot 2 */
     expect_walk_ok(a);
     free(scratch);
     wh_arena_destroy(a);
@@ -832,21 +842,21 @@ static void test_ring_begin_locked(void) {
     wh_arena_ring_ticket tk;
     CHECK(wh_arena_ring_reserve_begin(r, &ring[1], 5, &tk) == WH_ERR_RETRY_LIMIT);
     CHECK(wh_arena_ring_reserve_end(r, &tk, 1000, 36, &ring[0]) == WH_ERR_RETRY_LIMIT);
-    CHECK(memcmp(&before, &ring[1], sizeof before) == 0 && !wh_arena_ring_reserved(r, &ring[1]));
-    CHECK(wh_arena_ring_reserved(r, &ring[0])); /* the first one still in flight */
-    CHECK(wh_arena_ring_commit_thread(r, &ring[0], NULL, 0) == WH_OK);
+    CHECK(memcmp(&before, &ring[1], sizeof before) == 0 && !wh__ring_pending_for(r.s, &ring[1]));
+    CHECK(wh__ring_pending_for(r.s, &ring[0])); /* the first one still in flight */
+    CHECK(commit_now(r, &ring[0], NULL, 0, wh_arena_ring_unlock_baton()) == WH_OK);
     wh_arena_stats st; /* a failure without the lock: seen at the next command */
     CHECK(wh_arena_flush_async(a, NULL) == WH_OK);
     CHECK(wh_arena_status(a) == WH_ERR_RETRY_LIMIT && wh_arena_stats_get(a, &st) == WH_OK && st.failures == 1);
     CHECK(wh_arena_clear_status_async(a, NULL) == WH_OK);
     CHECK(wh_arena_ring_reserve_begin(r, &ring[1], 5, &tk) == WH_OK);
     CHECK(wh_arena_ring_reserve_end(r, &tk, 2000, 36, &ring[0]) == WH_OK && ring[1].count == 2000);
-    CHECK(wh_arena_ring_commit_thread(r, &ring[1], NULL, 0) == WH_OK && wh_arena_status(a) == WH_OK);
+    CHECK(commit_now(r, &ring[1], NULL, 0, wh_arena_ring_unlock_baton()) == WH_OK && wh_arena_status(a) == WH_OK);
     expect_walk_ok(a);
     wh_arena_destroy(a);
 }
 
-/* The chain committer's edges, by one thread: bad input (no ring, k = 0)
+/* WH_ARENA_COMMIT_AHEAD's edges, by one thread: bad input (no ring, k = 0)
  * changes nothing; no frame is WH_OK; a frame whose reservation never comes
  * passes `empty` on and reports WH_ERR_RETRY_LIMIT; frames committed one
  * chain of one at a time, with f0 picking the slot, match a twin that ran
@@ -866,19 +876,19 @@ static void test_ring_chain_edges(void) {
     memset(r_ring, 0, sizeof r_ring);
     uint32_t baton = 0;
     wh_arena_ring_baton b = {&baton, 1u, 2u}, none = wh_arena_ring_unlock_baton();
-    CHECK(wh_arena_ring_commit_chain_thread(r, NULL, K, 0, 1, scratch, 2 * meta, 1, b, none) ==
-          WH_ERR_INVALID_ARGUMENT);
-    CHECK(wh_arena_ring_commit_chain_thread(r, ring, 0, 0, 1, scratch, 2 * meta, 1, b, none) ==
-              WH_ERR_INVALID_ARGUMENT &&
-          baton == 0u);
-    CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, 0, 0, scratch, 2 * meta, 1, b, none) == WH_OK);
-    CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, 0, 1, scratch, 2 * meta, 3, b, b) == WH_ERR_RETRY_LIMIT &&
+    CHECK(commit_ahead(r, NULL, K, 0, 1, scratch, 2 * meta, 1, b, none) == WH_ERR_INVALID_ARGUMENT);
+    wh_arena_commit bad = {.mode = (wh_arena_commit_mode)7, .ring = ring, .k = K}; /* an unknown mode */
+    CHECK(wh_arena_ring_commit(r, &bad) == WH_ERR_INVALID_ARGUMENT &&
+          wh_arena_ring_commit(r, NULL) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(commit_ahead(r, ring, 0, 0, 1, scratch, 2 * meta, 1, b, none) == WH_ERR_INVALID_ARGUMENT && baton == 0u);
+    CHECK(commit_ahead(r, ring, K, 0, 0, scratch, 2 * meta, 1, b, none) == WH_OK);
+    CHECK(commit_ahead(r, ring, K, 0, 1, scratch, 2 * meta, 3, b, b) == WH_ERR_RETRY_LIMIT &&
           baton == 2u); /* nothing came: `empty` */
     uint64_t rbase = (uintptr_t)wh_arena_base(ref), base = (uintptr_t)wh_arena_base(a);
     for (uint32_t f = 0; f < FRAMES; ++f) {
         size_t n = 500 + (size_t)(wh_hash64(f) % 3000u);
         CHECK(wh_arena_ring_reserve_thread(r, n, 36, &ring[f % K], &ring[(f + 1) % K]) == WH_OK);
-        CHECK(wh_arena_ring_commit_chain_thread(r, ring, K, f, 1, scratch, 2 * meta, 1, b, none) == WH_OK);
+        CHECK(commit_ahead(r, ring, K, f, 1, scratch, 2 * meta, 1, b, none) == WH_OK);
         CHECK(wh_arena_replace_span_async(ref, &n, 36, &r_ring[f % K], NULL) == WH_OK);
         for (int p = 0; p < 2; ++p) {
             const wh_handle *x = &r_ring[f % K].part[p], *y = &ring[f % K].part[p];
@@ -954,7 +964,44 @@ static void test_warp_api(void) {
     wh_handle h = wh_arena_alloc_warp(wh_arena_device(a), 0, 4);
     CHECK(h.ptr == 0 && wh_arena_status(a) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_arena_free_warp(wh_arena_device(a), &h) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_arena_get_backend(a) == WH_ARENA_CPU);
+    take_status(a);
+    { /* the lock held elsewhere: the call gives up after WH_ARENA_LOCK_TRIES tries, counted */
+        wh__arena_state *s = wh_arena_device(a).s;
+        s->lock = 1u;
+        wh_handle late = wh_arena_alloc_warp(wh_arena_device(a), 1, 16);
+        s->lock = 0u;
+        CHECK(late.ptr == 0 && WH_ARENA_LOCK_TRIES >= 1024u);
+        CHECK(wh_arena_flush_async(a, NULL) == WH_OK && wh_arena_status(a) == WH_ERR_RETRY_LIMIT);
+        take_status(a);
+    }
+    { /* AUTO: CUDA where a GPU is, else CPU in a CPU build; a CUDA build without a GPU refuses */
+        wh_arena *auto_a = NULL;
+        wh_arena_config cfg = {.bytes = 1 << 16, .backend = WH_ARENA_AUTO};
+        wh_status st = wh_arena_create(&auto_a, &cfg);
+        if (st == WH_OK)
+            CHECK(wh_arena_get_backend(auto_a) == (wh_cuda_available() ? WH_ARENA_CUDA : WH_ARENA_CPU));
+        else
+            CHECK(st == WH_ERR_NO_DEVICE && WH_HAVE_CUDA && !wh_cuda_available());
+        wh_arena_destroy(auto_a);
+    }
+    { /* the explicit mask: this thread's lane */
+        uint32_t mask = wh_active_mask();
+        wh_handle m = wh_arena_alloc_mask(wh_arena_device(a), mask, 10, 24);
+        CHECK(m.ptr != 0 && (m.ptr - (uintptr_t)wh_arena_base(a)) % 24u == 0);
+        CHECK(wh_arena_free_mask(wh_arena_device(a), mask, &m) == WH_OK && m.ptr == 0);
+        CHECK(wh_arena_free_mask(wh_arena_device(a), mask, &m) == WH_ERR_INVALID_ARGUMENT);
+    }
     wh_arena_destroy(a);
+    wh_arena *ra = make_policy(1u << 20, 64, WH_BLOCKS_LIST, WH_ARENA_RING); /* a span replace by one thread */
+    wh_arena_span sp;
+    memset(&sp, 0, sizeof sp);
+    CHECK(wh_arena_replace_span_thread(wh_arena_device(ra), 100, 36, &sp) == WH_OK && sp.count == 100);
+    CHECK(sp.part[0].ptr != 0 && wh_arena_status(ra) == WH_OK);
+    CHECK(wh_arena_replace_span_thread(wh_arena_device(ra), 0, 36, &sp) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(sp.part[0].ptr == 0 && wh_arena_status(ra) == WH_ERR_INVALID_ARGUMENT); /* the old span freed */
+    expect_walk_ok(ra);
+    wh_arena_destroy(ra);
 }
 
 /* A span over a plain buffer reaches every element of it, like a one-extent arena span. */
@@ -983,9 +1030,8 @@ int main(int argc, char **argv) {
     test_random_commands(WH_BLOCKS_LIST, WH_ARENA_BEST_FIT, commands / 4, 5); /* LIST's alloc scans */
     for (uint32_t k = 1; k <= 5; ++k) test_ring_spans(k, 2000, k);
     for (uint32_t k = 1; k <= 5; ++k) test_ring_reserve(k, 3000, 100u + k);
-    for (uint32_t k = 1; k <= 4; ++k) test_ring_window(k, 1500, 200u + k);
-    for (uint32_t k = 1; k <= 5; ++k) test_ring_forecast(k, 2000, 300u + k);
-    test_ring_window_wrong();
+    for (uint32_t k = 1; k <= 5; ++k) test_ring_posts(k, 2000, 300u + k);
+    test_ring_posts_wrong();
     test_ring_begin_locked();
     test_ring_chain_edges();
     test_mirror_on_failure();

@@ -376,6 +376,31 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
     destroy_checked(a);
 }
 
+#define AHEAD_POLLS (1u << 22) /* polls of a committer's bounded waits */
+
+/* wh_arena_ring_commit by the whole block, each mode as the tests drive it
+ * (the mode a constant: the kernel keeps only its code). */
+static __forceinline__ __device__ wh_arena_commit commit_args(wh_arena_commit_mode mode, const wh_arena_span *ring,
+                                                              uint32_t k, uint32_t first, uint32_t frames, void *smem,
+                                                              uint64_t smem_bytes) {
+    wh_arena_commit c;
+    memset(&c, 0, sizeof c);
+    c.mode = mode;
+    c.ring = (wh_arena_span *)ring;
+    c.k = k;
+    c.first = first;
+    c.frames = frames;
+    c.tries = AHEAD_POLLS;
+    c.smem = smem;
+    c.smem_bytes = smem_bytes;
+    return c;
+}
+static __forceinline__ __device__ wh_status commit_now(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                       uint64_t smem_bytes) {
+    wh_arena_commit c = commit_args(WH_ARENA_COMMIT_NOW, slot, 1u, 0u, 1u, smem, smem_bytes);
+    return wh_arena_ring_commit(a, &c);
+}
+
 /* RING reservations on the GPU (arena/reserve.h): one thread reserves (its
  * first half while another warp reads the count, as marching cubes does),
  * then a block commits (staged in smem), in one kernel (as the fused
@@ -386,7 +411,6 @@ static void test_ring(uint32_t rounds, wh_arena_mirror mirror) {
  * generations) and both images the same generations and block core, byte
  * for byte.  Counts: some zero, some too large, a tight region (failures:
  * the slow path, the same status). */
-#define AHEAD_POLLS (1u << 22)
 static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count, wh_arena_span *slot,
                                              const wh_arena_span *next, uint64_t smem_bytes, bool commit, bool defer,
                                              uint32_t *baton, unsigned *timeouts) {
@@ -416,11 +440,11 @@ static __global__ void reserve_commit_kernel(wh_arena_ref a, const size_t *count
     __threadfence();
     if (defer && threadIdx.x == 32 && st == WH_OK) wh_arena_ring_reserve_publish(a); /* after the fence */
     __syncthreads();
-    if (commit) (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+    if (commit) (void)commit_now(a, slot, smem, smem_bytes);
 }
 static __global__ void commit_kernel(wh_arena_ref a, const wh_arena_span *slot, uint64_t smem_bytes) {
     extern __shared__ uint64_t smem[];
-    (void)wh_arena_ring_commit_block(a, slot, smem, smem_bytes);
+    (void)commit_now(a, slot, smem, smem_bytes);
 }
 /* A commit launched ahead of its reserve, on another stream: it waits,
  * bounded, until the reservation is published (timeouts counted); with a
@@ -428,11 +452,10 @@ static __global__ void commit_kernel(wh_arena_ref a, const wh_arena_span *slot, 
 static __global__ void commit_ahead_kernel(wh_arena_ref a, const wh_arena_span *slot, uint64_t smem_bytes,
                                            unsigned *timeouts, uint32_t *baton) {
     extern __shared__ uint64_t smem[];
+    wh_arena_commit c = commit_args(WH_ARENA_COMMIT_AHEAD, slot, 1u, 0u, 1u, smem, smem_bytes);
     wh_arena_ring_baton b = {baton, 1u, 2u};
-    if (!baton) b = wh_arena_ring_unlock_baton();
-    if (wh_arena_ring_commit_handoff_block(a, slot, smem, smem_bytes, AHEAD_POLLS, b) == WH_ERR_RETRY_LIMIT &&
-        threadIdx.x == 0)
-        atomicAdd(timeouts, 1u);
+    if (baton) c.last = b; /* else unlock */
+    if (wh_arena_ring_commit(a, &c) == WH_ERR_RETRY_LIMIT && threadIdx.x == 0) atomicAdd(timeouts, 1u);
 }
 /* One committer for a chain of frames (the round's), launched ahead of them
  * all: it keeps the image in smem between frames and hands the lock on to
@@ -440,11 +463,10 @@ static __global__ void commit_ahead_kernel(wh_arena_ref a, const wh_arena_span *
 static __global__ void commit_chain_kernel(wh_arena_ref a, const wh_arena_span *ring, uint32_t k, uint32_t f0,
                                            uint32_t frames, uint64_t smem_bytes, unsigned *timeouts, uint32_t *baton) {
     extern __shared__ uint64_t smem[];
+    wh_arena_commit c = commit_args(WH_ARENA_COMMIT_AHEAD, ring, k, f0, frames, smem, smem_bytes);
     wh_arena_ring_baton b = {baton, 1u, 2u};
-    if (wh_arena_ring_commit_chain_block(a, ring, k, f0, frames, smem, smem_bytes, AHEAD_POLLS, b,
-                                         wh_arena_ring_unlock_baton()) == WH_ERR_RETRY_LIMIT &&
-        threadIdx.x == 0)
-        atomicAdd(timeouts, 1u);
+    c.baton = b; /* the chain's last unlocks */
+    if (wh_arena_ring_commit(a, &c) == WH_ERR_RETRY_LIMIT && threadIdx.x == 0) atomicAdd(timeouts, 1u);
 }
 static __global__ void ring_counts(size_t *counts, uint32_t n, uint64_t seed, uint64_t max_count) {
     for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
@@ -454,7 +476,7 @@ static __global__ void ring_counts(size_t *counts, uint32_t n, uint64_t seed, ui
 }
 
 static std::vector<uint8_t> image_tail(wh_arena *a) {
-    wh_arena_state s;
+    wh__arena_state s;
     WH_CUDA_OR_DIE(cudaMemcpy(&s, wh_arena_device(a).s, sizeof s, cudaMemcpyDeviceToHost));
     std::vector<uint8_t> h(wh_arena_meta_bytes(a) - s.gen_off);
     WH_CUDA_OR_DIE(cudaMemcpy(h.data(), (char *)wh_arena_device(a).s + s.gen_off, h.size(), cudaMemcpyDeviceToHost));
@@ -590,7 +612,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
     CHECK(wh_arena_stats_get(ref, &x) == WH_OK && wh_arena_stats_get(a, &y) == WH_OK);
     CHECK(x.allocs == y.allocs && x.frees == y.frees && x.failures == y.failures && x.commands == y.commands);
     CHECK(x.used_bytes == y.used_bytes && x.peak_used == y.peak_used && x.failures > 0);
-    wh_arena_state st;
+    wh__arena_state st;
     WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
     CHECK(st.planned > rounds / 2 && !st.pending.active && st.lock == 0);
     CHECK(st.warm_commits > rounds / 12); /* the chain rounds' commits mostly only allocate */
@@ -619,7 +641,7 @@ static void test_ring_reserve(uint32_t rounds, wh_arena_mirror mirror) {
  * elements through the window forecast for it, runs the replace on the
  * forecast, posts it and publishes the next window -- no lock -- while one
  * committer block a round on a second stream commits the posts in order
- * (wh_arena_ring_commit_posts_block).  A twin replays the counts that went
+ * (WH_ARENA_COMMIT_POSTS).  A twin replays the counts that went
  * through as commands: the same spans, the same block core; every live
  * slot's elements read back as written; the arena counts exactly the
  * failures the forecast announced (no WH_ERR_CORRUPT). */
@@ -678,9 +700,10 @@ static __global__ void post_producer_kernel(wh_arena_ref a, post_ring *pr, const
 static __global__ void posts_commit_kernel(wh_arena_ref a, wh_arena_span *ring, uint32_t k, uint32_t f0,
                                            uint32_t frames, post_ring *pr, uint64_t smem_bytes, unsigned *timeouts) {
     extern __shared__ uint64_t smem[];
-    wh_status st =
-        wh_arena_ring_commit_posts_block(a, ring, k, f0 % k, f0, frames, pr->posts, 8, &pr->consumed, 36, smem,
-                                         smem_bytes, AHEAD_POLLS, &pr->fc, &pr->w[f0 % 2], &pr->tag[f0 % 2], f0 + 1u);
+    wh_arena_ring_posts p = {pr->posts, 8u, f0, &pr->consumed, 36u, &pr->fc, &pr->w[f0 % 2], &pr->tag[f0 % 2], f0 + 1u};
+    wh_arena_commit c = commit_args(WH_ARENA_COMMIT_POSTS, ring, k, f0 % k, frames, smem, smem_bytes);
+    c.posts = &p;
+    wh_status st = wh_arena_ring_commit(a, &c);
     if (threadIdx.x == 0 && st == WH_ERR_RETRY_LIMIT) atomicAdd(timeouts, 1u); /* else the last post's status */
 }
 static __global__ void check_slots(const wh_arena_span *ring, uint32_t k, uint32_t last, unsigned long long *bad) {
@@ -776,7 +799,7 @@ static void test_ring_posts(uint32_t rounds) {
     CHECK_EQ_U64(h.lost, 0);
     CHECK(h.fc.valid);
     CHECK(y.failures == h.expect_failures && h.expect_failures > 0 && y.first_status != WH_ERR_CORRUPT);
-    wh_arena_state st;
+    wh__arena_state st;
     WH_CUDA_OR_DIE(cudaMemcpy(&st, wh_arena_device(a).s, sizeof st, cudaMemcpyDeviceToHost));
     CHECK(st.lock == 0);
     wh_blocks_report rep;

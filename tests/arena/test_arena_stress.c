@@ -36,7 +36,7 @@ static void run(unsigned t, void *p) {
  * commit launched ahead does (waits, bounded, for it; the next plan on a
  * scratch copy; the lock handed on, the chain's last commit unlocks) --
  * or, with `chain`, as one committer for a whole chain that keeps its copy
- * of the image from frame to frame (wh_arena_ring_commit_chain_thread: it
+ * of the image from frame to frame (WH_ARENA_COMMIT_AHEAD: it
  * reloads only the reserve's words and only allocates).  A twin arena runs
  * the same replaces as commands: both rings and both block cores end
  * equal, byte for byte, and the walk accounts for every byte. */
@@ -91,13 +91,21 @@ static void ring_committer(ring_job *j) {
     wh_arena_ring_baton b = {&j->baton, 1u, 2u};
     for (uint32_t f = 0; j->chain && f < j->frames; f += RING_CHAIN) { /* a committer a chain */
         uint32_t n = j->frames - f < RING_CHAIN ? j->frames - f : RING_CHAIN;
-        wh_status st = wh_arena_ring_commit_chain_thread(r, j->ring, RING_K, f, n, j->scratch, 2 * j->meta, RING_TRIES,
-                                                         b, wh_arena_ring_unlock_baton());
+        wh_arena_commit c = {.mode = WH_ARENA_COMMIT_AHEAD,
+                             .ring = j->ring,
+                             .k = RING_K,
+                             .first = f,
+                             .frames = n,
+                             .tries = RING_TRIES,
+                             .smem = j->scratch,
+                             .smem_bytes = 2 * j->meta,
+                             .baton = b};
+        wh_status st = wh_arena_ring_commit(r, &c);
         j->timeouts += st == WH_ERR_RETRY_LIMIT;
     }
     for (uint32_t f = 0; !j->chain && f < j->frames; ++f) {
         uint32_t k = 0;
-        while (k < RING_TRIES && !wh_arena_ring_reserved(r, &j->ring[f % RING_K])) {
+        while (k < RING_TRIES && !wh__ring_pending_for(r.s, &j->ring[f % RING_K])) {
             sched_yield();
             ++k;
         }
@@ -106,8 +114,14 @@ static void ring_committer(ring_job *j) {
             j->timeouts++;
             return;
         }
-        (void)wh_arena_ring_commit_handoff_thread(r, &j->ring[f % RING_K], j->scratch, j->meta,
-                                                  ring_chain_ends(j, f) ? wh_arena_ring_unlock_baton() : b);
+        wh_arena_commit c = {.mode = WH_ARENA_COMMIT_NOW,
+                             .ring = j->ring,
+                             .k = RING_K,
+                             .first = f,
+                             .smem = j->scratch,
+                             .smem_bytes = j->meta,
+                             .last = ring_chain_ends(j, f) ? wh_arena_ring_unlock_baton() : b};
+        (void)wh_arena_ring_commit(r, &c);
     }
 }
 
@@ -122,7 +136,7 @@ static void run_ring(unsigned t, void *p) {
  * as marching cubes' one-pass kernel and its committer run it: thread 1,
  * the committer, takes the lock for each chain of RING_CHAIN frames, makes
  * the forecast and publishes the chain's first window, then commits the
- * frames' posts in order (wh_arena_ring_commit_posts_thread); four
+ * frames' posts in order (WH_ARENA_COMMIT_POSTS); four
  * producers write their quarter of frame f's elements through the window
  * published for it; the closer (the kernel's last ticket), once all four
  * are done, clamps the count to the window, runs the replace on the
@@ -160,9 +174,18 @@ static void window_committer(window_job *j) {
     ring_job *rj = &j->r;
     for (uint32_t f = 0; f < rj->frames; f += RING_CHAIN) {
         uint32_t n = rj->frames - f < RING_CHAIN ? rj->frames - f : RING_CHAIN;
-        wh_status st = wh_arena_ring_commit_posts_thread(
-            wh_arena_device(rj->a), rj->ring, RING_K, f % RING_K, f, n, j->posts, WIN_POSTS, &j->consumed, 36,
-            j->open_scratch, rj->meta, RING_TRIES, &j->fc, &j->w[f % 2], &j->tag[f % 2], f + 1u);
+        wh_arena_ring_posts p = {j->posts,     WIN_POSTS,      f,     &j->consumed, 36, &j->fc,
+                                 &j->w[f % 2], &j->tag[f % 2], f + 1u};
+        wh_arena_commit c = {.mode = WH_ARENA_COMMIT_POSTS,
+                             .ring = rj->ring,
+                             .k = RING_K,
+                             .first = f % RING_K,
+                             .frames = n,
+                             .tries = RING_TRIES,
+                             .smem = j->open_scratch,
+                             .smem_bytes = rj->meta,
+                             .posts = &p};
+        wh_status st = wh_arena_ring_commit(wh_arena_device(rj->a), &c);
         if (st == WH_ERR_RETRY_LIMIT) {
             rj->timeouts++;
             return;
@@ -273,7 +296,7 @@ static void ring_twin(ring_job *j, const uint64_t *counts) {
             CHECK((x->ptr ? x->ptr - rbase : 0) == (y->ptr ? y->ptr - base : 0) && x->block == y->block &&
                   x->gen == y->gen);
         }
-    wh_arena_state *rs = wh_arena_device(twin).s, *s = wh_arena_device(j->a).s;
+    wh__arena_state *rs = wh_arena_device(twin).s, *s = wh_arena_device(j->a).s;
     CHECK(memcmp((char *)rs + rs->gen_off, (char *)s + s->gen_off, j->meta - s->gen_off) == 0);
     wh_blocks_report rep;
     CHECK(wh_arena_check(j->a, &rep) == WH_OK);
@@ -294,7 +317,7 @@ static void test_ring_pipeline(uint32_t frames, bool chain) {
     CHECK_EQ_U64(j.timeouts, 0);
     CHECK(wh_atomic_load(&wh_arena_device(j.a).s->lock, WH_RELAXED) == 0u); /* the last commit unlocked */
     ring_twin(&j, NULL);
-    wh_arena_state *s = wh_arena_device(j.a).s;
+    wh__arena_state *s = wh_arena_device(j.a).s;
     uint64_t live = 0;
     for (int i = 0; i < RING_K; ++i) live += j.ring[i].part[0].ptr != 0;
     CHECK(j.handed >= frames - frames / RING_CHAIN - 1u && j.failed > 0);

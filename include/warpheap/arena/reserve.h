@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Stream arena, RING policy: a replace split in two so that the block core
- * stays off the critical path of a frame (marching cubes (c)).
+ * stays off the critical path of a frame.  Seed gpu-executed-heap.txt,
+ * "Example Use-Case" (output whose size only the GPU learns).
  *
  * A replace (free the slot's span, allocate count elements into it) run by
- * one thread is a chain of ~40 dependent loads through the descriptors and
- * the free index; staged in a block's smem it still costs ~6 us between a
+ * one thread is a chain of dozens of dependent loads through the descriptors
+ * and the free index; staged in a block's smem it still stands between a
  * kernel's count and the kernels that wait for the address.  Yet in a
  * FIFO ring the answer is known before the count: the new span starts at
  * the cursor, in the free block there once the oldest span is freed.  So:
@@ -17,9 +18,9 @@
  *     arithmetic.  Otherwise run the whole replace there (the slow path).
  *     The lock stays held.  In two halves (begin: lock and loads; end: the
  *     span for the count) a kernel takes the lock while it still sums.
- *   commit (a block or one thread, any time later, before the next arena
- *     command; or launched ahead on another stream, waiting -- bounded --
- *     until the reservation is published: wh_arena_ring_commit_ahead_block):
+ *   commit (wh_arena_ring_commit: a block or one thread, any time later,
+ *     before the next arena command; or launched ahead on another stream,
+ *     waiting -- bounded -- until the reservation is published):
  *     run the real replace on the block core (staged in smem),
  *     check it gives the published span (WH_ERR_CORRUPT if not), account,
  *     write the mirror; then, on the staged copy, free the span of the slot
@@ -32,15 +33,6 @@
  * slow path, so the status is the core's own).  Included by arena.h. */
 #ifndef WARPHEAP_ARENA_RESERVE_H
 #define WARPHEAP_ARENA_RESERVE_H
-
-#include <string.h> /* memset */
-
-/* A profiling hook: WH_ARENA_STAMP(k) marks step k of a reserve (0-3) and
- * of a block's commit (4-10).  Empty unless a program defines it before it
- * includes warpheap (marching_cubes_prof does, to time the steps). */
-#ifndef WH_ARENA_STAMP
-#define WH_ARENA_STAMP(k) ((void)0)
-#endif
 
 /* A span read word by word from memory another block or kernel wrote. */
 WH_INLINE WH_HOST_DEVICE wh_arena_span wh__span_load(const wh_arena_span *p) {
@@ -61,7 +53,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__span_same(const wh_arena_span *a, const wh_are
 }
 
 /* The handle a take of planned block b gives (as wh__arena_handle). */
-WH_INLINE WH_HOST_DEVICE wh_handle wh__plan_handle(uint64_t base, const wh_arena_plan_block *b, uint64_t stride) {
+WH_INLINE WH_HOST_DEVICE wh_handle wh__plan_handle(uint64_t base, const wh__plan_block *b, uint64_t stride) {
     wh_handle h;
     h.ptr = base + wh__arena_align_up(b->addr, stride);
     h.block = b->id;
@@ -78,18 +70,18 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__plan_round(uint64_t granule, uint64_t size
  * from the cursor's block, a second extent in the next free block that
  * holds the rest), or false where the plan cannot tell: a request that
  * fails, or an answer past the recorded free blocks.  Mirrors its tests. */
-WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64_t base, uint64_t bytes, uint64_t count,
+WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh__ring_plan *pl, uint64_t base, uint64_t bytes, uint64_t count,
                                             uint64_t stride, wh_arena_span *out) {
     if (count == 0 || stride == 0 || pl->granule == 0 || count > wh__arena_div(bytes, stride)) return false;
-    uint32_t n = pl->nfree < WH_ARENA_PLAN_BLOCKS ? pl->nfree : WH_ARENA_PLAN_BLOCKS;
+    uint32_t n = pl->nfree < WH__PLAN_BLOCKS ? pl->nfree : WH__PLAN_BLOCKS;
     uint64_t pad = stride - wh__arena_gcd(stride, pl->granule);
-    const wh_arena_plan_block *first = n && pl->blk[0].id == pl->start ? &pl->blk[0] : NULL; /* cursor's, free */
+    const wh__plan_block *first = n && pl->blk[0].id == pl->start ? &pl->blk[0] : NULL; /* cursor's, free */
     uint64_t room = first ? first->size : 0;
     uint64_t n0 = room > pad ? wh__arena_div(room - pad, stride) : 0;
     out->part[1] = wh_handle_null();
     if (n0 != 0 && n0 < count && wh__plan_round(pl->granule, count * stride + pad) > room) {
         uint64_t need1 = wh__plan_round(pl->granule, (count - n0) * stride + pad);
-        const wh_arena_plan_block *b1 = NULL;
+        const wh__plan_block *b1 = NULL;
         for (uint32_t i = 1; need1 && i < n && !b1; ++i) /* after the cursor's block, in ring order */
             if (pl->blk[i].size >= need1) b1 = &pl->blk[i];
         if (!b1 && !pl->complete) return false;
@@ -119,7 +111,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__plan_span(const wh_arena_ring_plan *pl, uint64
  * last case for i = 0, taken before any split, for every count <= q_fit
  * (n0 >= count, and the rounded need fits room) -- so that the reserve
  * answers them with one comparison. */
-WH_INLINE WH_HOST_DEVICE void wh__plan_quote(wh_arena_ring_plan *pl, uint64_t base, uint64_t stride) {
+WH_INLINE WH_HOST_DEVICE void wh__plan_quote(wh__ring_plan *pl, uint64_t base, uint64_t stride) {
     pl->q_stride = stride;
     pl->q_fit = 0;
     if (!stride || !pl->granule || !pl->nfree || pl->blk[0].id != pl->start) return;
@@ -131,39 +123,24 @@ WH_INLINE WH_HOST_DEVICE void wh__plan_quote(wh_arena_ring_plan *pl, uint64_t ba
     pl->q_h0 = wh__plan_handle(base, &pl->blk[0], stride);
 }
 
-/* A reserve in two halves, so that a kernel can take the lock and read
- * what the plan's answer needs while its count is still being summed:
- * begin (the lock, then every load, all independent) and end (the span for
- * the count, published).  The ticket carries what begin read from one to
- * the other; one thread runs both. */
-typedef struct wh_arena_ring_ticket {
-    wh_arena_ring_plan pl;
-    wh_arena_span old; /* what the slot held                     */
-    wh_arena_span *slot;
-    uint64_t commands, base, bytes, planned;
-    uint64_t fit; /* the plan's quote, if the plan is current */
-    uint32_t policy, locked, current;
-    uint32_t partial; /* read_handed: the quote's words only    */
-} wh_arena_ring_ticket;
-
 /* begin: take the lock and read the state the reserve of *slot needs.
  * lock_polls: 0, the arena's lock (backoff, WH_ARENA_LOCK_TRIES); else polls
  * of the lock word at the shortest backoff, for a reserve that expects a
  * commit in flight to unlock within microseconds.  On WH_ERR_RETRY_LIMIT
  * (counted) no lock is held and end does nothing.  Its first half alone,
  * the lock: */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_lock(wh_arena_ref a, uint32_t lock_polls) {
-    wh_arena_state *s = a.s;
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_lock(wh_arena_ref a, uint32_t lock_polls) {
+    wh__arena_state *s = a.s;
     if (lock_polls ? wh__arena_lock_poll(s, lock_polls) : wh__arena_lock(s)) return WH_OK;
     wh__arena_note(s, WH_ERR_RETRY_LIMIT);
     return WH_ERR_RETRY_LIMIT;
 }
 /* begin's second half, the lock held: the loads.  A kernel may take the
- * lock early in one block (wh_arena_ring_reserve_lock) and read in the
+ * lock early in one block (wh__ring_reserve_lock) and read in the
  * block that reserves, once that one has seen the lock taken (acquire);
  * or read after a commit handed the lock on (wh_arena_ring_baton). */
-WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_arena_span *slot, wh_arena_ring_ticket *t) {
-    wh_arena_state *s = a.s;
+WH_INLINE WH_HOST_DEVICE void wh__ring_reserve_read(wh_arena_ref a, wh_arena_span *slot, wh_arena_ring_ticket *t) {
+    wh__arena_state *s = a.s;
     t->slot = slot;
     t->locked = 1u;
     t->partial = 0u;
@@ -176,7 +153,7 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_aren
     t->policy = s->policy;
     /* while the count is still being summed: whether the plan holds (no
      * command since, the same slot holding the same span) */
-    const wh_arena_ring_plan *pl = &t->pl;
+    const wh__ring_plan *pl = &t->pl;
     t->current = pl->valid && pl->version == t->commands && pl->slot == (uint64_t)(uintptr_t)slot &&
                  t->policy == WH_ARENA_RING && wh__span_same(&t->old, &pl->expect);
     t->fit = t->current ? pl->q_fit : 0u;
@@ -188,8 +165,8 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read(wh_arena_ref a, wh_aren
  * loaded; a count the quote does not answer has end read the rest. */
 WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read_handed(wh_arena_ref a, wh_arena_span *slot,
                                                                 wh_arena_ring_ticket *t) {
-    wh_arena_state *s = a.s;
-    const wh_arena_ring_plan *p = &s->plan;
+    wh__arena_state *s = a.s;
+    const wh__ring_plan *p = &s->plan;
     t->slot = slot;
     t->locked = 1u;
     t->partial = 1u;
@@ -206,13 +183,11 @@ WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_read_handed(wh_arena_ref a, 
 /* Both halves: */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
                                                                wh_arena_ring_ticket *t) {
-    WH_ARENA_STAMP(0);
     t->slot = slot;
     t->locked = 0u;
-    wh_status st = wh_arena_ring_reserve_lock(a, lock_polls);
+    wh_status st = wh__ring_reserve_lock(a, lock_polls);
     if (st != WH_OK) return st;
-    WH_ARENA_STAMP(1);
-    wh_arena_ring_reserve_read(a, slot, t);
+    wh__ring_reserve_read(a, slot, t);
     return WH_OK;
 }
 
@@ -220,7 +195,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, w
  * the block core, lock held.  Inline: out of line (__noinline__) it leaves
  * the calling warp divergent at the kernel's next block barrier (as
  * synccheck reports). */
-WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint64_t count, uint64_t stride,
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh__arena_state *s, uint64_t count, uint64_t stride,
                                                          wh_arena_span *slot) {
     s->pending.fast = 0u; /* the core now, commit plans only */
     wh_status st = wh__arena_replace_span_locked(s, count, stride, slot);
@@ -237,17 +212,16 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reserve_slow(wh_arena_state *s, uint
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_ref a, const wh_arena_ring_ticket *t,
                                                                       uint64_t count, uint64_t stride,
                                                                       const wh_arena_span *next) {
-    wh_arena_state *s = a.s;
+    wh__arena_state *s = a.s;
     if (!t->locked) return WH_ERR_RETRY_LIMIT; /* begin counted it */
     wh_arena_span *slot = t->slot;
-    wh_arena_ring_pending *p = &s->pending;
+    wh__ring_pending *p = &s->pending;
     p->slot = (uint64_t)(uintptr_t)slot;
     p->next = (uint64_t)(uintptr_t)next;
     p->count = count;
     p->stride = stride;
-    p->status = WH_OK;
     wh_arena_span made;
-    const wh_arena_ring_plan *pl = &t->pl;
+    const wh__ring_plan *pl = &t->pl;
     wh_arena_ring_ticket full;
     if (stride == pl->q_stride && count - 1u < t->fit) { /* the quote: one extent, the cursor's block */
         made.part[0] = pl->q_h0;
@@ -255,27 +229,25 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end_deferred(wh_arena_r
         made.count0 = made.count = count;
     } else {
         if (t->partial) { /* read_handed's: the rest of the state */
-            wh_arena_ring_reserve_read(a, slot, &full);
+            wh__ring_reserve_read(a, slot, &full);
             t = &full;
             pl = &t->pl;
         }
         if (!(t->current && wh__plan_span(pl, t->base, t->bytes, count, stride, &made)))
             return wh__ring_reserve_slow(s, count, stride, slot);
     }
-    WH_ARENA_STAMP(2);
     *slot = made;
     p->old = t->old;
     p->made = made;
     p->fast = 1u;
     s->planned = t->planned + 1u;
-    WH_ARENA_STAMP(3);
     return WH_OK;
 }
 
 /* Announce a deferred reservation (wh_arena_ring_reserve_end_deferred's,
  * whatever its status; not after WH_ERR_RETRY_LIMIT from begin: no lock),
  * the caller's fence since.  A commit that waits for it
- * (wh_arena_ring_reserved) reads the flag with acquire, then the rest: the
+ * (wh__ring_pending_for) reads the flag with acquire, then the rest: the
  * fence before this store orders the slot and the record first.  On the
  * CPU a release store (ThreadSanitizer models no stand-alone fence). */
 WH_INLINE WH_HOST_DEVICE void wh_arena_ring_reserve_publish(wh_arena_ref a) {
@@ -297,7 +269,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_end(wh_arena_ref a, con
     wh_status st = wh_arena_ring_reserve_end_deferred(a, t, count, stride, next);
     if (!t->locked) return st;
     /* last, with release: a commit that waits for the reservation
-     * (wh_arena_ring_reserved) reads active (acquire) before the rest, and
+     * (wh__ring_pending_for) reads active (acquire) before the rest, and
      * must not stage the image mid-replace */
     wh_atomic_store(&a.s->pending.active, 1u, WH_RELEASE);
     return st;
@@ -316,26 +288,20 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
 
 /* Commit's first half (lock held; s the state or a staged copy of it): the
  * real replace, which must give the published span. */
-WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_locked(wh_arena_state *s) {
-    wh_arena_ring_pending *p = &s->pending;
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_locked(wh__arena_state *s) {
+    wh__ring_pending *p = &s->pending;
     wh_arena_span sp = p->old;
     wh_status st = wh__arena_replace_span_locked(s, p->count, p->stride, &sp);
     if (st == WH_OK && !wh__span_same(&sp, &p->made)) st = WH_ERR_CORRUPT;
     return st;
 }
 
-/* The status a commit reports (accounts, mirrors): its own failure, else
- * the reservation's (a clamped close, noted when it closed). */
-WH_INLINE WH_HOST_DEVICE wh_status wh__ring_reported(const wh_arena_state *s, wh_status st) {
-    return st != WH_OK ? st : (wh_status)s->pending.status;
-}
-
 /* Commit's second half: the plan for the next replace of *next, which holds
  * held (read by the caller: a block reads it while thread 0 replaces), made
  * on s -- a scratch copy of the image, which it changes (frees held). */
-WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s, const wh_arena_span *next,
-                                                               const wh_arena_span *held) {
-    wh_arena_ring_plan pl;
+WH_INLINE WH_HOST_DEVICE wh__ring_plan wh__ring_plan_make(wh__arena_state *s, const wh_arena_span *next,
+                                                          const wh_arena_span *held) {
+    wh__ring_plan pl;
     memset(&pl, 0, sizeof pl);
     if (!next || s->policy != WH_ARENA_RING) return pl;
     pl.expect = *held;
@@ -351,8 +317,8 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
     pl.granule = c->granule;
     for (uint32_t k = 0; k < c->capacity && x != WH_BLOCK_NONE; ++k) {
         if (d[x].state == WH_BLOCK_FREE) {
-            if (pl.nfree == WH_ARENA_PLAN_BLOCKS) break; /* more free blocks than recorded */
-            wh_arena_plan_block *e = &pl.blk[pl.nfree++];
+            if (pl.nfree == WH__PLAN_BLOCKS) break; /* more free blocks than recorded */
+            wh__plan_block *e = &pl.blk[pl.nfree++];
             e->addr = d[x].addr;
             e->size = d[x].size;
             e->id = x;
@@ -370,32 +336,9 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_plan wh__ring_plan_make(wh_arena_state *s
 }
 
 /* Whether a reservation for slot is in flight (lock held by it). */
-WH_INLINE WH_HOST_DEVICE bool wh__ring_pending_for(wh_arena_state *s, const wh_arena_span *slot) {
+WH_INLINE WH_HOST_DEVICE bool wh__ring_pending_for(wh__arena_state *s, const wh_arena_span *slot) {
     return wh_atomic_load(&s->pending.active, WH_ACQUIRE) != 0u && s->pending.slot == (uint64_t)(uintptr_t)slot;
 }
-
-/* Whether a reservation for slot is in flight: reserved, not yet
- * committed.  For a commit launched ahead of the reserve (another stream),
- * which waits for it -- bounded: a reserve that fails reserves nothing. */
-WH_INLINE WH_HOST_DEVICE bool wh_arena_ring_reserved(wh_arena_ref a, const wh_arena_span *slot) {
-    return wh__ring_pending_for(a.s, slot);
-}
-
-/* A lock hand-off from a commit to the ring's next reserve.  The commit
- * keeps the arena's lock and adds `handed` to *word (release); with no
- * reservation to commit (none came: the lock is not its to hand on) it
- * adds `empty`.  The next reserve, having read `handed` with acquire (a
- * kernel can fold the word into the counter its blocks arrive on, so the
- * read costs nothing), owns the lock: it reads the state
- * (wh_arena_ring_reserve_read_handed) with no lock round trip first.  On
- * anything else it takes the lock itself (wh_arena_ring_reserve_begin).
- * No other arena command can run between a hand-off and the reserve that
- * takes it (the lock is held); the chain's last commit has no word, and
- * unlocks. */
-typedef struct wh_arena_ring_baton {
-    uint32_t *word; /* NULL: no hand-off, the commit unlocks */
-    uint32_t handed, empty;
-} wh_arena_ring_baton;
 
 WH_INLINE WH_HOST_DEVICE wh_arena_ring_baton wh_arena_ring_unlock_baton(void) {
     wh_arena_ring_baton b = {NULL, 0u, 0u};
@@ -403,7 +346,7 @@ WH_INLINE WH_HOST_DEVICE wh_arena_ring_baton wh_arena_ring_unlock_baton(void) {
 }
 
 /* The commit's end: hand the lock on, or unlock; release either way. */
-WH_INLINE WH_HOST_DEVICE void wh__ring_release(wh_arena_state *s, wh_arena_ring_baton b) {
+WH_INLINE WH_HOST_DEVICE void wh__ring_release(wh__arena_state *s, wh_arena_ring_baton b) {
     if (b.word)
         wh_atomic_fetch_add(b.word, b.handed, WH_RELEASE);
     else
@@ -418,21 +361,21 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_pass_empty(wh_arena_ring_baton b) {
  * a reserve's fast path writes (the pending record and `planned`, adjacent)
  * and those others change outside the lock (atomics). */
 WH_INLINE WH_HOST_DEVICE bool wh__ring_reload_word(uint64_t i) {
-    return (i >= offsetof(wh_arena_state, pending) / 8u && i < (offsetof(wh_arena_state, planned) + 8u) / 8u) ||
+    return (i >= offsetof(wh__arena_state, pending) / 8u && i < (offsetof(wh__arena_state, planned) + 8u) / 8u) ||
            wh__arena_word_unlocked(i);
 }
 /* Words a commit writes back from its copy: not those others change
  * outside the lock, nor the plan's (the commit writes the plan whole). */
 WH_INLINE WH_HOST_DEVICE bool wh__ring_written_back(uint64_t i) {
-    return !wh__arena_word_unlocked(i) && !(i >= offsetof(wh_arena_state, plan) / 8u &&
-                                            i < (offsetof(wh_arena_state, plan) + sizeof(wh_arena_ring_plan)) / 8u);
+    return !wh__arena_word_unlocked(i) && !(i >= offsetof(wh__arena_state, plan) / 8u &&
+                                            i < (offsetof(wh__arena_state, plan) + sizeof(wh__ring_plan)) / 8u);
 }
 
 /* A copy's words from the real image: all of them, or those a copy
  * reloads (wh__ring_reload_word); orig (unless NULL) gets them too.  The
  * words others change outside the lock are read atomically, one field at a
  * time (a reserve may poll the lock by CAS meanwhile). */
-WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig, wh_arena_state *s, uint64_t words,
+WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig, wh__arena_state *s, uint64_t words,
                                                   bool all) {
     const uint64_t *real = (const uint64_t *)s;
     for (uint64_t i = 0; i < words; ++i)
@@ -440,22 +383,21 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_copy_words(uint64_t *img, uint64_t *orig,
             img[i] = real[i];
             if (orig) orig[i] = img[i];
         }
-    wh_arena_state *copy = (wh_arena_state *)img;
+    wh__arena_state *copy = (wh__arena_state *)img;
     copy->lock = wh_atomic_load(&s->lock, WH_RELAXED);
     copy->first_status = wh_atomic_load(&s->first_status, WH_RELAXED);
     copy->failures = wh_atomic_load(&s->failures, WH_RELAXED);
 }
 
-/* Commit by one thread, in place (CPU backend; a block without smem): the
- * reservation of slot, if one is in flight; the next plan on scratch (a
- * copy of the image: scratch_bytes >= wh_arena_meta_bytes, 8-aligned),
- * none without.  Releases the lock; _handoff hands it on through baton
- * instead (also with no reservation in flight: `empty`).  Returns the
- * commit's status. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_ref a, const wh_arena_span *slot,
-                                                                       void *scratch, uint64_t scratch_bytes,
-                                                                       wh_arena_ring_baton baton) {
-    wh_arena_state *s = a.s;
+/* WH_ARENA_COMMIT_NOW by one thread, in place (CPU backend; a block without
+ * smem): the reservation of slot, if one is in flight; the next plan on
+ * scratch (a copy of the image: scratch_bytes >= wh_arena_meta_bytes,
+ * 8-aligned), none without.  Hands the lock on through baton (an unlock
+ * baton: releases it; also with no reservation in flight: `empty`).
+ * Returns the commit's status. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_now_thread(wh_arena_ref a, const wh_arena_span *slot, void *scratch,
+                                                              uint64_t scratch_bytes, wh_arena_ring_baton baton) {
+    wh__arena_state *s = a.s;
     if (!wh__ring_pending_for(s, slot)) {
         wh__ring_pass_empty(baton);
         return WH_OK;
@@ -464,7 +406,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_
     if (s->pending.fast) {
         st = wh__ring_commit_locked(s);
         wh__arena_note(s, st);
-        wh__arena_publish(s, wh__ring_reported(s, st));
+        wh__arena_publish(s, st);
     }
     s->pending.active = 0u;
     s->plan.valid = 0u;
@@ -475,14 +417,10 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_handoff_thread(wh_arena_
         wh_arena_span held;
         memset(&held, 0, sizeof held);
         if (next) held = wh__span_load(next);
-        s->plan = wh__ring_plan_make((wh_arena_state *)scratch, next, &held);
+        s->plan = wh__ring_plan_make((wh__arena_state *)scratch, next, &held);
     }
     wh__ring_release(s, baton);
     return st;
-}
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_thread(wh_arena_ref a, const wh_arena_span *slot, void *scratch,
-                                                               uint64_t scratch_bytes) {
-    return wh_arena_ring_commit_handoff_thread(a, slot, scratch, scratch_bytes, wh_arena_ring_unlock_baton());
 }
 
 /* ---- a committer that keeps its copy of the image --------------------- */
@@ -506,8 +444,8 @@ typedef struct wh__ring_memo {
  * False, nothing done, if the copy must be staged again first (a slow-path
  * reserve replaced on the real image; a free on the copy that is not this
  * reservation's); then again on the FRESH copy. */
-WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh_arena_state *copy, const wh__ring_memo *m, wh_status *st) {
-    wh_arena_ring_pending *p = &copy->pending;
+WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh__arena_state *copy, const wh__ring_memo *m, wh_status *st) {
+    wh__ring_pending *p = &copy->pending;
     *st = WH_OK;
     if (!p->fast) return m->state == WH__COPY_FRESH; /* the reserve's slow path did it all */
     if (m->state == WH__COPY_DIRTY) return false;
@@ -521,7 +459,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh_arena_state *copy, const w
         *st = wh__ring_commit_locked(copy);
     }
     wh__arena_note(copy, *st);
-    wh__arena_account(copy, wh__ring_reported(copy, *st));
+    wh__arena_account(copy, *st);
     return true;
 }
 
@@ -529,7 +467,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__ring_commit_copy(wh_arena_state *copy, const w
  * next replace of next (its span held, read by the caller), made on the
  * copy and written to the real state whole (invalid when none), and what
  * the copy now holds. */
-WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_state *copy, const wh_arena_span *held,
+WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh__arena_state *s, wh__arena_state *copy, const wh_arena_span *held,
                                                  wh_status st, wh__ring_memo *m) {
     m->state = WH__COPY_COLD;
     if (st != WH_OK) {
@@ -537,7 +475,7 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_sta
         return;
     }
     const wh_arena_span *next = (const wh_arena_span *)(uintptr_t)copy->pending.next;
-    wh_arena_ring_plan pl = wh__ring_plan_make(copy, next, held);
+    wh__ring_plan pl = wh__ring_plan_make(copy, next, held);
     s->plan = pl;
     if (pl.valid) {
         m->state = WH__COPY_WARM;
@@ -548,23 +486,22 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_plan_next(wh_arena_state *s, wh_arena_sta
     }
 }
 
-/* The chain committer by one thread (the CPU backend's; a thread that
- * waits for another thread's reserves): as wh_arena_ring_commit_chain_block,
+/* WH_ARENA_COMMIT_AHEAD by one thread (the CPU backend's; a thread that
+ * waits for another thread's reserves): as wh__ring_commit_ahead_block,
  * its copy of the image and what the real image held in scratch
  * (scratch_bytes >= 2 x wh_arena_meta_bytes, 8-aligned; else every frame
  * commits in place), each reservation awaited with wh_backoff, tries polls
  * at most. */
-WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_ref a, const wh_arena_span *ring,
-                                                                     uint32_t k, uint32_t f0, uint32_t frames,
-                                                                     void *scratch, uint64_t scratch_bytes,
-                                                                     uint32_t tries, wh_arena_ring_baton baton,
-                                                                     wh_arena_ring_baton last) {
+WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_ahead_thread(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
+                                                                uint32_t f0, uint32_t frames, void *scratch,
+                                                                uint64_t scratch_bytes, uint32_t tries,
+                                                                wh_arena_ring_baton baton, wh_arena_ring_baton last) {
     if (!ring || k == 0) return WH_ERR_INVALID_ARGUMENT;
-    wh_arena_state *s = a.s;
+    wh__arena_state *s = a.s;
     uint64_t bytes = wh__arena_image_bytes(s), words = bytes / 8u;
     bool staged = scratch && scratch_bytes / 2u >= bytes && !((uintptr_t)scratch & 7u) && !(bytes & 7u);
     uint64_t *img = (uint64_t *)scratch, *orig = img + words;
-    wh_arena_state *copy = (wh_arena_state *)scratch;
+    wh__arena_state *copy = (wh__arena_state *)scratch;
     wh__ring_memo memo;
     memset(&memo, 0, sizeof memo);
     memo.state = WH__COPY_DIRTY;
@@ -574,14 +511,14 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
         const wh_arena_span *slot = &ring[(f0 + f) % k];
         wh_arena_ring_baton b = f + 1u == frames ? last : baton;
         uint32_t n = 0;
-        for (; n < tries && !wh_arena_ring_reserved(a, slot); ++n) wh_backoff(n);
+        for (; n < tries && !wh__ring_pending_for(a.s, slot); ++n) wh_backoff(n);
         if (n == tries) {
             wh__ring_pass_empty(b);
             st = WH_ERR_RETRY_LIMIT;
             continue;
         }
         if (!staged) {
-            st = wh_arena_ring_commit_handoff_thread(a, slot, NULL, 0, b);
+            st = wh__ring_commit_now_thread(a, slot, NULL, 0, b);
             continue;
         }
         wh__ring_copy_words(img, orig, s, words, all);
@@ -593,7 +530,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
         }
         all = false;
         copy->pending.active = 0u;
-        if (copy->pending.fast && wh__arena_mirrors(copy, wh__ring_reported(copy, st))) wh__arena_mirror(copy);
+        if (copy->pending.fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
         for (uint64_t i = 0; i < words; ++i) {
             if (wh__ring_written_back(i) && img[i] != orig[i]) ((uint64_t *)s)[i] = img[i];
             orig[i] = img[i];
@@ -615,9 +552,9 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_commit_chain_thread(wh_arena_re
  * (each an L2 round trip besides: the commit starts within ~0.1 us of the
  * reservation, where 200 ns apart cost ~0.1 us more).  False if
  * none came (a reserve that fails to lock reserves nothing). */
-WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_arena_span *slot, uint32_t tries) {
+WH_INLINE WH_DEVICE bool wh__ring_wait_reserved(wh_arena_ref a, const wh_arena_span *slot, uint32_t tries) {
     for (uint32_t k = 0; k < tries; ++k) {
-        if (wh_arena_ring_reserved(a, slot)) return true;
+        if (wh__ring_pending_for(a.s, slot)) return true;
 #if __CUDA_ARCH__ >= 700
         __nanosleep(64);
 #endif
@@ -629,16 +566,15 @@ WH_INLINE WH_DEVICE bool wh_arena_ring_wait_reserved(wh_arena_ref a, const wh_ar
  * (registers): all of them, or those a kept copy reloads. */
 WH_INLINE WH_DEVICE void wh__ring_stage_words(uint64_t *img, const uint64_t *real, uint64_t *orig, uint64_t words,
                                               bool all) {
-    for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+    for (int j = 0; j < WH__ARENA_STAGE_WORDS; ++j) {
         uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
         if (i < words && (all || wh__ring_reload_word(i))) img[i] = orig[j] = __ldcg(&real[i]); /* from L2 */
     }
 }
 /* Thread 0, the copy committed: the reservation retired, the status out. */
-WH_INLINE WH_DEVICE void wh__ring_committed(wh_arena_state *copy, wh_status st, uint32_t *status) {
+WH_INLINE WH_DEVICE void wh__ring_committed(wh__arena_state *copy, wh_status st, uint32_t *status) {
     copy->pending.active = 0u;
     *status = (uint32_t)st;
-    WH_ARENA_STAMP(7);
 }
 
 /* The staged commit, by one block for a chain of frames of a ring of k
@@ -665,8 +601,8 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
                                                     bool seen, wh_arena_ring_baton baton, wh_arena_ring_baton last) {
     __shared__ uint32_t wh__chain_go, wh__chain_status, wh__chain_all;
     __shared__ wh_arena_span wh__chain_next; /* the next slot's span, for the plan */
-    wh_arena_state *s = a.s, *copy = (wh_arena_state *)smem;
-    uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH_ARENA_STAGE_WORDS];
+    wh__arena_state *s = a.s, *copy = (wh__arena_state *)smem;
+    uint64_t *img = (uint64_t *)smem, *real = (uint64_t *)s, orig[WH__ARENA_STAGE_WORDS];
     wh__ring_memo memo; /* thread 0's: what the copy holds */
     memset(&memo, 0, sizeof memo);
     memo.state = WH__COPY_DIRTY;
@@ -678,9 +614,8 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
         wh_arena_ring_baton b = f + 1u == frames ? last : baton;
         if (f != 0 || !seen) {
             if (threadIdx.x == 0) {
-                wh__chain_go = wh_arena_ring_wait_reserved(a, slot, tries);
+                wh__chain_go = wh__ring_wait_reserved(a, slot, tries);
                 if (!wh__chain_go) wh__ring_pass_empty(b);
-                WH_ARENA_STAMP(4);
             }
             __syncthreads();
             if (!wh__chain_go) { /* uniform; the real image unchanged */
@@ -688,10 +623,8 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
                 continue;
             }
         }
-        WH_ARENA_STAMP(5);
         wh__ring_stage_words(img, real, orig, words, wh__chain_all != 0u);
         __syncthreads();
-        WH_ARENA_STAMP(6);
         if (threadIdx.x == 0) {
             if (wh__chain_all) memo.state = WH__COPY_FRESH;
             bool done = wh__ring_commit_copy(copy, &memo, &st);
@@ -714,86 +647,78 @@ WH_INLINE WH_DEVICE wh_status wh__ring_chain_staged(wh_arena_ref a, const wh_are
             __syncthreads();
         }
         st = (wh_status)wh__chain_status;
-        if (threadIdx.x == 32 && copy->pending.fast && wh__arena_mirrors(copy, wh__ring_reported(copy, st)))
-            wh__arena_mirror(copy);
-        uint64_t now[WH_ARENA_STAGE_WORDS]; /* the image after the commit: the plan changes the copy */
-        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) {
+        if (threadIdx.x == 32 && copy->pending.fast && wh__arena_mirrors(copy, st)) wh__arena_mirror(copy);
+        uint64_t now[WH__ARENA_STAGE_WORDS]; /* the image after the commit: the plan changes the copy */
+        for (int j = 0; j < WH__ARENA_STAGE_WORDS; ++j) {
             uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
             now[j] = i < words ? img[i] : 0u;
         }
-        __syncthreads();                                 /* every word read, the mirror done with the copy */
-        for (int j = 0; j < WH_ARENA_STAGE_WORDS; ++j) { /* thread 0 too, before its plan */
+        __syncthreads();                                  /* every word read, the mirror done with the copy */
+        for (int j = 0; j < WH__ARENA_STAGE_WORDS; ++j) { /* thread 0 too, before its plan */
             uint64_t i = threadIdx.x + (uint64_t)j * blockDim.x;
             if (i < words && wh__ring_written_back(i) && now[j] != orig[j]) real[i] = now[j];
             orig[j] = now[j];
         }
         if (threadIdx.x == 0) { /* while the others write back */
-            WH_ARENA_STAMP(8);
             wh__ring_plan_next(s, copy, &wh__chain_next, st, &memo);
-            WH_ARENA_STAMP(9);
         }
         __syncthreads(); /* written back, the plan made */
         if (threadIdx.x == 0) {
             wh__arena_note(s, st);
             wh__ring_release(s, b); /* release: the image, the plan, then the lock */
-            WH_ARENA_STAMP(10);
         }
     }
     return st;
 }
 
 /* Whether a block can stage the image of s in smem_bytes at smem. */
-WH_INLINE WH_DEVICE bool wh__ring_can_stage(wh_arena_state *s, const void *smem, uint64_t smem_bytes) {
+WH_INLINE WH_DEVICE bool wh__ring_can_stage(wh__arena_state *s, const void *smem, uint64_t smem_bytes) {
     uint64_t bytes = wh__arena_image_bytes(s);
     return bytes <= smem_bytes && !(bytes & 7u) && !((uintptr_t)smem & 7u) && blockDim.x >= 64 &&
-           bytes / 8u <= (uint64_t)WH_ARENA_STAGE_WORDS * blockDim.x;
+           bytes / 8u <= (uint64_t)WH__ARENA_STAGE_WORDS * blockDim.x;
 }
 
 /* The commit in place by thread 0 (no room to stage), its status to every
  * thread through flag (shared; every thread past its last read of it). */
 WH_INLINE WH_DEVICE wh_status wh__ring_commit_in_place(wh_arena_ref a, const wh_arena_span *slot, uint32_t *flag,
                                                        wh_arena_ring_baton baton) {
-    if (threadIdx.x == 0) *flag = (uint32_t)wh_arena_ring_commit_handoff_thread(a, slot, NULL, 0, baton);
+    if (threadIdx.x == 0) *flag = (uint32_t)wh__ring_commit_now_thread(a, slot, NULL, 0, baton);
     __syncthreads();
     return (wh_status)*flag;
 }
 
-/* Commit by a whole block (every thread, converged, same arguments): the
- * image staged in smem (smem_bytes, 8-aligned, >= wh_arena_meta_bytes;
- * else thread 0 commits in place and makes no plan).  Nothing to do if no
- * reservation for slot is in flight.  Returns the status to every thread. */
-WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
-                                                         uint64_t smem_bytes) {
+/* WH_ARENA_COMMIT_NOW by a whole block (every thread, converged, same
+ * arguments): the image staged in smem (smem_bytes, 8-aligned, >=
+ * wh_arena_meta_bytes; else thread 0 commits in place and makes no plan).
+ * Nothing to do if no reservation for slot is in flight (`empty` passed on).
+ * The lock handed on through baton (an unlock baton: released).  Returns
+ * the status to every thread. */
+WH_INLINE WH_DEVICE wh_status wh__ring_commit_now_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
+                                                        uint64_t smem_bytes, wh_arena_ring_baton baton) {
     __shared__ uint32_t wh__commit_go;
-    wh_arena_state *s = a.s;
-    WH_ARENA_STAMP(4);
+    wh__arena_state *s = a.s;
     __syncthreads(); /* the flag: free to write */
-    wh_arena_ring_baton none = wh_arena_ring_unlock_baton();
-    if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh__ring_commit_in_place(a, slot, &wh__commit_go, none);
-    if (threadIdx.x == 0) wh__commit_go = wh__ring_pending_for(s, slot);
+    if (!wh__ring_can_stage(s, smem, smem_bytes)) return wh__ring_commit_in_place(a, slot, &wh__commit_go, baton);
+    if (threadIdx.x == 0) {
+        wh__commit_go = wh__ring_pending_for(s, slot);
+        if (!wh__commit_go) wh__ring_pass_empty(baton);
+    }
     __syncthreads();
     if (!wh__commit_go) return WH_OK;
-    return wh__ring_chain_staged(a, slot, 1u, 0u, 1u, wh__arena_image_bytes(s) / 8u, smem, 0u, true, none, none);
+    return wh__ring_chain_staged(a, slot, 1u, 0u, 1u, wh__arena_image_bytes(s) / 8u, smem, 0u, true, baton, baton);
 }
 
-/* Commit launched ahead of its reserve (another stream; every thread of
- * the block, converged): thread 0 waits (wh_arena_ring_wait_reserved,
- * tries) and the block commits what it waited for, without a second look.
+/* One frame of WH_ARENA_COMMIT_AHEAD where the image cannot be staged:
+ * thread 0 waits (wh__ring_wait_reserved, tries), then commits in place.
  * WH_ERR_RETRY_LIMIT, nothing done and nothing counted, if no reservation
- * came (a reserve that failed to lock counted its own failure); smem as
- * wh_arena_ring_commit_block.  _handoff: the lock handed on through baton
- * (`empty` when none came). */
-WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_handoff_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
-                                                                 uint64_t smem_bytes, uint32_t tries,
-                                                                 wh_arena_ring_baton baton) {
+ * came (a reserve that failed to lock counted its own failure; `empty`
+ * passed on through baton). */
+WH_INLINE WH_DEVICE wh_status wh__ring_commit_ahead_in_place(wh_arena_ref a, const wh_arena_span *slot, uint32_t tries,
+                                                             wh_arena_ring_baton baton) {
     __shared__ uint32_t wh__ahead_go;
-    wh_arena_state *s = a.s;
-    __syncthreads();                             /* the flag: free to write */
-    if (wh__ring_can_stage(s, smem, smem_bytes)) /* uniform */
-        return wh__ring_chain_staged(a, slot, 1u, 0u, 1u, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton,
-                                     baton);
-    if (threadIdx.x == 0) { /* in place: thread 0 waits, then commits */
-        wh__ahead_go = wh_arena_ring_wait_reserved(a, slot, tries);
+    __syncthreads(); /* the flag: free to write */
+    if (threadIdx.x == 0) {
+        wh__ahead_go = wh__ring_wait_reserved(a, slot, tries);
         if (!wh__ahead_go) wh__ring_pass_empty(baton);
     }
     __syncthreads();
@@ -801,36 +726,31 @@ WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_handoff_block(wh_arena_ref a,
     __syncthreads(); /* every thread has read the flag */
     return wh__ring_commit_in_place(a, slot, &wh__ahead_go, baton);
 }
-WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_ahead_block(wh_arena_ref a, const wh_arena_span *slot, void *smem,
-                                                               uint64_t smem_bytes, uint32_t tries) {
-    return wh_arena_ring_commit_handoff_block(a, slot, smem, smem_bytes, tries, wh_arena_ring_unlock_baton());
-}
 
-/* One block commits a chain of `frames` reservations of a ring of k slots,
- * frame f (from 0) replacing ring[(f0 + f) % k], launched ahead of them all (one
+/* WH_ARENA_COMMIT_AHEAD by one block (every thread, converged, the same
+ * arguments): a chain of `frames` reservations of a ring of k slots, frame
+ * f (from 0) replacing ring[(f0 + f) % k], launched ahead of them all (one
  * kernel for the chain instead of one a frame): it waits for each in turn
  * (thread 0, tries polls), hands the lock on through baton after each but
- * the last, and through last after that (wh_arena_ring_unlock_baton():
- * unlock).  Between frames it keeps the image in smem, so a frame's commit
- * reloads only the words the reserve wrote and only allocates: the free of
- * the span it replaces was made on the copy by the previous frame's plan.
- * smem as wh_arena_ring_commit_block; with too little, every frame commits
- * in place (one thread).  Returns the last frame's status (WH_OK for no
- * frame; WH_ERR_INVALID_ARGUMENT, nothing done, for no ring or k = 0). */
-WH_INLINE WH_DEVICE wh_status wh_arena_ring_commit_chain_block(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
-                                                               uint32_t f0, uint32_t frames, void *smem,
-                                                               uint64_t smem_bytes, uint32_t tries,
-                                                               wh_arena_ring_baton baton, wh_arena_ring_baton last) {
-    if (!ring || k == 0) return WH_ERR_INVALID_ARGUMENT; /* uniform: the same arguments */
-    wh_arena_state *s = a.s;
+ * the last, and through last after that (an unlock baton: unlock).
+ * Between frames it keeps the image in smem, so a frame's commit reloads
+ * only the words the reserve wrote and only allocates: the free of the span
+ * it replaces was made on the copy by the previous frame's plan.  smem as
+ * wh__ring_commit_now_block; with too little, every frame commits in place
+ * (one thread).  Returns the last frame's status (WH_OK for no frame;
+ * WH_ERR_RETRY_LIMIT where a reservation did not come). */
+WH_INLINE WH_DEVICE wh_status wh__ring_commit_ahead_block(wh_arena_ref a, const wh_arena_span *ring, uint32_t k,
+                                                          uint32_t f0, uint32_t frames, void *smem, uint64_t smem_bytes,
+                                                          uint32_t tries, wh_arena_ring_baton baton,
+                                                          wh_arena_ring_baton last) {
+    wh__arena_state *s = a.s;
     __syncthreads();
     if (wh__ring_can_stage(s, smem, smem_bytes)) /* uniform */
         return wh__ring_chain_staged(a, ring, k, f0, frames, wh__arena_image_bytes(s) / 8u, smem, tries, false, baton,
                                      last);
     wh_status st = WH_OK;
     for (uint32_t f = 0; f < frames; ++f)
-        st =
-            wh_arena_ring_commit_handoff_block(a, &ring[(f0 + f) % k], NULL, 0, tries, f + 1u == frames ? last : baton);
+        st = wh__ring_commit_ahead_in_place(a, &ring[(f0 + f) % k], tries, f + 1u == frames ? last : baton);
     return st;
 }
 #endif

@@ -17,19 +17,19 @@
  *
  * Everything here runs under the arena lock, on the block core of arena.h:
  * the same descriptors, index and heap walk as best fit; only the choice of
- * the free block differs.  Included by arena.h after wh_arena_state. */
+ * the free block differs.  Included by arena.h after wh__arena_state. */
 #ifndef WARPHEAP_ARENA_RING_H
 #define WARPHEAP_ARENA_RING_H
 
 /* The block after b in address order, wrapping from the region's end to its
  * first block (whose descriptor never changes: merges keep the lower one). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_succ(const wh_arena_state *s, const wh_block *d, uint32_t b) {
+WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_succ(const wh__arena_state *s, const wh_block *d, uint32_t b) {
     return d[b].next != WH_BLOCK_NONE ? d[b].next : s->ring_head;
 }
 
 /* The block that starts at (or contains) the cursor: the successor of the
  * last allocation while that is still live, else found by a bounded walk. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_start(wh_arena_state *s) {
+WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_start(wh__arena_state *s) {
     wh_blocks *c = wh__arena_core(s);
     const wh_block *d = wh_blocks_desc(c);
     uint32_t h = s->ring_hint;
@@ -45,8 +45,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_start(wh_arena_state *s) {
 
 /* First free block of at least size bytes in address order from `from`,
  * once around the region; NONE if there is none. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_find(const wh_arena_state *s, uint32_t from, uint64_t size) {
-    wh_blocks *c = wh__arena_core((wh_arena_state *)s);
+WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_find(const wh__arena_state *s, uint32_t from, uint64_t size) {
+    wh_blocks *c = wh__arena_core((wh__arena_state *)s);
     const wh_block *d = wh_blocks_desc(c);
     uint32_t b = from;
     for (uint32_t k = 0; k < c->capacity; ++k) {
@@ -60,7 +60,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_find(const wh_arena_state *s, uint32_
 /* Take free block b, cut to size (a granule multiple <= its size), as the
  * core's wh_blocks_alloc does with the block its index found; the cursor
  * moves to its end. */
-WH_INLINE WH_HOST_DEVICE void wh__ring_take(wh_arena_state *s, uint32_t b, uint64_t size) {
+WH_INLINE WH_HOST_DEVICE void wh__ring_take(wh__arena_state *s, uint32_t b, uint64_t size) {
     wh_blocks *c = wh__arena_core(s);
     wh_block *d = wh_blocks_desc(c);
     wh__index_remove(c, b);
@@ -73,7 +73,7 @@ WH_INLINE WH_HOST_DEVICE void wh__ring_take(wh_arena_state *s, uint32_t b, uint6
 }
 
 /* Next fit for `need` bytes: a USED block id, or NONE. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_alloc(wh_arena_state *s, uint64_t need) {
+WH_INLINE WH_HOST_DEVICE uint32_t wh__ring_alloc(wh__arena_state *s, uint64_t need) {
     wh_blocks *c = wh__arena_core(s);
     uint64_t size = wh_blocks_round(c, need);
     if (size == 0) return WH_BLOCK_NONE;

@@ -47,18 +47,27 @@ static uint64_t check_structure(const kd_tree *t, kd_box *box, kd_check_result *
     while (sp > 0) {
         uint32_t n = stack[--sp];
         kd_box b = bstack[sp];
-        if (n >= t->nnodes || seen[n]) { ++bad; continue; }
+        if (n >= t->nnodes || seen[n]) {
+            ++bad;
+            continue;
+        }
         seen[n] = 1;
         kd_node node = t->nodes[n];
         uint32_t axis = node.info & 3u, idx = node.info >> 2;
         if (axis == KD_LEAF) {
-            if (idx >= t->nleaves || t->leaves[idx].node != n) { ++bad; continue; }
+            if (idx >= t->nleaves || t->leaves[idx].node != n) {
+                ++bad;
+                continue;
+            }
             ++seen_leaves;
             box[idx] = b;
             if (memcmp(&t->leaves[idx].box, &b, sizeof b)) ++r->box_mismatch;
             continue;
         }
-        if (sp + 2 > KD_STACK || idx + 1u >= t->nnodes) { ++bad; continue; }
+        if (sp + 2 > KD_STACK || idx + 1u >= t->nnodes) {
+            ++bad;
+            continue;
+        }
         split_box(&b, axis, node.split, &bstack[sp + 1], &bstack[sp]);
         stack[sp++] = idx + 1u;
         stack[sp++] = idx;
@@ -78,7 +87,10 @@ static uint64_t check_references(const kd_scene *s, kd_tree *t, const kd_box *bo
         qsort(refs, n, sizeof *refs, cmp_u32);
         for (uint32_t k = 0; k < n; ++k) {
             float lo[3], hi[3];
-            if (refs[k] >= s->ntris) { ++r->bad_refs; continue; }
+            if (refs[k] >= s->ntris) {
+                ++r->bad_refs;
+                continue;
+            }
             kd_tri_bounds(s, refs[k], lo, hi);
             if (!kd_overlap(lo, hi, &box[l])) ++r->bad_refs;
             if (k && refs[k] == refs[k - 1]) ++r->dup_refs;
@@ -146,7 +158,10 @@ float kd_ray_brute(const kd_scene *s, const float o[3], const float d[3], uint32
     *tri = UINT32_MAX;
     for (uint32_t i = 0; i < s->ntris; ++i) {
         float tt = ray_tri(s->v + (size_t)i * 9u, o, d);
-        if (tt < best) { best = tt; *tri = i; }
+        if (tt < best) {
+            best = tt;
+            *tri = i;
+        }
     }
     return best;
 }
@@ -160,7 +175,11 @@ static int ray_box(const kd_box *b, const float o[3], const float d[3], float *t
             continue;
         }
         float inv = 1.0f / d[a], ta = (b->lo[a] - o[a]) * inv, tb = (b->hi[a] - o[a]) * inv;
-        if (ta > tb) { float x = ta; ta = tb; tb = x; }
+        if (ta > tb) {
+            float x = ta;
+            ta = tb;
+            tb = x;
+        }
         lo = fmaxf(lo, ta);
         hi = fminf(hi, tb);
     }
@@ -186,10 +205,16 @@ float kd_ray_tree(const kd_scene *s, const kd_tree *t, const float o[3], const f
             float tsplit = d[axis] != 0.0f ? (node.split - o[axis]) / d[axis] : INFINITY;
             int below = o[axis] < node.split || (o[axis] == node.split && d[axis] <= 0.0f);
             uint32_t near = below ? idx : idx + 1u, far = below ? idx + 1u : idx;
-            if (tsplit > tmax || tsplit <= 0.0f) n = near;
-            else if (tsplit < tmin) n = far;
+            if (tsplit > tmax || tsplit <= 0.0f)
+                n = near;
+            else if (tsplit < tmin)
+                n = far;
             else {
-                if (sp < KD_STACK) { stack[sp] = far; smin[sp] = tsplit; smax[sp++] = tmax; }
+                if (sp < KD_STACK) {
+                    stack[sp] = far;
+                    smin[sp] = tsplit;
+                    smax[sp++] = tmax;
+                }
                 n = near;
                 tmax = tsplit;
             }
@@ -198,7 +223,10 @@ float kd_ray_tree(const kd_scene *s, const kd_tree *t, const float o[3], const f
         const uint32_t *refs = t->refs + t->first[idx];
         for (uint64_t k = 0; k < t->first[idx + 1] - t->first[idx]; ++k) {
             float tt = ray_tri(s->v + (size_t)refs[k] * 9u, o, d);
-            if (tt < best) { best = tt; *tri = refs[k]; }
+            if (tt < best) {
+                best = tt;
+                *tri = refs[k];
+            }
         }
         if (best <= tmax || sp == 0) break;
         n = stack[--sp];
@@ -235,13 +263,13 @@ static uint64_t check_rays(const kd_scene *s, const kd_tree *t, uint32_t nrays, 
     return bad;
 }
 
-uint64_t kd_check_tree(const kd_scene *s, kd_tree *t, uint32_t full_limit, uint32_t sample_tris,
-                       uint32_t nrays, uint64_t seed, kd_check_result *r) {
+uint64_t kd_check_tree(const kd_scene *s, kd_tree *t, uint32_t full_limit, uint32_t sample_tris, uint32_t nrays,
+                       uint64_t seed, kd_check_result *r) {
     memset(r, 0, sizeof *r);
     kd_box *box = (kd_box *)calloc(t->nleaves ? t->nleaves : 1u, sizeof *box);
     if (!box) return 1;
     uint64_t errors = check_structure(t, box, r);
-    if (errors) {                 /* a broken structure makes the rest meaningless */
+    if (errors) { /* a broken structure makes the rest meaningless */
         free(box);
         return errors;
     }

@@ -12,7 +12,7 @@
 
 typedef struct growable {
     float *data;
-    size_t n, cap;            /* in floats */
+    size_t n, cap; /* in floats */
 } growable;
 
 static int push(growable *g, const float *x, size_t k) {
@@ -37,8 +37,10 @@ static long face_index(const char **p, const char *end, size_t nverts) {
     if (stop == *p) return -1;
     *p = stop;
     while (*p < end && **p != ' ' && **p != '\t' && **p != '\r' && **p != '\n') ++*p;
-    if (i < 0) i += (long)nverts;
-    else i -= 1;
+    if (i < 0)
+        i += (long)nverts;
+    else
+        i -= 1;
     return (i >= 0 && (size_t)i < nverts) ? i : -1;
 }
 
@@ -56,7 +58,8 @@ static int parse_face(const char *p, const char *end, const growable *verts, gro
         if (p >= end || *p == '\r' || *p == '\n' || *p == '#') break;
         long i = face_index(&p, end, nv);
         if (i < 0) return -1;
-        if (k == 0) first = i;
+        if (k == 0)
+            first = i;
         else if (k >= 2) {
             float t[9];
             memcpy(t, verts->data + 3 * first, 12);
@@ -70,7 +73,7 @@ static int parse_face(const char *p, const char *end, const growable *verts, gro
 }
 
 int kd_obj_parse(kd_scene *s, const char *text, size_t len) {
-    growable verts = { 0 }, tris = { 0 };
+    growable verts = {0}, tris = {0};
     const char *p = text, *end = text + len;
     int rc = 0;
     s->ntris = 0;

@@ -54,7 +54,7 @@ typedef struct kd_node {
 } kd_node;
 
 typedef struct kd_leaf {
-    uint64_t refs;            /* device address of the leaf's reference array */
+    uint64_t refs; /* device address of the leaf's reference array */
     uint32_t count, node;
     kd_box box;
 } kd_leaf;
@@ -64,7 +64,7 @@ typedef struct kd_tree {
     uint32_t nnodes, nleaves;
     kd_node *nodes;
     kd_leaf *leaves;
-    uint64_t *first;          /* nleaves + 1 offsets into refs */
+    uint64_t *first; /* nleaves + 1 offsets into refs */
     uint32_t *refs;
     kd_box root;
 } kd_tree;
@@ -72,18 +72,18 @@ typedef struct kd_tree {
 void kd_tree_free(kd_tree *t);
 
 WH_INLINE WH_HOST_DEVICE int kd_overlap(const float lo[3], const float hi[3], const kd_box *b) {
-    return lo[0] <= b->hi[0] && hi[0] >= b->lo[0] && lo[1] <= b->hi[1] && hi[1] >= b->lo[1] &&
-           lo[2] <= b->hi[2] && hi[2] >= b->lo[2];
+    return lo[0] <= b->hi[0] && hi[0] >= b->lo[0] && lo[1] <= b->hi[1] && hi[1] >= b->lo[1] && lo[2] <= b->hi[2] &&
+           hi[2] >= b->lo[2];
 }
 
 /* ---- the check (kd_check.c) ----------------------------------------------- */
 typedef struct kd_check_result {
     uint64_t tris_checked, leaves_checked;
-    uint64_t bad_refs;        /* a reference whose triangle misses the leaf box */
-    uint64_t dup_refs;        /* a triangle twice in one leaf                  */
-    uint64_t missing;         /* an overlapping leaf that lacks the triangle   */
-    uint64_t box_mismatch;    /* stored leaf box differs from the tree's       */
-    uint64_t bad_structure;   /* child index out of range, cycles, leaf twice  */
+    uint64_t bad_refs;      /* a reference whose triangle misses the leaf box */
+    uint64_t dup_refs;      /* a triangle twice in one leaf                  */
+    uint64_t missing;       /* an overlapping leaf that lacks the triangle   */
+    uint64_t box_mismatch;  /* stored leaf box differs from the tree's       */
+    uint64_t bad_structure; /* child index out of range, cycles, leaf twice  */
     uint64_t rays, hits, ray_mismatch;
 } kd_check_result;
 
@@ -91,8 +91,8 @@ typedef struct kd_check_result {
  * triangles (every reference is still checked against its leaf box).  nrays
  * random rays: nearest hit by tree traversal vs brute force.  Returns the
  * number of errors (0 = the tree is right).  Sorts each leaf's references. */
-uint64_t kd_check_tree(const kd_scene *s, kd_tree *t, uint32_t full_limit, uint32_t sample_tris,
-                       uint32_t nrays, uint64_t seed, kd_check_result *r);
+uint64_t kd_check_tree(const kd_scene *s, kd_tree *t, uint32_t full_limit, uint32_t sample_tris, uint32_t nrays,
+                       uint64_t seed, kd_check_result *r);
 
 /* Nearest hit along o + t d, t > 0: brute force and through the tree
  * (front-to-back with a stack).  INFINITY when none. */

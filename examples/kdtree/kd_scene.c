@@ -37,15 +37,16 @@ static void set_tri(kd_scene *s, uint32_t i, const float a[3], const float b[3],
 static void random_tri(kd_scene *s, uint32_t i, const float c[3], float size, uint64_t seed) {
     float p[3][3];
     for (int k = 0; k < 3; ++k)
-        for (int a = 0; a < 3; ++a) p[k][a] = c[a] + size * (rnd(seed, (uint64_t)i * 16u + (unsigned)(k * 3 + a)) - 0.5f);
+        for (int a = 0; a < 3; ++a)
+            p[k][a] = c[a] + size * (rnd(seed, (uint64_t)i * 16u + (unsigned)(k * 3 + a)) - 0.5f);
     set_tri(s, i, p[0], p[1], p[2]);
 }
 
 int kd_scene_soup(kd_scene *s, uint32_t n, uint64_t seed) {
     if (scene_alloc(s, n)) return -1;
-    float size = 2.0f * cbrtf(1.0f / (float)(n ? n : 1));   /* ~2 mean spacings */
+    float size = 2.0f * cbrtf(1.0f / (float)(n ? n : 1)); /* ~2 mean spacings */
     for (uint32_t i = 0; i < n; ++i) {
-        float c[3] = { rnd(seed, 3ull * i), rnd(seed, 3ull * i + 1), rnd(seed, 3ull * i + 2) };
+        float c[3] = {rnd(seed, 3ull * i), rnd(seed, 3ull * i + 1), rnd(seed, 3ull * i + 2)};
         random_tri(s, i, c, size, seed + 1u);
     }
     return 0;
@@ -92,18 +93,19 @@ int kd_scene_clustered(kd_scene *s, uint32_t n, uint64_t seed) {
     uint32_t nclusters = n / 4096u < 8u ? 8u : n / 4096u;
     for (uint32_t i = 0; i < n; ++i) {
         uint64_t k = wh_hash64(seed ^ (0xC1u + (uint64_t)i)) % nclusters;
-        if (rnd(seed + 7u, i) < 0.001f) {                       /* floor or wall */
-            float c[3] = { rnd(seed + 8u, i), rnd(seed + 9u, i), rnd(seed + 10u, i) };
+        if (rnd(seed + 7u, i) < 0.001f) { /* floor or wall */
+            float c[3] = {rnd(seed + 8u, i), rnd(seed + 9u, i), rnd(seed + 10u, i)};
             float size = 0.05f + 0.25f * rnd(seed + 11u, i);
             int flat = (int)(wh_hash64(seed + 12u + i) % 3u);
             float p[3][3];
             for (int v = 0; v < 3; ++v)
                 for (int a = 0; a < 3; ++a)
-                    p[v][a] = a == flat ? c[a] : c[a] + size * (rnd(seed + 13u, 9ull * i + (unsigned)(v * 3 + a)) - 0.5f);
+                    p[v][a] =
+                        a == flat ? c[a] : c[a] + size * (rnd(seed + 13u, 9ull * i + (unsigned)(v * 3 + a)) - 0.5f);
             set_tri(s, i, p[0], p[1], p[2]);
             continue;
         }
-        float centre[3] = { rnd(seed + 1u, 3 * k), rnd(seed + 1u, 3 * k + 1), rnd(seed + 1u, 3 * k + 2) };
+        float centre[3] = {rnd(seed + 1u, 3 * k), rnd(seed + 1u, 3 * k + 1), rnd(seed + 1u, 3 * k + 2)};
         float radius = 0.002f * powf(100.0f, rnd(seed + 2u, k));
         float members = (float)n / (float)nclusters;
         float spacing = radius * cbrtf(1.0f / members);
@@ -142,7 +144,7 @@ void kd_tri_bounds(const kd_scene *s, uint32_t i, float lo[3], float hi[3]) {
 }
 
 kd_box kd_scene_bounds(const kd_scene *s) {
-    kd_box b = { { INFINITY, INFINITY, INFINITY }, { -INFINITY, -INFINITY, -INFINITY } };
+    kd_box b = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
     for (uint32_t i = 0; i < s->ntris; ++i) {
         float lo[3], hi[3];
         kd_tri_bounds(s, i, lo, hi);

@@ -41,12 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KD_BINS 16u
-#define KD_BLOCK 128
-#define KD_WARPS (KD_BLOCK / 32)
-#define KD_FULL 0xffffffffu
-#define KD_NONE 0xffffffffu
-#define KD_COST_TRAVERSE 1.0f
+#define KD_BINS           16u
+#define KD_BLOCK          128
+#define KD_WARPS          (KD_BLOCK / 32)
+#define KD_FULL           0xffffffffu
+#define KD_NONE           0xffffffffu
+#define KD_COST_TRAVERSE  1.0f
 #define KD_COST_INTERSECT 1.0f
 
 typedef struct kd_task {
@@ -74,7 +74,7 @@ typedef struct kd_args {
     kd_leaf *leaves;
     kd_counters *c;
     uint32_t cap, leaf_size, max_depth, use_cuda, retries, free_batch, profile;
-    uint64_t pend_bytes;              /* deferred frees: bytes a warp may hold back */
+    uint64_t pend_bytes; /* deferred frees: bytes a warp may hold back */
     unsigned long long timeout_ns;
     wh_heap heap;
 } kd_args;
@@ -88,7 +88,7 @@ typedef struct kd_local {
 /* Parents' lists whose free is deferred: lane i holds list i (NULL if none);
  * n and bytes are the same in every lane. */
 typedef struct kd_pending {
-    uint32_t *list, count;                /* this lane's list and its length */
+    uint32_t *list, count; /* this lane's list and its length */
     uint32_t n;
     uint64_t bytes;
 } kd_pending;
@@ -97,7 +97,9 @@ typedef struct kd_pending {
 static __device__ __forceinline__ long long kd_clock(const kd_args *a) { return a->profile ? clock64() : 0; }
 
 /* A list of n references, padded to 16 bytes as in the paper. */
-static __host__ __device__ __forceinline__ uint64_t kd_list_bytes(uint32_t n) { return ((uint64_t)n * 4u + 15u) & ~15ull; }
+static __host__ __device__ __forceinline__ uint64_t kd_list_bytes(uint32_t n) {
+    return ((uint64_t)n * 4u + 15u) & ~15ull;
+}
 extern "C" uint64_t kd_root_bytes(uint32_t ntris) { return kd_list_bytes(ntris); }
 
 static __device__ __forceinline__ unsigned long long kd_now(void) {
@@ -121,8 +123,10 @@ static __device__ uint32_t *kd_list_alloc(const kd_args *a, uint32_t n, uint32_t
     size_t bytes = (size_t)kd_list_bytes(n);
     long long t0 = kd_clock(a);
     uint32_t *p;
-    if (a->use_cuda) p = n ? (uint32_t *)malloc(bytes) : NULL;
-    else p = (uint32_t *)wh_malloc_warp(&a->heap, bytes, mask);   /* every lane of mask calls */
+    if (a->use_cuda)
+        p = n ? (uint32_t *)malloc(bytes) : NULL;
+    else
+        p = (uint32_t *)wh_malloc_warp(&a->heap, bytes, mask); /* every lane of mask calls */
     if (a->profile && n) {
         uint32_t k = kd_pclass(n);
         (void)wh_atomic_fetch_add(&a->c->alloc_n[k], 1ull, WH_RELAXED);
@@ -135,8 +139,10 @@ static __device__ uint32_t *kd_list_alloc(const kd_args *a, uint32_t n, uint32_t
 static __device__ void kd_list_free(const kd_args *a, uint32_t *p, uint32_t n, uint32_t mask) {
     if (!p) return;
     long long t0 = kd_clock(a);
-    if (a->use_cuda) free(p);
-    else wh_free_warp(&a->heap, p, mask);
+    if (a->use_cuda)
+        free(p);
+    else
+        wh_free_warp(&a->heap, p, mask);
     if (a->profile) {
         uint32_t k = kd_pclass(n);
         (void)wh_atomic_fetch_add(&a->c->free_n[k], 1ull, WH_RELAXED);
@@ -166,7 +172,7 @@ static __device__ uint32_t kd_next_task(const kd_args *a) {
         if (ticket < a->cap && wh_atomic_load(&a->ready[ticket], WH_ACQUIRE)) return (uint32_t)ticket;
         if ((i & 3u) == 3u && wh_atomic_load(&a->c->inflight, WH_ACQUIRE) == 0) return KD_NONE;
         if ((i & 63u) == 63u && kd_now() - start > a->timeout_ns) break;
-        __nanosleep(64u << (i < 6u ? i : 6u));            /* at most 4 us */
+        __nanosleep(64u << (i < 6u ? i : 6u)); /* at most 4 us */
     }
     (void)wh_atomic_fetch_add(&a->c->timeouts, 1ull, WH_RELAXED);
     return KD_NONE;
@@ -202,7 +208,7 @@ static __device__ kd_task kd_load_task(const kd_task *p) {
 static __device__ float kd_plane(const kd_box *b, uint32_t axis, uint32_t k) {
     float lo = b->lo[axis], hi = b->hi[axis];
     float p = lo + (hi - lo) * ((float)(k + 1u) / (float)KD_BINS);
-    return fminf(fmaxf(p, lo), hi);            /* children stay inside the parent */
+    return fminf(fmaxf(p, lo), hi); /* children stay inside the parent */
 }
 
 static __device__ float kd_area(const float e[3]) { return 2.0f * (e[0] * e[1] + e[1] * e[2] + e[2] * e[0]); }
@@ -214,7 +220,7 @@ static __device__ uint32_t kd_bin(float x, float lo, float scale) {
 
 /* Each lane keeps KD_UNROLL (or KD_UNROLL_BINS) references in flight per
  * step: a big node is one warp's work, and its gathers are latency bound. */
-#define KD_UNROLL 8
+#define KD_UNROLL      8
 #define KD_UNROLL_BINS 4
 
 /* bins: 6 x KD_BINS words of this warp's shared memory: per axis, how many
@@ -257,13 +263,15 @@ static __device__ void kd_fill_bins(const kd_args *a, const kd_task *t, uint32_t
 
 /* SAH cost of the plane after bin `lane` on axis k (INFINITY if none). */
 static __device__ float kd_plane_cost(const kd_task *t, const uint32_t *bins, uint32_t k, uint32_t lane) {
-    float e[3] = { t->box.hi[0] - t->box.lo[0], t->box.hi[1] - t->box.lo[1], t->box.hi[2] - t->box.lo[2] };
+    float e[3] = {t->box.hi[0] - t->box.lo[0], t->box.hi[1] - t->box.lo[1], t->box.hi[2] - t->box.lo[2]};
     float area = kd_area(e);
     if (!(e[k] > 0.0f) || !(area > 0.0f)) return INFINITY;
     uint32_t nl = 0, nr = 0;
     for (uint32_t b = 0; b < KD_BINS; ++b) {
-        if (b <= lane) nl += bins[k * 2u * KD_BINS + b];
-        else nr += bins[(k * 2u + 1u) * KD_BINS + b];
+        if (b <= lane)
+            nl += bins[k * 2u * KD_BINS + b];
+        else
+            nr += bins[(k * 2u + 1u) * KD_BINS + b];
     }
     float p = kd_plane(&t->box, k, lane);
     e[k] = p - t->box.lo[k];
@@ -274,24 +282,30 @@ static __device__ float kd_plane_cost(const kd_task *t, const uint32_t *bins, ui
 }
 
 /* Best plane of the three axes; false if a leaf is cheaper.  Warp-uniform. */
-static __device__ bool kd_sah(const kd_args *a, const kd_task *t, uint32_t *bins, uint32_t lane,
-                              uint32_t *axis, float *split) {
+static __device__ bool kd_sah(const kd_args *a, const kd_task *t, uint32_t *bins, uint32_t lane, uint32_t *axis,
+                              float *split) {
     kd_fill_bins(a, t, bins, lane);
     float best = INFINITY;
     uint32_t key = KD_NONE;
     if (lane < KD_BINS - 1u)
         for (uint32_t k = 0; k < 3u; ++k) {
             float c = kd_plane_cost(t, bins, k, lane);
-            if (c < best) { best = c; key = k * KD_BINS + lane; }
+            if (c < best) {
+                best = c;
+                key = k * KD_BINS + lane;
+            }
         }
     for (int off = 16; off > 0; off >>= 1) {
         float ob = __shfl_xor_sync(KD_FULL, best, off);
         uint32_t ok = __shfl_xor_sync(KD_FULL, key, off);
-        if (ob < best || (ob == best && ok < key)) { best = ob; key = ok; }
+        if (ob < best || (ob == best && ok < key)) {
+            best = ob;
+            key = ok;
+        }
     }
-    best = __shfl_sync(KD_FULL, best, 0);          /* uniform even with NaN */
+    best = __shfl_sync(KD_FULL, best, 0); /* uniform even with NaN */
     key = __shfl_sync(KD_FULL, key, 0);
-    __syncwarp(KD_FULL);                           /* bins read before reuse */
+    __syncwarp(KD_FULL); /* bins read before reuse */
     if (key == KD_NONE || !(best < KD_COST_INTERSECT * (float)t->count)) return false;
     *axis = key / KD_BINS;
     *split = kd_plane(&t->box, *axis, key % KD_BINS);
@@ -373,8 +387,8 @@ static __device__ uint32_t *kd_pair_alloc(const kd_args *a, uint32_t n, uint32_t
 
 /* Lanes 0 and 1 allocate the left and right arrays together, lane 0 takes two
  * node ids.  False (everything given back, failure counted) if any failed. */
-static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr, uint32_t lane,
-                                      uint32_t **L, uint32_t **R, uint32_t *first, kd_local *acc) {
+static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr, uint32_t lane, uint32_t **L,
+                                      uint32_t **R, uint32_t *first, kd_local *acc) {
     uint32_t *mine = NULL;
     long long t0 = kd_clock(a);
     if (lane < 2u) mine = kd_pair_alloc(a, lane ? nr : nl, lane);
@@ -489,7 +503,7 @@ static __device__ void kd_publish(const kd_args *a, uint32_t slot, const kd_task
     n.info = axis | (first << 2);
     a->nodes[slot] = n;
     (void)wh_atomic_fetch_add(&a->c->inflight, 2ull, WH_RELAXED);
-    __threadfence();                       /* lists (whole warp) and tasks first */
+    __threadfence(); /* lists (whole warp) and tasks first */
     wh_atomic_store(&a->ready[first], 1u, WH_RELEASE);
     wh_atomic_store(&a->ready[first + 1u], 1u, WH_RELEASE);
 }
@@ -503,14 +517,14 @@ static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task
     if (!leaf) leaf = !kd_sah(a, t, bins, lane, &axis, &split);
     if (!leaf) {
         kd_count(a, t, axis, split, lane, &nl, &nr);
-        leaf = nl == t->count && nr == t->count;          /* no progress */
+        leaf = nl == t->count && nr == t->count; /* no progress */
     }
     if (!leaf) leaf = !kd_split_alloc(a, nl, nr, lane, &L, &R, &first, acc);
     if (leaf) {
         if (lane == 0) kd_make_leaf(a, slot, t, acc);
     } else {
         kd_partition(a, t, axis, split, lane, L, R);
-        __syncwarp(KD_FULL);                                /* all lanes done with t->refs */
+        __syncwarp(KD_FULL); /* all lanes done with t->refs */
         if (lane == 0) kd_publish(a, slot, t, axis, split, first, L, nl, R, nr);
         kd_retire(a, q, t->refs, t->count, lane, acc);
     }
@@ -523,7 +537,7 @@ static __device__ void kd_process(const kd_args *a, uint32_t slot, const kd_task
  * 1.7-3.5 KB a thread: every kind's build then runs up to 2x slower.
  * 2 blocks: no spill (232 registers). */
 #ifndef KD_MIN_BLOCKS
-#  define KD_MIN_BLOCKS 2
+#define KD_MIN_BLOCKS 2
 #endif
 
 /* __grid_constant__: &a points at the parameter itself, no per-thread copy. */
@@ -532,8 +546,8 @@ static __global__ void __launch_bounds__(KD_BLOCK, KD_MIN_BLOCKS) kd_build_kerne
     uint32_t lane = threadIdx.x & 31u, *bins = s_bins[threadIdx.x >> 5];
     kd_local acc;
     memset(&acc, 0, sizeof acc);
-    kd_pending q = { NULL, 0u, 0u, 0u };
-    for (uint32_t iter = 0; iter <= a.cap; ++iter) {      /* a warp takes at most cap tasks */
+    kd_pending q = {NULL, 0u, 0u, 0u};
+    for (uint32_t iter = 0; iter <= a.cap; ++iter) { /* a warp takes at most cap tasks */
         uint32_t slot = KD_NONE;
         long long t0 = kd_clock(&a);
         if (lane == 0) slot = kd_next_task(&a);
@@ -541,12 +555,12 @@ static __global__ void __launch_bounds__(KD_BLOCK, KD_MIN_BLOCKS) kd_build_kerne
         long long t1 = kd_clock(&a);
         if (lane == 0) acc.prof[KD_CYC_WAIT] += (uint64_t)(t1 - t0);
         if (slot == KD_NONE) break;
-        __syncwarp(KD_FULL);           /* lane 0's acquire orders the lanes' loads */
+        __syncwarp(KD_FULL); /* lane 0's acquire orders the lanes' loads */
         kd_task t = kd_load_task(a.tasks + slot);
         kd_process(&a, slot, &t, bins, lane, &q, &acc);
         if (lane == 0) acc.prof[KD_CYC_NODE] += (uint64_t)(kd_clock(&a) - t1);
     }
-    kd_flush(&a, &q, lane, &acc);                         /* every list is freed */
+    kd_flush(&a, &q, lane, &acc); /* every list is freed */
     if (lane == 0) {
         kd_counters *c = a.c;
         (void)wh_atomic_fetch_add(&c->allocs, acc.allocs, WH_RELAXED);
