@@ -192,6 +192,16 @@ wh_status wh_pool_get_stats(wh_pool *p, wh_pool_stats *s) {
     return WH_OK;
 }
 
+wh_status wh_pool_reset_peak(wh_pool *p) {
+    wh__clear_error();
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_reset_peak: pool is NULL");
+    pthread_mutex_lock(&p->lock);
+    p->st.in_use_peak = p->st.in_use;
+    p->st.reserved_peak = wh__reserved(p);
+    pthread_mutex_unlock(&p->lock);
+    return WH_OK;
+}
+
 wh_pool_backend wh_pool_get_backend(const wh_pool *p) { return p ? p->cfg.backend : WH_POOL_AUTO; }
 
 /* The pool's bookkeeping against the core's, under the lock. */

@@ -118,6 +118,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
     }
     if (p->use_vmm) { /* the range: map what is short */
         if ((b = wh__vmm_grow_find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
+        p->st.retries++;
         wh__tag_flush(p);
         wh__wait_and_poll(p);
         if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
@@ -128,6 +129,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
     /* idle whole arenas are all smaller than grow: give them back first */
     if (p->core->arena_bytes - p->core->used_bytes >= grow) wh__trim_arenas(p, 0);
     if (wh__grow(p, grow) == WH_OK && (b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
+    p->st.retries++;
     wh__tag_flush(p); /* exhaustion: trim, retry */
     wh__wait_and_poll(p);
     if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
@@ -353,6 +355,31 @@ wh_status wh_pool_record_stream(wh_pool *p, void *ptr, wh_stream s) {
     if (st == WH_OK) st = wh__use(p, b, slot);
     pthread_mutex_unlock(&p->lock);
     return st;
+}
+
+static const void *wh__user_tag(const void *tag) {
+    const char *t = tag;
+    bool implicit = t == wh__large_tag || (t >= wh__class_tags && t < wh__class_tags + sizeof wh__class_tags);
+    return implicit ? NULL : tag;
+}
+
+wh_status wh_pool_live_blocks(wh_pool *p, wh_pool_block *out, size_t cap, size_t *count) {
+    wh__clear_error();
+    if (!p || !count || (cap && !out)) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_live_blocks: NULL argument");
+    pthread_mutex_lock(&p->lock);
+    const wh_block *d = wh_blocks_desc(p->core);
+    size_t n = 0;
+    for (uint32_t b = 0; b < p->core->capacity; ++b) {
+        const wh__info *in = &p->info[b];
+        if (in->state != WH__LIVE) continue;
+        if (n < cap)
+            out[n] = (wh_pool_block){(void *)(uintptr_t)d[b].addr, (size_t)d[b].size, (size_t)in->requested,
+                                     p->slots[in->alloc_slot].stream, wh__user_tag(in->tag)};
+        n++;
+    }
+    pthread_mutex_unlock(&p->lock);
+    *count = n;
+    return WH_OK;
 }
 
 size_t wh_pool_usable_size(wh_pool *p, const void *ptr) {

@@ -190,6 +190,7 @@ static void exhaustion(void) {
     wh_pool_get_stats(p, &s);
     CHECK_EQ_U64(s.reserved, cap);
     CHECK_EQ_U64(s.failures, 1);
+    CHECK(s.retries >= 1);                          /* the caches were flushed before it failed */
     CHECK(wh_pool_alloc(p, cap + 1, S(0)) == NULL); /* beyond the cap at all */
     CHECK(wh_pool_free(p, live[5], S(0)) == WH_OK);
     live[5] = wh_pool_alloc(p, 300000, S(0));
@@ -458,6 +459,36 @@ static void waits_without_lock(void) {
     wh_pool_destroy(p);
 }
 
+/* wh_pool_live_blocks lists each live allocation with its size, stream and
+ * tag (NULL for an untagged one); wh_pool_reset_peak starts the peaks again. */
+static void live_blocks_and_peaks(void) {
+    static const char site;
+    wh_pool *p = make(0, 0, WH_BLOCKS_TLSF);
+    void *a = wh_pool_alloc(p, 1000, S(1)), *b = wh_pool_alloc_tagged(p, 5000, &site, S(2));
+    void *c = wh_pool_alloc(p, 3u << 20, S(1));
+    CHECK(a && b && c && wh_pool_free(p, c, S(1)) == WH_OK);
+    size_t n = 99;
+    CHECK(wh_pool_live_blocks(p, NULL, 0, &n) == WH_OK && n == 2);
+    wh_pool_block l[3];
+    CHECK(wh_pool_live_blocks(p, l, 1, &n) == WH_OK && n == 2); /* cap 1: one listed, two counted */
+    CHECK(wh_pool_live_blocks(p, l, 3, &n) == WH_OK && n == 2);
+    if (l[0].ptr != a) l[2] = l[0], l[0] = l[1], l[1] = l[2];
+    CHECK(l[0].ptr == a && l[0].requested == 1000 && l[0].size == 1024 && l[0].stream == S(1) && !l[0].tag);
+    CHECK(l[1].ptr == b && l[1].requested == 5000 && l[1].size == 5120 && l[1].stream == S(2) && l[1].tag == &site);
+    CHECK(wh_pool_live_blocks(p, NULL, 1, &n) == WH_ERR_INVALID_ARGUMENT);
+    wh_pool_stats s = pool_stats(p);
+    CHECK(s.in_use_peak > s.in_use);
+    CHECK(wh_pool_trim(p, 0) == WH_OK && wh_pool_reset_peak(p) == WH_OK);
+    s = pool_stats(p);
+    CHECK_EQ_U64(s.in_use_peak, s.in_use);
+    CHECK_EQ_U64(s.reserved_peak, s.reserved);
+    CHECK(wh_pool_reset_peak(NULL) == WH_ERR_INVALID_ARGUMENT);
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK && wh_pool_free(p, b, S(2)) == WH_OK);
+    CHECK(wh_pool_live_blocks(p, l, 3, &n) == WH_OK && n == 0);
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Host pool on the CPU backend.");
     basic(WH_BLOCKS_TLSF);
@@ -475,5 +506,6 @@ int main(int argc, char **argv) {
     stream_order();
     address_map_grows();
     waits_without_lock();
+    live_blocks_and_peaks();
     return wh_test_finish("test_pool");
 }
