@@ -41,10 +41,12 @@ class BuildPyWithPlugin(build_py):
     def run(self):
         super().run()
         plugin = cmake_build(os.path.join(HERE, "build", "cmake"))
+        dest = os.path.join(self.build_lib, "warpheap", "lib", PLUGIN)
         if plugin:
-            dest = os.path.join(self.build_lib, "warpheap", "lib")
-            os.makedirs(dest, exist_ok=True)
-            shutil.copy2(plugin, os.path.join(dest, PLUGIN))
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copy2(plugin, dest)
+        elif os.path.exists(dest):  # from an earlier build with CUDA
+            os.remove(dest)
 
 
 class BinaryDistribution(Distribution):
