@@ -111,12 +111,26 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
         }
     }
     p->cfg.growth = p->use_vmm ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS;
+    p->poison = WH__ASAN && c.backend == WH_POOL_CPU;
     if (pthread_mutex_init(&p->lock, NULL)) {
         wh__pool_free_tables(p);
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: pthread_mutex_init failed");
     }
     *out = p;
     return WH_OK;
+}
+
+void wh__poison_stop(wh_pool *p) {
+    const wh_block *d = wh_blocks_desc(p->core);
+    for (uint32_t b = 0; p->poison && b < p->core->capacity; ++b)
+        if (d[b].state != WH_BLOCK_SPARE && p->info[b].state != WH__HOLE) wh__poison(p, d[b].addr, d[b].size, false);
+    p->poison = false;
+}
+
+/* Arena i back to the driver (unpoisoned; its descriptors may be gone). */
+static void wh__arena_free(wh_pool *p, uint32_t i) {
+    wh__poison(p, (uint64_t)(uintptr_t)p->arenas[i].raw, p->arenas[i].size, false);
+    wh__mem_free(p, p->arenas[i].raw);
 }
 
 wh_status wh_pool_destroy(wh_pool *p) {
@@ -128,6 +142,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
     wh__pending_poll(p); /* their events go back first */
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
+    wh__poison_stop(p);
     for (uint32_t i = 0; i < p->narenas && !p->use_vmm; ++i) wh__mem_free(p, p->arenas[i].raw);
     wh__events_destroy(p);
     pthread_mutex_unlock(&p->lock);
@@ -150,7 +165,7 @@ void wh__trim_arenas(wh_pool *p, uint64_t keep) {
         uint32_t h = p->arenas[i].head;
         if (d[h].state != WH_BLOCK_FREE || d[h].index != WH__READY) continue;
         if (!wh_blocks_remove_arena(p->core, h)) continue;
-        wh__mem_free(p, p->arenas[i].raw);
+        wh__arena_free(p, i);
         p->arenas[i] = p->arenas[--p->narenas];
         p->st.arena_frees++;
     }

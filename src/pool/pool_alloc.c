@@ -77,6 +77,8 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
         wh__mem_free(p, raw);
         return WH_ERR_OUT_OF_MEMORY;
     }
+    wh__poison(p, base, a, true);
+    wh__poison_check(p);
     p->arenas[p->narenas++] = (wh__arena){raw, a, head};
     p->st.arena_allocs++;
     p->st.arenas = p->narenas;
@@ -172,6 +174,7 @@ static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *ta
     }
     *in = (wh__info){
         .tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint16_t)slot, .free_slot = (uint16_t)slot};
+    wh__poison(p, wh_blocks_desc(p->core)[b].addr, bytes, false);
     p->st.allocs++;
     p->st.in_use += size;
     p->st.requested += bytes;
@@ -322,6 +325,7 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     p->slots[in->free_slot].refs--;
     p->slots[lane].refs++;
     in->free_slot = (uint16_t)lane;
+    wh__poison(p, wh_blocks_desc(p->core)[b].addr, wh_blocks_desc(p->core)[b].size, true);
     p->st.frees++;
     p->st.in_use -= wh_blocks_desc(p->core)[b].size;
     p->st.requested -= in->requested;

@@ -126,6 +126,7 @@ struct wh_pool {
     wh__tag_entry tags[WH__TAGS];
     uint32_t hot; /* pool_tags.c: the hot block, or NONE         */
     bool use_vmm;
+    bool poison;           /* AddressSanitizer build, CPU backend, under WH__POISON_LIMIT */
     uint32_t busy_streams; /* streams still busy after the last wait      */
     uint64_t refused;      /* bytes the driver (host) refused in this call */
     wh__vmm vmm;
@@ -163,8 +164,49 @@ static inline uint32_t wh__nlanes(const wh_pool *p) {
     return p->nslots < p->core->nindex ? p->nslots : p->core->nindex;
 }
 
+/* AddressSanitizer sees inside the pool on the CPU backend: the requested
+ * bytes of a live block are addressable, every other byte the pool holds is
+ * poisoned (free, kept, pending, the rounding past a request, arenas not
+ * handed out yet), so an overflow past a block or a use after free is
+ * reported.  Memory goes back to the host unpoisoned.  Each call writes 1/8
+ * of its bytes of shadow, so a pool stops once it reserves more than
+ * WH__POISON_LIMIT: it unpoisons what it holds, once (wh__poison_stop).
+ * Device memory (the CUDA backend) has no shadow here. */
+#define WH__POISON_LIMIT (256ull << 20)
+#if defined(__SANITIZE_ADDRESS__)
+#define WH__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WH__ASAN 1
+#endif
+#endif
+#ifndef WH__ASAN
+#define WH__ASAN 0
+#endif
+#if WH__ASAN
+#include <sanitizer/asan_interface.h>
+static inline void wh__poison(const wh_pool *p, uint64_t addr, uint64_t bytes, bool poison) {
+    if (!p->poison) return;
+    if (poison)
+        ASAN_POISON_MEMORY_REGION((void *)(uintptr_t)addr, bytes);
+    else
+        ASAN_UNPOISON_MEMORY_REGION((void *)(uintptr_t)addr, bytes);
+}
+#else
+static inline void wh__poison(const wh_pool *p, uint64_t addr, uint64_t bytes, bool poison) {
+    (void)p, (void)addr, (void)bytes, (void)poison;
+}
+#endif
+
 /* Bytes backed by the driver: arenas, or the range less its holes. */
 static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }
+
+/* pool.c: every byte the pool holds unpoisoned, and no poisoning from here
+ * on (past WH__POISON_LIMIT; before memory goes back at destroy). */
+void wh__poison_stop(wh_pool *p);
+static inline void wh__poison_check(wh_pool *p) {
+    if (p->poison && wh__reserved(p) > WH__POISON_LIMIT) wh__poison_stop(p);
+}
 
 /* pool_ptrmap.c */
 #define WH__MAP_MIN_BITS 10
