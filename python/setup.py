@@ -26,7 +26,8 @@ def cmake_build(build_dir):
     if not os.path.exists(os.path.join(ROOT, "plugins", "warpheap_plugin.c")):
         raise RuntimeError(f"warpheap: {ROOT} is not the warpheap repository (no plugins/warpheap_plugin.c)")
     args = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DWH_BUILD_TESTS=OFF",
-            "-DWH_BUILD_DEMO=OFF"] + shlex.split(os.environ.get("WARPHEAP_CMAKE_ARGS", ""))
+            "-DWH_BUILD_DEMO=OFF", "-DWH_ENABLE_CUDA=ON"]
+    args += shlex.split(os.environ.get("WARPHEAP_CMAKE_ARGS", ""))  # later -D options win
     subprocess.check_call(args)
     targets = subprocess.run(["cmake", "--build", build_dir, "--target", "help"], capture_output=True, text=True)
     if "warpheap_plugin" not in targets.stdout:
