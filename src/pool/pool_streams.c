@@ -24,6 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* arr (n of *cap elements of size bytes) with room for one more: itself, a
+ * copy twice as large (*cap updated; 64 to start), or NULL without memory. */
+static void *wh__room(void *arr, uint32_t n, uint32_t *cap, size_t size) {
+    if (n < *cap) return arr;
+    uint32_t c = *cap ? 2 * *cap : 64;
+    void *t = realloc(arr, (size_t)c * size);
+    if (t) *cap = c;
+    return t;
+}
+
 wh_status wh__slots_init(wh_pool *p) {
     p->slots_cap = p->core->nindex > 8 ? p->core->nindex : 8;
     p->slots = calloc(p->slots_cap, sizeof *p->slots);
@@ -110,13 +120,9 @@ wh_status wh__use(wh_pool *p, uint32_t b, uint32_t slot) {
     }
     for (uint32_t i = 0; i < p->nxuses && (in->uses & WH__USES_MORE); ++i)
         if (p->xuses[i].block == b && p->xuses[i].slot == slot) return WH_OK;
-    if (p->nxuses == p->xuses_cap) {
-        uint32_t cap = p->xuses_cap ? 2 * p->xuses_cap : 64;
-        wh__xuse *n = realloc(p->xuses, cap * sizeof *n);
-        if (!n) return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the stream uses of blocks");
-        p->xuses = n;
-        p->xuses_cap = cap;
-    }
+    wh__xuse *x = wh__room(p->xuses, p->nxuses, &p->xuses_cap, sizeof *x);
+    if (!x) return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the stream uses of blocks");
+    p->xuses = x;
     p->xuses[p->nxuses++] = (wh__xuse){b, slot};
     in->uses |= WH__USES_MORE;
     p->slots[slot].refs++;
@@ -156,13 +162,9 @@ void wh__uses_drop(wh_pool *p, uint32_t b) {
 
 /* Put USED block b on the pending list, with an event on the stream of each of n slots. */
 wh_status wh__defer(wh_pool *p, uint32_t b, const uint32_t *slots, uint32_t n) {
-    if (p->npending == p->pending_cap) {
-        uint32_t cap = p->pending_cap ? 2 * p->pending_cap : 64;
-        wh__pending *n = realloc(p->pending, cap * sizeof *n);
-        if (!n) return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the pending list");
-        p->pending = n;
-        p->pending_cap = cap;
-    }
+    wh__pending *list = wh__room(p->pending, p->npending, &p->pending_cap, sizeof *list);
+    if (!list) return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the pending list");
+    p->pending = list;
     wh__pending *e = &p->pending[p->npending];
     *e = (wh__pending){.block = b};
     for (uint32_t i = 0; i < n; ++i) {
