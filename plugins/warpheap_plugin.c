@@ -1,47 +1,121 @@
 /* SPDX-License-Identifier: MIT */
 /* warpheap host pool as a drop-in allocator for PyTorch and CuPy.  One pool
- * per device, created at first use.  Exported:
+ * per device, created at first use on that device.  Exported:
  *   PyTorch CUDAPluggableAllocator:  wh_torch_alloc / wh_torch_free
- *   CuPy CFunctionAllocator:         wh_cupy_malloc / wh_cupy_free
- *   wh_plugin_stats(device, out[8])  in use, peak, reserved, peak reserved,
- *                                    allocs, frees, failures, tag hits
- * PyTorch passes the stream of each allocation and free, so its memory is
- * stream-ordered by the pool; CuPy passes none, so its blocks live on the
- * legacy default stream (NULL), which CuPy uses unless told otherwise. */
+ *   CuPy CFunctionAllocator:         wh_cupy_malloc / wh_cupy_free (legacy default stream)
+ *   CuPy, a stream per call:         wh_cupy_malloc_stream / wh_cupy_free_stream
+ *   configuration, before a device's pool exists: wh_plugin_set_option
+ *   the pool's state: wh_plugin_stats, wh_plugin_pool_stats, wh_plugin_reset_peak,
+ *   wh_plugin_trim, wh_plugin_live_blocks, wh_plugin_forget_stream
+ *   wh_plugin_last_error: the message of the calling thread's last failure
+ * The warpheap Python package (python/) wraps these. */
 #include "warpheap/pool.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
-#define WH_PLUGIN_EXPORT __attribute__((visibility("default")))
+#define WH_PLUGIN_EXPORT  __attribute__((visibility("default")))
 #define WH_PLUGIN_DEVICES 64
 
+typedef struct plugin_options {
+    wh_pool_config cfg;
+    size_t release_threshold; /* a free that leaves more cached trims to it; 0: never */
+} plugin_options;
+
 static wh_pool *pools[WH_PLUGIN_DEVICES];
+static plugin_options options[WH_PLUGIN_DEVICES];
+static bool options_set; /* options[] holds the defaults once this is true */
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread char last_error[512];
+
+static int fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Under pools_lock. */
+static void options_init(void) {
+    if (options_set) return;
+    for (int d = 0; d < WH_PLUGIN_DEVICES; ++d)
+        options[d] = (plugin_options){.cfg = {.backend = WH_POOL_CUDA, .max_streams = 62}};
+    options_set = true;
+}
+
+static wh_pool *pool_get(int device) {
+    return device >= 0 && device < WH_PLUGIN_DEVICES ? __atomic_load_n(&pools[device], __ATOMIC_ACQUIRE) : NULL;
+}
 
 /* The device's pool, created on first use with that device current. */
 static wh_pool *pool_of(int device) {
-    if (device < 0 || device >= WH_PLUGIN_DEVICES) return NULL;
-    wh_pool *p = __atomic_load_n(&pools[device], __ATOMIC_ACQUIRE);
-    if (p) return p;
+    wh_pool *p = pool_get(device);
+    if (p || device < 0 || device >= WH_PLUGIN_DEVICES) return p;
     pthread_mutex_lock(&pools_lock);
+    options_init();
     if (!pools[device]) {
-        wh_pool_config c = {.backend = WH_POOL_CUDA, .max_streams = 62};
-        if (wh_pool_create(&p, &c) == WH_OK) __atomic_store_n(&pools[device], p, __ATOMIC_RELEASE);
-        else fprintf(stderr, "warpheap plugin: %s\n", wh_last_error());
+        if (wh_pool_create(&p, &options[device].cfg) == WH_OK)
+            __atomic_store_n(&pools[device], p, __ATOMIC_RELEASE);
+        else
+            fprintf(stderr, "warpheap plugin: device %d: %s\n", device, wh_last_error());
     }
     p = pools[device];
     pthread_mutex_unlock(&pools_lock);
     return p;
 }
 
+/* Set one option of device's pool (device -1: every device's) before it is
+ * created.  Keys: growth (0 default, 1 arenas, 2 vmm), max_bytes,
+ * release_threshold, alignment, max_streams, max_blocks.  0, or -1 with
+ * the reason in wh_plugin_last_error. */
+WH_PLUGIN_EXPORT int wh_plugin_set_option(int device, const char *key, unsigned long long value) {
+    if (device < -1 || device >= WH_PLUGIN_DEVICES)
+        return fail("device %d is not in [-1, %d)", device, WH_PLUGIN_DEVICES);
+    if (!key) return fail("option name is NULL");
+    int rc = 0;
+    pthread_mutex_lock(&pools_lock);
+    options_init();
+    for (int d = device < 0 ? 0 : device; d < (device < 0 ? WH_PLUGIN_DEVICES : device + 1) && rc == 0; ++d) {
+        plugin_options *o = &options[d];
+        if (pools[d])
+            rc = fail("%s: device %d already has its pool; set options before its first allocation", key, d);
+        else if (!strcmp(key, "growth"))
+            o->cfg.growth = (wh_pool_growth)value;
+        else if (!strcmp(key, "max_bytes"))
+            o->cfg.max_bytes = (size_t)value;
+        else if (!strcmp(key, "release_threshold"))
+            o->release_threshold = (size_t)value;
+        else if (!strcmp(key, "alignment"))
+            o->cfg.alignment = (size_t)value;
+        else if (!strcmp(key, "max_streams"))
+            o->cfg.max_streams = (uint32_t)value;
+        else if (!strcmp(key, "max_blocks"))
+            o->cfg.max_blocks = (uint32_t)value;
+        else
+            rc = fail("unknown option '%s'", key);
+    }
+    pthread_mutex_unlock(&pools_lock);
+    return rc;
+}
+
+WH_PLUGIN_EXPORT const char *wh_plugin_last_error(void) { return last_error; }
+
 /* Arenas are cudaMalloc'd on the current device: make it `device`. */
 static void *alloc_on(int device, size_t size, cudaStream_t stream) {
     int cur = -1;
-    if (cudaGetDevice(&cur) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
-    if (cur != device && cudaSetDevice(device) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    if (cudaGetDevice(&cur) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (cur != device && cudaSetDevice(device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
     wh_pool *p = pool_of(device);
     void *ptr = p ? wh_pool_alloc(p, size ? size : 1, stream) : NULL;
     if (!ptr && p) fprintf(stderr, "warpheap plugin: %s\n", wh_last_error());
@@ -50,8 +124,15 @@ static void *alloc_on(int device, size_t size, cudaStream_t stream) {
 }
 
 static void free_on(int device, void *ptr, cudaStream_t stream) {
-    wh_pool *p = pool_of(device);
-    if (p && wh_pool_free(p, ptr, stream) != WH_OK) fprintf(stderr, "warpheap plugin: %s\n", wh_last_error());
+    wh_pool *p = pool_get(device);
+    if (!p || wh_pool_free(p, ptr, stream) != WH_OK) {
+        fprintf(stderr, "warpheap plugin: %s\n", p ? wh_last_error() : "free on a device without a pool");
+        return;
+    }
+    size_t keep = options[device].release_threshold;
+    wh_pool_stats s;
+    if (keep && wh_pool_get_stats(p, &s) == WH_OK && s.cached > keep && wh_pool_trim(p, keep) != WH_OK)
+        fprintf(stderr, "warpheap plugin: %s\n", wh_last_error());
 }
 
 WH_PLUGIN_EXPORT void *wh_torch_alloc(ssize_t size, int device, cudaStream_t stream) {
@@ -69,12 +150,53 @@ WH_PLUGIN_EXPORT void wh_cupy_free(void *param, void *ptr, int device) {
     (void)param;
     free_on(device, ptr, NULL);
 }
+/* CuPy's current stream, passed by the Python allocator (warpheap.cupy). */
+WH_PLUGIN_EXPORT void *wh_cupy_malloc_stream(size_t size, int device, cudaStream_t stream) {
+    return alloc_on(device, size, stream);
+}
+WH_PLUGIN_EXPORT void wh_cupy_free_stream(void *ptr, int device, cudaStream_t stream) { free_on(device, ptr, stream); }
+
+static wh_pool *pool_or_fail(int device) {
+    wh_pool *p = pool_get(device);
+    if (!p) fail("device %d has no pool (nothing allocated there yet)", device);
+    return p;
+}
+
+/* wh_pool_status to 0, or -1 with wh_last_error as the plug-in's error. */
+static int done(wh_status st) { return st == WH_OK ? 0 : fail("%s", wh_last_error()); }
+
+/* in use, peak, reserved, peak reserved, allocations, frees, failures, tag hits */
 WH_PLUGIN_EXPORT int wh_plugin_stats(int device, unsigned long long out[8]) {
-    wh_pool *p = device >= 0 && device < WH_PLUGIN_DEVICES ? __atomic_load_n(&pools[device], __ATOMIC_ACQUIRE) : NULL;
+    wh_pool *p = pool_or_fail(device);
     wh_pool_stats s;
-    if (!p || wh_pool_get_stats(p, &s) != WH_OK) return -1;
-    unsigned long long v[8] = {s.in_use, s.in_use_peak, s.reserved, s.reserved_peak, s.allocs, s.frees, s.failures,
-                               s.tag_hits};
+    if (!p || done(wh_pool_get_stats(p, &s))) return -1;
+    unsigned long long v[8] = {s.in_use, s.in_use_peak, s.reserved, s.reserved_peak,
+                               s.allocs, s.frees,       s.failures, s.tag_hits};
     for (int i = 0; i < 8; ++i) out[i] = v[i];
     return 0;
+}
+/* The whole wh_pool_stats; size: sizeof(wh_pool_stats) as the caller knows it. */
+WH_PLUGIN_EXPORT int wh_plugin_pool_stats(int device, wh_pool_stats *out, size_t size) {
+    wh_pool *p = pool_or_fail(device);
+    wh_pool_stats s;
+    if (!p || done(wh_pool_get_stats(p, &s))) return -1;
+    memcpy(out, &s, size < sizeof s ? size : sizeof s);
+    return 0;
+}
+WH_PLUGIN_EXPORT int wh_plugin_reset_peak(int device) {
+    wh_pool *p = pool_or_fail(device);
+    return p ? done(wh_pool_reset_peak(p)) : -1;
+}
+WH_PLUGIN_EXPORT int wh_plugin_trim(int device, size_t keep_bytes) {
+    wh_pool *p = pool_or_fail(device);
+    return p ? done(wh_pool_trim(p, keep_bytes)) : -1;
+}
+WH_PLUGIN_EXPORT int wh_plugin_live_blocks(int device, wh_pool_block *out, size_t cap, size_t *count) {
+    wh_pool *p = pool_or_fail(device);
+    return p ? done(wh_pool_live_blocks(p, out, cap, count)) : -1;
+}
+/* Before destroying a stream that allocated from the pool. */
+WH_PLUGIN_EXPORT int wh_plugin_forget_stream(int device, cudaStream_t stream) {
+    wh_pool *p = pool_get(device);
+    return p ? done(wh_pool_forget_stream(p, stream)) : 0;
 }

@@ -100,7 +100,18 @@ typedef struct wh_pool_stats {
     uint64_t driver_ns;  /* time in those calls (CUDA backend)    */
     uint64_t pending;    /* freed blocks waiting for other streams */
     uint64_t tag_cached; /* blocks held for their tag              */
+    uint64_t retries;    /* allocations that flushed the caches and waited
+                            for the streams before they were served or failed */
 } wh_pool_stats;
+
+/* A live allocation, as wh_pool_live_blocks lists it. */
+typedef struct wh_pool_block {
+    void *ptr;
+    size_t size;      /* usable bytes (the block)              */
+    size_t requested; /* bytes asked for                       */
+    wh_stream stream; /* the stream it was allocated on        */
+    const void *tag;  /* wh_pool_alloc_tagged's tag, else NULL */
+} wh_pool_block;
 
 /* cfg may be NULL for defaults. */
 WH_API wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg);
@@ -139,6 +150,11 @@ WH_API wh_status wh_pool_forget_stream(wh_pool *pool, wh_stream stream);
 WH_API wh_status wh_pool_trim(wh_pool *pool, size_t keep_bytes);
 
 WH_API wh_status wh_pool_get_stats(wh_pool *pool, wh_pool_stats *stats);
+/* The peaks (in_use_peak, reserved_peak) start again from the current values. */
+WH_API wh_status wh_pool_reset_peak(wh_pool *pool);
+/* The live allocations: *count = their number; the first min(cap, *count)
+ * go to out (may be NULL when cap is 0), in no particular order. */
+WH_API wh_status wh_pool_live_blocks(wh_pool *pool, wh_pool_block *out, size_t cap, size_t *count);
 /* Usable size of a live allocation (0 if ptr is not one). */
 WH_API size_t wh_pool_usable_size(wh_pool *pool, const void *ptr);
 /* Heap walk: checks the block core and the pool's own bookkeeping against

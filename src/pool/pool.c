@@ -22,8 +22,9 @@ static wh_status wh__resolve(wh_pool_config *c) {
     if (c->medium_arena == 0) c->medium_arena = 20u << 20;
     if (c->max_blocks == 0) c->max_blocks = WH__DEFAULT_BLOCKS;
     if (c->max_streams == 0) c->max_streams = WH__DEFAULT_STREAMS;
-    if (c->max_streams > WH__MAX_SLOTS - 1)
-        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_streams %u > %u", c->max_streams, WH__MAX_SLOTS - 1);
+    if (c->max_streams > WH__MAX_LANES - 1)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_streams %u > %u (streams with a free index of their own)",
+                        c->max_streams, WH__MAX_LANES - 1);
     if (c->max_blocks < 2 || c->max_blocks > (1u << 28))
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_blocks %u not in [2, 2^28]", c->max_blocks);
     if (c->index != WH_BLOCKS_TLSF && c->index != WH_BLOCKS_MAXHEAP)
@@ -54,6 +55,9 @@ static void wh__pool_free_tables(wh_pool *p) {
     free(p->map_vals);
     free(p->arenas);
     free(p->pending);
+    free(p->slots);
+    free(p->use_list);
+    free(p->xuses);
     free(p);
 }
 
@@ -72,12 +76,11 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
     p->core = wh__host_alloc(64, bytes);
     p->info = calloc(c.max_blocks, sizeof *p->info);
     if (!p->core || !p->info || !wh__map_init(p) ||
-        !wh_blocks_init(p->core, bytes, c.index, nindex, c.max_blocks, c.alignment)) {
+        !wh_blocks_init(p->core, bytes, c.index, nindex, c.max_blocks, c.alignment) || wh__slots_init(p) != WH_OK) {
         wh__pool_free_tables(p);
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory for %u block descriptors", c.max_blocks);
     }
     wh_blocks_set_absorb(p->core, WH__READY); /* a stream may take READY neighbours */
-    p->nslots = 1;                            /* slot 0: READY */
     p->hot = WH_BLOCK_NONE;
     /* Default: the range (VMM).  It is fast enough (6.5x..33x
      * cudaMallocAsync warm on random_allocations) at a fraction of the
@@ -108,12 +111,26 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
         }
     }
     p->cfg.growth = p->use_vmm ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS;
+    p->poison = WH__ASAN && c.backend == WH_POOL_CPU;
     if (pthread_mutex_init(&p->lock, NULL)) {
         wh__pool_free_tables(p);
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: pthread_mutex_init failed");
     }
     *out = p;
     return WH_OK;
+}
+
+void wh__poison_stop(wh_pool *p) {
+    const wh_block *d = wh_blocks_desc(p->core);
+    for (uint32_t b = 0; p->poison && b < p->core->capacity; ++b)
+        if (d[b].state != WH_BLOCK_SPARE && p->info[b].state != WH__HOLE) wh__poison(p, d[b].addr, d[b].size, false);
+    p->poison = false;
+}
+
+/* Arena i back to the driver (unpoisoned; its descriptors may be gone). */
+static void wh__arena_free(wh_pool *p, uint32_t i) {
+    wh__poison(p, (uint64_t)(uintptr_t)p->arenas[i].raw, p->arenas[i].size, false);
+    wh__mem_free(p, p->arenas[i].raw);
 }
 
 wh_status wh_pool_destroy(wh_pool *p) {
@@ -125,6 +142,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
     wh__pending_poll(p); /* their events go back first */
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
+    wh__poison_stop(p);
     for (uint32_t i = 0; i < p->narenas && !p->use_vmm; ++i) wh__mem_free(p, p->arenas[i].raw);
     wh__events_destroy(p);
     pthread_mutex_unlock(&p->lock);
@@ -147,7 +165,7 @@ void wh__trim_arenas(wh_pool *p, uint64_t keep) {
         uint32_t h = p->arenas[i].head;
         if (d[h].state != WH_BLOCK_FREE || d[h].index != WH__READY) continue;
         if (!wh_blocks_remove_arena(p->core, h)) continue;
-        wh__mem_free(p, p->arenas[i].raw);
+        wh__arena_free(p, i);
         p->arenas[i] = p->arenas[--p->narenas];
         p->st.arena_frees++;
     }
@@ -181,10 +199,20 @@ wh_status wh_pool_get_stats(wh_pool *p, wh_pool_stats *s) {
     s->reserved = wh__reserved(p);
     s->cached = s->reserved - s->in_use;
     s->largest_free = 0;
-    for (uint32_t i = 0; i < p->nslots; ++i) {
+    for (uint32_t i = 0; i < wh__nlanes(p); ++i) {
         uint64_t l = wh_blocks_largest_free(p->core, i);
         if (l > s->largest_free) s->largest_free = l;
     }
+    pthread_mutex_unlock(&p->lock);
+    return WH_OK;
+}
+
+wh_status wh_pool_reset_peak(wh_pool *p) {
+    wh__clear_error();
+    if (!p) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_reset_peak: pool is NULL");
+    pthread_mutex_lock(&p->lock);
+    p->st.in_use_peak = p->st.in_use;
+    p->st.reserved_peak = wh__reserved(p);
     pthread_mutex_unlock(&p->lock);
     return WH_OK;
 }
@@ -238,7 +266,8 @@ static wh_status wh__check_locked(wh_pool *p) {
                         "/%u, arenas %" PRIu64 "/%" PRIu64,
                         live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED], tagged,
                         n[WH__PENDING], p->npending, mapped + n[WH__HOLE], r.used, arena_sum, r.arena_bytes);
-    return p->use_vmm ? wh__vmm_check(p) : WH_OK;
+    wh_status st = wh__check_slots(p);
+    return st == WH_OK && p->use_vmm ? wh__vmm_check(p) : st;
 }
 
 wh_status wh_pool_check(wh_pool *p) {

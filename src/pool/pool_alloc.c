@@ -27,6 +27,7 @@ void wh__release(wh_pool *p, uint32_t b) {
     wh__map_del(p, a);
     *wh__freed_slot(p, a) = a;
     p->info[b].state = WH__FREE_OR_CORE;
+    p->slots[p->info[b].free_slot].refs--;
     wh_blocks_free(p->core, b, p->info[b].free_slot);
 }
 
@@ -76,6 +77,8 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
         wh__mem_free(p, raw);
         return WH_ERR_OUT_OF_MEMORY;
     }
+    wh__poison(p, base, a, true);
+    wh__poison_check(p);
     p->arenas[p->narenas++] = (wh__arena){raw, a, head};
     p->st.arena_allocs++;
     p->st.arenas = p->narenas;
@@ -117,6 +120,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
     }
     if (p->use_vmm) { /* the range: map what is short */
         if ((b = wh__vmm_grow_find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
+        p->st.retries++;
         wh__tag_flush(p);
         wh__wait_and_poll(p);
         if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
@@ -127,6 +131,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
     /* idle whole arenas are all smaller than grow: give them back first */
     if (p->core->arena_bytes - p->core->used_bytes >= grow) wh__trim_arenas(p, 0);
     if (wh__grow(p, grow) == WH_OK && (b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
+    p->st.retries++;
     wh__tag_flush(p); /* exhaustion: trim, retry */
     wh__wait_and_poll(p);
     if ((b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
@@ -140,7 +145,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
 static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
     uint64_t largest = 0;
     uint32_t blocks = p->core->nused;
-    for (uint32_t i = 0; i < p->nslots; ++i) {
+    for (uint32_t i = 0; i < wh__nlanes(p); ++i) {
         uint64_t l = wh_blocks_largest_free(p->core, i);
         largest = l > largest ? l : largest;
         blocks += wh_blocks_index(p->core, i)->nfree;
@@ -164,10 +169,12 @@ static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *ta
     if (in->state == WH__FREE_OR_CORE) {
         uint64_t a = wh_blocks_desc(p->core)[b].addr, *f = wh__freed_slot(p, a);
         wh__map_put(p, a, b);
-        if (*f == a) *f = 0; /* live again */
+        if (*f == a) *f = 0;   /* live again */
+        p->slots[slot].refs++; /* a kept block has its ref on slot already */
     }
     *in = (wh__info){
-        .tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint8_t)slot, .free_slot = (uint8_t)slot};
+        .tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint16_t)slot, .free_slot = (uint16_t)slot};
+    wh__poison(p, wh_blocks_desc(p->core)[b].addr, bytes, false);
     p->st.allocs++;
     p->st.in_use += size;
     p->st.requested += bytes;
@@ -189,10 +196,9 @@ static const void *wh__implicit_tag(uint64_t size) {
     return size <= WH__IMPLICIT_MAX ? (const void *)&wh__class_tags[wh_log2_64(size)] : (const void *)wh__large_tag;
 }
 
-static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, const void *tag, wh_stream s, void **out) {
-    uint32_t slot;
-    wh_status st = wh__slot_of(p, s, &slot);
-    if (st != WH_OK) return st;
+/* slot: the stream's, pinned by the caller (the slow path may release the lock). */
+static wh_status wh__alloc_on(wh_pool *p, size_t bytes, uint64_t align, const void *tag, uint32_t slot, void **out) {
+    uint32_t lane = wh__lane(p, slot);
     if (!wh__map_reserve(p)) /* before anything changes */
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the address map (%" PRIu64 " entries)",
                         p->map_count);
@@ -209,13 +215,23 @@ static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, cons
     if (p->hot != WH_BLOCK_NONE) b = wh__hot_take(p, tag == wh__large_tag ? size : 0, slot);
     if (b == WH_BLOCK_NONE && tag && tag != wh__large_tag && !align) b = wh__tag_take(p, tag, size, slot);
     if (b != WH_BLOCK_NONE) p->st.tag_hits++;
-    if (b == WH_BLOCK_NONE) b = wh__find(p, size, align, slot);
+    if (b == WH_BLOCK_NONE) b = wh__find(p, size, align, lane);
     p->refused = 0;
-    if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, align, slot);
+    if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, align, lane);
     if (b == WH_BLOCK_NONE) return wh__exhausted(p, bytes);
     wh__make_live(p, b, bytes, tag, slot);
     *out = (void *)(uintptr_t)wh_blocks_desc(p->core)[b].addr;
     return WH_OK;
+}
+
+static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, const void *tag, wh_stream s, void **out) {
+    uint32_t slot;
+    wh_status st = wh__slot_of(p, s, &slot);
+    if (st != WH_OK) return st;
+    p->slots[slot].refs++; /* no other stream takes the slot meanwhile */
+    st = wh__alloc_on(p, bytes, align, tag, slot, out);
+    p->slots[slot].refs--;
+    return st;
 }
 
 static wh_status wh__try_alloc(wh_pool *p, size_t bytes, size_t align, const void *tag, wh_stream s, void **out) {
@@ -302,10 +318,14 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     if (st == WH_OK) st = wh__slot_of(p, s, &slot);
     if (st != WH_OK) return st;
     wh__info *in = &p->info[b];
-    uint64_t uses = in->uses | (1ull << in->alloc_slot);
-    uses &= ~(1ull << slot) & ~p->retired; /* own order covers it; forgotten streams are done */
-    in->free_slot = (uint8_t)slot;
-    if (uses && (st = wh__defer(p, b, uses)) != WH_OK) return st;
+    uint32_t uses = wh__uses_of(p, b, slot, p->use_list); /* own order covers slot's work */
+    uint32_t lane = wh__lane(p, slot);
+    if (uses && (st = wh__defer(p, b, p->use_list, uses)) != WH_OK) return st;
+    wh__uses_drop(p, b);
+    p->slots[in->free_slot].refs--;
+    p->slots[lane].refs++;
+    in->free_slot = (uint16_t)lane;
+    wh__poison(p, wh_blocks_desc(p->core)[b].addr, wh_blocks_desc(p->core)[b].size, true);
     p->st.frees++;
     p->st.in_use -= wh_blocks_desc(p->core)[b].size;
     p->st.requested -= in->requested;
@@ -336,9 +356,34 @@ wh_status wh_pool_record_stream(wh_pool *p, void *ptr, wh_stream s) {
     uint32_t b, slot;
     wh_status st = wh__lookup_live(p, ptr, "wh_pool_record_stream", &b);
     if (st == WH_OK) st = wh__slot_of(p, s, &slot);
-    if (st == WH_OK) p->info[b].uses |= 1ull << slot;
+    if (st == WH_OK) st = wh__use(p, b, slot);
     pthread_mutex_unlock(&p->lock);
     return st;
+}
+
+static const void *wh__user_tag(const void *tag) {
+    const char *t = tag;
+    bool implicit = t == wh__large_tag || (t >= wh__class_tags && t < wh__class_tags + sizeof wh__class_tags);
+    return implicit ? NULL : tag;
+}
+
+wh_status wh_pool_live_blocks(wh_pool *p, wh_pool_block *out, size_t cap, size_t *count) {
+    wh__clear_error();
+    if (!p || !count || (cap && !out)) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_live_blocks: NULL argument");
+    pthread_mutex_lock(&p->lock);
+    const wh_block *d = wh_blocks_desc(p->core);
+    size_t n = 0;
+    for (uint32_t b = 0; b < p->core->capacity; ++b) {
+        const wh__info *in = &p->info[b];
+        if (in->state != WH__LIVE) continue;
+        if (n < cap)
+            out[n] = (wh_pool_block){(void *)(uintptr_t)d[b].addr, (size_t)d[b].size, (size_t)in->requested,
+                                     p->slots[in->alloc_slot].stream, wh__user_tag(in->tag)};
+        n++;
+    }
+    pthread_mutex_unlock(&p->lock);
+    *count = n;
+    return WH_OK;
 }
 
 size_t wh_pool_usable_size(wh_pool *p, const void *ptr) {

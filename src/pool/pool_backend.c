@@ -152,7 +152,7 @@ void wh__event_release(wh_pool *p, wh__event *e) {
 }
 
 void wh__events_destroy(wh_pool *p) {
-    for (uint32_t s = 0; s < WH__MAX_SLOTS; ++s) wh__event_release(p, &p->reclaim_ev[s]);
+    for (uint32_t s = 0; s < p->nslots; ++s) wh__event_release(p, &p->slots[s].ev);
 #if WH_HAVE_CUDA
     for (uint32_t i = 0; i < p->nspare_ev; ++i) (void)cudaEventDestroy((cudaEvent_t)p->spare_ev[i]);
 #endif

@@ -15,26 +15,46 @@
 
 #include <pthread.h>
 
-#define WH__READY          0u    /* free index of blocks safe on every stream */
-#define WH__MAX_SLOTS      63u   /* READY + 62 streams: masks are uint64_t    */
-#define WH__TAGS           1024u /* tag table entries (power of two)          */
-#define WH__PENDING_EVENTS 8u    /* events a pending block can wait on        */
-#define WH__PENDING_POLL   256u  /* pending blocks that make free() poll      */
+#define WH__READY          0u      /* free index of blocks safe on every stream */
+#define WH__MAX_LANES      63u     /* READY + 62 streams with a free index each  */
+#define WH__SLOT_LIMIT     0xFFFFu /* stream slots: uint16_t in wh__info         */
+#define WH__USES_MORE      1u      /* wh__info.uses bit 0: more uses in xuses     */
+#define WH__TAGS           1024u   /* tag table entries (power of two)          */
+#define WH__PENDING_EVENTS 8u      /* events a pending block can wait on        */
+#define WH__PENDING_POLL   256u    /* pending blocks that make free() poll      */
 
 enum { WH__FREE_OR_CORE = 0, WH__LIVE = 1, WH__TAGGED = 2, WH__PENDING = 3, WH__HOLE = 4 };
 
 typedef struct wh__info { /* the pool's view of a USED descriptor */
     const void *tag;
-    uint64_t uses; /* stream slots it was used on, besides its own */
+    uint64_t uses; /* bit k: used on stream slot k (1..63) besides its own;
+                      bit 0: on slots >= 64 too, listed in the pool's xuses */
     uint64_t requested;
-    uint8_t state; /* WH__LIVE / TAGGED / PENDING               */
-    uint8_t alloc_slot, free_slot;
+    uint8_t state;                  /* WH__LIVE / TAGGED / PENDING               */
+    uint16_t alloc_slot, free_slot; /* free_slot: the free index it goes to */
 } wh__info;
 
 typedef struct wh__event { /* a cudaEvent_t, or the stream on the CPU */
     void *ev;
     wh_stream stream;
 } wh__event;
+
+/* A stream the pool serves.  Slots below the core's nindex are lanes: the
+ * stream has its own free index there.  refs counts what names the slot: the
+ * live, kept and pending blocks whose free_slot it is, and the uses marks
+ * (wh__info.uses, xuses).  A slot with no refs and an empty lane is idle: a
+ * new stream may take it (pool_streams.c, wh__slot_of). */
+enum { WH__SLOT_FREE = 0, WH__SLOT_LIVE = 1, WH__SLOT_GONE = 2 /* forgotten: done, refs may remain */ };
+typedef struct wh__slot {
+    wh_stream stream;
+    wh__event ev; /* the reclaim event, kept between uses */
+    uint32_t refs;
+    uint8_t state;
+} wh__slot;
+
+typedef struct wh__xuse { /* a use of a block on a stream slot >= 64 */
+    uint32_t block, slot;
+} wh__xuse;
 
 typedef struct wh__pending {
     uint32_t block;
@@ -86,14 +106,16 @@ struct wh_pool {
     wh__info *info;     /* per descriptor                             */
     uint64_t *map_keys; /* address -> descriptor, open addressing     */
     uint32_t *map_vals;
-    uint64_t map_mask, map_count;     /* entries - 1; keys in the map               */
-    uint32_t map_shift, nslots;       /* nslots: READY + streams seen so far        */
+    uint64_t map_mask, map_count; /* entries - 1; keys in the map               */
+    uint32_t map_shift;
     uint64_t freed[WH__FREED_RECENT]; /* addresses of blocks released lately       */
-    wh_stream streams[WH__MAX_SLOTS];
-    wh__event reclaim_ev[WH__MAX_SLOTS];
+    wh__slot *slots;                  /* slot 0: READY                             */
+    uint32_t nslots, slots_cap;       /* slots in use or idle; allocated          */
+    uint32_t *use_list;               /* slots_cap entries: wh__free_locked's list */
+    wh__xuse *xuses;
+    uint32_t nxuses, xuses_cap;
     wh_stream last_stream;
     uint32_t last_slot;
-    uint64_t retired; /* slots of forgotten streams, free for reuse */
     wh__arena *arenas;
     uint32_t narenas, arenas_cap;
     wh__pending *pending;
@@ -104,6 +126,7 @@ struct wh_pool {
     wh__tag_entry tags[WH__TAGS];
     uint32_t hot; /* pool_tags.c: the hot block, or NONE         */
     bool use_vmm;
+    bool poison;           /* AddressSanitizer build, CPU backend, under WH__POISON_LIMIT */
     uint32_t busy_streams; /* streams still busy after the last wait      */
     uint64_t refused;      /* bytes the driver (host) refused in this call */
     wh__vmm vmm;
@@ -134,8 +157,56 @@ static inline uint64_t wh__align_pad(const wh_pool *p, uint64_t align) {
     return align > p->cfg.alignment ? align - p->cfg.alignment : 0;
 }
 
+/* The free index of stream slot k: its lane, or READY for a slot past them. */
+static inline uint32_t wh__lane(const wh_pool *p, uint32_t k) { return k < p->core->nindex ? k : WH__READY; }
+/* Free indices in use: READY and the lanes of the slots so far. */
+static inline uint32_t wh__nlanes(const wh_pool *p) {
+    return p->nslots < p->core->nindex ? p->nslots : p->core->nindex;
+}
+
+/* AddressSanitizer sees inside the pool on the CPU backend: the requested
+ * bytes of a live block are addressable, every other byte the pool holds is
+ * poisoned (free, kept, pending, the rounding past a request, arenas not
+ * handed out yet), so an overflow past a block or a use after free is
+ * reported.  Memory goes back to the host unpoisoned.  Each call writes 1/8
+ * of its bytes of shadow, so a pool stops once it reserves more than
+ * WH__POISON_LIMIT: it unpoisons what it holds, once (wh__poison_stop).
+ * Device memory (the CUDA backend) has no shadow here. */
+#define WH__POISON_LIMIT (256ull << 20)
+#if defined(__SANITIZE_ADDRESS__)
+#define WH__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WH__ASAN 1
+#endif
+#endif
+#ifndef WH__ASAN
+#define WH__ASAN 0
+#endif
+#if WH__ASAN
+#include <sanitizer/asan_interface.h>
+static inline void wh__poison(const wh_pool *p, uint64_t addr, uint64_t bytes, bool poison) {
+    if (!p->poison) return;
+    if (poison)
+        ASAN_POISON_MEMORY_REGION((void *)(uintptr_t)addr, bytes);
+    else
+        ASAN_UNPOISON_MEMORY_REGION((void *)(uintptr_t)addr, bytes);
+}
+#else
+static inline void wh__poison(const wh_pool *p, uint64_t addr, uint64_t bytes, bool poison) {
+    (void)p, (void)addr, (void)bytes, (void)poison;
+}
+#endif
+
 /* Bytes backed by the driver: arenas, or the range less its holes. */
 static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }
+
+/* pool.c: every byte the pool holds unpoisoned, and no poisoning from here
+ * on (past WH__POISON_LIMIT; before memory goes back at destroy). */
+void wh__poison_stop(wh_pool *p);
+static inline void wh__poison_check(wh_pool *p) {
+    if (p->poison && wh__reserved(p) > WH__POISON_LIMIT) wh__poison_stop(p);
+}
 
 /* pool_ptrmap.c */
 #define WH__MAP_MIN_BITS 10
@@ -147,7 +218,12 @@ void wh__map_del(wh_pool *p, uint64_t key);
 
 /* pool_streams.c */
 wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot);
-wh_status wh__defer(wh_pool *p, uint32_t b, uint64_t uses);
+wh_status wh__slots_init(wh_pool *p);
+wh_status wh__defer(wh_pool *p, uint32_t b, const uint32_t *slots, uint32_t n);
+wh_status wh__use(wh_pool *p, uint32_t b, uint32_t slot);                   /* record_stream */
+uint32_t wh__uses_of(wh_pool *p, uint32_t b, uint32_t slot, uint32_t *out); /* at a free on slot */
+void wh__uses_drop(wh_pool *p, uint32_t b);
+wh_status wh__check_slots(wh_pool *p);
 void wh__pending_poll(wh_pool *p);
 void wh__reclaim(wh_pool *p);
 bool wh__wait_streams(wh_pool *p);

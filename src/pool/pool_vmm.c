@@ -311,6 +311,7 @@ static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e, uint64
             wh__unmap_piece(p, g);
         }
     p->vmm.hole_bytes += (uint64_t)(e - a) * p->vmm.gran;
+    wh__poison(p, wh__addr(p, a), (uint64_t)(e - a) * p->vmm.gran, false); /* holes are not the pool's */
     p->info[u] = (wh__info){.state = WH__HOLE};
     const wh_block *d = wh_blocks_desc(p->core);
     if (wh__is_hole(p, d[u].next)) {
@@ -504,11 +505,13 @@ static void wh__fill_done(wh_pool *p, wh__fill f, uint32_t slot) {
             p->info[r] = (wh__info){.state = WH__HOLE};
     }
     p->info[filled] = (wh__info){0};
+    wh__poison(p, d[filled].addr, d[filled].size, true); /* free from here */
     p->vmm.hole_bytes -= f.bytes;
     wh_blocks_free(p->core, filled, slot);
     uint64_t r = wh__reserved(p);
     p->st.reserved = r;
     if (r > p->st.reserved_peak) p->st.reserved_peak = r;
+    wh__poison_check(p);
 }
 
 static uint32_t wh__fill_start(const wh_pool *p, wh__fill f) {

@@ -206,7 +206,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         .small_arena = (size_t)64 << 10 << (data[0] >> 2 & 3),
                         .medium_arena = 256u << 10,
                         .max_blocks = 64u << (data[1] & 3),
-                        .max_streams = NSTREAMS,
+                        .max_streams = (data[1] >> 4) & 1 ? 1 : NSTREAMS, /* 1: the other streams have no lane */
                         .index = (data[1] >> 2) & 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
                         .stream_busy = stream_busy,
                         .growth = (data[1] >> 3) & 1 ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS};

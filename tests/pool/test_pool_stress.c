@@ -111,11 +111,11 @@ int main(int argc, char **argv) {
     wh_cli_opt cli[] = {WH_CLI_UINT("threads", &threads, "threads on one pool"),
                         WH_CLI_UINT("ops", &ops_per_thread, "operations per thread"), WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Host pool stress on the CPU backend: many threads on one pool.");
-    for (int kind = 0; kind < 3; ++kind) { /* TLSF, max-heap, TLSF in one range (VMM) */
+    for (int kind = 0; kind < 4; ++kind) { /* TLSF, max-heap, TLSF in one range (VMM), 2 lanes for 4 streams */
         wh_pool_config c = {.backend = WH_POOL_CPU,
                             .index = kind == 1 ? WH_BLOCKS_MAXHEAP : WH_BLOCKS_TLSF,
                             .max_blocks = 1u << 14,
-                            .max_streams = 8,
+                            .max_streams = kind == 3 ? 2 : 8,
                             .stream_busy = stress_busy,
                             .stream_wait_ms = 5000,
                             .growth = kind == 2 ? WH_POOL_GROW_VMM : WH_POOL_GROW_ARENAS};
@@ -144,10 +144,8 @@ int main(int argc, char **argv) {
         wh_pool_get_stats(pool, &s);
         printf("%s: %u threads, %" PRIu64 " ops in %.2f s, %" PRIu64 " live, reserved %" PRIu64 " B, peak %" PRIu64
                " B, tag hits %" PRIu64 ", pending %" PRIu64 "\n",
-               kind == 1 ? "max-heap"
-               : kind    ? "tlsf-vmm"
-                         : "tlsf",
-               threads, ops, dt, nlive, s.reserved, s.reserved_peak, s.tag_hits, s.pending);
+               (const char *[]){"tlsf", "max-heap", "tlsf-vmm", "tlsf, 2 lanes"}[kind], threads, ops, dt, nlive,
+               s.reserved, s.reserved_peak, s.tag_hits, s.pending);
         CHECK_EQ_U64(bad, 0);
         CHECK_EQ_U64(overlaps, 0);
         CHECK_EQ_U64(walk_errors, 0);

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Host pool with many streams on the CPU backend: 200 streams hold blocks at
+ * once on a pool of 4 lanes (streams with a free index of their own); stream
+ * order holds past the lanes and for uses recorded on slots past 64; a
+ * stream's slot comes back once its blocks are gone, and after
+ * wh_pool_forget_stream. */
+#include "warpheap/pool.h"
+#include "wh_test.h"
+#include "pool_check.h"
+
+#include <string.h>
+
+#define NS 200
+static bool busy[NS + 1];
+static bool stream_busy(wh_stream s, void *user) {
+    (void)user;
+    return busy[(uintptr_t)s % (NS + 1)];
+}
+#define S(k) ((wh_stream)(uintptr_t)(k))
+
+static wh_pool *make(void) {
+    return pool_make((wh_pool_config){.backend = WH_POOL_CPU, .max_streams = 4, .stream_busy = stream_busy});
+}
+
+/* A block freed on busy stream s: whether the next request of its size on
+ * stream t gets it back. */
+static bool reused_on(wh_pool *p, void *x, size_t n, wh_stream s, wh_stream t) {
+    busy[(uintptr_t)s] = true;
+    CHECK(wh_pool_free(p, x, s) == WH_OK);
+    void *y = wh_pool_alloc(p, n, t);
+    busy[(uintptr_t)s] = false;
+    CHECK(y != NULL);
+    CHECK(wh_pool_free(p, y, t) == WH_OK);
+    return y == x;
+}
+
+/* 200 streams with a live block each, then stream order on each of them. */
+static void two_hundred_streams(void) {
+    wh_pool *p = make();
+    void *x[NS + 1];
+    for (int k = 1; k <= NS; ++k) {
+        x[k] = wh_pool_alloc(p, 1000 + (size_t)k, S(k));
+        CHECK(x[k] != NULL);
+        memset(x[k], k, 1000);
+    }
+    check_ok(p);
+    for (int k = 1; k <= NS; ++k) {
+        unsigned char *c = x[k];
+        CHECK(c[0] == (unsigned char)k && c[999] == (unsigned char)k);
+    }
+    /* stream 150 has no lane: its free waits for its own work, even for itself */
+    CHECK(!reused_on(p, x[150], 1150, S(150), S(150)));
+    CHECK(!reused_on(p, x[151], 1151, S(151), S(3)));
+    /* stream 2 has a lane: reuse at once on it, after its work elsewhere */
+    void *y = x[2];
+    CHECK(reused_on(p, y, 1002, S(2), S(2)));
+    CHECK(!reused_on(p, wh_pool_alloc(p, 1002, S(2)), 1002, S(2), S(4)));
+    for (int k = 1; k <= NS; ++k)
+        if (k != 2 && k != 150 && k != 151) CHECK(wh_pool_free(p, x[k], S(k)) == WH_OK);
+    check_ok(p);
+    CHECK(wh_pool_trim(p, SIZE_MAX) == WH_OK); /* the frees past the lanes wait on events: polled */
+    wh_pool_stats st = pool_stats(p);
+    CHECK_EQ_U64(st.in_use, 0);
+    CHECK_EQ_U64(st.pending, 0);
+    /* every block gone: a new stream gets a lane again (reuse at once) */
+    CHECK(reused_on(p, wh_pool_alloc(p, 5000, S(199)), 5000, S(199), S(199)));
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
+/* One block used on all 200 streams: freed, it is anyone's only once every
+ * one of them is idle, the streams past slot 64 too. */
+static void uses_past_64(void) {
+    wh_pool *p = make();
+    void *x = wh_pool_alloc(p, 4096, S(1));
+    CHECK(x != NULL);
+    for (int k = 2; k <= NS; ++k) CHECK(wh_pool_record_stream(p, x, S(k)) == WH_OK);
+    CHECK(wh_pool_record_stream(p, x, S(NS)) == WH_OK); /* twice: one mark */
+    check_ok(p);
+    busy[180] = true;
+    CHECK(wh_pool_free(p, x, S(1)) == WH_OK);
+    CHECK_EQ_U64(pool_stats(p).pending, 1);
+    void *y = wh_pool_alloc(p, 4096, S(3));
+    CHECK(y != NULL && y != x);
+    CHECK(wh_pool_free(p, y, S(3)) == WH_OK);
+    busy[180] = false;
+    check_ok(p);
+    void *z = wh_pool_alloc(p, 1u << 20, S(5)); /* the slow path polls the pending block */
+    CHECK(z != NULL);
+    CHECK_EQ_U64(pool_stats(p).pending, 0);
+    CHECK(wh_pool_free(p, z, S(5)) == WH_OK);
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
+/* Forgotten streams: their slots come back, the lanes first; a stream used
+ * again after it was forgotten is a new stream. */
+static void forget_and_reuse(void) {
+    wh_pool *p = make();
+    for (int round = 0; round < 3; ++round) {
+        void *x[NS + 1];
+        for (int k = 1; k <= NS; ++k) CHECK((x[k] = wh_pool_alloc(p, 64, S(k))) != NULL);
+        for (int k = 1; k <= NS; ++k) CHECK(wh_pool_free(p, x[k], S(k)) == WH_OK);
+        for (int k = 1; k <= NS; ++k) CHECK(wh_pool_forget_stream(p, S(k)) == WH_OK);
+        check_ok(p);
+    }
+    busy[7] = true;
+    void *x = wh_pool_alloc(p, 64, S(7));
+    CHECK(x != NULL && wh_pool_free(p, x, S(7)) == WH_OK);
+    CHECK(wh_pool_forget_stream(p, S(7)) == WH_ERR_RETRY_LIMIT);
+    busy[7] = false;
+    CHECK(wh_pool_forget_stream(p, S(7)) == WH_OK);
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
+int main(int argc, char **argv) {
+    wh_test_no_options(argc, argv, "Host pool with 200 streams on the CPU backend.");
+    two_hundred_streams();
+    uses_past_64();
+    forget_and_reuse();
+    return wh_test_finish("test_pool_streams");
+}
