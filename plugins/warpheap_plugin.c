@@ -84,6 +84,8 @@ WH_PLUGIN_EXPORT int wh_plugin_set_option(int device, const char *key, unsigned 
         plugin_options *o = &options[d];
         if (pools[d])
             rc = fail("%s: device %d already has its pool; set options before its first allocation", key, d);
+        else if (!strcmp(key, "growth") && value > WH_POOL_GROW_VMM)
+            rc = fail("growth: %llu is not 0 (default), 1 (arenas) or 2 (vmm)", value);
         else if (!strcmp(key, "growth"))
             o->cfg.growth = (wh_pool_growth)value;
         else if (!strcmp(key, "max_bytes"))
@@ -119,7 +121,10 @@ static void *alloc_on(int device, size_t size, cudaStream_t stream) {
     wh_pool *p = pool_of(device);
     void *ptr = p ? wh_pool_alloc(p, size ? size : 1, stream) : NULL;
     if (!ptr && p) fprintf(stderr, "warpheap plugin: %s\n", wh_last_error());
-    if (cur != device) (void)cudaSetDevice(cur);
+    if (cur != device && cudaSetDevice(cur) != cudaSuccess) { /* the caller's device, back */
+        fprintf(stderr, "warpheap plugin: cannot make device %d current again: %s\n", cur,
+                cudaGetErrorString(cudaGetLastError()));
+    }
     return ptr;
 }
 

@@ -62,16 +62,12 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
         p->refused = a; /* for the exhaustion message */
         return st;
     }
-    if (p->narenas == p->arenas_cap) {
-        uint32_t n = p->arenas_cap ? 2 * p->arenas_cap : 16;
-        wh__arena *t = realloc(p->arenas, n * sizeof *t);
-        if (!t) {
-            wh__mem_free(p, raw);
-            return WH_ERR_OUT_OF_MEMORY;
-        }
-        p->arenas = t;
-        p->arenas_cap = n;
+    wh__arena *t = wh__room(p->arenas, p->narenas, &p->arenas_cap, sizeof *t);
+    if (!t) {
+        wh__mem_free(p, raw);
+        return WH_ERR_OUT_OF_MEMORY;
     }
+    p->arenas = t;
     uint32_t head = wh_blocks_add_arena(p->core, base, a, WH__READY);
     if (head == WH_BLOCK_NONE) {
         wh__mem_free(p, raw);

@@ -134,19 +134,15 @@ bool wh__stream_sync(wh_pool *p, wh_stream s) {
 /* Keep the event for reuse (CUDA); nothing to do on the CPU. */
 void wh__event_release(wh_pool *p, wh__event *e) {
     if (!e->ev) return;
-    if (p->nspare_ev == p->spare_ev_cap) {
-        uint32_t cap = p->spare_ev_cap ? 2 * p->spare_ev_cap : 16;
-        void **n = realloc(p->spare_ev, cap * sizeof *n);
-        if (!n) {
+    void **n = wh__room(p->spare_ev, p->nspare_ev, &p->spare_ev_cap, sizeof *n);
+    if (!n) { /* no room to keep it */
 #if WH_HAVE_CUDA
-            (void)cudaEventDestroy((cudaEvent_t)e->ev);
+        (void)cudaEventDestroy((cudaEvent_t)e->ev);
 #endif
-            e->ev = NULL;
-            return;
-        }
-        p->spare_ev = n;
-        p->spare_ev_cap = cap;
+        e->ev = NULL;
+        return;
     }
+    p->spare_ev = n;
     p->spare_ev[p->nspare_ev++] = e->ev;
     e->ev = NULL;
 }

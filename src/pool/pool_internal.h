@@ -14,6 +14,7 @@
 #include "warpheap/core/walk.h"
 
 #include <pthread.h>
+#include <stdlib.h> /* realloc */
 
 #define WH__READY          0u      /* free index of blocks safe on every stream */
 #define WH__MAX_LANES      63u     /* READY + 62 streams with a free index each  */
@@ -197,6 +198,17 @@ static inline void wh__poison(const wh_pool *p, uint64_t addr, uint64_t bytes, b
     (void)p, (void)addr, (void)bytes, (void)poison;
 }
 #endif
+
+/* arr (n of *cap elements of size bytes) with room for one more: itself, a
+ * copy twice as large (*cap updated; 64 to start), or NULL without memory
+ * (arr is then unchanged). */
+static inline void *wh__room(void *arr, uint32_t n, uint32_t *cap, size_t size) {
+    if (n < *cap) return arr;
+    uint32_t c = *cap ? 2 * *cap : 64;
+    void *t = realloc(arr, (size_t)c * size);
+    if (t) *cap = c;
+    return t;
+}
 
 /* Bytes backed by the driver: arenas, or the range less its holes. */
 static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }

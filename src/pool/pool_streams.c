@@ -24,16 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* arr (n of *cap elements of size bytes) with room for one more: itself, a
- * copy twice as large (*cap updated; 64 to start), or NULL without memory. */
-static void *wh__room(void *arr, uint32_t n, uint32_t *cap, size_t size) {
-    if (n < *cap) return arr;
-    uint32_t c = *cap ? 2 * *cap : 64;
-    void *t = realloc(arr, (size_t)c * size);
-    if (t) *cap = c;
-    return t;
-}
-
 wh_status wh__slots_init(wh_pool *p) {
     p->slots_cap = p->core->nindex > 8 ? p->core->nindex : 8;
     p->slots = calloc(p->slots_cap, sizeof *p->slots);
