@@ -71,7 +71,7 @@ static wh_pool *pool_of(int device) {
 
 /* Set one option of device's pool (device -1: every device's) before it is
  * created.  Keys: growth (0 default, 1 arenas, 2 vmm), max_bytes,
- * release_threshold, alignment, max_streams, max_blocks.  0, or -1 with
+ * release_threshold, alignment, max_streams, max_blocks, secure (0 or 1).  0, or -1 with
  * the reason in wh_plugin_last_error. */
 WH_PLUGIN_EXPORT int wh_plugin_set_option(int device, const char *key, unsigned long long value) {
     if (device < -1 || device >= WH_PLUGIN_DEVICES)
@@ -98,6 +98,10 @@ WH_PLUGIN_EXPORT int wh_plugin_set_option(int device, const char *key, unsigned 
             o->cfg.max_streams = (uint32_t)value;
         else if (!strcmp(key, "max_blocks"))
             o->cfg.max_blocks = (uint32_t)value;
+        else if (!strcmp(key, "secure") && value > 1)
+            rc = fail("secure: %llu is not 0 or 1", value);
+        else if (!strcmp(key, "secure"))
+            o->cfg.secure = value == 1;
         else
             rc = fail("unknown option '%s'", key);
     }

@@ -44,6 +44,7 @@ typedef struct alloc_if {
     cudaMemPool_t mp;
     bool tagged;
     wh_pool_growth growth;
+    bool secure; /* config.secure: the hardened mode */
 } alloc_if;
 
 static double now(void) {
@@ -92,7 +93,7 @@ static void wh_free_(alloc_if *a, void *p, cudaStream_t s) {
 static void wh_reset(alloc_if *a) {
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
     if (a->pool && wh_pool_destroy(a->pool) != WH_OK) { fprintf(stderr, "wh_pool_destroy: %s\n", wh_last_error()); exit(1); }
-    wh_pool_config c = {.backend = WH_POOL_CUDA, .growth = a->growth};
+    wh_pool_config c = {.backend = WH_POOL_CUDA, .growth = a->growth, .secure = a->secure};
     if (wh_pool_create(&a->pool, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
 }
 static uint64_t wh_peak(alloc_if *a) {
@@ -248,14 +249,14 @@ int main(int argc, char **argv) {
 
     cudaStream_t s;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
-    alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
+    alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT, false};
+    alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT, false};
     /* warpheap: the default growth (the range, VMM, unless the driver lacks it) */
-    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT};
-    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_DEFAULT};
-    alloc_if wa = {"warpheap-arenas", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_ARENAS};
+    alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT, false};
+    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_DEFAULT, false};
+    alloc_if wa = {"warpheap-arenas", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_ARENAS, false};
     alloc_if wat = {"warpheap-arenas-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true,
-                    WH_POOL_GROW_ARENAS};
+                    WH_POOL_GROW_ARENAS, false};
     WH_CUDA_OR_DIE(cudaDeviceGetDefaultMemPool(&ca.mp, 0));
     uint64_t keep = UINT64_MAX;
     WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(ca.mp, cudaMemPoolAttrReleaseThreshold, &keep));
@@ -368,6 +369,53 @@ random:
         row("four_streams", fs[k]->name, "4 threads", 0, ns, fs[k]->peak_reserved(fs[k]), 0);
         fprintf(md, "| %s | %.0f |\n", fs[k]->name, ns);
     }
+
+    /* the hardened mode's cost (config.secure) against the default */
+    alloc_if ws = wp;
+    ws.name = "warpheap-secure";
+    ws.secure = true;
+    ws.pool = NULL;
+    wh_reset(&ws);
+    fprintf(md, "\n## hardened mode (config.secure) against the default\n\n"
+                "| test | warpheap | warpheap-secure | secure / default |\n| --- | ---: | ---: | ---: |\n");
+    size_t ssizes[] = {256, 65536, 1u << 20, 64u << 20};
+    for (int i = 0; i < 4; ++i) {
+        double ns[2];
+        alloc_if *two[2] = {&wp, &ws};
+        for (int k = 0; k < 2; ++k) {
+            two[k]->reset(two[k]);
+            ns[k] = latency(two[k], ssizes[i], s, 31, quick ? 200 : 2000);
+            char param[32];
+            snprintf(param, sizeof param, "%zu", ssizes[i]);
+            row("secure_latency_pair", two[k]->name, param, 0, ns[k], 0, 0);
+        }
+        fprintf(md, "| alloc+free pair, %zu B (us) | %.3f | %.3f | %.2f |\n", ssizes[i], ns[0] / 1000.0,
+                ns[1] / 1000.0, ns[1] / ns[0]);
+    }
+    {
+        double ns[2], peak[2];
+        alloc_if *two[2] = {&wp, &ws};
+        for (int k = 0; k < 2; ++k) {
+            uint64_t pl, ops = 0;
+            two[k]->reset(two[k]);
+            double cold;
+            random_allocations(two[k], 10000, 64u << 20, s, &cold, &pl, &ops);
+            random_allocations(two[k], 10000, 64u << 20, s, &ns[k], &pl, &ops);
+            peak[k] = (double)two[k]->peak_reserved(two[k]) / (double)pl;
+            row("secure_random_allocations", two[k]->name, "N=10000 max=64MiB warm", ops, ns[k],
+                two[k]->peak_reserved(two[k]), pl);
+        }
+        fprintf(md, "| random_allocations N=10000, max 64 MiB, warm (ns/op) | %.0f | %.0f | %.2f |\n", ns[0], ns[1],
+                ns[1] / ns[0]);
+        fprintf(md, "| same, peak reserved / peak live | %.3f | %.3f | %.2f |\n", peak[0], peak[1], peak[1] / peak[0]);
+        for (int k = 0; k < 2; ++k) {
+            uint64_t pl;
+            two[k]->reset(two[k]);
+            ns[k] = futhark_loop(two[k], 2000, s, &pl);
+        }
+        fprintf(md, "| Futhark loop, untagged (ns/op) | %.0f | %.0f | %.2f |\n", ns[0], ns[1], ns[1] / ns[0]);
+    }
+    wh_pool_destroy(ws.pool);
 done:
     for (int k = 2; k < 6; ++k) wh_pool_destroy(all[k]->pool);
     WH_CUDA_OR_DIE(cudaStreamDestroy(s));

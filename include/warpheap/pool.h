@@ -77,6 +77,14 @@ typedef struct wh_pool_config {
                                   device's memory (CPU backend: 4 GiB)            */
     size_t vmm_granule;      /* VMM, CPU backend only: mapping granule, a power of
                                   two >= 4 KiB; 0 = 64 KiB (CUDA: the driver's)    */
+    bool secure;             /* hardened mode (docs/pool.md, "Hardened mode"):
+                                  each pointer sits at one of four offsets in its
+                                  block, rotating, so a second free after the
+                                  memory went to a new owner is a double free;
+                                  kept-block caches off.  CPU backend also: a
+                                  guard past every request, checked at free, and
+                                  free memory filled with a pattern checked when
+                                  reused (wh_pool_check, stats.corruptions)     */
 } wh_pool_config;
 
 typedef struct wh_pool_stats {
@@ -97,11 +105,13 @@ typedef struct wh_pool_stats {
      * the pieces it maps and one per move; a move is one piece unmapped and
      * its memory mapped again elsewhere) */
     uint64_t growths, moves, bytes_released;
-    uint64_t driver_ns;  /* time in those calls (CUDA backend)    */
-    uint64_t pending;    /* freed blocks waiting for other streams */
-    uint64_t tag_cached; /* blocks held for their tag              */
-    uint64_t retries;    /* allocations that flushed the caches and waited
+    uint64_t driver_ns;   /* time in those calls (CUDA backend)    */
+    uint64_t pending;     /* freed blocks waiting for other streams */
+    uint64_t tag_cached;  /* blocks held for their tag              */
+    uint64_t retries;     /* allocations that flushed the caches and waited
                             for the streams before they were served or failed */
+    uint64_t corruptions; /* config.secure: guards and freed memory found
+                             overwritten (wh_pool_check names the first)    */
 } wh_pool_stats;
 
 /* A live allocation, as wh_pool_live_blocks lists it. */

@@ -12,9 +12,11 @@ from warpheap.config import ConfigError  # noqa: E402
 class Parse(unittest.TestCase):
     def test_every_option(self):
         got = config.parse("growth:vmm, max_bytes:40GiB,release_threshold:512MB,alignment:4KiB,"
-                           "max_streams:8,max_blocks:65536")
+                           "max_streams:8,max_blocks:65536,secure:true")
         self.assertEqual(got, {"growth": "vmm", "max_bytes": 40 << 30, "release_threshold": 512 * 10**6,
-                               "alignment": 4096, "max_streams": 8, "max_blocks": 65536})
+                               "alignment": 4096, "max_streams": 8, "max_blocks": 65536, "secure": True})
+        self.assertEqual(config.parse("secure:0"), {"secure": False})
+        self.assertIn(("secure", 1), config.plugin_values({"secure": True}))
 
     def test_sizes(self):
         for text, n in [("0", 0), ("1024", 1024), ("1KB", 1000), ("1kib", 1024), ("1.5GiB", 3 << 29),
@@ -49,7 +51,8 @@ class Parse(unittest.TestCase):
                             ("max_streams:0", ["max_streams"]),
                             ("max_blocks:1", ["max_blocks", "[2, 268435456]"]),
                             ("max_streams:eight", ["max_streams", "not an integer"]),
-                            ("max_bytes:5EiB", ["max_bytes"])]:
+                            ("max_bytes:5EiB", ["max_bytes"]),
+                            ("secure:maybe", ["secure", "'maybe'", "true or false"])]:
             msg = self.error(text)
             for w in words:
                 self.assertIn(w, msg, text)

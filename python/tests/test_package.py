@@ -90,6 +90,9 @@ class Plugin(unittest.TestCase):
         self.assertEqual(lib.wh_plugin_set_option(3, b"growth", 1), 0)
         self.assertEqual(lib.wh_plugin_set_option(0, b"max_byte", 1), -1)
         self.assertIn(b"unknown option 'max_byte'", lib.wh_plugin_last_error())
+        self.assertEqual(lib.wh_plugin_set_option(2, b"secure", 1), 0)
+        self.assertEqual(lib.wh_plugin_set_option(2, b"secure", 2), -1)
+        self.assertIn(b"secure: 2 is not 0 or 1", lib.wh_plugin_last_error())
         self.assertEqual(lib.wh_plugin_set_option(64, b"max_bytes", 1), -1)
         self.assertIn(b"device 64", lib.wh_plugin_last_error())
 

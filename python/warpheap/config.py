@@ -15,6 +15,9 @@ takes them when it is created, at the device's first allocation:
   max_streams        streams with a free index of their own, 1..62 (62); any
                      number of streams is served
   max_blocks         block descriptors, 2..2^28 (2^18)
+  secure             true | false: the pool's hardened mode (docs/pool.md,
+                     Hardened mode): a second free of memory that went to a
+                     new owner is caught, at some bytes per block (false)
 
 A size is bytes, or a number with a unit: KB MB GB TB (powers of 1000) or
 KiB MiB GiB TiB (powers of 1024), e.g. max_bytes:40GiB.  An unknown key or a
@@ -71,6 +74,15 @@ def _growth(value):
     return value
 
 
+def _bool(value):
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{value!r} is not true or false")
+
+
 def _alignment(value):
     n = parse_size(value)
     if n == 0 or n & (n - 1) or n > 2**30:
@@ -95,6 +107,7 @@ OPTIONS = {
     "alignment": _alignment,
     "max_streams": _int_in(1, 62),
     "max_blocks": _int_in(2, 2**28),
+    "secure": _bool,
 }
 
 
@@ -135,4 +148,4 @@ def resolve(options=None, environ=None):
 
 def plugin_values(options):
     """(key, integer) pairs for the plug-in's wh_plugin_set_option."""
-    return [(k, GROWTH[v] if k == "growth" else v) for k, v in sorted(options.items())]
+    return [(k, GROWTH[v] if k == "growth" else int(v)) for k, v in sorted(options.items())]

@@ -237,9 +237,9 @@ static wh_status wh__check_locked(wh_pool *p) {
             requested += p->info[b].requested;
         }
         if (s == WH__HOLE && !p->use_vmm) return wh__fail(WH_ERR_CORRUPT, "pool: hole %u without a range", b);
-        if (s != WH__FREE_OR_CORE && s != WH__HOLE && wh__map_get(p, d[b].addr) != b)
+        if (s != WH__FREE_OR_CORE && s != WH__HOLE && wh__map_get(p, wh__user_addr(p, b)) != b)
             return wh__fail(WH_ERR_CORRUPT, "pool: block %u at 0x%" PRIx64 " missing from the address map", b,
-                            d[b].addr);
+                            wh__user_addr(p, b));
     }
     for (uint64_t i = 0; i <= p->map_mask; ++i) mapped += p->map_keys[i] != 0;
     if (mapped != p->map_count || 2 * mapped > p->map_mask + 1)
@@ -267,7 +267,8 @@ static wh_status wh__check_locked(wh_pool *p) {
                         live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED], tagged,
                         n[WH__PENDING], p->npending, mapped + n[WH__HOLE], r.used, arena_sum, r.arena_bytes);
     wh_status st = wh__check_slots(p);
-    return st == WH_OK && p->use_vmm ? wh__vmm_check(p) : st;
+    if (st == WH_OK && p->use_vmm) st = wh__vmm_check(p);
+    return st == WH_OK ? wh__secure_check(p) : st;
 }
 
 wh_status wh_pool_check(wh_pool *p) {

@@ -23,9 +23,10 @@ static uint64_t *wh__freed_slot(wh_pool *p, uint64_t a) {
 
 /* USED block b (not live any more) back into the core, in its free slot. */
 void wh__release(wh_pool *p, uint32_t b) {
-    uint64_t a = wh_blocks_desc(p->core)[b].addr;
+    uint64_t a = wh__user_addr(p, b);
     wh__map_del(p, a);
     *wh__freed_slot(p, a) = a;
+    wh__secure_released(p, b);
     p->info[b].state = WH__FREE_OR_CORE;
     p->slots[p->info[b].free_slot].refs--;
     wh_blocks_free(p->core, b, p->info[b].free_slot);
@@ -74,6 +75,7 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
         return WH_ERR_OUT_OF_MEMORY;
     }
     wh__poison(p, base, a, true);
+    wh__secure_fresh(p, base, a);
     wh__poison_check(p);
     p->arenas[p->narenas++] = (wh__arena){raw, a, head};
     p->st.arena_allocs++;
@@ -159,18 +161,25 @@ static wh_status wh__exhausted(wh_pool *p, uint64_t bytes) {
                     p->npending, cap, blocks, p->core->capacity, p->busy_streams, refused);
 }
 
-static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, const void *tag, uint32_t slot) {
+/* off: where the pointer lies in the block (wh__secure_offset); 0 for a kept block. */
+static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, uint32_t off, const void *tag, uint32_t slot) {
     wh__info *in = &p->info[b];
     uint64_t size = wh_blocks_desc(p->core)[b].size;
-    if (in->state == WH__FREE_OR_CORE) {
-        uint64_t a = wh_blocks_desc(p->core)[b].addr, *f = wh__freed_slot(p, a);
+    bool fresh = in->state == WH__FREE_OR_CORE;
+    *in = (wh__info){.tag = tag,
+                     .requested = bytes,
+                     .off = off,
+                     .state = WH__LIVE,
+                     .alloc_slot = (uint16_t)slot,
+                     .free_slot = (uint16_t)slot};
+    if (fresh) {
+        uint64_t a = wh__user_addr(p, b), *f = wh__freed_slot(p, a);
         wh__map_put(p, a, b);
         if (*f == a) *f = 0;   /* live again */
         p->slots[slot].refs++; /* a kept block has its ref on slot already */
     }
-    *in = (wh__info){
-        .tag = tag, .requested = bytes, .state = WH__LIVE, .alloc_slot = (uint16_t)slot, .free_slot = (uint16_t)slot};
-    wh__poison(p, wh_blocks_desc(p->core)[b].addr, bytes, false);
+    wh__secure_live(p, b);
+    wh__poison(p, wh__user_addr(p, b), bytes, false);
     p->st.allocs++;
     p->st.in_use += size;
     p->st.requested += bytes;
@@ -198,7 +207,8 @@ static wh_status wh__alloc_on(wh_pool *p, size_t bytes, uint64_t align, const vo
     if (!wh__map_reserve(p)) /* before anything changes */
         return wh__fail(WH_ERR_OUT_OF_MEMORY, "pool: no host memory for the address map (%" PRIu64 " entries)",
                         p->map_count);
-    uint64_t size = wh_blocks_round(p->core, bytes);
+    uint64_t want = bytes + wh__secure_extra(p, align > p->cfg.alignment ? align : 0);
+    uint64_t size = want < bytes ? 0 : wh_blocks_round(p->core, want);
     if (size == 0 || size > (UINT64_MAX >> 2) || (p->cfg.max_bytes && size > p->cfg.max_bytes))
         return wh__fail(WH_ERR_TOO_LARGE, "pool: request of %zu B is beyond %" PRIu64 " B", bytes,
                         p->cfg.max_bytes ? (uint64_t)p->cfg.max_bytes : (UINT64_MAX >> 2));
@@ -209,14 +219,15 @@ static wh_status wh__alloc_on(wh_pool *p, size_t bytes, uint64_t align, const vo
     if (!tag && !align) tag = wh__implicit_tag(size);
     uint32_t b = WH_BLOCK_NONE; /* kept blocks: any address, so none when aligned */
     if (p->hot != WH_BLOCK_NONE) b = wh__hot_take(p, tag == wh__large_tag ? size : 0, slot);
-    if (b == WH_BLOCK_NONE && tag && tag != wh__large_tag && !align) b = wh__tag_take(p, tag, size, slot);
+    if (b == WH_BLOCK_NONE && tag && tag != wh__large_tag && !align && !p->cfg.secure)
+        b = wh__tag_take(p, tag, size, slot);
     if (b != WH_BLOCK_NONE) p->st.tag_hits++;
     if (b == WH_BLOCK_NONE) b = wh__find(p, size, align, lane);
     p->refused = 0;
     if (b == WH_BLOCK_NONE) b = wh__find_slow(p, size, align, lane);
     if (b == WH_BLOCK_NONE) return wh__exhausted(p, bytes);
-    wh__make_live(p, b, bytes, tag, slot);
-    *out = (void *)(uintptr_t)wh_blocks_desc(p->core)[b].addr;
+    wh__make_live(p, b, bytes, wh__secure_offset(p, align), tag, slot);
+    *out = (void *)(uintptr_t)wh__user_addr(p, b);
     return WH_OK;
 }
 
@@ -289,10 +300,16 @@ static wh_status wh__bad_pointer(wh_pool *p, const void *ptr, const char *what) 
     for (uint32_t i = 0; i < p->narenas; ++i) {
         uint32_t b = p->arenas[i].head;
         if (a < d[b].addr || a >= d[b].addr + p->arenas[i].size) continue;
-        for (uint32_t k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; ++k, b = d[b].next)
-            if (a >= d[b].addr && a < d[b].addr + d[b].size && d[b].state == WH_BLOCK_FREE &&
-                *wh__freed_slot(p, a) == a)
+        for (uint32_t k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; ++k, b = d[b].next) {
+            if (a < d[b].addr || a >= d[b].addr + d[b].size) continue;
+            if (d[b].state == WH_BLOCK_FREE && *wh__freed_slot(p, a) == a)
                 return wh__fail(WH_ERR_DOUBLE_FREE, "%s: %p was already freed", what, ptr);
+            if (d[b].state == WH_BLOCK_USED && wh__secure_stale(p, b, a))
+                return wh__fail(WH_ERR_DOUBLE_FREE,
+                                "%s: %p is a stale pointer: freed before, its memory now belongs to the "
+                                "allocation at %p (a double free after reuse)",
+                                what, ptr, (void *)(uintptr_t)wh__user_addr(p, b));
+        }
         return wh__fail(WH_ERR_FOREIGN_POINTER,
                         "%s: %p is inside an arena but not an allocation of this pool (never handed out, an "
                         "interior pointer, or freed long ago)",
@@ -314,6 +331,7 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     if (st == WH_OK) st = wh__slot_of(p, s, &slot);
     if (st != WH_OK) return st;
     wh__info *in = &p->info[b];
+    wh_status guard = wh__secure_freeing(p, b, ptr);      /* freed all the same */
     uint32_t uses = wh__uses_of(p, b, slot, p->use_list); /* own order covers slot's work */
     uint32_t lane = wh__lane(p, slot);
     if (uses && (st = wh__defer(p, b, p->use_list, uses)) != WH_OK) return st;
@@ -327,12 +345,14 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     p->st.requested -= in->requested;
     if (uses) {
         if (p->npending >= WH__PENDING_POLL) wh__pending_poll(p);
+    } else if (p->cfg.secure || !in->tag) {
+        wh__release(p, b);
     } else if (in->tag == wh__large_tag) {
         wh__hot_keep(p, b);
-    } else if (!in->tag || !wh__tag_keep(p, b)) {
+    } else if (!wh__tag_keep(p, b)) {
         wh__release(p, b);
     }
-    return WH_OK;
+    return guard;
 }
 
 wh_status wh_pool_free(wh_pool *p, void *ptr, wh_stream s) {
@@ -357,6 +377,12 @@ wh_status wh_pool_record_stream(wh_pool *p, void *ptr, wh_stream s) {
     return st;
 }
 
+/* Bytes the owner of live block b may use: the block, or (config.secure)
+ * the request, the guard right after it. */
+static size_t wh__usable(const wh_pool *p, uint32_t b) {
+    return p->cfg.secure ? (size_t)p->info[b].requested : (size_t)wh_blocks_desc(p->core)[b].size;
+}
+
 static const void *wh__user_tag(const void *tag) {
     const char *t = tag;
     bool implicit = t == wh__large_tag || (t >= wh__class_tags && t < wh__class_tags + sizeof wh__class_tags);
@@ -367,13 +393,12 @@ wh_status wh_pool_live_blocks(wh_pool *p, wh_pool_block *out, size_t cap, size_t
     wh__clear_error();
     if (!p || !count || (cap && !out)) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_pool_live_blocks: NULL argument");
     pthread_mutex_lock(&p->lock);
-    const wh_block *d = wh_blocks_desc(p->core);
     size_t n = 0;
     for (uint32_t b = 0; b < p->core->capacity; ++b) {
         const wh__info *in = &p->info[b];
         if (in->state != WH__LIVE) continue;
         if (n < cap)
-            out[n] = (wh_pool_block){(void *)(uintptr_t)d[b].addr, (size_t)d[b].size, (size_t)in->requested,
+            out[n] = (wh_pool_block){(void *)(uintptr_t)wh__user_addr(p, b), wh__usable(p, b), (size_t)in->requested,
                                      p->slots[in->alloc_slot].stream, wh__user_tag(in->tag)};
         n++;
     }
@@ -386,7 +411,7 @@ size_t wh_pool_usable_size(wh_pool *p, const void *ptr) {
     if (!p || !ptr) return 0;
     pthread_mutex_lock(&p->lock);
     uint32_t b = wh__map_get(p, (uint64_t)(uintptr_t)ptr);
-    size_t n = b != WH_BLOCK_NONE && p->info[b].state == WH__LIVE ? wh_blocks_desc(p->core)[b].size : 0;
+    size_t n = b != WH_BLOCK_NONE && p->info[b].state == WH__LIVE ? wh__usable(p, b) : 0;
     pthread_mutex_unlock(&p->lock);
     return n;
 }

@@ -31,6 +31,7 @@ typedef struct wh__info { /* the pool's view of a USED descriptor */
     uint64_t uses; /* bit k: used on stream slot k (1..63) besides its own;
                       bit 0: on slots >= 64 too, listed in the pool's xuses */
     uint64_t requested;
+    uint32_t off;                   /* the pointer is addr + off (config.secure) */
     uint8_t state;                  /* WH__LIVE / TAGGED / PENDING               */
     uint16_t alloc_slot, free_slot; /* free_slot: the free index it goes to */
 } wh__info;
@@ -130,6 +131,9 @@ struct wh_pool {
     bool poison;           /* AddressSanitizer build, CPU backend, under WH__POISON_LIMIT */
     uint32_t busy_streams; /* streams still busy after the last wait      */
     uint64_t refused;      /* bytes the driver (host) refused in this call */
+    uint32_t secure_gen;   /* pool_secure.c: the next pointer's offset      */
+    uint64_t corrupt_at;   /* pool_secure.c: the first corruption found     */
+    const char *corrupt_what;
     wh__vmm vmm;
     wh_pool_stats st;
 };
@@ -248,6 +252,22 @@ void wh__tag_flush(wh_pool *p); /* the hot block too */
  * slot that it fits (size 0: none), else given back; kept on free. */
 uint32_t wh__hot_take(wh_pool *p, uint64_t size, uint32_t slot);
 void wh__hot_keep(wh_pool *p, uint32_t b);
+
+/* pool_secure.c: the hardened mode (config.secure); each is a no-op without it. */
+#define WH__GUARD 16u
+uint64_t wh__secure_extra(const wh_pool *p, uint64_t align);      /* bytes a block needs more */
+uint32_t wh__secure_offset(wh_pool *p, uint64_t align);           /* of the next pointer      */
+void wh__secure_fresh(wh_pool *p, uint64_t addr, uint64_t bytes); /* new free memory      */
+void wh__secure_released(wh_pool *p, uint32_t b);                 /* back to the core      */
+void wh__secure_live(wh_pool *p, uint32_t b);                     /* handed out (off set)  */
+wh_status wh__secure_freeing(wh_pool *p, uint32_t b, const void *ptr);
+bool wh__secure_stale(const wh_pool *p, uint32_t b, uint64_t a); /* a: a stale pointer of b */
+wh_status wh__secure_check(wh_pool *p);
+
+/* The pointer handed out for USED block b. */
+static inline uint64_t wh__user_addr(const wh_pool *p, uint32_t b) {
+    return wh_blocks_desc(p->core)[b].addr + p->info[b].off;
+}
 
 /* pool_alloc.c / pool.c */
 void wh__release(wh_pool *p, uint32_t b); /* USED block back to the core */

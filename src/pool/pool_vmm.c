@@ -506,6 +506,7 @@ static void wh__fill_done(wh_pool *p, wh__fill f, uint32_t slot) {
     }
     p->info[filled] = (wh__info){0};
     wh__poison(p, d[filled].addr, d[filled].size, true); /* free from here */
+    wh__secure_fresh(p, d[filled].addr, d[filled].size);
     p->vmm.hole_bytes -= f.bytes;
     wh_blocks_free(p->core, filled, slot);
     uint64_t r = wh__reserved(p);
