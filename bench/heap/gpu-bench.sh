@@ -13,4 +13,14 @@ rc=${PIPESTATUS[0]}
 if command -v python3 >/dev/null; then
   python3 "$(dirname "$0")/report.py" "$OUT/heap_bench.csv" >> "$OUT/heap_bench.md" || true
 fi
+# the hardened mode's cost: DEFAULT with WH_HEAP_SECURE, beside the run above
+sec="$OUT/secure"
+mkdir -p "$sec"
+timeout 300 "$BUILD/bin/wh_heap_bench" --out="$sec" --commit="$commit" --secure --kinds=default --tests=one,fill90 \
+  > "$OUT/heap_secure.log" 2>&1 || rc=1
+if command -v python3 >/dev/null && [ -f "$sec/heap_bench.csv" ]; then
+  python3 "$(dirname "$0")/report.py" --secure "$OUT/heap_bench.csv" "$sec/heap_bench.csv" > "$OUT/heap_secure.md" || rc=1
+  mv "$sec/heap_bench.csv" "$OUT/heap_secure.csv"
+fi
+rm -rf "$sec"
 exit "$rc"

@@ -179,6 +179,7 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
  * the old size: overlapping slots, a "utilisation" above 1). */
 static int seg_shift_max = -1;
 static uint32_t seg_ways = 0;       /* --ways=N: wh_heap_config.ways */
+static bool secure = false;         /* --secure: WH_HEAP_SECURE on DEFAULT and SLAB */
 static void override_seg_shift(int n) {
     if (cur.kind != WH_HEAP_DEFAULT && cur.kind != WH_HEAP_SLAB) return;
     if (!cur.slab_fine) return;
@@ -199,7 +200,8 @@ static void use_allocator(const allocator *a, uint64_t bytes) {
     cur_bytes = bytes;
     if (a->kind < 0) return;
     bool slab = a->kind == WH_HEAP_DEFAULT || a->kind == WH_HEAP_SLAB;
-    wh_heap_config cfg = {bytes, (wh_heap_kind)a->kind, 0, slab ? seg_ways : 0u, 0, NULL};
+    wh_heap_config cfg = {bytes, (wh_heap_kind)a->kind, slab && secure ? WH_HEAP_SECURE : 0u, slab ? seg_ways : 0u, 0,
+                          NULL};
     if (wh_heap_create(&cur, &cfg) != WH_OK) {
         fprintf(stderr, "heap_bench: %s: %s\n", a->name, wh_last_error());
         exit(1);
@@ -418,6 +420,7 @@ int main(int argc, char **argv) {
                      "-1: heap_layout.c's choice"),
         WH_CLI_UINT_D("ways", &seg_ways, "slab and default heaps with this many ways per class", "0: by heap size"),
         WH_CLI_STRING("one-sizes", &one_sizes_opt, "sizes of the one and onewarm workloads, comma-separated"),
+        WH_CLI_FLAG("secure", &secure, "DEFAULT and SLAB heaps in the hardened mode (WH_HEAP_SECURE)"),
         WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Device heap benchmarks: every kind against CUDA's device malloc and BUMP.");
     uint64_t heap = 8ull << 30;

@@ -1,13 +1,37 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Markdown tables from heap_bench.csv (wh_heap_bench): the goal tables and
-the paper's workloads.  Usage: report.py heap_bench.csv"""
+the paper's workloads.  Usage: report.py heap_bench.csv
+report.py --secure heap_bench.csv secure.csv: DEFAULT against DEFAULT with
+WH_HEAP_SECURE (wh_heap_bench --secure), one table."""
 import csv, sys
 from collections import defaultdict
 
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))]
-head, rows = rows[0], rows[1:]
-R = [dict(zip(head, r)) for r in rows]
+
+def load(path):
+    rows = [r for r in csv.reader(l for l in open(path) if not l.startswith('#'))]
+    return [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+if sys.argv[1] == '--secure':
+    base, sec = load(sys.argv[2]), load(sys.argv[3])
+    def one(R, test, size):
+        return next((r for r in R if r['test'] == test and r['allocator'] == 'default' and int(r['size']) == size), None)
+    print('# Hardened mode (WH_HEAP_SECURE) against the default, DEFAULT heap, same binary and run\n')
+    print('| workload | size | default | WH_HEAP_SECURE | secure / default |')
+    print('|---|---|---|---|---|')
+    for test, what, key in (('one', 'one allocation per thread, 1M threads (ms)', 'ms'),
+                            ('one_free', 'its free kernel (ms)', 'ms'),
+                            ('fill90', 'fill 90% of 9.4 GB (allocations / s)', 'allocs_per_s')):
+        for size in (16, 256, 4096):
+            a, b = one(base, test, size), one(sec, test, size)
+            if not a or not b:
+                continue
+            x, y = float(a[key]), float(b[key])
+            print('| %s | %d B | %.4g | %.4g | %.2f |' % (what, size, x, y, y / x if x else 0))
+    sys.exit(0)
+
+R = load(sys.argv[1])
 def get(test, alloc, mode=None, size=None, param=None):
     for r in R:
         if r['test'] == test and r['allocator'] == alloc and (mode is None or r['mode'] == mode) \

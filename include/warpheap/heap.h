@@ -32,7 +32,7 @@
 typedef struct wh_heap_config {
     uint64_t bytes; /* arena size                                       */
     wh_heap_kind kind;
-    uint32_t flags;    /* WH_HEAP_HOST, WH_HEAP_TRACK                                    */
+    uint32_t flags;    /* WH_HEAP_HOST, WH_HEAP_TRACK, WH_HEAP_SECURE                    */
     uint32_t ways;     /* SLAB, DEFAULT: bump-segment states per size class, 1, 2, 4
                      * or 8 (WH_SEG_WAYS_MAX); 0 = 1, 2 from 4 GiB, 4 from 8 GiB */
     uint32_t subheaps; /* CIRCULAR_MULTI, CIRCULAR_FUSED_MULTI: sub-heaps, one cursor
@@ -62,6 +62,7 @@ typedef struct wh_heap_usage {
     double internal_frag;     /* equation 2; -1 when requests are unknown        */
     double external_frag;     /* equation 3                                      */
     uint64_t inconsistencies; /* broken invariants found by the walk (0 = sound) */
+    uint64_t corruptions;     /* WH_HEAP_SECURE: reused memory found written while free */
 } wh_heap_usage;
 
 /* ---- device (and CPU-backend) API ---------------------------------------- */
@@ -131,10 +132,15 @@ WH_INLINE WH_HOST_DEVICE void *wh__malloc_kind(const wh_heap *h, uint32_t kind, 
     uint32_t group = wh_match_any64(mask, wh__heap_key(h, kind, n));
     if (n == 0 || !h->ctl) return (void *)0; /* no heap (zeroed or destroyed handle): NULL */
     void *p = n > h->bytes ? (void *)0 : wh__heap_malloc_group(h, kind, n, group);
-    if (!p)
+    if (!p) {
         wh__heap_count(&h->ctl->failed);
-    else if (h->flags & WH_HEAP_TRACK)
-        wh__heap_track(h, (int64_t)wh__heap_counted(h, kind, n));
+        return p;
+    }
+    if (h->flags & (WH_HEAP_TRACK | WH_HEAP_SECURE)) {
+        uint64_t counted = wh__heap_counted(h, kind, n);
+        if (h->flags & WH_HEAP_TRACK) wh__heap_track(h, (int64_t)counted);
+        if (h->flags & WH_HEAP_SECURE) wh__secure_taken(h, p, counted);
+    }
     return p;
 }
 

@@ -45,6 +45,7 @@ extern "C" wh_status wh__heap_init_device(wh_heap *h) {
         wh_status st = wh_bitmap_init_device(&bm, h->pages.words, h->npages, true, 0);
         if (st != WH_OK) return st;
     }
+    if (h->flags & WH_HEAP_SECURE) WH_CUDA_TRY(cudaMemset(h->base, WH__HEAP_FREED_BYTE, h->bytes)); /* heap/secure.h */
     if (h->end) {
         cursor_init_kernel<<<(h->subheaps + 255u) / 256u, 256>>>(*h);
         WH_LAUNCH_TRY();

@@ -15,6 +15,7 @@ static void init_host(wh_heap *h) {
     memcpy((void *)h->dev, h, sizeof *h);
     if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT)
         (void)wh_bitmap_init_host(&h->pages, h->pages.words, h->npages, true);
+    if (h->flags & WH_HEAP_SECURE) memset(h->base, WH__HEAP_FREED_BYTE, h->bytes); /* heap/secure.h */
     for (uint32_t k = 0; k < h->subheaps; ++k)
         h->cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h->subheap_units;
     if (h->end) {

@@ -74,8 +74,12 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
     memset(h, 0, sizeof *h);
     if ((unsigned)cfg->kind >= WH_HEAP_KIND_COUNT)
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: unknown kind %d", (int)cfg->kind);
-    if (cfg->flags & ~(WH_HEAP_HOST | WH_HEAP_TRACK))
+    if (cfg->flags & ~(WH_HEAP_HOST | WH_HEAP_TRACK | WH_HEAP_SECURE))
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: unknown flags 0x%x", cfg->flags);
+    if (cfg->flags & WH_HEAP_SECURE && cfg->kind != WH_HEAP_SLAB && cfg->kind != WH_HEAP_DEFAULT)
+        return wh__fail(WH_ERR_UNSUPPORTED,
+                        "heap: WH_HEAP_SECURE is for the SLAB and DEFAULT kinds (the others keep headers in "
+                        "free memory)");
     if (cfg->bytes > WH_HEAP_MAX_BYTES)
         return wh__fail(WH_ERR_TOO_LARGE, "heap: %llu bytes, at most %llu", (unsigned long long)cfg->bytes,
                         (unsigned long long)WH_HEAP_MAX_BYTES);

@@ -123,6 +123,7 @@ void wh__heap_walk(const wh_heap *h, wh_heap_usage *s) {
     s->failed_allocs = h->ctl->failed;
     s->double_frees = h->ctl->double_frees;
     s->foreign_frees = h->ctl->foreign_frees;
+    s->corruptions = h->ctl->corruptions;
     s->peak_bytes = h->ctl->peak;
     switch (h->kind) {
     case WH_HEAP_SLAB:

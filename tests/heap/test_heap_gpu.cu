@@ -12,7 +12,9 @@
  * the pool wrapped many times, from a full grid of diverging lanes.  Last, the
  * fused kinds on a 12 GiB heap, past the 8 GB where the paper's fused word
  * stops: chunks beyond 8 GiB are allocated, filled, checked and freed, and the
- * walk accounts for every byte.  --small: sanitizer size (no 12 GiB heap). */
+ * walk accounts for every byte.  The hardened mode (WH_HEAP_SECURE): the
+ * stress with no false report, and a write after free found.  --small:
+ * sanitizer size (no 12 GiB heap). */
 #include "heap_stress.h"
 #include "warpheap/cuda_check.h"
 #include "wh_cli.h"
@@ -107,10 +109,13 @@ static int sms(void) {
 /* Ways per slab class (wh_heap_config.ways) of the slab and default heaps
  * make() creates: 0 = by heap size (one way below 4 GiB). */
 static uint32_t slab_ways = 0;
+/* Flags of the heaps make() creates (WH_HEAP_SECURE: the hardened mode). */
+static uint32_t heap_flags = 0;
 
 static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     wh_heap h;
-    wh_heap_config cfg = {bytes, kind, 0, kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB ? slab_ways : 0u, 0, NULL};
+    wh_heap_config cfg = {bytes, kind, heap_flags, kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB ? slab_ways : 0u,
+                          0,     NULL};
     if (wh_heap_create(&h, &cfg) != WH_OK) {
         fprintf(stderr, "heap create (%s, %llu): %s\n", wh_heap_kind_name(kind), (unsigned long long)bytes,
                 wh_last_error());
@@ -132,7 +137,56 @@ static void check_walk(const wh_heap *h, const char *what) {
     CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
     CHECK_EQ_U64(s.double_frees, 0);
     CHECK_EQ_U64(s.foreign_frees, 0);
+    CHECK_EQ_U64(s.corruptions, 0);
     if (h->kind != WH_HEAP_BUMP) CHECK_EQ_U64(s.allocations, 0);
+}
+
+/* The hardened mode sees a write to a freed slot: a heap of 8 pages (no bump
+ * segments), one 64-B object freed and then written from the host, and a
+ * full grid taking every slot of its class, the written one among them. */
+static __global__ void one_kernel(wh_heap h, void **p, bool take) {
+    if (take)
+        *p = wh_malloc(&h, 64);
+    else
+        wh_free(&h, *p);
+}
+static void secure_write_after_free(void) {
+    heap_flags = WH_HEAP_SECURE;
+    wh_heap h = make(WH_HEAP_DEFAULT, 8u << 16);
+    heap_flags = 0;
+    void **p, *host = NULL;
+    WH_CUDA_OR_DIE(cudaMalloc(&p, sizeof *p));
+    one_kernel<<<1, 1>>>(h, p, true);
+    WH_LAUNCH_OR_DIE();
+    one_kernel<<<1, 1>>>(h, p, false);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaMemcpy(&host, p, sizeof host, cudaMemcpyDeviceToHost));
+    CHECK(host != NULL);
+    WH_CUDA_OR_DIE(cudaMemset((char *)host + 8, 0, 1)); /* the owner writes after its free */
+    uint32_t threads = 4096, cap = 4;                   /* 16384 tries for 8192 slots */
+    void **held;
+    unsigned long long *n, got = 0, bad = 0;
+    WH_CUDA_OR_DIE(cudaMalloc(&held, (size_t)threads * cap * sizeof(void *)));
+    WH_CUDA_OR_DIE(cudaMalloc(&n, 2 * sizeof *n));
+    WH_CUDA_OR_DIE(cudaMemset(n, 0, 2 * sizeof *n));
+    fill_kernel<<<threads / 256u, 256>>>(h, held, cap, 64, n);
+    WH_LAUNCH_OR_DIE();
+    drain_kernel<<<threads / 256u, 256>>>(h, held, cap, 64, n + 1);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaMemcpy(&got, n, sizeof got, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(&bad, n + 1, sizeof bad, cudaMemcpyDeviceToHost));
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    printf("%-20s WH_HEAP_SECURE: a write after free, then %llu slots of 64 B taken: %llu corruption(s) found\n",
+           "default", got, (unsigned long long)s.corruptions);
+    CHECK_EQ_U64(got, 8u * 1024u);
+    CHECK_EQ_U64(bad, 0);
+    CHECK_EQ_U64(s.corruptions, 1);
+    CHECK_EQ_U64(s.inconsistencies + s.allocations, 0);
+    WH_CUDA_OR_DIE(cudaFree(held));
+    WH_CUDA_OR_DIE(cudaFree(n));
+    WH_CUDA_OR_DIE(cudaFree(p));
+    CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
 static void stress(wh_heap_kind kind, uint64_t bytes, wh_hs_shape shape, uint64_t target, double budget, bool small,
@@ -335,6 +389,11 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
     exhaustion(WH_HEAP_DEFAULT, 1ull << 20, 64, small);
     slab_ways = 0;
+    /* the hardened mode: no false report under the stress, and a real one found */
+    heap_flags = WH_HEAP_SECURE;
+    stress(WH_HEAP_DEFAULT, big, mixed, small ? 0 : target / 4, budget, small, 8);
+    heap_flags = 0;
+    secure_write_after_free();
     /* the circular kinds last: their cursors serialise (start small) */
     stress(WH_HEAP_CIRCULAR_MULTI, big, multi, target, budget, small, 16);
     stress(WH_HEAP_CIRCULAR, big, mixed, target, budget, small, 64);

@@ -98,6 +98,9 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
                    uint32_t ways) {
     job j;
     wh_heap_config cfg = {.bytes = bytes, .kind = kind, .flags = WH_HEAP_HOST | WH_HEAP_TRACK, .ways = ways};
+#ifdef WH_HS_SECURE /* the hardened mode: its fills and checks race with nothing */
+    if (kind == WH_HEAP_DEFAULT || kind == WH_HEAP_SLAB) cfg.flags |= WH_HEAP_SECURE;
+#endif
     if (ways > 1u) spread_over_ways(&cfg, threads);
     CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
     j.shape = shape;
@@ -129,6 +132,7 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
     CHECK_EQ_U64(s.inconsistencies, 0);
     CHECK_EQ_U64(s.double_frees, 0);
     CHECK_EQ_U64(s.foreign_frees, 0);
+    CHECK_EQ_U64(s.corruptions, 0);
     CHECK_EQ_U64(s.failed_allocs, sum.failed);
     CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
     if (kind != WH_HEAP_BUMP) {

@@ -31,8 +31,9 @@ typedef enum wh_heap_kind {
 } wh_heap_kind;
 
 /* wh_heap_config.flags */
-#define WH_HEAP_HOST  1u /* arena and metadata in host memory (CPU backend)   */
-#define WH_HEAP_TRACK 2u /* count bytes in use live, and their peak           */
+#define WH_HEAP_HOST   1u /* arena and metadata in host memory (CPU backend)   */
+#define WH_HEAP_TRACK  2u /* count bytes in use live, and their peak           */
+#define WH_HEAP_SECURE 4u /* hardened mode, SLAB and DEFAULT (heap/secure.h)   */
 
 /* page_info values: free, a page run's head or tail, or a slab page of class
  * c whose bump segment (if any) belongs to way w: w << 8 | (c + 1). */
@@ -82,13 +83,14 @@ typedef struct wh_heap_ctl {
     uint64_t foreign_frees;
     uint64_t in_use; /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
+    uint64_t corruptions;    /* WH_HEAP_SECURE: freed memory found written   */
     uint32_t activating[64]; /* slab: page activations in flight */
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a back-off after a failed preparation, per class and way:
      * consecutive failures << 16 | requests left to skip (heap/slab_segment.h) */
     uint32_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
-    uint64_t pad1[11]; /* seg starts on a 128-byte line */
+    uint64_t pad1[10]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];

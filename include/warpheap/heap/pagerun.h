@@ -23,6 +23,7 @@
 #define WARPHEAP_HEAP_PAGERUN_H
 
 #include "warpheap/heap/core.h"
+#include "warpheap/heap/secure.h"
 
 /* Positions i where bits i..i+n-1 of v are all set (1 <= n <= 64). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__run_starts(uint64_t v, uint32_t n) {
@@ -140,7 +141,9 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_free(const wh_heap *h, uint32_t info, uint
         wh__heap_count(&h->ctl->double_frees); /* a concurrent free won */
         return true;
     }
-    wh__heap_track(h, -(int64_t)wh_atomic_load(&h->page_req[p], WH_RELAXED));
+    uint64_t req = wh_atomic_load(&h->page_req[p], WH_RELAXED);
+    wh__heap_track(h, -(int64_t)req);
+    if (h->flags & WH_HEAP_SECURE) wh__secure_fill(h->base + (uint64_t)p * WH_SLAB_PAGE, req);
     for (uint32_t k = 1; k < n; ++k) wh_atomic_store(&h->page_info[p + k], WH_PAGE_FREE, WH_RELAXED);
     for (uint32_t w = p >> 6; w <= (uint32_t)(((uint64_t)p + n - 1u) >> 6); ++w)
         (void)wh_bitmap_or_word(&h->pages, w, wh__run_word_mask(p, n, w));

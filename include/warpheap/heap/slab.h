@@ -24,6 +24,7 @@
 #define WARPHEAP_HEAP_SLAB_H
 
 #include "warpheap/heap/slab_bitmap.h"
+#include "warpheap/heap/secure.h"
 
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
@@ -245,6 +246,13 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     uint64_t b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
     uint64_t bit = 1ull << (b & 63u);
     wh_bitmap bm = wh__slab_bitmap(h, c);
+    if (h->flags & WH_HEAP_SECURE) { /* the pattern before the slot is free: not over a free one */
+        if (wh_atomic_load(wh_bitmap_word(&bm, 0, (uint32_t)(b >> 6)), WH_ACQUIRE) & bit) {
+            wh__heap_count(&h->ctl->double_frees);
+            return true;
+        }
+        wh__secure_fill(h->base + ((uint64_t)page << WH_SLAB_PAGE_SHIFT) + in_page, size);
+    }
     if (wh_bitmap_or_word(&bm, (uint32_t)(b >> 6), bit) & bit) {
         wh__heap_count(&h->ctl->double_frees);
         return true;
