@@ -89,7 +89,7 @@ if [ $bench = 1 ]; then
     name=$(basename "$(dirname "$b")")
     if [ -n "${BENCH_LIST:-}" ] && ! [[ " $BENCH_LIST " == *" $name "* ]]; then continue; fi
     mkdir -p "$out/$name"
-    BUILD="$build" OUT="$out/$name" timeout 400 bash "$b" 2>&1 | tee "$out/$name/bench.log"
+    BUILD="$build" OUT="$out/$name" timeout 900 bash "$b" 2>&1 | tee "$out/$name/bench.log"
     if [ "${PIPESTATUS[0]}" = 0 ]; then
       record "bench $name" PASS
     else
