@@ -36,6 +36,8 @@ def torch_workload(lib_path):
     import torch
     if lib_path:
         alloc = torch.cuda.memory.CUDAPluggableAllocator(lib_path, "wh_torch_alloc", "wh_torch_free")
+        hook = ctypes.cast(ctypes.CDLL(lib_path).wh_torch_record_stream, ctypes.c_void_p).value
+        alloc.allocator().set_record_stream_fn(hook)  # noise.record_stream below reaches the pool
         torch.cuda.memory.change_current_allocator(alloc)
     torch.manual_seed(0)
     x = torch.randn(4096, 256)

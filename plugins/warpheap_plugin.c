@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* warpheap host pool as a drop-in allocator for PyTorch and CuPy.  One pool
  * per device, created at first use on that device.  Exported:
- *   PyTorch CUDAPluggableAllocator:  wh_torch_alloc / wh_torch_free
+ *   PyTorch CUDAPluggableAllocator:  wh_torch_alloc / wh_torch_free, and
+ *                                    wh_torch_record_stream (its record-stream hook)
  *   CuPy CFunctionAllocator:         wh_cupy_malloc / wh_cupy_free (legacy default stream)
  *   CuPy, a stream per call:         wh_cupy_malloc_stream / wh_cupy_free_stream
  *   configuration, before a device's pool exists: wh_plugin_set_option
  *   the pool's state: wh_plugin_stats, wh_plugin_pool_stats, wh_plugin_reset_peak,
- *   wh_plugin_trim, wh_plugin_live_blocks, wh_plugin_forget_stream
+ *   wh_plugin_trim, wh_plugin_live_blocks, wh_plugin_forget_stream,
+ *   wh_plugin_record_stream
  *   wh_plugin_last_error: the message of the calling thread's last failure
  * The warpheap Python package (python/) wraps these. */
 #include "warpheap/pool.h"
@@ -204,6 +206,37 @@ WH_PLUGIN_EXPORT int wh_plugin_live_blocks(int device, wh_pool_block *out, size_
     wh_pool *p = pool_or_fail(device);
     return p ? done(wh_pool_live_blocks(p, out, cap, count)) : -1;
 }
+/* The pool with live block ptr, any device's; NULL if none has it. */
+static wh_pool *pool_holding(const void *ptr) {
+    for (int d = 0; d < WH_PLUGIN_DEVICES; ++d) {
+        wh_pool *p = pool_get(d);
+        if (p && wh_pool_usable_size(p, ptr)) return p;
+    }
+    return NULL;
+}
+
+/* ptr is also used by work queued on stream: its memory goes to the pool's
+ * other streams only once that work is done too (wh_pool_record_stream).
+ * device: the pool's, or -1 for the pool that holds ptr. */
+WH_PLUGIN_EXPORT int wh_plugin_record_stream(int device, void *ptr, cudaStream_t stream) {
+    if (device < -1 || device >= WH_PLUGIN_DEVICES)
+        return fail("device %d is not in [-1, %d)", device, WH_PLUGIN_DEVICES);
+    if (!ptr) return fail("record_stream: ptr is NULL");
+    wh_pool *p = device >= 0 ? pool_or_fail(device) : pool_holding(ptr);
+    if (!p && device < 0) return fail("record_stream: %p is no live block of any device's pool", ptr);
+    return p ? done(wh_pool_record_stream(p, ptr, stream)) : -1;
+}
+
+/* PyTorch's record-stream hook (CUDAPluggableAllocator's set_record_stream_fn):
+ * tensor.record_stream and PyTorch's own C++ callers (the autograd engine,
+ * NCCL's point-to-point calls) reach the pool here.  Like PyTorch's own
+ * allocator it passes over memory that is not its own (NULL, a tensor of
+ * another process or library). */
+WH_PLUGIN_EXPORT void wh_torch_record_stream(void *ptr, cudaStream_t stream) {
+    wh_pool *p = ptr ? pool_holding(ptr) : NULL;
+    if (p && wh_pool_record_stream(p, ptr, stream) != WH_OK) fprintf(stderr, "warpheap plugin: %s\n", wh_last_error());
+}
+
 /* Before destroying a stream that allocated from the pool. */
 WH_PLUGIN_EXPORT int wh_plugin_forget_stream(int device, cudaStream_t stream) {
     wh_pool *p = pool_get(device);

@@ -55,14 +55,27 @@ if [ $sanitize = 1 ]; then
       case $tool in ''|'#'*) continue;; esac
       log="$out/sanitize-$(basename "$list" .txt).log"
       echo "-- $tool $bin $args" | tee -a "$log"
-      # memcheck-noheap: memcheck without its device-heap (CUDA malloc) tracking
-      opts="--tool $tool"
+      # memcheck-noheap: memcheck without its device-heap (CUDA malloc) tracking;
+      # memcheck-expect-oob: memcheck that must report an out-of-bounds access
+      # (a test of what the sanitizer sees: it passes when the report is there)
+      opts="--tool $tool"; expect=""
       [ "$tool" = memcheck-noheap ] && opts="--tool memcheck --check-device-heap no"
-      if timeout 300 compute-sanitizer $opts --error-exitcode 99 "$build/bin/$bin" $args >>"$log" 2>&1; then
+      [ "$tool" = memcheck-expect-oob ] && opts="--tool memcheck" && expect="is out of bounds"
+      run="$out/sanitize-run.log"
+      timeout 300 compute-sanitizer $opts --error-exitcode 99 "$build/bin/$bin" $args >"$run" 2>&1
+      rc=$?
+      cat "$run" >>"$log"
+      if [ -z "$expect" ] && [ $rc = 0 ]; then
         record "$tool $bin $args" PASS
+      elif [ -n "$expect" ] && [ $rc = 99 ] && grep -q "$expect" "$run"; then
+        echo "   reported, as expected: $(grep -m1 "$expect" "$run" | sed 's/^=* *//')" | tee -a "$log"
+        record "$tool $bin $args" PASS
+      elif [ -n "$expect" ]; then
+        record "$tool $bin $args" "FAIL (exit $rc, no '$expect' report; see $(basename "$log"))"
+        tail -20 "$run"
       else
-        record "$tool $bin $args" "FAIL (exit $?, see $(basename "$log"))"
-        tail -20 "$log"
+        record "$tool $bin $args" "FAIL (exit $rc, see $(basename "$log"))"
+        tail -20 "$run"
       fi
     done < "$list"
   done
@@ -76,7 +89,7 @@ if [ $bench = 1 ]; then
     name=$(basename "$(dirname "$b")")
     if [ -n "${BENCH_LIST:-}" ] && ! [[ " $BENCH_LIST " == *" $name "* ]]; then continue; fi
     mkdir -p "$out/$name"
-    BUILD="$build" OUT="$out/$name" timeout 400 bash "$b" 2>&1 | tee "$out/$name/bench.log"
+    BUILD="$build" OUT="$out/$name" timeout 900 bash "$b" 2>&1 | tee "$out/$name/bench.log"
     if [ "${PIPESTATUS[0]}" = 0 ]; then
       record "bench $name" PASS
     else

@@ -96,6 +96,24 @@ class Plugin(unittest.TestCase):
         self.assertEqual(lib.wh_plugin_set_option(64, b"max_bytes", 1), -1)
         self.assertIn(b"device 64", lib.wh_plugin_last_error())
 
+    def test_record_stream_refused_by_name(self):
+        lib = _plugin.load()
+        self.assertEqual(lib.wh_plugin_record_stream(64, 0x1000, None), -1)
+        self.assertIn(b"device 64 is not in [-1, 64)", lib.wh_plugin_last_error())
+        self.assertEqual(lib.wh_plugin_record_stream(-2, 0x1000, None), -1)
+        self.assertIn(b"device -2", lib.wh_plugin_last_error())
+        self.assertEqual(lib.wh_plugin_record_stream(0, None, None), -1)
+        self.assertIn(b"ptr is NULL", lib.wh_plugin_last_error())
+        self.assertEqual(lib.wh_plugin_record_stream(5, 0x1000, None), -1)
+        self.assertIn(b"device 5 has no pool", lib.wh_plugin_last_error())
+        self.assertEqual(lib.wh_plugin_record_stream(-1, 0x1000, None), -1)
+        self.assertIn(b"no live block of any device's pool", lib.wh_plugin_last_error())
+        with self.assertRaises(warpheap.PluginError) as e:
+            _plugin.record_stream(-1, 0x1000, 0)
+        self.assertIn("record_stream", str(e.exception))
+        lib.wh_torch_record_stream(None, None)  # PyTorch's hook passes over memory that is not the pool's
+        lib.wh_torch_record_stream(0x1000, None)
+
     def test_no_pool_yet(self):
         self.assertFalse(_plugin.has_pool(0))
         self.assertEqual(_plugin.pool_stats(0)["reserved"], 0)

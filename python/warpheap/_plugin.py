@@ -54,6 +54,8 @@ def _declare(lib):
         "wh_plugin_trim": (c.c_int, [c.c_int, c.c_size_t]),
         "wh_plugin_live_blocks": (c.c_int, [c.c_int, c.POINTER(Block), c.c_size_t, c.POINTER(c.c_size_t)]),
         "wh_plugin_forget_stream": (c.c_int, [c.c_int, c.c_void_p]),
+        "wh_plugin_record_stream": (c.c_int, [c.c_int, c.c_void_p, c.c_void_p]),
+        "wh_torch_record_stream": (None, [c.c_void_p, c.c_void_p]),
         "wh_cupy_malloc_stream": (c.c_void_p, [c.c_size_t, c.c_int, c.c_void_p]),
         "wh_cupy_free_stream": (None, [c.c_void_p, c.c_int, c.c_void_p]),
     }
@@ -70,6 +72,11 @@ def load():
         _declare(lib)
         _lib = lib
     return _lib
+
+
+def address(name):
+    """The address of the plug-in's entry point name (for a framework's hook)."""
+    return ctypes.cast(getattr(load(), name), ctypes.c_void_p).value
 
 
 def _check(rc, what):
@@ -127,6 +134,12 @@ def live_blocks(device):
     rows = [{"address": b.ptr or 0, "size": b.size, "requested_size": b.requested, "stream": b.stream or 0,
              "tag": b.tag or 0} for b in arr[:min(n.value, cap)]]
     return sorted(rows, key=lambda r: r["address"])
+
+
+def record_stream(device, ptr, stream):
+    """Block ptr of device's pool (-1: whichever pool holds it) is also used by
+    the work queued on stream now: it goes to other streams only after that work."""
+    _check(load().wh_plugin_record_stream(device, ptr, stream), "record_stream")
 
 
 def forget_stream(device, stream):

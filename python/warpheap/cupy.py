@@ -7,7 +7,10 @@
 The allocator reads cupy.cuda.get_current_stream() at each allocation and
 frees the block on that same stream when CuPy drops it, as CuPy's own pool
 does: the block is reused on that stream at once and on other streams once
-the work queued there before the free has finished.
+the work queued there before the free has finished.  (CuPy's
+PythonFunctionAllocator would free on the stream current at the free, which
+may be another one: this allocator hands CuPy an UnownedMemory whose owner
+frees the block on its allocation stream instead.)
 """
 from . import _plugin, config
 
@@ -52,6 +55,23 @@ def enable(**options):
 
 def memory_stats(device=None):
     """The pool's statistics (wh_pool_stats's fields) of device (CuPy's current by default)."""
+    return _plugin.pool_stats(_device(device))
+
+
+def _device(device):
     import cupy
 
-    return _plugin.pool_stats(cupy.cuda.runtime.getDevice() if device is None else int(device))
+    return cupy.cuda.runtime.getDevice() if device is None else int(device)
+
+
+def snapshot(device=None):
+    """The live blocks of device's pool (CuPy's current device by default):
+    dicts of address, size, requested_size, stream (the cudaStream_t it was
+    allocated on, as an int: cupy.cuda.Stream.ptr) and tag."""
+    return _plugin.live_blocks(_device(device))
+
+
+def forget_stream(stream, device=None):
+    """Call before a cupy.cuda.Stream that allocated goes away (optional: a
+    slot also comes back once no block names it)."""
+    _plugin.forget_stream(_device(device), stream.ptr)

@@ -1,23 +1,34 @@
 # SPDX-License-Identifier: MIT
-"""PyTorch on warpheap's pool: enable() swaps the CUDA allocator; the rest
-mirrors torch.cuda's memory functions, which raise or do nothing with a
-pluggable allocator.
+"""PyTorch on warpheap's pool: enable() swaps the CUDA allocator and sets
+its record-stream hook; the rest mirrors torch.cuda's memory functions,
+which raise or do nothing with a pluggable allocator.
 
     import warpheap.torch
     warpheap.torch.enable(max_bytes="40GiB")     # before the first CUDA tensor
     ...
     print(warpheap.torch.memory_summary())
+
+tensor.record_stream(s) reaches the pool through PyTorch's record-stream
+hook of the pluggable allocator (its set_record_stream_fn, which PyTorch
+binds for Python): the block goes back to other streams only after the work
+queued on s when the tensor is freed, for calls from Python and from
+PyTorch's C++ code alike (the autograd engine across streams, NCCL's
+send/recv).  A PyTorch without that binding gets a warning, and
+record_stream_hooked() says which case this process is in.
 """
+import warnings
+
 from . import _plugin, config, stats
 
 _enabled = None  # the options enable() was given
+_hooked = False  # whether PyTorch's record-stream hook is the plug-in's
 
 
 def enable(**options):
     """Make warpheap's pool PyTorch's CUDA allocator, with options (see
     warpheap.config) over WARPHEAP_CONF.  Call it before the process's first
     CUDA allocation; a second call with the same options does nothing."""
-    global _enabled
+    global _enabled, _hooked
     import torch
 
     opts = config.resolve(options)
@@ -27,13 +38,36 @@ def enable(**options):
         return
     _plugin.configure(opts)
     alloc = torch.cuda.memory.CUDAPluggableAllocator(_plugin.plugin_path(), "wh_torch_alloc", "wh_torch_free")
+    hooked = _hook_record_stream(alloc, torch.__version__)
     try:
         torch.cuda.memory.change_current_allocator(alloc)
     except RuntimeError as e:
         raise RuntimeError("warpheap.torch.enable: PyTorch's own CUDA allocator is already in use (a CUDA tensor "
                            "was made before); call enable() before the first CUDA allocation, at the top of the "
                            f"program ({e})") from e
-    _enabled = opts
+    _enabled, _hooked = opts, hooked
+
+
+def _hook_record_stream(alloc, version):
+    """Point the pluggable allocator's record-stream hook at the plug-in's
+    wh_torch_record_stream; True when done, False with a warning where this
+    PyTorch has no such hook for Python."""
+    target = alloc.allocator()
+    setter = getattr(target, "set_record_stream_fn", None)
+    if setter is None:
+        warnings.warn(f"warpheap.torch.enable: PyTorch {version} has no set_record_stream_fn on its pluggable "
+                      "allocator, so tensor.record_stream() does nothing: a tensor freed on its allocation stream "
+                      "is handed out again while other streams may still use it.  Make its allocation stream wait "
+                      "for them (stream.wait_stream) before the tensor is dropped.", RuntimeWarning, stacklevel=3)
+        return False
+    setter(_plugin.address("wh_torch_record_stream"))
+    return True
+
+
+def record_stream_hooked():
+    """Whether tensor.record_stream reaches the pool (enable() set PyTorch's
+    record-stream hook); False before enable()."""
+    return _hooked
 
 
 def _device(device):

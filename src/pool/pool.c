@@ -48,6 +48,7 @@ static wh_status wh__resolve(wh_pool_config *c) {
 }
 
 static void wh__pool_free_tables(wh_pool *p) {
+    for (uint32_t i = 0; i < p->narenas; ++i) wh__nvtx_heap_drop(p, &p->arenas[i]);
     wh__vmm_destroy(p);
     free(p->core);
     free(p->info);
@@ -99,10 +100,11 @@ wh_status wh_pool_create(wh_pool **out, const wh_pool_config *cfg) {
             return wh__fail(WH_ERR_OUT_OF_MEMORY, "wh_pool_create: no host memory");
         }
         if (vs == WH_OK) { /* the range as one arena: for wh__bad_pointer, the check */
-            p->arenas[0] = (wh__arena){NULL, p->vmm.size, p->vmm.head};
+            p->arenas[0] = (wh__arena){NULL, p->vmm.size, p->vmm.head, NULL};
             p->narenas = p->arenas_cap = 1;
-            p->st.arenas = 1;
             p->use_vmm = true;
+            wh__nvtx_heap(p, &p->arenas[0]);
+            p->st.arenas = 1;
         } else if (c.growth == WH_POOL_GROW_VMM || (vs != WH_ERR_UNSUPPORTED && vs != WH_ERR_OUT_OF_MEMORY)) {
             wh__pool_free_tables(p);
             return vs;
@@ -127,8 +129,10 @@ void wh__poison_stop(wh_pool *p) {
     p->poison = false;
 }
 
-/* Arena i back to the driver (unpoisoned; its descriptors may be gone). */
+/* Arena i back to the driver (unpoisoned, no NVTX heap any more; its
+ * descriptors may be gone). */
 static void wh__arena_free(wh_pool *p, uint32_t i) {
+    wh__nvtx_heap_drop(p, &p->arenas[i]);
     wh__poison(p, (uint64_t)(uintptr_t)p->arenas[i].raw, p->arenas[i].size, false);
     wh__mem_free(p, p->arenas[i].raw);
 }
@@ -143,6 +147,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
     wh__poison_stop(p);
+    for (uint32_t i = 0; i < p->narenas; ++i) wh__nvtx_heap_drop(p, &p->arenas[i]); /* the range's too */
     for (uint32_t i = 0; i < p->narenas && !p->use_vmm; ++i) wh__mem_free(p, p->arenas[i].raw);
     wh__events_destroy(p);
     pthread_mutex_unlock(&p->lock);

@@ -77,7 +77,8 @@ static wh_status wh__grow(wh_pool *p, uint64_t size) {
     wh__poison(p, base, a, true);
     wh__secure_fresh(p, base, a);
     wh__poison_check(p);
-    p->arenas[p->narenas++] = (wh__arena){raw, a, head};
+    p->arenas[p->narenas] = (wh__arena){raw, a, head, NULL};
+    wh__nvtx_heap(p, &p->arenas[p->narenas++]);
     p->st.arena_allocs++;
     p->st.arenas = p->narenas;
     p->st.reserved = p->core->arena_bytes;
@@ -180,6 +181,7 @@ static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, uint32_t off, 
     }
     wh__secure_live(p, b);
     wh__poison(p, wh__user_addr(p, b), bytes, false);
+    wh__nvtx_block(p, wh__user_addr(p, b), bytes);
     p->st.allocs++;
     p->st.in_use += size;
     p->st.requested += bytes;
@@ -340,6 +342,7 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     p->slots[lane].refs++;
     in->free_slot = (uint16_t)lane;
     wh__poison(p, wh_blocks_desc(p->core)[b].addr, wh_blocks_desc(p->core)[b].size, true);
+    wh__nvtx_block_drop(p, wh__user_addr(p, b));
     p->st.frees++;
     p->st.in_use -= wh_blocks_desc(p->core)[b].size;
     p->st.requested -= in->requested;

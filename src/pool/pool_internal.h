@@ -68,6 +68,7 @@ typedef struct wh__arena {
     void *raw;     /* what the driver gave                     */
     uint64_t size; /* bytes handed to the core                 */
     uint32_t head; /* its first descriptor: never changes      */
+    void *heap;    /* its NVTX heap (pool_nvtx.c), or NULL     */
 } wh__arena;
 
 /* Growth by the driver's virtual-memory calls (pool_vmm.c): one address
@@ -129,6 +130,7 @@ struct wh_pool {
     uint32_t hot; /* pool_tags.c: the hot block, or NONE         */
     bool use_vmm;
     bool poison;           /* AddressSanitizer build, CPU backend, under WH__POISON_LIMIT */
+    bool nvtx;             /* a memory tool took a heap of this pool (pool_nvtx.c)  */
     uint32_t busy_streams; /* streams still busy after the last wait      */
     uint64_t refused;      /* bytes the driver (host) refused in this call */
     uint32_t secure_gen;   /* pool_secure.c: the next pointer's offset      */
@@ -223,6 +225,13 @@ void wh__poison_stop(wh_pool *p);
 static inline void wh__poison_check(wh_pool *p) {
     if (p->poison && wh__reserved(p) > WH__POISON_LIMIT) wh__poison_stop(p);
 }
+
+/* pool_nvtx.c: arenas (or the range) as NVTX heaps, live blocks as their
+ * regions of the requested bytes, for compute-sanitizer (CUDA backend). */
+void wh__nvtx_heap(wh_pool *p, wh__arena *a); /* a's base: its head's address */
+void wh__nvtx_heap_drop(wh_pool *p, wh__arena *a);
+void wh__nvtx_block(wh_pool *p, uint64_t addr, uint64_t bytes);
+void wh__nvtx_block_drop(wh_pool *p, uint64_t addr);
 
 /* pool_ptrmap.c */
 #define WH__MAP_MIN_BITS 10
