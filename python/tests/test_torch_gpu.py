@@ -115,6 +115,9 @@ def run_child(case, mode):
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
+    if mode == "old" and "an illegal memory access was encountered" in p.stderr:
+        # without the hook the pool may also unmap a piece a reader still reads: the same race, shown louder
+        return {"mode": mode, "illegal_access": True, "wrong_elements": None}
     raise AssertionError(f"{case}/{mode}: no result (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
 
 
@@ -143,7 +146,7 @@ class RecordStream(unittest.TestCase):
         print(f"\n  {case} with the hook:    {hook}\n  {case} without the hook: {old}", flush=True)
         self.assertTrue(hook["hooked"], "enable() did not set PyTorch's record-stream hook")
         self.assertEqual(hook["wrong_elements"], 0, f"{case}: a reader saw memory overwritten with the hook: {hook}")
-        self.assertGreater(old["wrong_elements"], 0,
+        self.assertTrue(old.get("illegal_access") or old["wrong_elements"] > 0,
                            f"{case}: without the hook no reader saw the overwrite, so the test does not show "
                            f"the race it guards against: {old}")
 

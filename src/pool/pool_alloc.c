@@ -181,7 +181,7 @@ static void wh__make_live(wh_pool *p, uint32_t b, uint64_t bytes, uint32_t off, 
     }
     wh__secure_live(p, b);
     wh__poison(p, wh__user_addr(p, b), bytes, false);
-    wh__nvtx_block(p, wh__user_addr(p, b), bytes);
+    if (p->nvtx) wh__nvtx_block(p, wh__user_addr(p, b), bytes);
     p->st.allocs++;
     p->st.in_use += size;
     p->st.requested += bytes;
@@ -333,16 +333,18 @@ static wh_status wh__free_locked(wh_pool *p, void *ptr, wh_stream s) {
     if (st == WH_OK) st = wh__slot_of(p, s, &slot);
     if (st != WH_OK) return st;
     wh__info *in = &p->info[b];
-    wh_status guard = wh__secure_freeing(p, b, ptr);      /* freed all the same */
-    uint32_t uses = wh__uses_of(p, b, slot, p->use_list); /* own order covers slot's work */
+    wh_status guard = wh__secure_freeing(p, b, ptr); /* freed all the same */
     uint32_t lane = wh__lane(p, slot);
+    /* the streams to wait for; none when freed where allocated, on a lane, never recorded elsewhere */
+    bool others = in->uses || in->alloc_slot != slot || lane != slot;
+    uint32_t uses = others ? wh__uses_of(p, b, slot, p->use_list) : 0; /* own order covers slot's work */
     if (uses && (st = wh__defer(p, b, p->use_list, uses)) != WH_OK) return st;
-    wh__uses_drop(p, b);
+    if (in->uses) wh__uses_drop(p, b);
     p->slots[in->free_slot].refs--;
     p->slots[lane].refs++;
     in->free_slot = (uint16_t)lane;
     wh__poison(p, wh_blocks_desc(p->core)[b].addr, wh_blocks_desc(p->core)[b].size, true);
-    wh__nvtx_block_drop(p, wh__user_addr(p, b));
+    if (p->nvtx) wh__nvtx_block_drop(p, wh__user_addr(p, b));
     p->st.frees++;
     p->st.in_use -= wh_blocks_desc(p->core)[b].size;
     p->st.requested -= in->requested;

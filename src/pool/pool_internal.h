@@ -242,7 +242,15 @@ uint32_t wh__map_get(const wh_pool *p, uint64_t key);
 void wh__map_del(wh_pool *p, uint64_t key);
 
 /* pool_streams.c */
-wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot);
+wh_status wh__slot_find_or_take(wh_pool *p, wh_stream s, uint32_t *slot);
+/* The stream's slot, taken if it has none: the last stream's inline. */
+static inline wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot) {
+    if (p->last_slot && p->last_stream == s) {
+        *slot = p->last_slot;
+        return WH_OK;
+    }
+    return wh__slot_find_or_take(p, s, slot);
+}
 wh_status wh__slots_init(wh_pool *p);
 wh_status wh__defer(wh_pool *p, uint32_t b, const uint32_t *slots, uint32_t n);
 wh_status wh__use(wh_pool *p, uint32_t b, uint32_t slot);                   /* record_stream */
@@ -262,16 +270,37 @@ void wh__tag_flush(wh_pool *p); /* the hot block too */
 uint32_t wh__hot_take(wh_pool *p, uint64_t size, uint32_t slot);
 void wh__hot_keep(wh_pool *p, uint32_t b);
 
-/* pool_secure.c: the hardened mode (config.secure); each is a no-op without it. */
+/* pool_secure.c: the hardened mode (config.secure).  The wrappers below
+ * test the flag inline: a pool without it pays a branch per call. */
 #define WH__GUARD 16u
-uint64_t wh__secure_extra(const wh_pool *p, uint64_t align);      /* bytes a block needs more */
-uint32_t wh__secure_offset(wh_pool *p, uint64_t align);           /* of the next pointer      */
-void wh__secure_fresh(wh_pool *p, uint64_t addr, uint64_t bytes); /* new free memory      */
-void wh__secure_released(wh_pool *p, uint32_t b);                 /* back to the core      */
-void wh__secure_live(wh_pool *p, uint32_t b);                     /* handed out (off set)  */
-wh_status wh__secure_freeing(wh_pool *p, uint32_t b, const void *ptr);
+void wh__sec_fresh(wh_pool *p, uint64_t addr, uint64_t bytes);
+void wh__sec_released(wh_pool *p, uint32_t b);
+void wh__sec_live(wh_pool *p, uint32_t b);
+wh_status wh__sec_freeing(wh_pool *p, uint32_t b, const void *ptr);
 bool wh__secure_stale(const wh_pool *p, uint32_t b, uint64_t a); /* a: a stale pointer of b */
 wh_status wh__secure_check(wh_pool *p);
+
+/* Bytes a block needs more; the offset of the next pointer in its block. */
+static inline uint64_t wh__secure_extra(const wh_pool *p, uint64_t align) {
+    return p->cfg.secure ? (align ? 0 : 3 * (uint64_t)p->cfg.alignment) + WH__GUARD : 0;
+}
+static inline uint32_t wh__secure_offset(wh_pool *p, uint64_t align) {
+    return p->cfg.secure && !align ? (p->secure_gen++ & 3u) * (uint32_t)p->cfg.alignment : 0;
+}
+/* New free memory; a block back to the core; a block handed out (its offset
+ * set); a live block at its free (WH_ERR_CORRUPT: its guard was overwritten). */
+static inline void wh__secure_fresh(wh_pool *p, uint64_t addr, uint64_t bytes) {
+    if (p->cfg.secure) wh__sec_fresh(p, addr, bytes);
+}
+static inline void wh__secure_released(wh_pool *p, uint32_t b) {
+    if (p->cfg.secure) wh__sec_released(p, b);
+}
+static inline void wh__secure_live(wh_pool *p, uint32_t b) {
+    if (p->cfg.secure) wh__sec_live(p, b);
+}
+static inline wh_status wh__secure_freeing(wh_pool *p, uint32_t b, const void *ptr) {
+    return p->cfg.secure ? wh__sec_freeing(p, b, ptr) : WH_OK;
+}
 
 /* The pointer handed out for USED block b. */
 static inline uint64_t wh__user_addr(const wh_pool *p, uint32_t b) {

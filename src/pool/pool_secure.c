@@ -35,16 +35,6 @@
 
 static bool wh__host_checks(const wh_pool *p) { return p->cfg.secure && p->cfg.backend == WH_POOL_CPU; }
 
-uint64_t wh__secure_extra(const wh_pool *p, uint64_t align) {
-    if (!p->cfg.secure) return 0;
-    return (align ? 0 : 3 * (uint64_t)p->cfg.alignment) + WH__GUARD;
-}
-
-uint32_t wh__secure_offset(wh_pool *p, uint64_t align) {
-    if (!p->cfg.secure || align) return 0;
-    return (p->secure_gen++ & 3u) * (uint32_t)p->cfg.alignment;
-}
-
 /* Bytes the pool writes or reads itself: unpoisoned around the access. */
 static void wh__raw_set(wh_pool *p, uint64_t a, int byte, uint64_t n) {
     wh__poison(p, a, n, false);
@@ -61,13 +51,13 @@ static uint64_t wh__raw_find(wh_pool *p, uint64_t a, uint8_t byte, uint64_t n) {
     return i;
 }
 
-void wh__secure_fresh(wh_pool *p, uint64_t addr, uint64_t bytes) {
+void wh__sec_fresh(wh_pool *p, uint64_t addr, uint64_t bytes) {
     if (wh__host_checks(p)) wh__raw_set(p, addr, WH__FREED_BYTE, bytes);
 }
 
-void wh__secure_released(wh_pool *p, uint32_t b) {
+void wh__sec_released(wh_pool *p, uint32_t b) {
     const wh_block *d = &wh_blocks_desc(p->core)[b];
-    wh__secure_fresh(p, d->addr, d->size);
+    wh__sec_fresh(p, d->addr, d->size);
 }
 
 static void wh__corrupt(wh_pool *p, uint64_t at, const char *what) {
@@ -77,7 +67,7 @@ static void wh__corrupt(wh_pool *p, uint64_t at, const char *what) {
     }
 }
 
-void wh__secure_live(wh_pool *p, uint32_t b) {
+void wh__sec_live(wh_pool *p, uint32_t b) {
     if (!wh__host_checks(p)) return;
     const wh_block *d = &wh_blocks_desc(p->core)[b];
     const wh__info *in = &p->info[b];
@@ -87,7 +77,7 @@ void wh__secure_live(wh_pool *p, uint32_t b) {
     wh__raw_set(p, d->addr + in->off + in->requested, WH__GUARD_BYTE, WH__GUARD);
 }
 
-wh_status wh__secure_freeing(wh_pool *p, uint32_t b, const void *ptr) {
+wh_status wh__sec_freeing(wh_pool *p, uint32_t b, const void *ptr) {
     if (!wh__host_checks(p)) return WH_OK;
     const wh__info *in = &p->info[b];
     uint64_t g = wh_blocks_desc(p->core)[b].addr + in->off + in->requested;

@@ -75,11 +75,7 @@ static wh_status wh__slot_new(wh_pool *p, uint32_t *out) {
     return WH_OK;
 }
 
-wh_status wh__slot_of(wh_pool *p, wh_stream s, uint32_t *slot) {
-    if (p->last_slot && p->last_stream == s) {
-        *slot = p->last_slot;
-        return WH_OK;
-    }
+wh_status wh__slot_find_or_take(wh_pool *p, wh_stream s, uint32_t *slot) {
     uint32_t k = wh__slot_find(p, s);
     if (k >= p->core->nindex && wh__slot_idle(p, k)) /* no lane, nothing names it: an idle lane instead */
         for (uint32_t j = 1; j < wh__nlanes(p) && k; ++j)
