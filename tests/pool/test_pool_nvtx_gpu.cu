@@ -6,7 +6,8 @@
  * nothing.  Modes that a memcheck run must report (scripts/sanitize.d/pool.txt):
  *   overflow GROWTH        a kernel writes one float past a block of 1000 floats
  *   use-after-free GROWTH  a kernel writes to a block after its free
- * (GROWTH: arenas or vmm).  Without a tool these write only into memory the
+ * (GROWTH: arenas or vmm; compute-sanitizer reports only with arenas, as it
+ * refuses the VMM range as a heap).  Without a tool these write only into memory the
  * pool holds and nobody uses: the rounding past the request, a freed block
  * kept for its size class. */
 #include "warpheap/pool.h"
