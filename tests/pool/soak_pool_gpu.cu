@@ -8,13 +8,14 @@
  * device: a block handed out while another stream could still use it shows
  * there.  At the end: no corrupt word, stats balanced, the pool's walk sound,
  * and after free-all and trim nothing reserved.  One line of progress a
- * second.   soak_pool_gpu [--ops=N] [--budget=S] [--threads=T] */
+ * second.   soak_pool_gpu [--ops=N] [--budget=S] [--threads=T] [--growth=arenas|vmm|both] */
 #include "warpheap/pool.h"
 #include "warpheap/cuda_check.h"
 #include "wh_test.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #define HELD 16u
 
@@ -99,13 +100,13 @@ int main(int argc, char **argv) {
         return WH_TEST_SKIP;
     }
     double ops = 1e6;
+    const char *growth = "both";
     budget = 10;
     nthreads = 8;
-    static const struct option opts[] = {{"ops", required_argument, NULL, 'o'},
-                                         {"budget", required_argument, NULL, 'b'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"ops", required_argument, NULL, 'o'},     {"budget", required_argument, NULL, 'b'},
+        {"threads", required_argument, NULL, 't'}, {"growth", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         if (c == 'o')
             ops = atof(optarg);
@@ -113,8 +114,11 @@ int main(int argc, char **argv) {
             budget = atof(optarg);
         else if (c == 't')
             nthreads = (unsigned)atoi(optarg);
+        else if (c == 'g' && (!strcmp(optarg, "arenas") || !strcmp(optarg, "vmm") || !strcmp(optarg, "both")))
+            growth = optarg;
         else {
-            fprintf(c == 'h' ? stdout : stderr, "usage: %s [--ops=N] [--budget=SECONDS] [--threads=T]\n", argv[0]);
+            fprintf(c == 'h' ? stdout : stderr,
+                    "usage: %s [--ops=N] [--budget=SECONDS] [--threads=T] [--growth=arenas|vmm|both]\n", argv[0]);
             return c == 'h' ? 0 : 2;
         }
     }
@@ -125,6 +129,7 @@ int main(int argc, char **argv) {
     target = (unsigned long long)ops;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int g = 0; g < 2; ++g) {
+        if (strcmp(growth, "both") && strcmp(growth, g ? "vmm" : "arenas")) continue;
         wh_pool_config c = {};
         c.backend = WH_POOL_CUDA;
         c.max_bytes = 2ull << 30;
