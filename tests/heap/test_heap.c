@@ -278,6 +278,39 @@ static void test_circ_gone(wh_heap_kind kind) {
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
+/* A walker that read `next` of a chunk it does not own may reach that header
+ * after a neighbour absorbed the chunk and a user wrote there (heap/circular.h).
+ * Here the user data at the absorbed header equals a free chunk's header
+ * exactly (its bytes copied from one), and the cursor rests on it as a stale
+ * walker's position would: the allocation must not take it, so it overlaps
+ * no live chunk, and the user data stays as written.  MULTI kinds with one
+ * sub-heap, so that the walker starts from the cursor set here. */
+static void test_circ_stale_walker(wh_heap_kind kind) {
+    wh_heap h;
+    wh_heap_config cfg = {.bytes = 1u << 20, .kind = kind, .flags = WH_HEAP_HOST | WH_HEAP_TRACK, .subheaps = 1};
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    uint8_t *a = (uint8_t *)wh_malloc(&h, 100), *b = (uint8_t *)wh_malloc(&h, 100);
+    CHECK(a == h.base + 16 && b == a + 128); /* units 0 and 8 */
+    wh_free(&h, b);
+    wh_free(&h, a); /* absorbs b's header at unit 8 */
+    uint8_t *c = (uint8_t *)wh_malloc(&h, 1000);
+    CHECK(c == a); /* units 0 .. 63: unit 8 is user data now */
+    uint8_t header[16], *old = b - 16;
+    memcpy(header, c + 1008, 16); /* the free remainder's header at unit 64 */
+    memset(c, 0x5A, 1000);
+    memcpy(old, header, 16);
+    h.cursors[0] = (uint64_t)(old - h.base) / 16u; /* a stale walker's position */
+    uint8_t *d = (uint8_t *)wh_malloc(&h, 100);
+    CHECK(d != NULL && (d + 100 <= c || d >= c + 1000));
+    CHECK(memcmp(old, header, 16) == 0);
+    CHECK(c[0] == 0x5A && c[999] == 0x5A && old[-1] == 0x5A && old[16] == 0x5A);
+    check_walk(&h, 2);
+    wh_free(&h, d);
+    wh_free(&h, c);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* WRAP: reservations go round the pool; pointers always inside, aligned. */
 static void test_wrap(void) {
     wh_heap h = make(WH_HEAP_WRAP, 4096);
@@ -471,5 +504,9 @@ int main(int argc, char **argv) {
     test_fragmentation();
     test_circ_gone(WH_HEAP_CIRCULAR);
     test_circ_gone(WH_HEAP_CIRCULAR_FUSED);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR_MULTI);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED_MULTI);
     return wh_test_finish("test_heap");
 }
