@@ -311,6 +311,45 @@ static void test_circ_stale_walker(wh_heap_kind kind) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* A circular kind filled with one size from one thread until the first NULL:
+ * the fraction of the heap in used chunks (the walk's used bytes, headers
+ * apart) must reach `least`; then everything is freed, the walk finds every
+ * byte free again (or a header), and a second fill reaches the same fraction
+ * within 3 points.  The rest of a full heap is the headers (one unit a chunk:
+ * 1/need of it), chunks too small for the request (a sub-heap's tail, the
+ * smallest pre-split chunks that no free neighbour can join) and the room a
+ * bounded walk does not reach; least allows for the headers and 10% more.
+ * MULTI hands one thread's requests to the other sub-heaps once its own is
+ * full, and must fill those too. */
+static void test_circ_fill(wh_heap_kind kind, uint64_t bytes, uint32_t subheaps, size_t size) {
+    uint64_t cap = bytes / 16u, need = 1u + (size + 15u) / 16u;
+    double least = 0.9 * (double)(need - 1u) / (double)need, got[2] = {0, 0};
+    void **p = (void **)malloc(cap * sizeof *p);
+    wh_heap h;
+    wh_heap_config cfg = {.bytes = bytes, .kind = kind, .flags = WH_HEAP_HOST | WH_HEAP_TRACK, .subheaps = subheaps};
+    CHECK(p != NULL && wh_heap_create(&h, &cfg) == WH_OK);
+    for (int r = 0; r < 2; ++r) {
+        uint64_t n = 0;
+        while (n < cap && (p[n] = wh_malloc(&h, size)) != NULL) ++n;
+        wh_heap_usage s;
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK_EQ_U64(s.inconsistencies, 0);
+        CHECK_EQ_U64(s.allocations, n);
+        got[r] = (double)s.used_bytes / (double)s.heap_bytes;
+        for (uint64_t k = 0; k < n; ++k) wh_free(&h, p[k]);
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK(s.inconsistencies == 0 && s.allocations == 0 && s.used_bytes == 0);
+        CHECK_EQ_U64(s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    }
+    printf("%-20s %u sub-heap(s) of %llu KiB, size %5zu: fill %.3f then %.3f (at least %.3f)\n",
+           wh_heap_kind_name(kind), h.subheaps, (unsigned long long)(h.subheap_units / 64u), size, got[0], got[1],
+           least);
+    CHECK(got[0] >= least && got[1] >= least);
+    CHECK(fabs(got[1] - got[0]) <= 0.03);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+    free(p);
+}
+
 /* WRAP: reservations go round the pool; pointers always inside, aligned. */
 static void test_wrap(void) {
     wh_heap h = make(WH_HEAP_WRAP, 4096);
@@ -508,5 +547,15 @@ int main(int argc, char **argv) {
     test_circ_stale_walker(WH_HEAP_CIRCULAR_MULTI);
     test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED);
     test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED_MULTI);
+    {
+        static const wh_heap_kind circ[] = {WH_HEAP_CIRCULAR, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR_FUSED,
+                                            WH_HEAP_CIRCULAR_FUSED_MULTI};
+        static const size_t sizes[] = {64, 240, 1000, 4000};
+        for (unsigned k = 0; k < 4; ++k)
+            for (unsigned z = 0; z < 4; ++z) test_circ_fill(circ[k], 16u << 20, 0, sizes[z]);
+        /* sub-heaps of more chunks than a walk visits (WH_HEAP_RETRY_LIMIT) */
+        test_circ_fill(WH_HEAP_CIRCULAR_MULTI, 16u << 20, 2, 64);
+        test_circ_fill(WH_HEAP_CIRCULAR_FUSED_MULTI, 16u << 20, 2, 64);
+    }
     return wh_test_finish("test_heap");
 }
