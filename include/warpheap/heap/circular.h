@@ -40,13 +40,18 @@
  *   sub-heaps never merge, so each cursor stays within its own sub-heap and
  *   sub-heap starts are permanent headers (the restart point of a walk that
  *   raced a merge).
- * - Every walk is bounded: by one full turn of the ring in units and by
+ * - Every walk is bounded: by two turns of the ring in units passed and by
  *   WH_HEAP_RETRY_LIMIT chunks; then the request fails (NULL, counted).
  * - Units are 16 bytes with 32-bit offsets: arenas up to 64 GiB.
  *
  * CIRCULAR_MULTI (CMMalloc, section 5.4) is the same list with one cursor per
  * SM, each starting at its own sub-heap of the pre-split (R' = R / #SM); the
  * sub-heaps are linked into the one ring, so a walk crosses into the next.
+ * Departure: a walk enters each other sub-heap at its cursor on its first
+ * turn (wh_circ_walk).  Crossing a full sub-heap chunk by chunk from its
+ * start, as the ring's links lead, made every request of a thread whose own
+ * sub-heap was full walk all the chunks after it: quadratic in the fill, and
+ * past WH_HEAP_RETRY_LIMIT chunks a NULL with most of the heap free.
  */
 #ifndef WARPHEAP_HEAP_CIRCULAR_H
 #define WARPHEAP_HEAP_CIRCULAR_H
@@ -195,13 +200,24 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_my_subheap(const wh_heap *h) {
     return sm % h->subheaps;
 }
 
-/* A walk for one request (Algorithm 3, lines 2-3), bounded by one turn of
- * the ring in units and by WH_HEAP_RETRY_LIMIT chunks. */
+/* A walk for one request (Algorithm 3, lines 2-3).  It starts at the cursor
+ * of the caller's sub-heap.  On its first turn of the ring it enters every
+ * other sub-heap at that sub-heap's cursor, where its free room is (a cursor
+ * is left after the sub-heap's last allocation, or on its last free), and on
+ * leaving a sub-heap that it entered past its start, it probes that start
+ * once (room freed behind the cursor, as when a whole sub-heap was freed in
+ * order); a sub-heap full up to its cursor costs two steps.  Then it walks
+ * the ring chunk by chunk from its own sub-heap's start, for the room behind
+ * the cursors.  Bounded by two turns of the ring in units passed and by
+ * WH_HEAP_RETRY_LIMIT chunks. */
 typedef struct wh_circ_walk {
-    uint64_t *cursor;   /* of the walker's sub-heap                          */
-    uint64_t travelled; /* units passed                                     */
-    uint32_t need;      /* units with the header                            */
-    uint32_t seg, off, steps;
+    uint64_t travelled; /* units passed                                   */
+    uint32_t need;      /* units with the header                          */
+    uint32_t off, steps;
+    uint32_t seg;     /* the sub-heap of off                                */
+    uint32_t from;    /* where the walk entered seg                         */
+    uint32_t entered; /* sub-heaps entered: the first turn is subheaps - 1  */
+    bool probe;       /* off is seg's start, probed on the way out of seg   */
 } wh_circ_walk;
 
 /* Start at the cursor of the caller's sub-heap; false if it can never fit. */
@@ -210,34 +226,58 @@ WH_INLINE WH_HOST_DEVICE bool wh__circ_walk_begin(const wh_heap *h, uint64_t byt
     if (need > h->end) return false;
     w->need = (uint32_t)need;
     w->seg = wh__circ_my_subheap(h);
-    w->cursor = wh__circ_cursor_of(h, w->seg);
-    w->off = (uint32_t)wh_atomic_load(w->cursor, WH_RELAXED);
+    w->off = w->from = (uint32_t)wh_atomic_load(wh__circ_cursor_of(h, w->seg), WH_RELAXED);
     w->travelled = 0;
     w->steps = 0;
+    w->entered = 0;
+    w->probe = false;
     return true;
 }
-/* Whether the walk goes on to w->off (the sentinel wraps it to unit 0). */
+/* The walk has reached the end of sub-heap w->seg: probe its start (first
+ * turn, entered past it), or enter the next sub-heap (the sentinel wraps to
+ * sub-heap 0) at its cursor (first turn) or at its start. */
+WH_INLINE WH_HOST_DEVICE void wh__circ_leave(const wh_heap *h, wh_circ_walk *w) {
+    uint32_t start = w->seg * h->subheap_units;
+    bool first = w->entered + 1u < h->subheaps; /* the next one is entered at its cursor */
+    if (h->subheaps > 1u && w->entered < h->subheaps && !w->probe && w->from != start) {
+        w->off = start;
+        w->probe = true;
+        return;
+    }
+    w->probe = false;
+    w->seg = w->seg + 1u == h->subheaps ? 0u : w->seg + 1u;
+    start = w->seg * h->subheap_units;
+    w->off = first ? (uint32_t)wh_atomic_load(wh__circ_cursor_of(h, w->seg), WH_RELAXED) : start;
+    w->from = w->off;
+    w->entered++;
+    w->travelled += 1;
+}
+/* Whether the walk goes on to w->off. */
 WH_INLINE WH_HOST_DEVICE bool wh__circ_walk_on(const wh_heap *h, wh_circ_walk *w) {
     while (w->steps < WH_HEAP_RETRY_LIMIT && w->travelled <= 2ull * h->end) {
         ++w->steps;
         if (w->off < h->end) return true;
-        w->off = 0;
-        w->travelled += 1;
+        wh__circ_leave(h, w); /* the sentinel: a cursor may hold it */
     }
     return false;
 }
 /* The walker read `next` at w->off (header: w->off was a header, by its
- * state, or by its tag for the fused kinds): go on there.  A next that cannot
- * be right means a merge raced it or it reached user data: it restarts at its
- * sub-heap's start, a permanent header. */
+ * state, or by its tag for the fused kinds): go on there, or past the end of
+ * the sub-heap.  A next that cannot be right means a merge raced it or it
+ * reached user data: it restarts at the sub-heap's start, a permanent header. */
 WH_INLINE WH_HOST_DEVICE void wh__circ_step(const wh_heap *h, wh_circ_walk *w, uint32_t next, bool header) {
-    if (next <= w->off || next > h->end || !header) {
+    if (w->probe) {
+        wh__circ_leave(h, w);
+    } else if (next <= w->off || next > h->end || !header) {
         w->travelled += 1;
-        w->off = w->seg * h->subheap_units;
-        return;
+        w->off = w->from = w->seg * h->subheap_units;
+    } else if (next == h->end || wh__circ_subheap(h, next) != w->seg) {
+        w->travelled += next - w->off;
+        wh__circ_leave(h, w);
+    } else {
+        w->travelled += next - w->off;
+        w->off = next;
     }
-    w->travelled += next - w->off;
-    w->off = next;
 }
 
 /* The locked chunk at off absorbed the chunk at gone: a cursor must never be
@@ -320,7 +360,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_take(const wh_heap *h, const wh_circ_wal
     if (*next - off >= need) {
         uint32_t after = wh__circ_split(h, off, *next, need, tags);
         wh_atomic_store(&c->req, bytes, WH_RELAXED);
-        wh__circ_advance(h, wk->cursor, wk->seg, after);
+        wh__circ_advance(h, wh__circ_cursor_of(h, wk->seg), wk->seg, after);
         return (uint8_t *)c + 16;
     }
     if (tags) wh_atomic_store(&c->tag, WH_CIRC_TAG(WH_CIRC_FREE), WH_RELAXED);
