@@ -311,6 +311,32 @@ static void test_circ_stale_walker(wh_heap_kind kind) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* A walker whose chunk absorbed free followers and stayed too small leaves the
+ * cursor on it (heap/circular.h: wh__circ_take), so that the next request
+ * goes on merging there.  Here the cursor stands at the pre-split's smallest
+ * chunks, WH_CIRC_MERGES + 1 of which are one unit short of the request: the
+ * first request merges runs of them and is served further on, the second
+ * joins two merged runs where the cursor was left.  Moved past them instead,
+ * the cursor leaves the merged room to walks that come round the whole ring,
+ * which in a large heap run out of steps first. */
+static void test_circ_merge_cursor(wh_heap_kind kind) {
+    wh_heap h = make(kind, 1u << 20);
+    uint32_t levels = h.split_levels, small = h.split_root >> (levels - 1u);
+    uint32_t first = (levels - 1u) * h.split_root, run = (WH_CIRC_MERGES + 1u) * small;
+    size_t size = (size_t)run * 16u; /* run + 1 units with the header */
+    h.cursors[0] = first;
+    uint8_t *p = (uint8_t *)wh_malloc(&h, size);
+    CHECK(p != NULL && p > h.base + ((uint64_t)first + run) * 16u);
+    CHECK_EQ_U64(h.cursors[0], first);
+    uint8_t *q = (uint8_t *)wh_malloc(&h, size);
+    CHECK(q == h.base + (uint64_t)first * 16u + 16u);
+    check_walk(&h, 2);
+    wh_free(&h, p);
+    wh_free(&h, q);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* A circular kind filled with one size from one thread until the first NULL:
  * the fraction of the heap in used chunks (the walk's used bytes, headers
  * apart) must reach `least`; then everything is freed, the walk finds every
@@ -547,6 +573,8 @@ int main(int argc, char **argv) {
     test_circ_stale_walker(WH_HEAP_CIRCULAR_MULTI);
     test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED);
     test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED_MULTI);
+    test_circ_merge_cursor(WH_HEAP_CIRCULAR);
+    test_circ_merge_cursor(WH_HEAP_CIRCULAR_FUSED);
     {
         static const wh_heap_kind circ[] = {WH_HEAP_CIRCULAR, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR_FUSED,
                                             WH_HEAP_CIRCULAR_FUSED_MULTI};
