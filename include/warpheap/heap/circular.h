@@ -33,7 +33,9 @@
  * - A walker that locks a free chunk too small for it first tries to absorb
  *   the free chunks after it (bounded): the paper merges only on free, which
  *   leaves runs of free chunks that never join.
- * - Free points the cursor at the chunk just freed (the paper moves it past).
+ * - Free points the cursor at the chunk just freed (the paper moves it past),
+ *   and so does a walker at a chunk that absorbed free followers and is still
+ *   too small for it: the next walker goes on merging there (wh__circ_take).
  * - A cursor never rests on a header that was absorbed: whoever absorbs a
  *   chunk moves a cursor that points at it (one CAS).  For this to hold, free
  *   sets the cursor while it still owns the chunk, and chunks of different
@@ -218,6 +220,7 @@ typedef struct wh_circ_walk {
     uint32_t from;    /* where the walk entered seg                         */
     uint32_t entered; /* sub-heaps entered: the first turn is subheaps - 1  */
     bool probe;       /* off is seg's start, probed on the way out of seg   */
+    bool held;        /* seg's cursor is left where the walk merged (take)  */
 } wh_circ_walk;
 
 /* Start at the cursor of the caller's sub-heap; false if it can never fit. */
@@ -230,7 +233,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__circ_walk_begin(const wh_heap *h, uint64_t byt
     w->travelled = 0;
     w->steps = 0;
     w->entered = 0;
-    w->probe = false;
+    w->probe = w->held = false;
     return true;
 }
 /* The walk has reached the end of sub-heap w->seg: probe its start (first
@@ -244,7 +247,7 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_leave(const wh_heap *h, wh_circ_walk *w) 
         w->probe = true;
         return;
     }
-    w->probe = false;
+    w->probe = w->held = false;
     w->seg = w->seg + 1u == h->subheaps ? 0u : w->seg + 1u;
     start = w->seg * h->subheap_units;
     w->off = first ? (uint32_t)wh_atomic_load(wh__circ_cursor_of(h, w->seg), WH_RELAXED) : start;
@@ -350,18 +353,28 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off,
 
 /* The walker has locked the chunk at wk->off: absorb, split and take it for
  * `bytes`, or give it back when it stays too small (NULL).  *next: where the
- * walk goes on. */
-WH_INLINE WH_HOST_DEVICE void *wh__circ_take(const wh_heap *h, const wh_circ_walk *wk, uint64_t bytes, uint32_t *next,
+ * walk goes on.  A chunk that absorbed free followers and is still too small
+ * keeps the cursor (set while the chunk is ours, as free does): the next
+ * walker goes on merging there, where an allocation further on would move the
+ * cursor past it and leave the merged room to a walk that comes round the
+ * whole ring (the pre-split's smallest chunks, for a request larger than
+ * WH_CIRC_MERGES + 1 of them). */
+WH_INLINE WH_HOST_DEVICE void *wh__circ_take(const wh_heap *h, wh_circ_walk *wk, uint64_t bytes, uint32_t *next,
                                              bool tags) {
     uint32_t off = wk->off, need = wk->need;
     wh_circ_header *c = wh__circ_hdr(h, off);
     if (tags) wh_atomic_store(&c->tag, WH_CIRC_TAG(WH_CIRC_USED), WH_RELAXED);
-    *next = wh__circ_absorb(h, off, wh_atomic_load(&c->next, WH_RELAXED), need);
+    uint32_t first = wh_atomic_load(&c->next, WH_RELAXED);
+    *next = wh__circ_absorb(h, off, first, need);
     if (*next - off >= need) {
         uint32_t after = wh__circ_split(h, off, *next, need, tags);
         wh_atomic_store(&c->req, bytes, WH_RELAXED);
-        wh__circ_advance(h, wh__circ_cursor_of(h, wk->seg), wk->seg, after);
+        if (!wk->held) wh__circ_advance(h, wh__circ_cursor_of(h, wk->seg), wk->seg, after);
         return (uint8_t *)c + 16;
+    }
+    if (*next != first && !wk->held) {
+        wh_atomic_store(wh__circ_cursor_of(h, wk->seg), (uint64_t)off, WH_RELAXED);
+        wk->held = true;
     }
     if (tags) wh_atomic_store(&c->tag, WH_CIRC_TAG(WH_CIRC_FREE), WH_RELAXED);
     wh__circ_state_flip(h, off, WH_CIRC_USED, WH_CIRC_FREE); /* too small */
