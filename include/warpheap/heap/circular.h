@@ -111,6 +111,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__circ_state_cas(const wh_heap *h, uint32_t unit
  * chunk, or a unit inside it): one xor, which publishes the caller's writes
  * to the header (release). */
 WH_INLINE WH_HOST_DEVICE void wh__circ_state_flip(const wh_heap *h, uint32_t unit, uint32_t from, uint32_t to) {
+    WH_ASSERT(wh__circ_state(h, unit) == from);
     (void)wh_atomic_fetch_xor(wh__circ_state_word(h, unit), (from ^ to) << wh__circ_state_shift(unit), WH_RELEASE);
 }
 
@@ -347,7 +348,9 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off,
     wh_atomic_store(&t->req, 0ull, WH_RELAXED);
     wh_atomic_store(&wh__circ_hdr(h, off)->next, cut, WH_RELAXED);
     /* inside our chunk, cut is NONE or GONE, and only we change it */
-    wh__circ_state_flip(h, cut, wh__circ_state(h, cut), WH_CIRC_FREE);
+    uint32_t inside = wh__circ_state(h, cut);
+    WH_ASSERT(inside == WH_CIRC_NONE || inside == WH_CIRC_GONE);
+    wh__circ_state_flip(h, cut, inside, WH_CIRC_FREE);
     return cut;
 }
 
@@ -365,6 +368,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__circ_take(const wh_heap *h, wh_circ_walk *wk,
     wh_circ_header *c = wh__circ_hdr(h, off);
     if (tags) wh_atomic_store(&c->tag, WH_CIRC_TAG(WH_CIRC_USED), WH_RELAXED);
     uint32_t first = wh_atomic_load(&c->next, WH_RELAXED);
+    WH_ASSERT(first > off && first <= h->end); /* a FREE unit heads a chunk */
     *next = wh__circ_absorb(h, off, first, need);
     if (*next - off >= need) {
         uint32_t after = wh__circ_split(h, off, *next, need, tags);
