@@ -348,7 +348,7 @@ static void test_circ_merge_cursor(wh_heap_kind kind) {
  * MULTI hands one thread's requests to the other sub-heaps once its own is
  * full, and must fill those too. */
 static void test_circ_fill(wh_heap_kind kind, uint64_t bytes, uint32_t subheaps, size_t size) {
-    uint64_t cap = bytes / 16u, need = 1u + (size + 15u) / 16u;
+    uint64_t need = 1u + (size + 15u) / 16u, cap = bytes / 16u / need + 1u; /* more chunks than fit */
     double least = 0.9 * (double)(need - 1u) / (double)need, got[2] = {0, 0};
     void **p = (void **)malloc(cap * sizeof *p);
     wh_heap h;
@@ -358,6 +358,7 @@ static void test_circ_fill(wh_heap_kind kind, uint64_t bytes, uint32_t subheaps,
         uint64_t n = 0;
         while (n < cap && (p[n] = wh_malloc(&h, size)) != NULL) ++n;
         wh_heap_usage s;
+        CHECK(n < cap);
         CHECK(wh_heap_stats(&h, &s) == WH_OK);
         CHECK_EQ_U64(s.inconsistencies, 0);
         CHECK_EQ_U64(s.allocations, n);
