@@ -97,6 +97,18 @@ static inline void wh__assert_fail(const char *cond, const char *file, int line)
 #define WH_API
 #endif
 
+/* Marks a function whose own memory accesses ThreadSanitizer does not see (a
+ * CPU-backend build with -fsanitize=thread): only for a read that races by
+ * design, whose caller's comment argues why any value it returns is safe
+ * (heap/circular.h: wh__circ_peek).  gcc and clang do not inline such a
+ * function into an instrumented one, so the mark holds wherever it is called.
+ * Nothing under nvcc: device code has no ThreadSanitizer. */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define WH_NO_TSAN __attribute__((no_sanitize("thread")))
+#else
+#define WH_NO_TSAN
+#endif
+
 /* True while compiling code that runs on the GPU. */
 #if defined(__CUDA_ARCH__)
 #define WH_ON_GPU 1

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Device heap: create, reset, destroy and stats for heaps in device memory.
  * The empty heap is built on the GPU (zeroed metadata, the page bitmap
- * filled, the circular pre-split written by a kernel, one thread per chunk);
+ * filled, the circular pre-split and its states written by a kernel, one
+ * thread per chunk);
  * stats copy the heap to the host and run the same walk as host heaps. */
 #include "heap_internal.h"
 #include "warpheap/bitmap_cuda.h"
@@ -13,12 +14,7 @@
 static __global__ void circ_init_kernel(wh_heap h, uint32_t count) {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < count) wh__circ_init_chunk(&h, k);
-    if (k == 0) {
-        wh_circ_header *s = wh__circ_hdr(&h, h.end);
-        s->flag = WH_CIRC_USED;
-        s->next = 0;
-        s->req = 0;
-    }
+    if (k == 0) wh__circ_init_sentinel(&h);
 }
 
 extern "C" uint32_t wh__heap_device_sms(void) {

@@ -20,10 +20,7 @@ static void init_host(wh_heap *h) {
         h->cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h->subheap_units;
     if (h->end) {
         for (uint32_t k = 0; k < wh__circ_init_count(h); ++k) wh__circ_init_chunk(h, k);
-        wh_circ_header *s = wh__circ_hdr(h, h->end);
-        s->flag = WH_CIRC_USED;
-        s->next = 0;
-        s->req = 0;
+        wh__circ_init_sentinel(h);
     }
 }
 

@@ -21,10 +21,10 @@ _Static_assert(offsetof(wh_heap_ctl, seg) % 128u == 0, "wh_heap_ctl.seg alignmen
 #define META_ALIGN 256u
 static size_t align_up(size_t n, size_t a) { return (n + a - 1u) / a * a; }
 
-/* Metadata block: ctl | desc | cursors | page_info | page_used | page_req |
- * pages | slots[c]. */
+/* Metadata block: ctl | desc | cursors | states (circular) | page_info |
+ * page_used | page_req | pages | slots[c] (slab and default). */
 typedef struct meta_layout {
-    size_t desc, cursors, info, used, req, pages, slots[WH_SLAB_CLASSES], total;
+    size_t desc, cursors, states, info, used, req, pages, slots[WH_SLAB_CLASSES], total;
 } meta_layout;
 
 static meta_layout layout_of(const wh_heap *h) {
@@ -36,6 +36,8 @@ static meta_layout layout_of(const wh_heap *h) {
     off = align_up(off + sizeof(wh_heap), META_ALIGN);
     m.cursors = off;
     off = align_up(off + (size_t)h->subheaps * WH_CURSOR_STRIDE * 8u, META_ALIGN);
+    m.states = off;
+    if (h->end) off = align_up(off + 4u * (((size_t)h->end + 16u) / 16u), META_ALIGN); /* units 0 .. end */
     if (paged) {
         m.info = off;
         off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
@@ -210,6 +212,7 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     h->base = (uint8_t *)arena;
     h->ctl = (wh_heap_ctl *)meta;
     h->cursors = (uint64_t *)(mb + m.cursors);
+    h->circ_states = h->end ? (uint32_t *)(mb + m.states) : NULL;
     /* a host copy of a device heap, rebased for the walk, points at the
      * copied descriptor (device pointers inside): the walk takes no rare path */
     h->dev = (const wh_heap *)(mb + m.desc);

@@ -93,26 +93,46 @@ static void walk_paged(const wh_heap *h, walk *w) {
     }
 }
 
+/* Headers among the units of the circular kinds' states: those FREE or USED
+ * (2 bits a unit: 01 or 10). */
+static uint64_t circ_headers(const wh_heap *h) {
+    uint64_t n = 0;
+    for (uint64_t k = 0; k <= h->end / 16u; ++k) {
+        uint32_t w = h->circ_states[k];
+        n += (uint64_t)wh_popc32((w ^ w >> 1) & 0x55555555u);
+    }
+    return n;
+}
+
+/* The chain of headers from unit 0 to the sentinel: each FREE or USED, its
+ * next after it, the fused kinds' tags their states'; no other unit FREE or
+ * USED (GONE and NONE lie inside chunks). */
 static void walk_circular(const wh_heap *h, walk *w) {
     wh_heap_usage *s = w->s;
+    bool tags = h->kind == WH_HEAP_CIRCULAR_FUSED || h->kind == WH_HEAP_CIRCULAR_FUSED_MULTI;
+    uint64_t headers = 1; /* the sentinel */
     uint32_t off = 0;
     while (off < h->end) {
         const wh_circ_header *c = wh__circ_hdr(h, off);
-        if ((c->flag != WH_CIRC_FREE && c->flag != WH_CIRC_USED) || c->next <= off || c->next > h->end) {
+        uint32_t state = wh__circ_state(h, off);
+        if ((state != WH_CIRC_FREE && state != WH_CIRC_USED) || c->next <= off || c->next > h->end) {
             s->inconsistencies++;
             s->overhead_bytes += (uint64_t)(h->end - off) * 16u; /* unaccounted rest */
             break;
         }
+        if (tags && c->tag != WH_CIRC_TAG(state)) s->inconsistencies++;
         uint64_t data = (uint64_t)(c->next - off - 1u) * 16u;
         s->overhead_bytes += 16u;
-        if (c->flag == WH_CIRC_USED)
+        headers++;
+        if (state == WH_CIRC_USED)
             used_region(w, data, c->req, true);
         else
             free_region(w, data);
         off = c->next;
     }
     const wh_circ_header *sentinel = wh__circ_hdr(h, h->end);
-    if (sentinel->flag != WH_CIRC_USED || sentinel->next != 0) s->inconsistencies++;
+    if (wh__circ_state(h, h->end) != WH_CIRC_USED || sentinel->next != 0) s->inconsistencies++;
+    if (off == h->end && circ_headers(h) != headers) s->inconsistencies++;
     s->overhead_bytes += 16u;
 }
 

@@ -278,6 +278,105 @@ static void test_circ_gone(wh_heap_kind kind) {
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
+/* A walker that read `next` of a chunk it does not own may reach that header
+ * after a neighbour absorbed the chunk and a user wrote there (heap/circular.h).
+ * Here the user data at the absorbed header equals a free chunk's header
+ * exactly (its bytes copied from one), and the cursor rests on it as a stale
+ * walker's position would: the allocation must not take it, so it overlaps
+ * no live chunk, and the user data stays as written.  MULTI kinds with one
+ * sub-heap, so that the walker starts from the cursor set here. */
+static void test_circ_stale_walker(wh_heap_kind kind) {
+    wh_heap h;
+    wh_heap_config cfg = {.bytes = 1u << 20, .kind = kind, .flags = WH_HEAP_HOST | WH_HEAP_TRACK, .subheaps = 1};
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    uint8_t *a = (uint8_t *)wh_malloc(&h, 100), *b = (uint8_t *)wh_malloc(&h, 100);
+    CHECK(a == h.base + 16 && b == a + 128); /* units 0 and 8 */
+    wh_free(&h, b);
+    wh_free(&h, a); /* absorbs b's header at unit 8 */
+    uint8_t *c = (uint8_t *)wh_malloc(&h, 1000);
+    CHECK(c == a); /* units 0 .. 63: unit 8 is user data now */
+    uint8_t header[16], *old = b - 16;
+    memcpy(header, c + 1008, 16); /* the free remainder's header at unit 64 */
+    memset(c, 0x5A, 1000);
+    memcpy(old, header, 16);
+    h.cursors[0] = (uint64_t)(old - h.base) / 16u; /* a stale walker's position */
+    uint8_t *d = (uint8_t *)wh_malloc(&h, 100);
+    CHECK(d != NULL && (d + 100 <= c || d >= c + 1000));
+    CHECK(memcmp(old, header, 16) == 0);
+    CHECK(c[0] == 0x5A && c[999] == 0x5A && old[-1] == 0x5A && old[16] == 0x5A);
+    check_walk(&h, 2);
+    wh_free(&h, d);
+    wh_free(&h, c);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* A walker whose chunk absorbed free followers and stayed too small leaves the
+ * cursor on it (heap/circular.h: wh__circ_take), so that the next request
+ * goes on merging there.  Here the cursor stands at the pre-split's smallest
+ * chunks, WH_CIRC_MERGES + 1 of which are one unit short of the request: the
+ * first request merges runs of them and is served further on, the second
+ * joins two merged runs where the cursor was left.  Moved past them instead,
+ * the cursor leaves the merged room to walks that come round the whole ring,
+ * which in a large heap run out of steps first. */
+static void test_circ_merge_cursor(wh_heap_kind kind) {
+    wh_heap h = make(kind, 1u << 20);
+    uint32_t levels = h.split_levels, small = h.split_root >> (levels - 1u);
+    uint32_t first = (levels - 1u) * h.split_root, run = (WH_CIRC_MERGES + 1u) * small;
+    size_t size = (size_t)run * 16u; /* run + 1 units with the header */
+    h.cursors[0] = first;
+    uint8_t *p = (uint8_t *)wh_malloc(&h, size);
+    CHECK(p != NULL && p > h.base + ((uint64_t)first + run) * 16u);
+    CHECK_EQ_U64(h.cursors[0], first);
+    uint8_t *q = (uint8_t *)wh_malloc(&h, size);
+    CHECK(q == h.base + (uint64_t)first * 16u + 16u);
+    check_walk(&h, 2);
+    wh_free(&h, p);
+    wh_free(&h, q);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* A circular kind filled with one size from one thread until the first NULL:
+ * the fraction of the heap in used chunks (the walk's used bytes, headers
+ * apart) must reach `least`; then everything is freed, the walk finds every
+ * byte free again (or a header), and a second fill reaches the same fraction
+ * within 3 points.  The rest of a full heap is the headers (one unit a chunk:
+ * 1/need of it), chunks too small for the request (a sub-heap's tail, the
+ * smallest pre-split chunks that no free neighbour can join) and the room a
+ * bounded walk does not reach; least allows for the headers and 10% more.
+ * MULTI hands one thread's requests to the other sub-heaps once its own is
+ * full, and must fill those too. */
+static void test_circ_fill(wh_heap_kind kind, uint64_t bytes, uint32_t subheaps, size_t size) {
+    uint64_t need = 1u + (size + 15u) / 16u, cap = bytes / 16u / need + 1u; /* more chunks than fit */
+    double least = 0.9 * (double)(need - 1u) / (double)need, got[2] = {0, 0};
+    void **p = (void **)malloc(cap * sizeof *p);
+    wh_heap h;
+    wh_heap_config cfg = {.bytes = bytes, .kind = kind, .flags = WH_HEAP_HOST | WH_HEAP_TRACK, .subheaps = subheaps};
+    CHECK(p != NULL && wh_heap_create(&h, &cfg) == WH_OK);
+    for (int r = 0; r < 2; ++r) {
+        uint64_t n = 0;
+        while (n < cap && (p[n] = wh_malloc(&h, size)) != NULL) ++n;
+        wh_heap_usage s;
+        CHECK(n < cap);
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK_EQ_U64(s.inconsistencies, 0);
+        CHECK_EQ_U64(s.allocations, n);
+        got[r] = (double)s.used_bytes / (double)s.heap_bytes;
+        for (uint64_t k = 0; k < n; ++k) wh_free(&h, p[k]);
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK(s.inconsistencies == 0 && s.allocations == 0 && s.used_bytes == 0);
+        CHECK_EQ_U64(s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    }
+    printf("%-20s %u sub-heap(s) of %llu KiB, size %5zu: fill %.3f then %.3f (at least %.3f)\n",
+           wh_heap_kind_name(kind), h.subheaps, (unsigned long long)(h.subheap_units / 64u), size, got[0], got[1],
+           least);
+    CHECK(got[0] >= least && got[1] >= least);
+    CHECK(fabs(got[1] - got[0]) <= 0.03);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+    free(p);
+}
+
 /* WRAP: reservations go round the pool; pointers always inside, aligned. */
 static void test_wrap(void) {
     wh_heap h = make(WH_HEAP_WRAP, 4096);
@@ -471,5 +570,21 @@ int main(int argc, char **argv) {
     test_fragmentation();
     test_circ_gone(WH_HEAP_CIRCULAR);
     test_circ_gone(WH_HEAP_CIRCULAR_FUSED);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR_MULTI);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED);
+    test_circ_stale_walker(WH_HEAP_CIRCULAR_FUSED_MULTI);
+    test_circ_merge_cursor(WH_HEAP_CIRCULAR);
+    test_circ_merge_cursor(WH_HEAP_CIRCULAR_FUSED);
+    {
+        static const wh_heap_kind circ[] = {WH_HEAP_CIRCULAR, WH_HEAP_CIRCULAR_MULTI, WH_HEAP_CIRCULAR_FUSED,
+                                            WH_HEAP_CIRCULAR_FUSED_MULTI};
+        static const size_t sizes[] = {64, 240, 1000, 4000};
+        for (unsigned k = 0; k < 4; ++k)
+            for (unsigned z = 0; z < 4; ++z) test_circ_fill(circ[k], 16u << 20, 0, sizes[z]);
+        /* sub-heaps of more chunks than a walk visits (WH_HEAP_RETRY_LIMIT) */
+        test_circ_fill(WH_HEAP_CIRCULAR_MULTI, 16u << 20, 2, 64);
+        test_circ_fill(WH_HEAP_CIRCULAR_FUSED_MULTI, 16u << 20, 2, 64);
+    }
     return wh_test_finish("test_heap");
 }

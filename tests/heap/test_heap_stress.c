@@ -5,13 +5,13 @@
  * recovery under load), then the heap walk: no inconsistency, every byte
  * accounted for, nothing left allocated.
  *
- * Built twice.  test_heap_stress (DEFAULT, SLAB, BUMP) is labelled `stress`
- * and runs under ThreadSanitizer in CI.  test_heap_stress_circular (the
- * CMalloc kinds and their fused forms, -DWH_HS_CIRCULAR) is not: a CMalloc walker that read a
- * chunk's `next` may reach that header after a merge has made it part of a
- * larger chunk and a user has written there -- an atomic access racing a
- * plain one, by design of the seed's algorithm (see heap/circular.h), which
- * TSan rightly reports.  It runs in the plain CPU job with the same checks. */
+ * Built as test_heap_stress (DEFAULT, SLAB, BUMP, WRAP) and as
+ * test_heap_stress_circular (the CMalloc kinds and their fused forms,
+ * -DWH_HS_CIRCULAR); both are labelled `stress` and run under
+ * ThreadSanitizer in CI.  A circular walker may read the in-band `next` of a
+ * unit that a user is writing over (heap/circular.h: wh__circ_peek, a read
+ * that ThreadSanitizer does not see); every lock, merge and free is a CAS on
+ * the out-of-band states, which TSan checks. */
 #include "heap_stress.h"
 #include "wh_cli.h"
 #include "wh_test.h"

@@ -23,7 +23,7 @@ typedef enum wh_heap_kind {
     WH_HEAP_BUMP,                 /* AtomicMalloc: one atomic, no free          */
     WH_HEAP_WRAP,                 /* AWMalloc: BUMP that wraps; no free         */
     WH_HEAP_CIRCULAR,             /* CMalloc                                    */
-    WH_HEAP_CIRCULAR_FUSED,       /* CFMalloc: flag fused into the next word    */
+    WH_HEAP_CIRCULAR_FUSED,       /* CFMalloc: flag copied into the next word   */
     WH_HEAP_CIRCULAR_MULTI,       /* CMMalloc: one cursor and sub-heap per SM   */
     WH_HEAP_CIRCULAR_FUSED_MULTI, /* CFMMalloc: FUSED with a cursor per SM      */
     WH_HEAP_SLAB,                 /* size classes on hierarchical bitmaps       */
@@ -156,6 +156,7 @@ typedef struct wh_heap {
     uint32_t subheaps;      /* sub-heaps, one cursor each (1, or #SM for MULTI) */
     uint32_t subheap_units; /* units of a sub-heap (the last one takes the rest) */
     uint64_t *cursors;      /* the sub-heaps' cursors, 128 bytes apart          */
+    uint32_t *circ_states;  /* 2 bits a unit, 16 units a word (heap/circular.h) */
     /* this descriptor's copy in the metadata block, for the rare paths
      * (WH__RARE), written by create and reset: a handle's fields are not
      * to be changed in between */
