@@ -186,7 +186,8 @@ WH_API wh_status wh_arena_check(wh_arena *a, wh_blocks_report *report);
  * one), so a waiting lane always waits for another warp, which the scheduler
  * runs.  Lanes of one warp must not be inside two arena calls at once: call
  * from converged code, or derive the mask with wh_ballot.  Bounded: past
- * WH_ARENA_LOCK_TRIES attempts (with back-off) a call fails with
+ * WH_ARENA_LOCK_TRIES attempts (with back-off; on the CPU backend, where
+ * the back-off sleeps, as many microseconds) a call fails with
  * WH_ERR_RETRY_LIMIT (a null handle, counted).  Throughput is that of one
  * thread: use these where one thread per block or warp is the natural owner. */
 #define WH_ARENA_LOCK_TRIES (1u << 22)
@@ -265,7 +266,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_thread(wh_arena_ref a, 
                                                                 wh_arena_span *slot, const wh_arena_span *next);
 /* begin: the lock (lock_polls 0: the arena's back-off; else that many polls
  * at the shortest back-off, for a commit expected to unlock within
- * microseconds), then every load the plan's answer needs -- while the count
+ * microseconds; on the CPU backend, as many microseconds), then every load the plan's answer needs -- while the count
  * is still being summed.  On WH_ERR_RETRY_LIMIT (counted) no lock is held. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_arena_ring_reserve_begin(wh_arena_ref a, wh_arena_span *slot, uint32_t lock_polls,
                                                                wh_arena_ring_ticket *t);
@@ -385,6 +386,7 @@ typedef struct wh_arena_commit {
     wh_arena_span *ring;              /* the ring's k slots                           */
     uint32_t k, first, frames;        /* the first slot; AHEAD, POSTS: frames         */
     uint32_t tries;                   /* AHEAD, POSTS: polls of each bounded wait     */
+                                      /* (CPU backend: microseconds)                  */
     void *smem;                       /* the image's copy: a block's smem (GPU) or    */
     uint64_t smem_bytes;              /* scratch (CPU); >= wh_arena_meta_bytes (AHEAD */
                                       /* on the CPU: twice that), 8-aligned           */

@@ -36,7 +36,9 @@
 #define WH_BITMAP_NONE        0xFFFFFFFFu /* "no bit found"                    */
 /* Bound on every retry loop in this file.  Reaching it needs that many other
  * operations to complete in between, on the same words: it reports contention
- * far beyond any real workload, never a wait on a stalled thread. */
+ * far beyond any real workload, never a wait on a stalled thread.  The waits
+ * of wh_bitmap_set and wh_bitmap_clear are wh_wait's: on the CPU backend,
+ * that many microseconds. */
 #define WH_BITMAP_RETRY_LIMIT (1u << 20)
 
 typedef struct wh_bitmap {
@@ -213,17 +215,13 @@ WH_INLINE WH_HOST_DEVICE bool wh_bitmap_try_clear(const wh_bitmap *bm, uint32_t 
  * with back-off -- while it is in the target state because another thread has
  * not yet done its opposite operation.  WH_ERR_RETRY_LIMIT if it never came. */
 WH_INLINE WH_HOST_DEVICE wh_status wh_bitmap_set(const wh_bitmap *bm, uint32_t i) {
-    for (uint32_t n = 0; n < WH_BITMAP_RETRY_LIMIT; ++n) {
+    for (wh_wait w = wh_wait_begin(WH_BITMAP_RETRY_LIMIT); wh_wait_more(&w); wh_wait_backoff(&w, ~0u))
         if (wh_bitmap_try_set(bm, i)) return WH_OK;
-        wh_backoff(n);
-    }
     return WH_ERR_RETRY_LIMIT;
 }
 WH_INLINE WH_HOST_DEVICE wh_status wh_bitmap_clear(const wh_bitmap *bm, uint32_t i) {
-    for (uint32_t n = 0; n < WH_BITMAP_RETRY_LIMIT; ++n) {
+    for (wh_wait w = wh_wait_begin(WH_BITMAP_RETRY_LIMIT); wh_wait_more(&w); wh_wait_backoff(&w, ~0u))
         if (wh_bitmap_try_clear(bm, i)) return WH_OK;
-        wh_backoff(n);
-    }
     return WH_ERR_RETRY_LIMIT;
 }
 

@@ -352,10 +352,27 @@ WH_INLINE WH_HOST_DEVICE void wh_syncwarp(uint32_t mask) {
 
 /* ---- waiting --------------------------------------------------------------- *
  * Back off inside a bounded retry loop: lets the lane (or thread) that holds
- * what we wait for run.  attempt is the retry count so far. */
+ * what we wait for run.  attempt is the retry count so far.
+ *
+ * GPU: a sleep of 32 ns << attempt, at most 2 us; the warp waited for is
+ * resident and runs meanwhile.  CPU backend: the thread waited for shares a
+ * few cores with its waiters and with whatever else the machine runs, and may
+ * be preempted; it runs again only once a waiter leaves the CPU.  A yield
+ * does not leave it: the yielder stays runnable, the holder may sit in
+ * another core's runqueue, and beside a busy process the yield hands that
+ * process a whole time slice.  So the first WH__CPU_SPINS attempts spin (a
+ * holder that runs is about to let go), and later ones sleep, 1 us <<
+ * (attempt - WH__CPU_SPINS): up to WH__CPU_NAP_NS here, where the caller
+ * counts its tries and a count of long sleeps would be a long wait (the
+ * kernel's timer slack makes even the shortest sleep some 50 us), up to
+ * WH__CPU_WAIT_NAP_NS in wh_wait, whose bound is time. */
+#define WH__CPU_SPINS       4u
+#define WH__CPU_NAP_NS      32000u
+#define WH__CPU_WAIT_NAP_NS 1000000u
 #if !WH_ON_GPU
 WH_EXTERN_C_BEGIN
-WH_API void wh__cpu_yield(void);
+WH_API void wh__cpu_backoff(unsigned attempt, uint32_t max_ns);
+WH_API uint64_t wh__cpu_now_ns(void); /* the monotonic clock */
 WH_EXTERN_C_END
 #endif
 WH_INLINE WH_HOST_DEVICE void wh_backoff(unsigned attempt) {
@@ -363,7 +380,53 @@ WH_INLINE WH_HOST_DEVICE void wh_backoff(unsigned attempt) {
     unsigned ns = 32u << (attempt < 6u ? attempt : 6u);
     __nanosleep(ns);
 #else
-    if (attempt > 4u) wh__cpu_yield();
+    wh__cpu_backoff(attempt, WH__CPU_NAP_NS);
+#endif
+}
+
+/* A bounded wait for what another thread (warp) is about to do, where giving
+ * up is a failure the caller reports:
+ *     for (wh_wait w = wh_wait_begin(tries); wh_wait_more(&w); wh_wait_backoff(&w, cap))
+ *         if (ready) return true;
+ *     return false;
+ * GPU: tries looks, wh_backoff(min(n, cap)) after the n-th.  CPU backend: a
+ * count of looks would stretch with the sleeps (a bound of 2^22 tries, hours),
+ * and a bound that trips because the scheduler ran something else is a
+ * failure that depends on the machine's load; so the bound is time there,
+ * WH__CPU_TRY_NS a try (the GPU takes 2 us a try at its longest backoff),
+ * and the wait gives up only after a look made once that time has passed (a
+ * waiter preempted past it looks again first). */
+#define WH__CPU_TRY_NS 1000u
+typedef struct wh_wait {
+    uint32_t n;     /* backoffs so far                                                */
+    uint32_t tries; /* looks in all; CPU backend: 0 once the last look has failed     */
+    uint64_t end;   /* CPU backend: when the time is spent (ns), UINT64_MAX once past */
+} wh_wait;
+WH_INLINE WH_HOST_DEVICE wh_wait wh_wait_begin(uint32_t tries) {
+    wh_wait w = {0u, tries, 0u};
+    return w;
+}
+WH_INLINE WH_HOST_DEVICE bool wh_wait_more(const wh_wait *w) {
+#if WH_ON_GPU
+    return w->n < w->tries;
+#else
+    return w->tries != 0u;
+#endif
+}
+WH_INLINE WH_HOST_DEVICE void wh_wait_backoff(wh_wait *w, unsigned cap) {
+#if WH_ON_GPU
+    wh_backoff(w->n < cap ? w->n : cap);
+    w->n++;
+#else
+    (void)cap;                  /* the GPU's: the CPU's sleeps grow regardless */
+    if (w->end == UINT64_MAX) { /* the look after the time failed too */
+        w->tries = 0u;
+        return;
+    }
+    if (w->n == 0u) w->end = wh__cpu_now_ns() + (uint64_t)w->tries * WH__CPU_TRY_NS;
+    wh__cpu_backoff(w->n, WH__CPU_WAIT_NAP_NS);
+    if (w->n < 64u) w->n++;
+    if (wh__cpu_now_ns() >= w->end) w->end = UINT64_MAX;
 #endif
 }
 

@@ -315,12 +315,9 @@ wh_status wh_arena_stats_get(const wh_arena *a, wh_arena_stats *out) {
     wh__clear_error();
     if (!a || !out) return wh__fail(WH_ERR_INVALID_ARGUMENT, "arena: NULL argument");
     const volatile wh_arena_stats *m = (const volatile wh_arena_stats *)a->mirror;
-    for (unsigned k = 0; k < 1u << 20; ++k) {
+    for (wh_wait w = wh_wait_begin(1u << 20); wh_wait_more(&w); wh_wait_backoff(&w, ~0u)) {
         uint32_t before = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
-        if (before & 1u) {
-            wh_backoff(k);
-            continue;
-        }
+        if (before & 1u) continue;
         out->seq = before;
         out->first_status = m->first_status;
         out->last_status = m->last_status;

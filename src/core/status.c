@@ -2,7 +2,6 @@
 /* Status codes, their messages, the per-thread failure detail, the version. */
 #include "warpheap/warpheap.h"
 
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -51,5 +50,3 @@ int wh_version(void) { return WH_VERSION; }
 const char *wh_version_string(void) {
     return WH_STR(WH_VERSION_MAJOR) "." WH_STR(WH_VERSION_MINOR) "." WH_STR(WH_VERSION_PATCH);
 }
-
-void wh__cpu_yield(void) { sched_yield(); }

@@ -10,7 +10,6 @@
 #include "wh_cli.h"
 #include "wh_test.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +61,8 @@ static void ring_reserver(ring_job *j) {
         wh_status st = WH_OK;
         if (f % RING_CHAIN != 0) { /* handed on: wait for the baton, then only read */
             uint32_t b = 0;
-            for (uint32_t k = 0; k < RING_TRIES && (b = wh_atomic_load(&j->baton, WH_ACQUIRE)) == 0; ++k) sched_yield();
+            wh_wait w = wh_wait_begin(RING_TRIES);
+            while (wh_wait_more(&w) && (b = wh_atomic_load(&j->baton, WH_ACQUIRE)) == 0) wh_wait_backoff(&w, ~0u);
             CHECK(b == 1u);
             if (b != 1u) {
                 j->timeouts++;
@@ -104,13 +104,10 @@ static void ring_committer(ring_job *j) {
         j->timeouts += st == WH_ERR_RETRY_LIMIT;
     }
     for (uint32_t f = 0; !j->chain && f < j->frames; ++f) {
-        uint32_t k = 0;
-        while (k < RING_TRIES && !wh__ring_pending_for(r.s, &j->ring[f % RING_K])) {
-            sched_yield();
-            ++k;
-        }
-        CHECK(k < RING_TRIES);
-        if (k == RING_TRIES) {
+        wh_wait w = wh_wait_begin(RING_TRIES);
+        while (wh_wait_more(&w) && !wh__ring_pending_for(r.s, &j->ring[f % RING_K])) wh_wait_backoff(&w, ~0u);
+        CHECK(wh_wait_more(&w));
+        if (!wh_wait_more(&w)) {
             j->timeouts++;
             return;
         }
@@ -161,12 +158,11 @@ typedef struct window_job {
 static uint32_t win_word(uint32_t f, uint64_t i) { return (uint32_t)(f * 2654435761u) ^ (uint32_t)i; }
 /* Frame f's count: the pipeline's, every 53rd more than the region holds (clamped). */
 static uint64_t win_target(uint32_t f) { return ring_count(f) + (f % 53 == 52 ? 120000u : 0u); }
-/* Wait (bounded) until *word reaches want; false on a timeout. */
+/* Wait (bounded, as the library waits: wh_wait) until *word reaches want;
+ * false on a timeout. */
 static bool win_wait(const uint32_t *word, uint32_t want) {
-    for (uint32_t k = 0; k < RING_TRIES; ++k) {
+    for (wh_wait w = wh_wait_begin(RING_TRIES); wh_wait_more(&w); wh_wait_backoff(&w, ~0u))
         if (wh_atomic_load(word, WH_ACQUIRE) >= want) return true;
-        sched_yield();
-    }
     return false;
 }
 
@@ -313,7 +309,9 @@ static void test_ring_pipeline(uint32_t frames, bool chain) {
     if (!j.a) return;
     j.meta = wh_arena_meta_bytes(j.a);
     j.scratch = malloc(2 * j.meta);
+    double t0 = wh_now_seconds();
     wh_run_threads(2, run_ring, &j);
+    double dt = wh_now_seconds() - t0;
     CHECK_EQ_U64(j.timeouts, 0);
     CHECK(wh_atomic_load(&wh_arena_device(j.a).s->lock, WH_RELAXED) == 0u); /* the last commit unlocked */
     ring_twin(&j, NULL);
@@ -324,9 +322,9 @@ static void test_ring_pipeline(uint32_t frames, bool chain) {
     /* the kept copy: most commits only allocate (not the first of a chain, nor after a failure or a slow path) */
     CHECK(chain ? s->warm_commits > frames / 2 : s->warm_commits == 0);
     printf("ring pipeline%s: %u frames, %u with the lock handed on, %u failed, %llu commits that only allocated, "
-           "%llu live spans\n",
+           "%llu live spans, %.3f s\n",
            chain ? " (a committer a chain)" : "", frames, j.handed, j.failed, (unsigned long long)s->warm_commits,
-           (unsigned long long)live);
+           (unsigned long long)live, dt);
     free(j.scratch);
     wh_arena_destroy(j.a);
 }
@@ -341,7 +339,9 @@ static void test_window_pipeline(uint32_t frames) {
     j.r.meta = wh_arena_meta_bytes(j.r.a);
     j.open_scratch = malloc(j.r.meta);
     j.counts = (uint64_t *)calloc(frames, sizeof *j.counts);
+    double t0 = wh_now_seconds();
     wh_run_threads(WIN_THREADS, run_window, &j);
+    double dt = wh_now_seconds() - t0;
     CHECK_EQ_U64(j.r.timeouts, 0);
     CHECK_EQ_U64(j.bad, 0);
     CHECK(wh_atomic_load(&wh_arena_device(j.r.a).s->lock, WH_RELAXED) == 0u);
@@ -353,8 +353,8 @@ static void test_window_pipeline(uint32_t frames) {
     CHECK(j.forecast == frames - (frames + RING_CHAIN - 1u) / RING_CHAIN && j.chained == (frames - 1u) / RING_CHAIN);
     CHECK(j.clamped > 0 && j.failing > 0);
     printf("window pipeline: %u frames, %u on a forecast window (%u a chain's first), %u clamped, %u failing as "
-           "forecast\n",
-           frames, j.forecast + j.chained, j.chained, j.clamped, j.failing);
+           "forecast, %.3f s\n",
+           frames, j.forecast + j.chained, j.chained, j.clamped, j.failing, dt);
     free(j.counts);
     free(j.open_scratch);
     wh_arena_destroy(j.r.a);

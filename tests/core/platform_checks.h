@@ -60,6 +60,13 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_platform_checks(uint64_t *w64, uint32_t *w3
     uint32_t e32 = 42;
     PC_CHECK(wh_atomic_cas(&w32[0], &e32, 43u, WH_SEQ_CST, WH_SEQ_CST) && w32[0] == 43);
     wh_fence();
+    /* bounded waits: no look for 0 tries; for 4, four looks on the GPU, and on
+     * the CPU looks for 4 us and one more after them */
+    unsigned looks = 0;
+    for (wh_wait w = wh_wait_begin(0u); wh_wait_more(&w); wh_wait_backoff(&w, 0u)) ++looks;
+    PC_CHECK(looks == 0);
+    for (wh_wait w = wh_wait_begin(4u); wh_wait_more(&w); wh_wait_backoff(&w, 0u)) ++looks;
+    PC_CHECK(WH_ON_GPU ? looks == 4 : looks >= 2);
     return fails;
 }
 

@@ -19,12 +19,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t *wh__arena_gen(wh__arena_state *s) { return (u
  * command kernels and kernels that allocate directly.  At most one lane of a
  * warp ever tries to take it (wh_arena_alloc_warp elects one), so a waiting
  * lane always waits for another warp, which the scheduler runs.  Bounded:
- * false after WH_ARENA_LOCK_TRIES attempts. */
+ * false after WH_ARENA_LOCK_TRIES attempts (on the CPU backend, as many
+ * microseconds: platform.h, wh_wait). */
 WH_INLINE WH_HOST_DEVICE bool wh__arena_lock(wh__arena_state *s) {
-    for (unsigned k = 0; k < WH_ARENA_LOCK_TRIES; ++k) {
+    for (wh_wait w = wh_wait_begin(WH_ARENA_LOCK_TRIES); wh_wait_more(&w); wh_wait_backoff(&w, ~0u)) {
         uint32_t expected = 0;
         if (wh_atomic_cas(&s->lock, &expected, 1u, WH_ACQUIRE, WH_RELAXED)) return true;
-        wh_backoff(k);
     }
     return false;
 }
@@ -32,12 +32,13 @@ WH_INLINE WH_HOST_DEVICE bool wh__arena_lock(wh__arena_state *s) {
  * about to unlock) and no other waiter: a CAS at the shortest backoff, so
  * it answers as soon as the holder lets go (one round trip, where a load
  * that sees it free and then a CAS take two), where wh__arena_lock's
- * backoff grows to 2 us between tries.  Bounded: false after polls tries. */
+ * backoff grows to 2 us between tries.  Bounded: false after polls tries
+ * (on the CPU backend, as many microseconds; its backoff grows there, as a
+ * holder that was preempted runs only once the waiter sleeps). */
 WH_INLINE WH_HOST_DEVICE bool wh__arena_lock_poll(wh__arena_state *s, uint32_t polls) {
-    for (uint32_t k = 0; k < polls; ++k) {
+    for (wh_wait w = wh_wait_begin(polls); wh_wait_more(&w); wh_wait_backoff(&w, 0u)) {
         uint32_t expected = 0;
         if (wh_atomic_cas(&s->lock, &expected, 1u, WH_ACQUIRE, WH_RELAXED)) return true;
-        wh_backoff(0);
     }
     return false;
 }

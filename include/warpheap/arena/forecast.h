@@ -326,10 +326,8 @@ WH_INLINE WH_HOST_DEVICE void wh__posts_end(const wh__arena_state *s, wh_arena_f
 
 /* Wait (bounded: tries) for post f (seq f + 1) in the ring of npost. */
 WH_INLINE WH_HOST_DEVICE bool wh__post_wait(wh_arena_ring_post *posts, uint32_t npost, uint32_t f, uint32_t tries) {
-    for (uint32_t n = 0; n < tries; ++n) {
+    for (wh_wait w = wh_wait_begin(tries); wh_wait_more(&w); wh_wait_backoff(&w, 8u))
         if (wh_atomic_load(&posts[f % npost].seq, WH_ACQUIRE) == f + 1u) return true;
-        wh_backoff(n < 8u ? n : 8u);
-    }
     return false;
 }
 

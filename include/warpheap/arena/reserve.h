@@ -510,9 +510,9 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__ring_commit_ahead_thread(wh_arena_ref a, 
     for (uint32_t f = 0; f < frames; ++f) {
         const wh_arena_span *slot = &ring[(f0 + f) % k];
         wh_arena_ring_baton b = f + 1u == frames ? last : baton;
-        uint32_t n = 0;
-        for (; n < tries && !wh__ring_pending_for(a.s, slot); ++n) wh_backoff(n);
-        if (n == tries) {
+        wh_wait w = wh_wait_begin(tries);
+        while (wh_wait_more(&w) && !wh__ring_pending_for(a.s, slot)) wh_wait_backoff(&w, ~0u);
+        if (!wh_wait_more(&w)) {
             wh__ring_pass_empty(b);
             st = WH_ERR_RETRY_LIMIT;
             continue;
