@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import warpheap  # noqa: E402
 import warpheap.torch as wt  # noqa: E402
 from warpheap import _plugin  # noqa: E402
+from test_package import plugin_or_none  # noqa: E402  (the plug-in, or None: one place)
 
 
 class StandInAllocator:
@@ -64,13 +65,6 @@ def torch_replaced(torch):
             del sys.modules["torch"]
         else:
             sys.modules["torch"] = old
-
-
-def plugin_or_none():
-    try:
-        return _plugin.load()
-    except (warpheap.PluginError, OSError):
-        return None
 
 
 @unittest.skipUnless(plugin_or_none(), "no libwarpheap_plugin.so (CPU-only build, or WARPHEAP_PLUGIN unset)")
