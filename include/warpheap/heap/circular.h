@@ -123,7 +123,10 @@ WH_INLINE WH_HOST_DEVICE void wh__circ_state_flip(const wh_heap *h, uint32_t uni
  * FREE, which a unit has only while it is the header of a free chunk (whose
  * in-band words its last owner wrote before it published FREE).  So on the
  * CPU backend it is a volatile read that ThreadSanitizer does not see, and on
- * the GPU a relaxed load (an atomic: it bypasses the incoherent L1). */
+ * the GPU a relaxed load (an atomic: it bypasses the incoherent L1).  A
+ * header reached through a link is seen whole: the split publishes it before
+ * the link (release), and the walker's read of it depends on the link's
+ * value (its address), so it cannot be served before it. */
 WH_NO_TSAN WH_INLINE WH_HOST_DEVICE uint64_t wh__circ_peek(const wh_heap *h, uint32_t unit) {
 #if WH_ON_GPU
     return wh_atomic_load((uint64_t *)wh__circ_hdr(h, unit), WH_RELAXED);
@@ -336,8 +339,17 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_unit_of(const wh_heap *h, const void 
 }
 
 /* Split the locked chunk [off, next) after `need` units if worth it: the new
- * header first, then its state FREE, which publishes it.  tags: keep the
- * in-band tags (the fused kinds). */
+ * header, then its state FREE (release), and only then the link to it
+ * (release).  A walker that reads the link is then sure to find a header
+ * there: with the link first, or the header's words visible after the link
+ * (relaxed stores reach the GPU's L2 in any order), it found a NONE state or
+ * an old tag, took the unit for user data and restarted at the sub-heap's
+ * start, behind the fill; a free chunk found there pulled the cursor back,
+ * and the next walks used up their bound crossing used chunks (a 12 GiB
+ * fused heap failed every request at half full).  Making the cut FREE
+ * before the link is safe: until the link, no walk leads to it, and only
+ * we own the chunk it lies in.  tags: keep the in-band tags (the fused
+ * kinds). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off, uint32_t next, uint32_t need,
                                                  bool tags) {
     uint32_t cut = wh__circ_cut(off, next, need);
@@ -346,11 +358,11 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__circ_split(const wh_heap *h, uint32_t off,
     if (tags) wh_atomic_store(&t->tag, WH_CIRC_TAG(WH_CIRC_FREE), WH_RELAXED);
     wh_atomic_store(&t->next, next, WH_RELAXED);
     wh_atomic_store(&t->req, 0ull, WH_RELAXED);
-    wh_atomic_store(&wh__circ_hdr(h, off)->next, cut, WH_RELAXED);
     /* inside our chunk, cut is NONE or GONE, and only we change it */
     uint32_t inside = wh__circ_state(h, cut);
     WH_ASSERT(inside == WH_CIRC_NONE || inside == WH_CIRC_GONE);
     wh__circ_state_flip(h, cut, inside, WH_CIRC_FREE);
+    wh_atomic_store(&wh__circ_hdr(h, off)->next, cut, WH_RELEASE);
     return cut;
 }
 
