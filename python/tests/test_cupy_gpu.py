@@ -10,15 +10,12 @@ second.  A block freed on s comes back to the next request of its size on
 s, and the results computed in the pool's memory are right.
   WARPHEAP_PLUGIN=build/lib/libwarpheap_plugin.so python3 -m unittest python/tests/test_cupy_gpu.py -v
 """
-import importlib.util
-import json
 import os
-import subprocess
 import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = os.path.join(HERE, "..")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_child import PACKAGE, no_result, result, run_child, skip_reason  # noqa: E402
 
 
 def child():
@@ -46,35 +43,18 @@ def child():
         "reused_on_s": b.data.ptr == a_addr, "sum_ok": total == (1 << 20) * ((1 << 20) - 1) // 2,
         "pool_allocs": warpheap.cupy.memory_stats()["allocs"],
     }
-    print("RESULT " + json.dumps(res), flush=True)
+    result(res)
 
 
-def gpu_reason():
-    """Why this test cannot run here, or None."""
-    if importlib.util.find_spec("cupy") is None:
-        return "CuPy is not installed"
-    sys.path.insert(0, PACKAGE)
-    try:
-        from warpheap import _plugin
-        _plugin.load()
-    except Exception as e:  # noqa: BLE001 -- any failure to load means: skip, and say why
-        return f"no plug-in: {e}"
-    probe = subprocess.run([sys.executable, "-c", "import cupy; print(cupy.cuda.runtime.getDeviceCount())"],
-                           capture_output=True, text=True, timeout=120)
-    return None if probe.returncode == 0 and probe.stdout.strip() not in ("", "0") else "CuPy sees no GPU"
-
-
-REASON = gpu_reason()
+REASON = skip_reason("cupy", "import cupy; print(cupy.cuda.runtime.getDeviceCount())",
+                     lambda n: n.isdigit() and int(n) > 0, "CuPy sees no GPU")
 
 
 @unittest.skipIf(REASON, REASON or "")
 class CurrentStream(unittest.TestCase):
     def test_blocks_on_cupy_current_stream(self):
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"], capture_output=True, text=True,
-                           timeout=300)
-        line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
-        self.assertTrue(line, f"no result (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
-        r = json.loads(line[0][7:])
+        r, p = run_child(__file__)
+        self.assertTrue(r, no_result(p))
         print(f"\n  {r}", flush=True)
         self.assertNotEqual(r["stream_s"], r["default_stream"])
         self.assertEqual(r["block_stream_s"], r["stream_s"], "the block made inside `with s:` is not on s")

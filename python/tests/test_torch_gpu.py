@@ -16,15 +16,13 @@ allocation):  python3 python/tests/test_torch_gpu.py --child CASE MODE
 prints one line RESULT {...}.
   WARPHEAP_PLUGIN=build/lib/libwarpheap_plugin.so python3 -m unittest python/tests/test_torch_gpu.py -v
 """
-import importlib.util
-import json
 import os
-import subprocess
 import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = os.path.join(HERE, "..")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_child import PACKAGE, no_result, result, run_child, skip_reason  # noqa: E402
+
 SLEEP_CYCLES = 200_000_000  # ~0.1 s at 2 GHz: far longer than the overwrite on A
 
 
@@ -106,43 +104,27 @@ def child(case, mode):
     s = warpheap.torch.memory_stats()
     res.update(mode=mode, hooked=hooked, pool_allocs=s["allocation.all.allocated"],
                pool_pending=s["warpheap.pending"])
-    print("RESULT " + json.dumps(res), flush=True)
+    result(res)
 
 
-def run_child(case, mode):
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case, mode], capture_output=True,
-                       text=True, timeout=300)
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
+def case_result(case, mode):
+    r, p = run_child(__file__, case, mode)
+    if r:
+        return r
     if mode == "old" and "an illegal memory access was encountered" in p.stderr:
         # without the hook the pool may also unmap a piece a reader still reads: the same race, shown louder
         return {"mode": mode, "illegal_access": True, "wrong_elements": None}
-    raise AssertionError(f"{case}/{mode}: no result (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+    raise AssertionError(f"{case}/{mode}: " + no_result(p))
 
 
-def gpu_reason():
-    """Why these tests cannot run here, or None."""
-    if importlib.util.find_spec("torch") is None:
-        return "PyTorch is not installed"
-    sys.path.insert(0, PACKAGE)
-    try:
-        from warpheap import _plugin
-        _plugin.load()
-    except Exception as e:  # noqa: BLE001 -- any failure to load means: skip, and say why
-        return f"no plug-in: {e}"
-    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
-                           capture_output=True, text=True, timeout=120)
-    return None if probe.stdout.strip().endswith("True") else "PyTorch sees no GPU"
-
-
-REASON = gpu_reason()
+REASON = skip_reason("torch", "import torch; print(torch.cuda.is_available())", lambda v: v == "True",
+                     "PyTorch sees no GPU")
 
 
 @unittest.skipIf(REASON, REASON or "")
 class RecordStream(unittest.TestCase):
     def check_pair(self, case):
-        hook, old = run_child(case, "hook"), run_child(case, "old")
+        hook, old = case_result(case, "hook"), case_result(case, "old")
         print(f"\n  {case} with the hook:    {hook}\n  {case} without the hook: {old}", flush=True)
         self.assertTrue(hook["hooked"], "enable() did not set PyTorch's record-stream hook")
         self.assertEqual(hook["wrong_elements"], 0, f"{case}: a reader saw memory overwritten with the hook: {hook}")

@@ -10,15 +10,14 @@ plug-in; skipped otherwise).
 - DDP with NCCL on both allocators, losses bitwise the same (ddp_torch.py).
   WARPHEAP_PLUGIN=build/lib/libwarpheap_plugin.so python3 -m unittest python/tests/test_torch_multigpu.py -v
 """
-import importlib.util
-import json
 import os
 import subprocess
 import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = os.path.join(HERE, "..")
+sys.path.insert(0, HERE)
+from gpu_child import PACKAGE, no_result, result, run_child, skip_reason  # noqa: E402
 MIB = 1 << 20
 
 
@@ -62,36 +61,18 @@ def child():
     wt.empty_cache()
     res.update(reserved1_before=reserved1, reserved1_after_empty_cache=wt.memory_reserved(1),
                current_at_end=torch.cuda.current_device(), s1=s1_ptr)
-    print("RESULT " + json.dumps(res), flush=True)
+    result(res)
 
 
-def reason():
-    """Why these tests cannot run here, or None."""
-    if importlib.util.find_spec("torch") is None:
-        return "PyTorch is not installed"
-    sys.path.insert(0, PACKAGE)
-    try:
-        from warpheap import _plugin
-        _plugin.load()
-    except Exception as e:  # noqa: BLE001 -- any failure to load means: skip, and say why
-        return f"no plug-in: {e}"
-    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
-                           capture_output=True, text=True, timeout=120)
-    n = probe.stdout.strip().splitlines()[-1] if probe.stdout.strip() else "0"
-    return None if n.isdigit() and int(n) >= 2 else f"fewer than two GPUs ({n})"
-
-
-REASON = reason()
+REASON = skip_reason("torch", "import torch; print(torch.cuda.device_count())",
+                     lambda n: n.isdigit() and int(n) >= 2, "fewer than two GPUs")
 
 
 @unittest.skipIf(REASON, REASON or "")
 class TwoGpus(unittest.TestCase):
     def test_one_process_two_devices(self):
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"], capture_output=True, text=True,
-                           timeout=300)
-        line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
-        self.assertTrue(line, f"no result (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
-        r = json.loads(line[0][7:])
+        r, p = run_child(__file__)
+        self.assertTrue(r, no_result(p))
         print(f"\n  {r}", flush=True)
         self.assertTrue(r["values_ok"], "copies 0 -> 1 -> 0 and the product on device 1 are wrong")
         self.assertEqual(r["current_after_alloc"], 0, "allocating on cuda:1 changed the current device")
