@@ -20,7 +20,15 @@
  *
  * The mesh of each live frame is checked against the host reference
  * (mc_ref.c: the same cells in the same order, so the same bytes).  The
- * comparison with other allocators is the benchmark (bench/arena). */
+ * comparison with other allocators is the benchmark (bench/arena).
+ *
+ * Why this way: of the arena's ways to run this pipeline, the in-kernel
+ * ring is the fastest on large grids (160^3 and up in the benchmark's
+ * report), within a tenth of the fastest at 128^3, and the one a user can
+ * copy into two kernels of their own.  On small grids, where a frame is a
+ * few microseconds and launches dominate, the one-pass pipeline (forecasts
+ * and posts, WH_ARENA_COMMIT_POSTS; bench/arena/mc_bench.cu) is up to twice
+ * as fast, at the price of a committer block beside the producers. */
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
