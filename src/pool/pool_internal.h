@@ -76,6 +76,11 @@ typedef struct wh__arena {
  * physical memory behind them are USED blocks of state WH__HOLE, so every
  * block the core may hand out is backed.  Physical memory is mapped in
  * pieces (one cuMemCreate each), and only whole pieces are unmapped. */
+/* Devices a VMM mapping is made accessible to: the pool's own and every
+ * peer that can access it, as cudaMalloc memory is once peer access is on
+ * (a tensor copied to another GPU, a peer's kernel reading it). */
+#define WH__VMM_READERS 16
+
 typedef struct wh__vmm {
     uint64_t base, size, gran; /* the range and the mapping granule          */
     uint64_t hole_bytes;       /* unbacked bytes: reserved = size - these     */
@@ -87,6 +92,8 @@ typedef struct wh__vmm {
     uint64_t *handle;          /* per first granule: driver allocation handle */
     void *raw;                 /* CPU: the mmap'ed range                      */
     int device;
+    uint32_t nreaders;         /* devices given access to what is mapped:     */
+    int readers[WH__VMM_READERS]; /* the pool's device, then its peers        */
 } wh__vmm;
 
 typedef struct wh__tag_entry {

@@ -8,9 +8,9 @@
  * One address range is reserved at create and given to the block core as
  * its only arena, so blocks merge across everything ever grown.  Parts with
  * no physical memory are USED blocks the pool marks WH__HOLE; growing fills
- * part of a hole (cuMemCreate + cuMemMap + cuMemSetAccess) next to the free
- * block that is short of the request, so reserved follows the request, not
- * a fixed arena step.  When growing would take reserved above the budget
+ * part of a hole (cuMemCreate + cuMemMap + cuMemSetAccess, for the pool's
+ * device and its peers) next to the free block that is short of the
+ * request, so reserved follows the request, not a fixed arena step.  When growing would take reserved above the budget
  * (the peak in use plus 1/10; for requests large against it, up to 14/100:
  * wh__move_budget), whole mapped pieces inside free READY blocks
  * are *moved* there instead (cuMemUnmap, cuMemMap of the same handle,
@@ -180,19 +180,22 @@ static void wh__unmap_piece(wh_pool *p, uint32_t g) {
     wh__drop(p, h, bytes);
 }
 
-/* Read and write access for the device on [g0, g0 + n granules), all mapped:
- * one call however many pieces (the driver's cost is mostly per piece). */
+/* Read and write access on [g0, g0 + n granules), all mapped, for the
+ * pool's device and its peers (wh__vmm.readers): one call however many
+ * pieces (the driver's cost is mostly per piece). */
 static wh_status wh__access(wh_pool *p, uint32_t g0, uint32_t n) {
     p->st.growths++;
 #if WH_HAVE_CUDA
     if (wh__is_cuda(p)) {
-        CUmemAccessDesc acc;
-        memset(&acc, 0, sizeof acc);
-        acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        acc.location.id = p->vmm.device;
-        acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        CUmemAccessDesc acc[WH__VMM_READERS];
+        memset(acc, 0, sizeof acc);
+        for (uint32_t k = 0; k < p->vmm.nreaders; ++k) {
+            acc[k].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            acc[k].location.id = p->vmm.readers[k];
+            acc[k].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        }
         uint64_t t = wh__ns();
-        CUresult r = wh__drv.access((CUdeviceptr)wh__addr(p, g0), (uint64_t)n * p->vmm.gran, &acc, 1);
+        CUresult r = wh__drv.access((CUdeviceptr)wh__addr(p, g0), (uint64_t)n * p->vmm.gran, acc, p->vmm.nreaders);
         p->st.driver_ns += wh__ns() - t;
         if (r != CUDA_SUCCESS) return wh__fail(WH_ERR_CUDA, "pool: cuMemSetAccess: CUresult %d", (int)r);
     }
@@ -678,6 +681,24 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
 
 /* ---- create, destroy, check -------------------------------------------------------- */
 
+#if WH_HAVE_CUDA
+/* The pool's device first, then every device that can access its memory
+ * (peer to peer), up to WH__VMM_READERS. */
+static wh_status wh__vmm_readers(wh__vmm *v) {
+    int count = 0;
+    WH_CUDA_TRY(cudaGetDeviceCount(&count));
+    v->readers[0] = v->device;
+    v->nreaders = 1;
+    for (int d = 0; d < count && v->nreaders < WH__VMM_READERS; ++d) {
+        int can = 0;
+        if (d == v->device) continue;
+        WH_CUDA_TRY(cudaDeviceCanAccessPeer(&can, d, v->device));
+        if (can) v->readers[v->nreaders++] = d;
+    }
+    return WH_OK;
+}
+#endif
+
 wh_status wh__vmm_create(wh_pool *p) {
     wh__vmm *v = &p->vmm;
     uint64_t gran = WH__CPU_GRAN, range = p->cfg.vmm_range;
@@ -687,6 +708,8 @@ wh_status wh__vmm_create(wh_pool *p) {
         pthread_once(&wh__drv_once, wh__drv_load);
         if (!wh__drv.ok) return wh__fail(WH_ERR_UNSUPPORTED, "pool: the driver has no virtual-memory entry points");
         WH_CUDA_TRY(cudaGetDevice(&v->device));
+        wh_status st = wh__vmm_readers(v);
+        if (st != WH_OK) return st;
         CUmemAllocationProp prop = wh__prop(v->device);
         size_t g = 0;
         if (wh__drv.gran(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || g == 0 || (g & (g - 1)))

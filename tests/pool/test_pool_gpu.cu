@@ -292,6 +292,48 @@ static void default_growth(void) {
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
 
+/* Two GPUs that can reach each other: a block of device 0's pool is
+ * copied to device 1 and read there by a kernel, as cudaMalloc memory can
+ * be: the pool maps its memory for the peers too.  Skipped with one GPU. */
+static void peers(void) {
+    int count = 0, can = 0;
+    WH_CUDA_OR_DIE(cudaGetDeviceCount(&count));
+    if (count >= 2) WH_CUDA_OR_DIE(cudaDeviceCanAccessPeer(&can, 1, 0));
+    if (!can) {
+        printf("peers: skipped (%d GPU(s), device 1 %s device 0)\n", count, count >= 2 ? "cannot reach" : "-");
+        return;
+    }
+    const size_t bytes = 5u << 20;
+    WH_CUDA_OR_DIE(cudaSetDevice(0));
+    wh_pool *pool = make(0);
+    void *x = wh_pool_alloc(pool, bytes, NULL);
+    CHECK(x != NULL);
+    if (!x) return;
+    fill(x, bytes, 0xD0D0u, NULL);
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    WH_CUDA_OR_DIE(cudaSetDevice(1));
+    void *y = NULL;
+    unsigned *bad = NULL, h[2] = {0, 0};
+    WH_CUDA_OR_DIE(cudaMalloc(&y, bytes));
+    WH_CUDA_OR_DIE(cudaMalloc(&bad, 2 * sizeof *bad));
+    WH_CUDA_OR_DIE(cudaMemset(bad, 0, 2 * sizeof *bad));
+    CHECK(cudaMemcpyPeer(y, 1, x, 0, bytes) == cudaSuccess);
+    check_kernel<<<256, 256>>>((const uint32_t *)y, bytes / 4, 0xD0D0u, bad);
+    WH_LAUNCH_OR_DIE();
+    check_kernel<<<256, 256>>>((const uint32_t *)x, bytes / 4, 0xD0D0u, bad + 1); /* device 1 reads device 0's */
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+    WH_CUDA_OR_DIE(cudaMemcpy(h, bad, sizeof h, cudaMemcpyDeviceToHost));
+    printf("peers (%s growth): copy to device 1: %u wrong words; read from device 1: %u wrong words\n",
+           growth == WH_POOL_GROW_VMM ? "vmm" : "arenas", h[0], h[1]);
+    CHECK(h[0] == 0 && h[1] == 0);
+    WH_CUDA_OR_DIE(cudaFree(y));
+    WH_CUDA_OR_DIE(cudaFree(bad));
+    WH_CUDA_OR_DIE(cudaSetDevice(0));
+    CHECK(wh_pool_free(pool, x, NULL) == WH_OK);
+    CHECK(wh_pool_destroy(pool) == WH_OK);
+}
+
 int main(int argc, char **argv) {
     bool small = false;
     wh_cli_opt cli[] = {WH_CLI_FLAG("small", &small, "the sanitizers' size: no host threads, fewer moves"), WH_CLI_END};
@@ -307,6 +349,7 @@ int main(int argc, char **argv) {
         if (!small) threads();
     }
     growth = WH_POOL_GROW_VMM;
+    peers();
     moves_hold_data(small);
     if (wh_test_failures) fprintf(stderr, "last error: %s\n", wh_last_error());
     return wh_test_finish("test_pool_gpu");
