@@ -11,7 +11,10 @@ Each allocator runs in its own process, same seed, same data:
   expandable        the same with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   cudaMallocAsync   PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
   warpheap          warpheap.torch.enable() (the plug-in: WARPHEAP_PLUGIN or the package's copy)
-and reports steps/s of each phase, the allocator's own peak reserved bytes,
+REPS times each, in turns (a different allocator first in each round, so
+that a slow spell of the machine does not fall on one allocator), and
+reports the median steps/s of each phase with the lowest and highest, the
+allocator's own peak reserved bytes,
 and the device's peak used memory (torch.cuda.mem_get_info, what nvidia-smi
 shows: the same measure for every allocator), sampled after the forward,
 after the backward and after each step, less what was used before the
@@ -21,7 +24,7 @@ workspace): the check says bitwise, or the largest difference.  It also
 prints warpheap.torch.memory_stats() next to torch.cuda.memory_stats() of
 the native run, key by key.
 
-  python3 bench/pool/torch_workload.py --out DIR [--train-steps N] [--infer-steps N] [--only NAME,...]
+  python3 bench/pool/torch_workload.py --out DIR [--reps N] [--train-steps N] [--infer-steps N] [--only NAME,...]
 
 Writes DIR/torch_workload.csv, torch_workload.md, torch_stats.md and
 torch_workload.json; exits 1 when a run fails or a check does not match.
@@ -30,6 +33,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -232,15 +236,39 @@ def compare(ref, res, key):
 MIB = 1 << 20
 
 
+def combine(runs):
+    """One allocator's runs as one result: the first run's fields, the
+    median steps/s of each phase (and every run's in *_runs), the largest
+    peaks, and every run kept for the checks."""
+    r = dict(runs[0])
+    for key in ("train_steps_per_s", "infer_steps_per_s"):
+        r[key + "_runs"] = [x[key] for x in runs]
+        r[key] = statistics.median(r[key + "_runs"])
+    worst = max(runs, key=lambda x: x["used_peak"] - x["used_base"])
+    r.update(used_peak=worst["used_peak"], used_base=worst["used_base"],
+             reserved_peak=max(x["reserved_peak"] for x in runs), wall_s=sum(x["wall_s"] for x in runs), runs=runs)
+    return r
+
+
+def check_runs(ref, r, key):
+    """compare() of every run of r against the reference's first: the worst."""
+    return max((compare(ref, x, key) for x in r["runs"]), key=lambda c: c[1])
+
+
 def rows(results):
     ref = results.get("native")
     out = []
     for name, r in results.items():
-        check, worst = ("reference", 0.0) if name == "native" or not ref else compare(ref, r, "losses")
-        icheck, iworst = ("reference", 0.0) if name == "native" or not ref else compare(ref, r, "infer_outputs")
-        out.append({"allocator": name, "conf": r["conf"] or "-", "train_steps_per_s": r["train_steps_per_s"],
+        check, worst = ("reference", 0.0) if not ref else check_runs(ref, r, "losses")
+        icheck, iworst = ("reference", 0.0) if not ref else check_runs(ref, r, "infer_outputs")
+        if name == "native":  # its own runs against its first: the workload is deterministic
+            check, icheck = ("reference" if worst == 0 else check), ("reference" if iworst == 0 else icheck)
+        tr, ir = r["train_steps_per_s_runs"], r["infer_steps_per_s_runs"]
+        out.append({"allocator": name, "conf": r["conf"] or "-", "runs": len(tr),
+                    "train_steps_per_s": r["train_steps_per_s"], "train_min": min(tr), "train_max": max(tr),
                     "train_tokens_per_s": r["train_steps_per_s"] * TOKENS_PER_STEP,
-                    "infer_steps_per_s": r["infer_steps_per_s"], "reserved_peak_mib": r["reserved_peak"] / MIB,
+                    "infer_steps_per_s": r["infer_steps_per_s"], "infer_min": min(ir), "infer_max": max(ir),
+                    "reserved_peak_mib": r["reserved_peak"] / MIB,
                     "used_peak_mib": (r["used_peak"] - r["used_base"]) / MIB, "used_peak_device_mib": r["used_peak"] / MIB,
                     "final_loss": r["losses"][-1], "loss_check": check, "infer_check": icheck,
                     "ok": max(worst, iworst) <= 1e-3, "wall_s": r["wall_s"]})
@@ -258,15 +286,17 @@ def write_tables(out_dir, table, results, args):
     md = [f"# PyTorch workload: transformer LM, {LAYERS} layers, d_model {D_MODEL}, vocabulary {VOCAB}", "",
           f"{any_r['gpu']}, PyTorch {any_r['torch']}; {args.train_steps} training steps (length 64..1024, "
           f"~{TOKENS_PER_STEP} tokens each), {args.infer_steps} inference steps (batch 1..64, length 16..1024); "
-          f"steps/s without the first {WARMUP} of each phase.  Peak used: the device's used memory "
-          "(mem_get_info) less what the CUDA context held before the model.", "",
+          f"steps/s without the first {WARMUP} of each phase, the median of {args.reps} run(s) of each "
+          "allocator taken in turns (lowest and highest in brackets).  Peak used: the device's used memory "
+          "(mem_get_info) less what the CUDA context held before the model, the largest of the runs.", "",
           "| allocator | conf | train steps/s | train tokens/s | infer steps/s | own peak reserved MiB | "
           "peak used MiB | losses vs native | inference vs native |",
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in table:
-        md.append(f"| {r['allocator']} | {r['conf']} | {r['train_steps_per_s']:.2f} | {r['train_tokens_per_s']:.0f} | "
-                  f"{r['infer_steps_per_s']:.2f} | {r['reserved_peak_mib']:.0f} | {r['used_peak_mib']:.0f} | "
-                  f"{r['loss_check']} | {r['infer_check']} |")
+        md.append(f"| {r['allocator']} | {r['conf']} | {r['train_steps_per_s']:.2f} "
+                  f"({r['train_min']:.2f}-{r['train_max']:.2f}) | {r['train_tokens_per_s']:.0f} | "
+                  f"{r['infer_steps_per_s']:.2f} ({r['infer_min']:.2f}-{r['infer_max']:.2f}) | "
+                  f"{r['reserved_peak_mib']:.0f} | {r['used_peak_mib']:.0f} | {r['loss_check']} | {r['infer_check']} |")
     with open(os.path.join(out_dir, "torch_workload.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     with open(os.path.join(out_dir, "torch_workload.json"), "w") as f:
@@ -278,7 +308,7 @@ def stats_table(results):
     """warpheap.torch.memory_stats() beside torch.cuda.memory_stats() of the native run."""
     if "native" not in results or "warpheap" not in results:
         return None
-    nat, wh = results["native"]["stats"], results["warpheap"]["stats"]
+    nat, wh = results["native"]["stats"], results["warpheap"]["stats"]  # the first run's
     keys = [k for k in wh if not k.startswith("warpheap.")] + [k for k in wh if k.startswith("warpheap.")]
 
     def fmt(k, v):
@@ -300,11 +330,14 @@ def main():
     ap.add_argument("--train-steps", type=int, default=200)
     ap.add_argument("--infer-steps", type=int, default=200)
     ap.add_argument("--only", default="", help="comma-separated allocators (default: all four)")
+    ap.add_argument("--reps", type=int, default=3, help="runs of each allocator, in turns (median reported)")
     ap.add_argument("--timeout", type=int, default=240, help="seconds for each allocator's run")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.train_steps <= WARMUP or args.infer_steps <= WARMUP:
         ap.error(f"--train-steps and --infer-steps must be above {WARMUP}")
+    if args.reps < 1:
+        ap.error("--reps must be at least 1")
     if args.child:
         child(args.child, args.train_steps, args.infer_steps)
         return 0
@@ -320,17 +353,21 @@ def main():
         except _plugin.PluginError as e:
             print(f"[warpheap] skipped: {e}")
             names.remove("warpheap")
-    results, failed = {}, []
-    for name in names:
-        print(f"== {name} {ALLOCATORS[name] or ''}", flush=True)
-        r = run(name, args)
-        if r is None:
-            failed.append(name)
-        else:
-            results[name] = r
+    runs, failed = {name: [] for name in names}, []
+    for rep in range(args.reps):
+        for name in names[rep % len(names):] + names[:rep % len(names)]:
+            if name in failed:
+                continue
+            print(f"== {name} {ALLOCATORS[name] or ''} (run {rep + 1} of {args.reps})", flush=True)
+            r = run(name, args)
+            if r is None:
+                failed.append(name)
+                continue
+            runs[name].append(r)
             print(f"[{name}] {r['train_steps_per_s']:.2f} train steps/s, {r['infer_steps_per_s']:.2f} infer steps/s, "
                   f"own peak reserved {r['reserved_peak'] / MIB:.0f} MiB, peak used "
                   f"{(r['used_peak'] - r['used_base']) / MIB:.0f} MiB, {r['wall_s']:.0f} s", flush=True)
+    results = {name: combine(rs) for name, rs in runs.items() if rs and name not in failed}
     if not results:
         print("torch_workload: no run finished")
         return 1
