@@ -92,7 +92,7 @@ typedef struct wh__vmm {
     uint64_t *handle;          /* per first granule: driver allocation handle */
     void *raw;                 /* CPU: the mmap'ed range                      */
     int device;
-    uint32_t nreaders;         /* devices given access to what is mapped:     */
+    uint32_t nreaders;            /* devices given access to what is mapped:     */
     int readers[WH__VMM_READERS]; /* the pool's device, then its peers        */
 } wh__vmm;
 
