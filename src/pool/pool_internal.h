@@ -71,16 +71,16 @@ typedef struct wh__arena {
     void *heap;    /* its NVTX heap (pool_nvtx.c), or NULL     */
 } wh__arena;
 
-/* Growth by the driver's virtual-memory calls (pool_vmm.c): one address
- * range reserved at create is the core's only arena; the parts with no
- * physical memory behind them are USED blocks of state WH__HOLE, so every
- * block the core may hand out is backed.  Physical memory is mapped in
- * pieces (one cuMemCreate each), and only whole pieces are unmapped. */
 /* Devices a VMM mapping is made accessible to: the pool's own and every
  * peer that can access it, as cudaMalloc memory is once peer access is on
  * (a tensor copied to another GPU, a peer's kernel reading it). */
 #define WH__VMM_READERS 16
 
+/* Growth by the driver's virtual-memory calls (pool_vmm.c): one address
+ * range reserved at create is the core's only arena; the parts with no
+ * physical memory behind them are USED blocks of state WH__HOLE, so every
+ * block the core may hand out is backed.  Physical memory is mapped in
+ * pieces (one cuMemCreate each), and only whole pieces are unmapped. */
 typedef struct wh__vmm {
     uint64_t base, size, gran; /* the range and the mapping granule          */
     uint64_t hole_bytes;       /* unbacked bytes: reserved = size - these     */

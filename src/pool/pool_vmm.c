@@ -5,22 +5,23 @@
  * buffers; this is the mapping side of the block core of
  * gpu-executed-heap.txt ("Heap": one region, blocks split and merged).
  *
- * One address range is reserved at create and given to the block core as
- * its only arena, so blocks merge across everything ever grown.  Parts with
- * no physical memory are USED blocks the pool marks WH__HOLE; growing fills
+ * One address range is reserved at create and given to the block core as its
+ * only arena, so blocks merge across everything ever grown.  Parts with no
+ * physical memory are USED blocks the pool marks WH__HOLE; growing fills
  * part of a hole (cuMemCreate + cuMemMap + cuMemSetAccess, for the pool's
- * device and its peers) next to the free block that is short of the
- * request, so reserved follows the request, not a fixed arena step.  When growing would take reserved above the budget
- * (the peak in use plus 1/10; for requests large against it, up to 14/100:
- * wh__move_budget), whole mapped pieces inside free READY blocks
- * are *moved* there instead (cuMemUnmap, cuMemMap of the same handle,
- * cuMemSetAccess): reserved stays, and the driver neither releases nor
- * creates memory, which costs it ~0.32 us a MiB and ~9 us a piece.  Pieces
- * moved for one request lie side by side and get one
- * cuMemSetAccess.  Past budget + 1/64 (the hard budget), or with no piece to move,
- * free pieces are unmapped and become holes again: reserved tracks live
- * memory.  Only READY blocks: a stream's own free blocks may still be read by
- * work queued on it, so the walk first waits for the streams (wh__reclaim).
+ * device and its peers) next to the free block that is short of the request,
+ * so reserved follows the request, not a fixed arena step.  When growing
+ * would take reserved above the budget (the peak in use plus 1/10; for
+ * requests large against it, up to 14/100: wh__move_budget), whole mapped
+ * pieces inside free READY blocks are *moved* there instead (cuMemUnmap,
+ * cuMemMap of the same handle, cuMemSetAccess): reserved stays, and the
+ * driver neither releases nor creates memory, which costs it ~0.32 us a MiB
+ * and ~9 us a piece.  Pieces moved for one request lie side by side and get
+ * one cuMemSetAccess.  Past budget + 1/64 (the hard budget), or with no piece
+ * to move, free pieces are unmapped and become holes again: reserved tracks
+ * live memory.  Only READY blocks: a stream's own free blocks may still be
+ * read by work queued on it, so the walk first waits for the streams
+ * (wh__reclaim).
  *
  * Every piece costs the driver ~50-90 us to map or move, however large,
  * and only whole pieces can be moved or unmapped: a piece under both a live

@@ -300,7 +300,7 @@ static void peers(void) {
     WH_CUDA_OR_DIE(cudaGetDeviceCount(&count));
     if (count >= 2) WH_CUDA_OR_DIE(cudaDeviceCanAccessPeer(&can, 1, 0));
     if (!can) {
-        printf("peers: skipped (%d GPU(s), device 1 %s device 0)\n", count, count >= 2 ? "cannot reach" : "-");
+        printf("peers: skipped (%s)\n", count >= 2 ? "device 1 cannot reach device 0" : "one GPU");
         return;
     }
     const size_t bytes = 5u << 20;
@@ -308,7 +308,10 @@ static void peers(void) {
     wh_pool *pool = make(0);
     void *x = wh_pool_alloc(pool, bytes, NULL);
     CHECK(x != NULL);
-    if (!x) return;
+    if (!x) {
+        CHECK(wh_pool_destroy(pool) == WH_OK);
+        return;
+    }
     fill(x, bytes, 0xD0D0u, NULL);
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
     WH_CUDA_OR_DIE(cudaSetDevice(1));
