@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Device heap benchmarks on the GPU: wh_heap_bench writes heap_bench.csv and
-# heap_bench.md into $OUT.  Called by scripts/gpu-check.sh --bench with BUILD
+# Device heap benchmarks on the GPU: wh_heap_bench writes heap_bench.csv,
+# heap_rounds.csv, heap_churn.csv and heap_bench.md into $OUT; churn_plot.py
+# draws heap_churn.png.  Called by scripts/gpu-check.sh --bench with BUILD
 # and OUT set; by hand: BUILD=build OUT=out bench/heap/gpu-bench.sh
 set -u
 BUILD=${BUILD:-build}
@@ -12,6 +13,10 @@ timeout 600 "$BUILD/bin/wh_heap_bench" --out="$OUT" --commit="$commit" | tee "$O
 rc=${PIPESTATUS[0]}
 if command -v python3 >/dev/null; then
   python3 "$(dirname "$0")/report.py" "$OUT/heap_bench.csv" >> "$OUT/heap_bench.md" || true
+  # the churn workload as a picture (matplotlib, where installed)
+  if [ -f "$OUT/heap_churn.csv" ] && python3 -c 'import matplotlib' 2>/dev/null; then
+    python3 "$(dirname "$0")/churn_plot.py" "$OUT/heap_churn.csv" "$OUT/heap_churn.png" || rc=1
+  fi
 fi
 # the hardened mode's cost: DEFAULT with WH_HEAP_SECURE, beside the run above
 sec="$OUT/secure"

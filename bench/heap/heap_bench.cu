@@ -15,7 +15,11 @@
  *   fill90  fill 90% of a 9.4 GB heap with one size: allocations / s
  *   util    heap utilisation at the first failed allocation (64 B; mixed)
  *   regs    registers of a kernel with one allocation and one free (Table 1)
- * --tests=one,fill90,util,paper,regs (paper: ad, acd, prob, linux) and
+ *   rounds  DEFAULT: fill 90% of a 10 GB heap, free all, --rounds times
+ *           (steady.cu)
+ *   churn   DEFAULT: --churn-rounds rounds of random frees and allocations,
+ *           with fragmentation after each (steady.cu)
+ * --tests=one,fill90,util,paper,regs,rounds,churn (paper: ad, acd, prob, linux) and
  * --kinds=bump,default,... run only those; --quick: no 100-cycle ACD;
  * --ways=N: slab and default heaps with N ways per class (0: by heap size);
  * --one-sizes=16,32,...: the sizes of one and onewarm (default 16,256,4096).
@@ -24,6 +28,7 @@
  * Times are CUDA events, median of 5 after a warm-up (3 for CUDA's malloc,
  * whose runs take seconds).  Writes heap_bench.csv and heap_bench.md into
  * --out=DIR, each with GPU, driver, CUDA version, date and --commit. */
+#include "steady.h"
 #include "warpheap/heap.h"
 #include "warpheap/cuda_check.h"
 #include "wh_cli.h"
@@ -312,18 +317,10 @@ static void walk_row(const char *test, uint64_t size, const char *after) {
 /* WH_HEAP_PROFILE builds (wh_heap_bench_prof): the slab paths' event counters
  * of the round just timed, one line on stdout. */
 static void print_prof(const char *test, uint64_t size) {
-#ifdef WH_HEAP_PROFILE
-    static const char *names[WH_PROF_COUNT] = WH_PROF_NAMES;
-    ull v[WH_PROF_COUNT];
     if (cur_a->kind != WH_HEAP_DEFAULT && cur_a->kind != WH_HEAP_SLAB) return;
-    WH_CUDA_OR_DIE(cudaMemcpy(v, cur.ctl->prof, sizeof v, cudaMemcpyDeviceToHost));
-    printf("prof    %-15s %s size %llu:", cur_a->name, test, (ull)size);
-    for (int i = 0; i < WH_PROF_COUNT; ++i) printf(" %s %llu", names[i], v[i]);
-    printf("\n");
-#else
-    (void)test;
-    (void)size;
-#endif
+    char label[96];
+    snprintf(label, sizeof label, "%-15s %s size %llu", cur_a->name, test, (ull)size);
+    heap_bench_prof(&cur, label);
 }
 
 /* count threads allocate n objects each (timed); then free (timed separately).
@@ -409,11 +406,13 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *out = ".", *commit = "unknown", *one_sizes_opt = "16,256,4096";
     bool quick = false;
+    uint32_t rounds = 5, churn_rounds = 100;
     wh_cli_opt cli[] = {
         WH_CLI_STRING("out", &out, "directory of heap_bench.csv and heap_bench.md"),
         WH_CLI_STRING("commit", &commit, "the commit named in the result files"),
         WH_CLI_FLAG("quick", &quick, "leave out the 100-cycle Alloc-Cycle-Dealloc"),
-        WH_CLI_STRING_D("tests", &only_tests, "only these workloads, comma-separated (one,fill90,util,paper,regs,...)",
+        WH_CLI_STRING_D("tests", &only_tests,
+                        "only these workloads, comma-separated (one,onewarm,fill90,util,paper,regs,rounds,churn)",
                         "all"),
         WH_CLI_STRING_D("kinds", &only_kinds, "only these allocators, comma-separated (bump,default,...)", "all"),
         WH_CLI_INT_D("seg-shift", &seg_shift_max, "bump segments of up to 2^N pages per class (an ablation)",
@@ -421,6 +420,8 @@ int main(int argc, char **argv) {
         WH_CLI_UINT_D("ways", &seg_ways, "slab and default heaps with this many ways per class", "0: by heap size"),
         WH_CLI_STRING("one-sizes", &one_sizes_opt, "sizes of the one and onewarm workloads, comma-separated"),
         WH_CLI_FLAG("secure", &secure, "DEFAULT and SLAB heaps in the hardened mode (WH_HEAP_SECURE)"),
+        WH_CLI_UINT("rounds", &rounds, "fills and frees of the rounds workload, per size"),
+        WH_CLI_UINT("churn-rounds", &churn_rounds, "rounds of the churn workload"),
         WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Device heap benchmarks: every kind against CUDA's device malloc and BUMP.");
     uint64_t heap = 8ull << 30;
@@ -445,8 +446,10 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/heap_bench.md", out);
     md = fopen(path, "w");
     if (!csv || !md) { fprintf(stderr, "heap_bench: cannot write into %s\n", out); return 1; }
-    fprintf(csv, "# gpu=%s sms=%d driver=%d cuda_runtime=%d date=%s commit=%s heap=%llu ways=%u\n", prop.name,
-            sms_count, driver, runtime, date, commit, (ull)heap, seg_ways);
+    char header[512];
+    snprintf(header, sizeof header, "# gpu=%s sms=%d driver=%d cuda_runtime=%d date=%s commit=%s heap=%llu ways=%u",
+             prop.name, sms_count, driver, runtime, date, commit, (ull)heap, seg_ways);
+    fprintf(csv, "%s\n", header);
     fprintf(csv, "test,allocator,mode,size,param,threads,allocs,ms,allocs_per_s,failed\n");
     fprintf(md, "# Device heap benchmarks\n\n%s (%d SMs), driver %d, CUDA runtime %d, %s, commit %s.\n"
             "Heaps (and CUDA's malloc heap limit) %llu GiB unless said; blocks = 8 x #SM, 256 threads; "
@@ -524,11 +527,21 @@ int main(int argc, char **argv) {
         double u64 = bench_util(64, 4096), umix = bench_util(0, 1024);
         fprintf(md, "| %s | %.4f | %.4f |\n", allocators[a].name, u64, umix);
     }
+    /* steady state: refills, frees, churn (DEFAULT) */
+    int unsound = 0;
+    steady_run st = {md, out, header, 10066329600ull, 4ull << 30, rounds, churn_rounds,
+                     secure ? (uint32_t)WH_HEAP_SECURE : 0u, seg_ways};
+    if (run_kind(&allocators[1]) && run_test("rounds")) unsound += steady_rounds(&st);
+    if (run_kind(&allocators[1]) && run_test("churn")) unsound += steady_churn(&st);
     use_allocator(&allocators[NALLOC - 1], 0);
     fprintf(md, "\nAll timings: heap_bench.csv (test, allocator, mode, size, param, threads, allocs, ms, "
             "allocs_per_s, failed).  Tables of the timings: bench/heap/report.py.\n");
     fclose(csv);
     fclose(md);
+    if (unsound) {
+        printf("heap_bench: %d steady-state rounds with an unsound heap walk\n", unsound);
+        return 1;
+    }
     printf("heap_bench: done\n");
     return 0;
 }

@@ -155,34 +155,59 @@ WH_INLINE WH_HOST_DEVICE void *wh_malloc(const wh_heap *h, size_t bytes) {
 /* wh_malloc for a heap created with `kind`, a constant (see wh__malloc_kind). */
 #define wh_malloc_as(h, kind, bytes) wh__malloc_kind((h), (kind), (bytes), wh_active_mask())
 
-/* Slab slots and page runs: which one p is, from its page's info. */
-WH_INLINE WH_HOST_DEVICE void wh__paged_free(const wh_heap *h, void *p) {
+/* Slab slots and page runs, per lane: which one p is, from its page's info.
+ * True when p is a slab slot whose bit b (class c, page) the group part of
+ * the free sets (wh__slab_free_group); false when the free is done here (a
+ * run freed, or a foreign or double free counted). */
+WH_INLINE WH_HOST_DEVICE bool wh__paged_free_lane(const wh_heap *h, void *p, uint32_t *c, uint32_t *page, uint64_t *b) {
     uint64_t off = (uint64_t)((uint8_t *)p - h->base);
     if ((uint8_t *)p < h->base || off >= (uint64_t)h->npages * WH_SLAB_PAGE) {
         wh__heap_count(&h->ctl->foreign_frees);
-        return;
+        return false;
     }
-    uint32_t page = (uint32_t)(off >> WH_SLAB_PAGE_SHIFT);
+    *page = (uint32_t)(off >> WH_SLAB_PAGE_SHIFT);
     uint64_t in_page = off & (WH_SLAB_PAGE - 1u);
-    uint32_t info = wh_atomic_load(&h->page_info[page], WH_ACQUIRE);
+    uint32_t info = wh_atomic_load(&h->page_info[*page], WH_ACQUIRE);
     if (info == WH_PAGE_FREE) {
         wh__heap_count(&h->ctl->double_frees);
-        return;
+        return false;
     }
     if (info & WH_PAGE_RUN_HEAD) {
-        if (!wh__run_free(h, info, page, in_page)) wh__heap_count(&h->ctl->foreign_frees);
-        return;
+        if (!wh__run_free(h, info, *page, in_page)) wh__heap_count(&h->ctl->foreign_frees);
+        return false;
     }
-    if (info & WH_PAGE_RUN_TAIL || !wh__slab_free(h, info, page, in_page)) wh__heap_count(&h->ctl->foreign_frees);
+    if (info & WH_PAGE_RUN_TAIL || !wh__slab_free_lane(h, info, *page, in_page, b)) {
+        wh__heap_count(&h->ctl->foreign_frees);
+        return false;
+    }
+    *c = WH_PAGE_CLASS(info);
+    return *b != ~0ull; /* the hardened mode's double free is counted */
 }
 
-WH_INLINE WH_HOST_DEVICE void wh__free_kind(const wh_heap *h, uint32_t kind, void *p) {
-    if (!p || !h->ctl) return; /* no heap: nothing it could free */
+/* SLAB and DEFAULT: the lanes of mask (all of them call, NULL or not) whose
+ * slots share a word of one class bitmap free them together (one leader, one
+ * atomic); every other free is one lane's.  The hardened mode frees lane by
+ * lane: each slot is checked and filled before its bit is set. */
+WH_INLINE WH_HOST_DEVICE void wh__paged_free(const wh_heap *h, void *p, uint32_t mask) {
+    uint32_t c = 0, page = 0;
+    uint64_t b = 0;
+    bool slot = p && wh__paged_free_lane(h, p, &c, &page, &b);
+    uint64_t key = slot && !(h->flags & WH_HEAP_SECURE) ? (uint64_t)c << 32 | b >> 6 : 1ull << 62 | wh_lane_id();
+    uint32_t group = wh_match_any64(mask, key);
+    if (slot) wh__slab_free_group(h, c, page, b, group);
+}
+
+/* mask: the lanes that call together (wh_free_warp); every one of them calls */
+WH_INLINE WH_HOST_DEVICE void wh__free_kind(const wh_heap *h, uint32_t kind, void *p, uint32_t mask) {
+    if (!h->ctl) return; /* no heap: nothing it could free */
+    if (kind == WH_HEAP_SLAB || kind == WH_HEAP_DEFAULT) {
+        wh__paged_free(h, p, mask);
+        return;
+    }
+    if (!p) return;
     switch (kind) {
     case WH_HEAP_BUMP: wh__bump_free(h, p); break;
     case WH_HEAP_WRAP: wh__wrap_free(h, p); break;
-    case WH_HEAP_SLAB:
-    case WH_HEAP_DEFAULT: wh__paged_free(h, p); break;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: wh__circ_free(h, p); break;
     case WH_HEAP_CIRCULAR_FUSED:
@@ -191,16 +216,15 @@ WH_INLINE WH_HOST_DEVICE void wh__free_kind(const wh_heap *h, uint32_t kind, voi
     }
 }
 
-/* frees are per lane today (one atomic each): mask is for symmetry */
+/* mask: the lanes that call together, each with its own pointer (or NULL) */
 WH_INLINE WH_HOST_DEVICE void wh_free_warp(const wh_heap *h, void *p, uint32_t mask) {
-    (void)mask;
-    wh__free_kind(h, h->kind, p);
+    wh__free_kind(h, h->kind, p, mask);
 }
 
 WH_INLINE WH_HOST_DEVICE void wh_free(const wh_heap *h, void *p) { wh_free_warp(h, p, wh_active_mask()); }
 
 /* wh_free for a heap created with `kind`, a constant. */
-#define wh_free_as(h, kind, p) wh__free_kind((h), (kind), (p))
+#define wh_free_as(h, kind, p) wh__free_kind((h), (kind), (p), wh_active_mask())
 
 /* ---- host API (src/heap) -------------------------------------------------- */
 WH_EXTERN_C_BEGIN

@@ -335,6 +335,20 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_match_any64(uint32_t mask, uint64_t key) {
     return 1u;
 #endif
 }
+/* OR of v over the lanes of mask (every one of them calls). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_reduce_or64(uint32_t mask, uint64_t v) {
+#if WH_ON_GPU && __CUDA_ARCH__ >= 800
+    uint32_t lo = __reduce_or_sync(mask, (uint32_t)v), hi = __reduce_or_sync(mask, (uint32_t)(v >> 32));
+    return (uint64_t)hi << 32 | lo;
+#elif WH_ON_GPU
+    uint64_t r = 0;
+    for (uint32_t m = mask; m; m &= m - 1u) r |= __shfl_sync(mask, (unsigned long long)v, __ffs((int)m) - 1);
+    return r;
+#else
+    (void)mask;
+    return v;
+#endif
+}
 /* Leader of a group: its lowest lane. */
 WH_INLINE WH_HOST_DEVICE unsigned wh_leader(uint32_t group) { return (unsigned)(wh_ffs32(group) - 1); }
 WH_INLINE WH_HOST_DEVICE bool wh_is_leader(uint32_t group) { return wh_lane_id() == wh_leader(group); }

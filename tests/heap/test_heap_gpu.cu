@@ -12,9 +12,10 @@
  * the pool wrapped many times, from a full grid of diverging lanes.  Last, the
  * fused kinds on a 12 GiB heap, past the 8 GB where the paper's fused word
  * stops: chunks beyond 8 GiB are allocated, filled, checked and freed, and the
- * walk accounts for every byte.  The hardened mode (WH_HEAP_SECURE): the
- * stress with no false report, and a write after free found.  --small:
- * sanitizer size (no 12 GiB heap). */
+ * walk accounts for every byte.  Frees a warp makes together: NULL, foreign
+ * and double frees in the same call as good ones, counted exactly.  The
+ * hardened mode (WH_HEAP_SECURE): the stress with no false report, and a
+ * write after free found.  --small: sanitizer size (no 12 GiB heap). */
 #include "heap_stress.h"
 #include "warpheap/cuda_check.h"
 #include "wh_cli.h"
@@ -139,6 +140,78 @@ static void check_walk(const wh_heap *h, const char *what) {
     CHECK_EQ_U64(s.foreign_frees, 0);
     CHECK_EQ_U64(s.corruptions, 0);
     if (h->kind != WH_HEAP_BUMP) CHECK_EQ_U64(s.allocations, 0);
+}
+
+/* Frees a warp makes together (heap/slab.h, wh__slab_free_group): lanes of
+ * four classes (16 << lane % 4 bytes), so a warp's call holds groups of
+ * lanes whose slots share a bitmap word; in each call a NULL (lane 7), a
+ * pointer inside a slot (lane 9: foreign) and two lanes freeing one slot
+ * (lane 5 frees lane 4's: one double free); lanes split over two branches.
+ * The second kernel frees what the first left (lanes 5, 7, 9), the third
+ * frees lane 0's slot again (a double free of a freed slot). */
+static __global__ void group_alloc_kernel(wh_heap h, void **held, unsigned long long *n) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    void *p = wh_malloc(&h, 16u << (threadIdx.x & 3u));
+    held[t] = p;
+    if (!p)
+        atomicAdd(n, 1ull);
+    else
+        wh_hs_fill(t, p, 16);
+}
+static __global__ void group_free_kernel(wh_heap h, void **held, int pass, unsigned long long *n) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31u;
+    void *p = held[t];
+    if (pass == 0) {
+        if (!wh_hs_check(t, p, 16)) atomicAdd(n + 1, 1ull);
+        if (lane == 5) p = held[t - 1];
+        if (lane == 7) p = NULL;
+        if (lane == 9) p = (uint8_t *)p + 8;
+        if (wh_hash64(t) & 1u)
+            wh_free(&h, p);
+        else
+            wh_free_warp(&h, p, wh_active_mask());
+    } else if (pass == 1) {
+        if (lane == 5 || lane == 7 || lane == 9) wh_free(&h, p);
+    } else if (lane == 0) {
+        wh_free(&h, p);
+    }
+}
+static void grouped_frees(wh_heap_kind kind, uint32_t flags) {
+    const uint32_t threads = 64u * 256u, warps = threads / 32u;
+    heap_flags = flags;
+    wh_heap h = make(kind, 16ull << 20);
+    heap_flags = 0;
+    void **held;
+    unsigned long long *d_n, n[2];
+    WH_CUDA_OR_DIE(cudaMalloc(&held, threads * sizeof *held));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
+    WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
+    for (int round = 0; round < 2; ++round) { /* the heap stays usable: again */
+        group_alloc_kernel<<<threads / 256u, 256>>>(h, held, d_n);
+        WH_LAUNCH_OR_DIE();
+        for (int pass = 0; pass < 3; ++pass) {
+            group_free_kernel<<<threads / 256u, 256>>>(h, held, pass, d_n);
+            WH_LAUNCH_OR_DIE();
+        }
+    }
+    WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    printf("%-8s%s grouped frees: %u warps x 2 rounds, %llu failed, %llu corrupt; walk: live %llu inconsistent %llu "
+           "double %llu foreign %llu\n",
+           wh_heap_kind_name(kind), flags ? " secure" : "", warps, n[0], n[1], (unsigned long long)s.allocations,
+           (unsigned long long)s.inconsistencies, (unsigned long long)s.double_frees,
+           (unsigned long long)s.foreign_frees);
+    CHECK_EQ_U64(n[0], 0);
+    CHECK_EQ_U64(n[1], 0);
+    CHECK_EQ_U64(s.allocations, 0);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK_EQ_U64(s.double_frees, 2ull * 2u * warps);
+    CHECK_EQ_U64(s.foreign_frees, 2ull * warps);
+    CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
+    WH_CUDA_OR_DIE(cudaFree(held));
+    WH_CUDA_OR_DIE(cudaFree(d_n));
+    CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
 /* The hardened mode sees a write to a freed slot: a heap of 8 pages (no bump
@@ -371,6 +444,9 @@ int main(int argc, char **argv) {
     wh_hs_shape mixed = {small ? 20u : 80u, 4, 256, 8192};
     wh_hs_shape multi = {small ? 20u : 80u, 4, 256, 2048};
     setvbuf(stdout, NULL, _IOLBF, 0);
+    grouped_frees(WH_HEAP_DEFAULT, 0);
+    grouped_frees(WH_HEAP_SLAB, 0);
+    grouped_frees(WH_HEAP_DEFAULT, WH_HEAP_SECURE);
     stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
     /* segments of up to 128 pages (whole words of the page bitmap: the
      * multi-word path of wh__seg_claim_run) at the sanitizers' size too;

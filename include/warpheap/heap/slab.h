@@ -11,7 +11,8 @@
  * rare paths (heap/slab_segment.h: the next segment, its preparation), and
  * failing them the bitmap path (heap/slab_bitmap.h: freed slots, page
  * activation; pages in heap/slab_page.h).  A free sets the slot's bit in its
- * class bitmap; the page's last free gives the page back.
+ * class bitmap -- one atomic for the lanes of a warp whose slots share a
+ * bitmap word -- and the page's last free gives the page back.
  *
  * Segment first: a class hands out its bump segment while that has room, and
  * claims freed slots from its bitmap only when it has none (no segment can be
@@ -232,8 +233,13 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
     return mine;
 }
 
-/* Free a slot; returns false when p is no slab slot (caller decides). */
-WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uint32_t page, uint64_t in_page) {
+/* Free of a slot, the part each lane does alone: whether in_page of page
+ * (whose info is `info`) is a slot of its class that a segment has handed
+ * out; false: no slab slot (the caller decides).  *b: the slot's bit in its
+ * class bitmap.  The hardened mode checks and fills the slot here, before its
+ * bit says it is free. */
+WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info, uint32_t page, uint64_t in_page,
+                                                 uint64_t *b) {
     uint32_t c = WH_PAGE_CLASS(info), way = WH_PAGE_WAY(info);
     if (c >= WH_SLAB_CLASSES || way >= h->seg_ways) return false;
     uint32_t size = wh__slab_size(c), slot = (uint32_t)in_page / size;
@@ -243,24 +249,53 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free(const wh_heap *h, uint32_t info, uin
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
     uint64_t lo = wh__seg_page_lo(h, c, page), from = wh__seg_from(h, c, page, v);
     if (lo + slot >= from) return false;
-    uint64_t b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
-    uint64_t bit = 1ull << (b & 63u);
-    wh_bitmap bm = wh__slab_bitmap(h, c);
+    *b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
     if (h->flags & WH_HEAP_SECURE) { /* the pattern before the slot is free: not over a free one */
-        if (wh_atomic_load(wh_bitmap_word(&bm, 0, (uint32_t)(b >> 6)), WH_ACQUIRE) & bit) {
+        wh_bitmap bm = wh__slab_bitmap(h, c);
+        if (wh_atomic_load(wh_bitmap_word(&bm, 0, (uint32_t)(*b >> 6)), WH_ACQUIRE) & (1ull << (*b & 63u))) {
             wh__heap_count(&h->ctl->double_frees);
+            *b = ~0ull; /* handled */
             return true;
         }
         wh__secure_fill(h->base + ((uint64_t)page << WH_SLAB_PAGE_SHIFT) + in_page, size);
     }
-    if (wh_bitmap_or_word(&bm, (uint32_t)(b >> 6), bit) & bit) {
-        wh__heap_count(&h->ctl->double_frees);
-        return true;
-    }
-    wh__heap_track(h, -(int64_t)size);
-    uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], 1u, WH_ACQ_REL) - 1u;
-    if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
     return true;
+}
+
+/* Free of slots, the part a group does together: the lanes of `group` free
+ * slots of class c whose bits b lie in one word of its bitmap (wh__paged_free
+ * matched them; a group of one lane where they do not).  The leader sets all
+ * their bits with one atomic or and, where the word lies in one page (64
+ * slots a page or more), takes their count off the page's live slots with one
+ * subtraction; the page's last free reclaims it.  A lane whose bit was set
+ * already, or whose slot a lower lane of the group frees too, is a double
+ * free.  A warp that frees what it allocated together -- neighbouring slots
+ * of one segment -- makes two atomics instead of two per lane. */
+WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, uint32_t page, uint64_t b,
+                                                  uint32_t group) {
+    unsigned leader = wh_leader(group);
+    bool is_leader = wh_lane_id() == leader, alone = !(group & (group - 1u)); /* alone: no collective */
+    uint64_t bit = 1ull << (b & 63u), all = alone ? bit : wh_reduce_or64(group, bit);
+    bool dup = false;
+    if ((unsigned)wh_popc64(all) != (unsigned)wh_popc32(group)) /* two lanes free one slot (uniform) */
+        dup = wh_lane_id() != wh_leader(wh_match_any64(group, b));
+    uint64_t prev = 0;
+    if (is_leader) {
+        wh_bitmap bm = wh__slab_bitmap(h, c);
+        prev = wh_bitmap_or_word(&bm, (uint32_t)(b >> 6), all);
+    }
+    if (!alone) prev = wh_shfl64(group, prev, leader);
+    bool ok = !dup && !(prev & bit);
+    if (!ok) wh__heap_count(&h->ctl->double_frees);
+    uint32_t n = alone ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(group, ok));
+    if (wh__slab_lbpp(c) < 6u) { /* the word spans pages: each lane its own */
+        n = ok ? 1u : 0u;
+        is_leader = true;
+    }
+    if (!is_leader || !n) return;
+    wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
+    uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], n, WH_ACQ_REL) - n;
+    if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
 }
 
 #endif /* WARPHEAP_HEAP_SLAB_H */
