@@ -57,25 +57,27 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(uint32_t c, uint32_t p, uin
     return left >= 64u ? ~0ull : (1ull << left) - 1u;
 }
 
-/* Where a page activation looks in the page bitmap: seed's rotation at the
- * top level and at level 0, none between.  Pages taken one at a time then
- * fill the lowest words of the region under one top-level bit (4096 pages
- * in heaps of 256 MiB to 16 GiB) instead of landing one in every aligned
- * run, which the bump segments need whole (wh__seg_claim_run): a thousand
- * pages taken at random left no free run of 1024 pages in a 10 GB heap, and
- * every later segment preparation failed and sent its class here.  Rotation
- * 0 at every level (the lowest free page for all) made the activators of a
- * mixed-size fill meet on one word: 1.2e8 allocations/s against 5.9e8. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_activation_seed(const wh_heap *h, uint64_t seed) {
+/* Where class c's page activations look in the page bitmap: the region
+ * under one bit of the top level (4096 pages in heaps of 256 MiB to 16 GiB)
+ * chosen by the class, its lowest words first (no rotation between), a page
+ * of the word by seed.  Pages taken one at a time then stay together instead
+ * of landing one in every aligned run, which the bump segments need whole
+ * (wh__seg_claim_run): a thousand pages taken at random left no free run of
+ * 1024 pages in a 10 GB heap, and every later segment preparation failed and
+ * sent its class here.  The lowest free page for every class made the
+ * activators of a mixed-size fill meet on one word (1.2e8 allocations/s
+ * against 5.9e8); a region by seed, which changes with every retry, spread
+ * one class over all regions again. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_activation_seed(const wh_heap *h, uint32_t c, uint64_t seed) {
     uint32_t top = h->pages.levels - 1u;
-    return seed & (63ull | 63ull << (6u * top));
+    return (seed & 63u) | (top ? (wh_hash64(c + 1u) & 63u) << (6u * top) : 0u);
 }
 
 /* Take a free page for class c, keep the first `want` slots (returned in *got,
  * word index returned) and publish the rest.  WH_BITMAP_NONE if no page. */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const wh_bitmap *bm, uint32_t c,
                                                         uint64_t seed, unsigned want, uint64_t *got) {
-    uint32_t p = wh_bitmap_find_and_clear(&h->pages, wh__slab_activation_seed(h, seed));
+    uint32_t p = wh_bitmap_find_and_clear(&h->pages, wh__slab_activation_seed(h, c, seed));
     *got = 0;
     if (p == WH_BITMAP_NONE) return WH_BITMAP_NONE;
     /* a page whose bit was set is free: its info says so */
