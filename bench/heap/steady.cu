@@ -156,6 +156,13 @@ static void steady_create(wh_heap *h, const steady_run *r, uint64_t bytes) {
     }
 }
 
+static void steady_destroy(wh_heap *h) {
+    if (wh_heap_destroy(h) != WH_OK) {
+        fprintf(stderr, "heap_bench: destroy: %s\n", wh_last_error());
+        exit(1);
+    }
+}
+
 static wh_heap_usage steady_walk(const wh_heap *h) {
     wh_heap_usage u;
     if (wh_heap_stats(h, &u) != WH_OK) {
@@ -240,7 +247,7 @@ int steady_rounds(const steady_run *r) {
         }
     }
     WH_CUDA_OR_DIE(cudaFree(d_fails));
-    (void)wh_heap_destroy(&h);
+    steady_destroy(&h);
     fclose(csv);
     return unsound;
 }
@@ -330,7 +337,7 @@ int steady_churn(const steady_run *r) {
     WH_CUDA_OR_DIE(cudaFree(req));
     WH_CUDA_OR_DIE(cudaFree(ops));
     WH_CUDA_OR_DIE(cudaFree(sum));
-    (void)wh_heap_destroy(&h);
+    steady_destroy(&h);
     fclose(csv);
     return (int)bad_total + (u.allocations || u.used_bytes || u.inconsistencies);
 }

@@ -162,7 +162,7 @@ static __global__ void group_free_kernel(wh_heap h, void **held, int pass, unsig
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31u;
     void *p = held[t];
     if (pass == 0) {
-        if (!wh_hs_check(t, p, 16)) atomicAdd(n + 1, 1ull);
+        if (p && !wh_hs_check(t, p, 16)) atomicAdd(n + 1, 1ull);
         if (lane == 5) p = held[t - 1];
         if (lane == 7) p = NULL;
         if (lane == 9) p = (uint8_t *)p + 8;

@@ -287,12 +287,10 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     if (!alone) prev = wh_shfl64(group, prev, leader);
     bool ok = !dup && !(prev & bit);
     if (!ok) wh__heap_count(&h->ctl->double_frees);
-    uint32_t n = alone ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(group, ok));
-    if (wh__slab_lbpp(c) < 6u) { /* the word spans pages: each lane its own */
-        n = ok ? 1u : 0u;
-        is_leader = true;
-    }
-    if (!is_leader || !n) return;
+    /* a word that spans pages (under 64 slots a page): each lane its page */
+    bool own = alone || wh__slab_lbpp(c) < 6u; /* uniform in the group */
+    uint32_t n = own ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(group, ok));
+    if (!(own || is_leader) || !n) return;
     wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], n, WH_ACQ_REL) - n;
     if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
