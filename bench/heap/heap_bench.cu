@@ -14,7 +14,9 @@
  *           the cold start of a class costs is one minus the other
  *   fill90  fill 90% of a 9.4 GB heap with one size: allocations / s
  *   util    heap utilisation at the first failed allocation (64 B; mixed)
- *   regs    registers of a kernel with one allocation and one free (Table 1)
+ *   regs    registers and local memory of a kernel with one allocation and
+ *           one free (Table 1), the allocation alone, the free alone; per
+ *           kind (wh_malloc_as) and for wh_malloc (any kind)
  *   rounds  DEFAULT: fill 90% of a 10 GB heap, free all, --rounds times
  *           (steady.cu)
  *   churn   DEFAULT: --churn-rounds rounds of random frees and allocations,
@@ -114,6 +116,13 @@ typedef unsigned long long ull;
         void *p = NAME##_alloc(&h, n);                                                        \
         out[threadIdx.x] = p;                                                                 \
         NAME##_free(&h, p);                                                                   \
+    }                                                                                         \
+    static __global__ void WH_BENCH_LB NAME##_rega(wh_heap h, size_t n, void **out) {                     \
+        out[threadIdx.x] = NAME##_alloc(&h, n);                                               \
+    }                                                                                         \
+    static __global__ void WH_BENCH_LB NAME##_regf(wh_heap h, size_t n, void **out) {                     \
+        (void)n;                                                                              \
+        NAME##_free(&h, out[threadIdx.x]);                                                    \
     }
 
 /* the kind as a constant: no copy of the heap with its kind set (a copy whose
@@ -130,6 +139,19 @@ WH_BENCH_ALLOCATOR(cmul, WH_KIND_ALLOC(WH_HEAP_CIRCULAR_MULTI), WH_KIND_FREE(WH_
 WH_BENCH_ALLOCATOR(cfus, WH_KIND_ALLOC(WH_HEAP_CIRCULAR_FUSED), WH_KIND_FREE(WH_HEAP_CIRCULAR_FUSED))
 WH_BENCH_ALLOCATOR(cfmu, WH_KIND_ALLOC(WH_HEAP_CIRCULAR_FUSED_MULTI), WH_KIND_FREE(WH_HEAP_CIRCULAR_FUSED_MULTI))
 
+/* wh_malloc and wh_free, the kind read from the heap at run time: every
+ * kind's code in one kernel */
+static __global__ void WH_BENCH_LB any_reg(wh_heap h, size_t n, void **out) {
+    void *p = wh_malloc(&h, n);
+    out[threadIdx.x] = p;
+    wh_free(&h, p);
+}
+static __global__ void WH_BENCH_LB any_rega(wh_heap h, size_t n, void **out) { out[threadIdx.x] = wh_malloc(&h, n); }
+static __global__ void WH_BENCH_LB any_regf(wh_heap h, size_t n, void **out) {
+    (void)n;
+    wh_free(&h, out[threadIdx.x]);
+}
+
 typedef struct allocator {
     const char *name;
     int kind;                  /* -1: CUDA's malloc */
@@ -139,11 +161,14 @@ typedef struct allocator {
     void (*many)(wh_heap, size_t, uint32_t, uint64_t, void **, ull *);
     void (*freemany)(wh_heap, uint32_t, uint64_t, void **);
     void (*util)(wh_heap, uint32_t, uint64_t, uint32_t, ull *, ull *);
-    void (*reg)(wh_heap, size_t, void **);
+    void (*reg)(wh_heap, size_t, void **);  /* one allocation and one free */
+    void (*rega)(wh_heap, size_t, void **); /* the allocation alone */
+    void (*regf)(wh_heap, size_t, void **); /* the free alone */
 } allocator;
 
 #define WH_ALLOCATOR_ROW(NAME, LABEL, KIND) \
-    {LABEL, KIND, NAME##_ad, NAME##_acd, NAME##_prob, NAME##_many, NAME##_freemany, NAME##_util, NAME##_reg}
+    {LABEL, KIND, NAME##_ad, NAME##_acd, NAME##_prob, NAME##_many, NAME##_freemany, NAME##_util, NAME##_reg, \
+     NAME##_rega, NAME##_regf}
 static const allocator allocators[] = {
     WH_ALLOCATOR_ROW(bump, "bump", WH_HEAP_BUMP),
     WH_ALLOCATOR_ROW(dflt, "default", WH_HEAP_DEFAULT),
@@ -382,10 +407,23 @@ static double bench_util(uint32_t size, uint32_t round) {
     return u;
 }
 
-static int regs_of(const allocator *a) {
+/* Registers and local memory a thread (stack frame and spills) of a kernel */
+static cudaFuncAttributes attrs_of(void (*k)(wh_heap, size_t, void **)) {
     cudaFuncAttributes at;
-    WH_CUDA_OR_DIE(cudaFuncGetAttributes(&at, (const void *)a->reg));
-    return at.numRegs;
+    WH_CUDA_OR_DIE(cudaFuncGetAttributes(&at, (const void *)k));
+    return at;
+}
+/* One row of the registers table: the kernels of one allocation and one
+ * free, the allocation alone, the free alone. */
+static void regs_row(const char *name, void (*both)(wh_heap, size_t, void **), void (*alloc)(wh_heap, size_t, void **),
+                     void (*free_)(wh_heap, size_t, void **)) {
+    cudaFuncAttributes b = attrs_of(both), a = attrs_of(alloc), f = attrs_of(free_);
+    fprintf(md, "| %s | %d | %d | %d | %zu | %zu | %zu |\n", name, b.numRegs, a.numRegs, f.numRegs, b.localSizeBytes,
+            a.localSizeBytes, f.localSizeBytes);
+    fprintf(csv, "regs,%s,,0,0,0,0,0,%d,0\n", name, b.numRegs);
+    fprintf(csv, "regs,%s,malloc,0,0,0,0,0,%d,0\n", name, a.numRegs);
+    fprintf(csv, "regs,%s,free,0,0,0,0,0,%d,0\n", name, f.numRegs);
+    fprintf(csv, "local,%s,,0,0,0,0,0,%zu,0\n", name, b.localSizeBytes);
 }
 
 /* ---- main --------------------------------------------------------------------- */
@@ -457,12 +495,17 @@ int main(int argc, char **argv) {
             driver, runtime, date, commit, (ull)(heap >> 30), seg_ways);
 
     /* registers (Table 1) */
-    fprintf(md, "## Registers of a kernel with one allocation and one free\n\n| allocator | registers |\n|---|---|\n");
-    for (unsigned a = 0; a < NALLOC; ++a) {
-        if (!run_test("regs") || !run_kind(&allocators[a])) continue;
-        int r = regs_of(&allocators[a]);
-        fprintf(md, "| %s | %d |\n", allocators[a].name, r);
-        fprintf(csv, "regs,%s,,0,0,0,0,0,%d,0\n", allocators[a].name, r);
+    if (run_test("regs")) {
+        fprintf(md, "## Registers of a kernel with one allocation and one free, or one of them\n\n"
+                    "Each kind through `wh_malloc_as` / `wh_free_as` (its code alone); `any kind`: `wh_malloc` / "
+                    "`wh_free`, the kind read from the heap (every kind's code).  Local: bytes a thread of local memory "
+                    "(stack frame and spills).\n\n"
+                    "| allocator | malloc + free | malloc | free | local, malloc + free | local, malloc | local, free |\n"
+                    "|---|---|---|---|---|---|---|\n");
+        for (unsigned a = 0; a < NALLOC; ++a)
+            if (run_kind(&allocators[a]))
+                regs_row(allocators[a].name, allocators[a].reg, allocators[a].rega, allocators[a].regf);
+        regs_row("any kind", any_reg, any_rega, any_regf);
     }
 
     /* one allocation per thread, 1M threads (the goals) */

@@ -40,7 +40,7 @@ def get(test, alloc, mode=None, size=None, param=None):
     return None
 allocs = []
 for r in R:
-    if r['allocator'] not in allocs and r['test'] != 'regs': allocs.append(r['allocator'])
+    if r['allocator'] not in allocs and r['test'] not in ('regs', 'local'): allocs.append(r['allocator'])
 out = []
 def p(s=''): out.append(s)
 

@@ -14,12 +14,18 @@
  * own warp.  Here a summary bit is *re-derived* instead: the thread that changed
  * a container from zero to non-zero (or back) reads the container, writes the
  * summary bit to match (idempotent or/and), and reads the container again; if
- * it changed meanwhile, it repeats.  With sequentially consistent summary
- * writes and container reads, the last such write in the summary word's order
- * is followed by a read that saw the container's final value, so all levels are
- * consistent once every operation has returned (the paper's A.5 guarantee)
- * while no thread ever waits for another: a repeat happens only because some
- * other thread completed a change.  Each loop is still bounded.
+ * it changed meanwhile, it repeats.  The summary writes are acq_rel
+ * read-modify-writes, so each one reads from the one before it in the summary
+ * word's order and synchronizes with it: the thread of the last one has seen
+ * every container change whose thread wrote the summary before, and a change
+ * whose thread had not yet written it would be followed by that later write.
+ * So the last write is followed by a read (relaxed: after the acquire) that
+ * saw the container's final zero-ness, and all levels are consistent once
+ * every operation has returned (the paper's A.5 guarantee), while no thread
+ * ever waits for another: a repeat happens only because some other thread
+ * completed a change.  Each loop is still bounded.  (Sequentially consistent
+ * reads and writes, three fences a step on the GPU, cost a 16-B free-all a
+ * tenth of its time.)
  *
  * Memory is placed by the caller (host or device memory alike): a wh_bitmap is
  * a small descriptor, passed by value to kernels.  Every operation here is
@@ -113,12 +119,12 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uin
         bool flipped = false; /* did we change above's zero-ness? */
         for (uint32_t n = 0;; ++n) {
             if (n == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
-            bool nz = wh_atomic_load(below, WH_SEQ_CST) != 0;
+            bool nz = wh_atomic_load(below, WH_RELAXED) != 0;
             uint64_t prev =
-                nz ? wh_atomic_fetch_or(above, bit, WH_SEQ_CST) : wh_atomic_fetch_and(above, ~bit, WH_SEQ_CST);
+                nz ? wh_atomic_fetch_or(above, bit, WH_ACQ_REL) : wh_atomic_fetch_and(above, ~bit, WH_ACQ_REL);
             uint64_t now = nz ? (prev | bit) : (prev & ~bit);
             flipped |= (prev == 0) != (now == 0);
-            if ((wh_atomic_load(below, WH_SEQ_CST) != 0) == nz) break;
+            if ((wh_atomic_load(below, WH_RELAXED) != 0) == nz) break;
         }
         if (!flipped) break;
     }

@@ -87,9 +87,10 @@ typedef struct wh_heap_ctl {
     uint32_t activating[64]; /* slab: page activations in flight */
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
-    /* slab: a back-off after a failed preparation, per class and way:
-     * consecutive failures << 16 | requests left to skip (heap/slab_segment.h) */
-    uint32_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
+    /* slab: a back-off after a failed preparation, per class and way: the
+     * time it ends (ns, a multiple of 16) | consecutive failures
+     * (heap/slab_segment.h) */
+    uint64_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     uint64_t pad1[10]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */

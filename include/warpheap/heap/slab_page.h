@@ -102,25 +102,59 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
     return w0;
 }
 
-/* The page's last slot was freed: try to take the page back (see header). */
-WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
+/* The and-nots that take a run of words: relaxed and followed by one fence
+ * on the GPU, where each acq_rel atomic waits for the one before; acq_rel on
+ * the CPU, where ThreadSanitizer does not model a stand-alone fence. */
+#if WH_ON_GPU
+#define WH__RUN_MO      WH_RELAXED
+#define WH__RUN_FENCE() wh_fence()
+#else
+#define WH__RUN_MO      WH_ACQ_REL
+#define WH__RUN_FENCE() ((void)0)
+#endif
+#define WH__RUN_CHUNK 4u
+
+/* The page's last slot was freed: try to take the page back (see header).
+ * Its words are taken `chunk` (1 .. WH__RUN_CHUNK, a constant) at a time,
+ * each chunk checked after its and-nots, which do not wait for each other;
+ * the summary level learns of all of them at once (one summary word: a
+ * page's words are aligned, at most 64).  A free takes WH__RUN_CHUNK (one
+ * after the other, the 64 words of a 16-B page cost 64 round trips and as
+ * many summary updates); the allocation's rare paths take 1, so that the
+ * chunk's registers stay out of every allocating kernel.  A word short of
+ * its page's bits: a claim is in flight, put back what was taken. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
-    uint32_t k = 0;
-    bool whole = true;
-    uint64_t prev = 0;
-    for (; k < nw; ++k) {
-        uint64_t m = wh__slab_word_mask(c, p, k);
-        prev = wh_bitmap_and_not_word(&bm, w0 + k, m) & m;
+    if (nw == 1u) { /* the page's bits share a word with other pages' */
+        uint64_t m = wh__slab_word_mask(c, p, 0), prev = wh_bitmap_and_not_word(&bm, w0, m) & m;
         if (prev != m) {
-            whole = false;
-            break;
+            if (prev) (void)wh_bitmap_or_word(&bm, w0, prev);
+            return;
         }
-    }
-    if (!whole) { /* a claim is in flight: put back */
-        if (prev) (void)wh_bitmap_or_word(&bm, w0 + k, prev);
-        for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
-        return;
+    } else {
+        for (uint32_t k = 0; k < nw; k += chunk) {
+            uint64_t prev[WH__RUN_CHUNK];
+            uint32_t n = nw - k < chunk ? nw - k : chunk;
+            bool whole = true;
+            for (uint32_t j = 0; j < n; ++j)
+                prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&bm, 0, w0 + k + j), ~wh__slab_word_mask(c, p, k + j),
+                                              WH__RUN_MO);
+            for (uint32_t j = 0; j < n; ++j) {
+                uint64_t m = wh__slab_word_mask(c, p, k + j);
+                whole &= (prev[j] & m) == m;
+            }
+            if (!whole) { /* put back: or_word tells the levels above of each word it refills */
+                for (uint32_t j = 0; j < n; ++j) {
+                    uint64_t got = prev[j] & wh__slab_word_mask(c, p, k + j);
+                    if (got) (void)wh_bitmap_or_word(&bm, w0 + k + j, got);
+                }
+                for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
+                return;
+            }
+        }
+        WH__RUN_FENCE();
+        (void)wh__bitmap_propagate_span(&bm, 0, w0, nw);
     }
     wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
     (void)wh_bitmap_try_set(&h->pages, p);

@@ -103,22 +103,11 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
             (void)wh_bitmap_or_word(&bm, (uint32_t)(x >> 6), (m == 64u ? ~0ull : (1ull << m) - 1u) << lo);
             x += m;
         }
-        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k) wh__slab_reclaim(h, c, p);
+        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k)
+            wh__slab_reclaim(h, c, p, 1u);
         q += k;
     }
 }
-
-/* The and-nots that take a run's words: relaxed and followed by one fence on
- * the GPU, where each acq_rel atomic waits for the one before; acq_rel on the
- * CPU, where ThreadSanitizer does not model a stand-alone fence. */
-#if WH_ON_GPU
-#define WH__RUN_MO      WH_RELAXED
-#define WH__RUN_FENCE() wh_fence()
-#else
-#define WH__RUN_MO      WH_ACQ_REL
-#define WH__RUN_FENCE() ((void)0)
-#endif
-#define WH__RUN_CHUNK 4u
 
 /* An aligned run of 1 << shift free pages taken from the page bitmap: inside
  * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
@@ -239,32 +228,38 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint3
  * builds) every aligned run holds some.  Searching again on every request
  * that finds the segments empty costs the search each time (8 tries, each a
  * descent of the page bitmap).  So the preparer that failed leaves the flag
- * WH__SEG_BACKING, and the next 2^e such requests take the bitmap path at
- * once (e: consecutive failures, at most WH__SEG_BACKOFF_MAX); the last of
- * them frees the flag, and the request after it tries a preparation again. */
-WH_INLINE WH_HOST_DEVICE uint32_t *wh__seg_skip(const wh_heap *h, uint32_t c, uint32_t way) {
+ * WH__SEG_BACKING, and until 2^e microseconds have passed (e: consecutive
+ * failures, at most WH__SEG_BACKOFF_MAX) the requests that find the way
+ * empty take the bitmap path at once; the first one after that frees the
+ * flag and a preparation is tried again.  Time, not a count of requests: a
+ * count outlives the kernel whose pool was fragmented.  A fill that ran the
+ * pool dry at its end left every way a count; after everything was freed,
+ * the next fill's first requests still took the bitmap path, their pages
+ * broke the free runs that its later preparations needed, and 256-B
+ * refills ran at a tenth of the first fill's rate. */
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_skip(const wh_heap *h, uint32_t c, uint32_t way) {
     return &h->ctl->seg_skip[wh__seg_index(c, way)];
 }
 /* The holder of the flag found no run: give the flag back, backing off. */
 WH_INLINE WH_HOST_DEVICE void wh__seg_back_off(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint32_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) >> 16) + 1u;
+    uint64_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) & 15u) + 1u;
     if (e > WH__SEG_BACKOFF_MAX) e = WH__SEG_BACKOFF_MAX;
-    wh_atomic_store(sk, e << 16 | 1u << e, WH_RELAXED);
+    wh_atomic_store(sk, ((wh__now_ns() + (1024ull << e)) & ~15ull) | e, WH_RELAXED);
     wh_atomic_store(wh__seg_flag(h, c, way), WH__SEG_BACKING, WH_RELEASE);
 }
-/* A request found class c's way empty: true if it is backing off (the
- * request takes the bitmap path); counts the request, and the last one
- * ends the back-off.  One try at the count: a lost race skips uncounted. */
+/* A request found class c's way empty: true while it is backing off (the
+ * request takes the bitmap path).  The first request after the back-off's
+ * time frees the flag (false: it may prepare). */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint32_t *flag = wh__seg_flag(h, c, way), *sk = wh__seg_skip(h, c, way);
-    if (wh_atomic_load(flag, WH_RELAXED) != WH__SEG_BACKING) return false;
-    WH__PROF(h, WH_PROF_BACKOFF, 1);
-    uint32_t k = wh_atomic_load(sk, WH_RELAXED);
-    if ((k & 0xFFFFu) && wh_atomic_cas(sk, &k, k - 1u, WH_RELAXED, WH_RELAXED) && (k & 0xFFFFu) == 1u) {
-        uint32_t b = WH__SEG_BACKING;
-        (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
+    uint32_t *flag = wh__seg_flag(h, c, way);
+    if (wh_atomic_load(flag, WH_ACQUIRE) != WH__SEG_BACKING) return false;
+    if (wh__now_ns() < (wh_atomic_load(wh__seg_skip(h, c, way), WH_RELAXED) & ~15ull)) {
+        WH__PROF(h, WH_PROF_BACKOFF, 1);
+        return true;
     }
-    return true;
+    uint32_t b = WH__SEG_BACKING;
+    (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
+    return false;
 }
 
 /* Take class c's segments back if no one else holds its flag: from the
@@ -346,8 +341,8 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
         wh__seg_back_off(h, c, way);
         return -1;
     }
-    uint32_t *sk = wh__seg_skip(h, c, way);
-    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0u, WH_RELAXED); /* failures in a row: none */
+    uint64_t *sk = wh__seg_skip(h, c, way);
+    if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0ull, WH_RELAXED); /* failures in a row: none */
     *run = got;
     WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
     return 1;
