@@ -389,17 +389,6 @@ WH_API void wh__cpu_backoff(unsigned attempt, uint32_t max_ns);
 WH_API uint64_t wh__cpu_now_ns(void); /* the monotonic clock */
 WH_EXTERN_C_END
 #endif
-/* A clock in nanoseconds: the GPU's global timer, the CPU's monotonic clock. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__now_ns(void) {
-#if WH_ON_GPU
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#else
-    return wh__cpu_now_ns();
-#endif
-}
-
 WH_INLINE WH_HOST_DEVICE void wh_backoff(unsigned attempt) {
 #if WH_ON_GPU
     unsigned ns = 32u << (attempt < 6u ? attempt : 6u);

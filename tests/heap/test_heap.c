@@ -9,7 +9,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 
 static const wh_heap_kind kinds[] = {WH_HEAP_DEFAULT,
                                      WH_HEAP_SLAB,
@@ -172,68 +171,58 @@ static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
 
 /* The back-off (heap/slab_segment.h, wh__seg_back_off): free pages everywhere
  * but no aligned run of a 16-B segment's 128 pages.  A request is served by
- * the bitmap path and the class's way backs off: until its time has passed,
- * requests take the bitmap path without a preparation; the first one after it
- * tries again (and backs off twice as long).  Once a run is there, the first
- * request after the back-off's time prepares a segment and the failures are
- * forgotten. */
-static void fragment_pages(wh_heap *h, bool on) {
-    for (uint32_t w = 1; w < h->npages / 64u; w += 2)
-        if (on)
-            CHECK(wh_bitmap_and_not_word(&h->pages, w, 1ull << 5) & (1ull << 5));
-        else
-            (void)wh_bitmap_or_word(&h->pages, w, 1ull << 5);
-}
+ * the bitmap path, the class's flag says it backs off for the next 2 requests that
+ * find no segment, then one tries again (and backs off 4); once a run is
+ * there, a preparation succeeds and the failures are forgotten. */
 static void test_seg_backoff(void) {
     wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
-    uint32_t c = wh__slab_class_of(&h, 16), k = wh__seg_index(c, 0);
+    uint32_t c = wh__slab_class_of(&h, 16), k = wh__seg_index(c, 0), words = h.npages / 64u;
     CHECK_EQ_U64(h.seg_shift[c], 7); /* runs of 2 words */
-    fragment_pages(&h, true);
-    void *p[4];
+    for (uint32_t w = 1; w < words; w += 2) CHECK(wh_bitmap_and_not_word(&h.pages, w, 1ull << 5) & (1ull << 5));
+    void *p[8];
     p[0] = wh_malloc(&h, 16);
     CHECK(p[0] != NULL);
     CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
-    CHECK_EQ_U64(h.ctl->seg_skip[k] & 15u, 1u); /* one failure */
-    CHECK(h.ctl->seg_skip[k] >> 4 != 0);        /* ... and when its back-off ends */
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 1u << 16 | 2u); /* one failure: skip 2 */
     CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, 0)), 0);
-    h.ctl->seg_skip[k] = ~15ull | 1u; /* backing off for good: no preparation */
-    CHECK((p[1] = wh_malloc(&h, 16)) != NULL);
+    for (int i = 1; i <= 2; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL);
+    CHECK_EQ_U64(h.ctl->seg_prep[k], 0);       /* the second ended it */
+    CHECK((p[3] = wh_malloc(&h, 16)) != NULL); /* tries again, fails again */
     CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
-    CHECK_EQ_U64(h.ctl->seg_skip[k], ~15ull | 1u);
-    h.ctl->seg_skip[k] = 1u; /* its time has passed: tries again, fails again */
-    CHECK((p[2] = wh_malloc(&h, 16)) != NULL);
-    CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
-    CHECK_EQ_U64(h.ctl->seg_skip[k] & 15u, 2u);
-    CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, 0)), 0);
-    fragment_pages(&h, false);
-    struct timespec nap = {0, (1024l << WH__SEG_BACKOFF_MAX) + 100000l};
-    nanosleep(&nap, NULL);                     /* the longest back-off passes */
-    CHECK((p[3] = wh_malloc(&h, 16)) != NULL); /* the next request prepares a segment */
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 2u << 16 | 4u);
+    for (uint32_t w = 1; w < words; w += 2) (void)wh_bitmap_or_word(&h.pages, w, 1ull << 5);
+    for (int i = 4; i < 8; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL); /* 4 skipped ... */
+    CHECK(wh_malloc(&h, 16) != NULL);                                      /* ... then a segment */
     CHECK(wh__seg_r0(*wh__seg_state(&h, c, 0)) != 0);
-    CHECK_EQ_U64(h.ctl->seg_prep[k], 0);
     CHECK_EQ_U64(h.ctl->seg_skip[k], 0);
-    check_walk(&h, 4);
+    check_walk(&h, 9);
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
-/* A back-off ends with its time, whatever the requests: a pool that ran out
- * of runs and then got them back (everything freed) serves the next request
- * from a segment again.  Ended by a count of requests instead, it kept the
- * first requests of a fill after a free-all on the bitmap path. */
-static void test_seg_backoff_ends_in_time(void) {
-    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30);
-    uint32_t c = wh__slab_class_of(&h, 16);
-    fragment_pages(&h, true);
-    void *p = wh_malloc(&h, 16); /* no run: the bitmap path, backing off */
+/* A back-off ends once a segment's worth of pages has come back to the pool:
+ * a heap filled with one size until an allocation fails (the class's way
+ * backs off, its segments taken back), then emptied, serves the next request
+ * from a fresh segment, not from the bitmap path.  Ended only by a count of
+ * requests, it kept the first requests of a fill after a free-all on the
+ * bitmap path, whose pages broke the free runs of the later preparations. */
+static void test_seg_backoff_pool_grew(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 16ull << 20); /* 256 pages */
+    uint32_t c = wh__slab_class_of(&h, 16), k = wh__seg_index(c, 0);
+    uint64_t n = 0, cap = h.seg_cap[c];
+    void **ptrs = (void **)malloc((size_t)(h.bytes / 16u) * sizeof *ptrs);
+    CHECK(ptrs != NULL);
+    while (n < h.bytes / 16u && (ptrs[n] = wh_malloc(&h, 16)) != NULL) ++n;
+    CHECK(n > h.bytes / 32u);
+    CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING); /* the pool ran dry: backing off */
+    for (uint64_t i = 0; i < n; ++i) wh_free(&h, ptrs[i]);
+    CHECK(wh__pages_back_count(&h) >= (1ull << h.seg_shift[c]));
+    void *p = wh_malloc(&h, 16);
     CHECK(p != NULL);
-    CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, 0)), 0);
-    fragment_pages(&h, false);
-    struct timespec nap = {0, (1024l << WH__SEG_BACKOFF_MAX) + 100000l};
-    nanosleep(&nap, NULL);
-    void *q = wh_malloc(&h, 16);
-    CHECK(q != NULL);
-    CHECK(wh__seg_r0(*wh__seg_state(&h, c, 0)) != 0); /* from a segment */
-    check_walk(&h, 2);
+    uint64_t v = *wh__seg_state(&h, c, 0);
+    CHECK(wh__seg_r0(v) != 0 && wh__seg_s(v) < cap); /* from a fresh segment */
+    CHECK(h.ctl->seg_prep[k] != WH__SEG_BACKING);
+    check_walk(&h, 1);
+    free(ptrs);
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE);
 }
 
@@ -602,7 +591,7 @@ int main(int argc, char **argv) {
         if (kinds[k] != WH_HEAP_SLAB && !wh__circ_multi(kinds[k])) test_exhaustion(kinds[k], 100000);
     }
     test_seg_backoff();
-    test_seg_backoff_ends_in_time();
+    test_seg_backoff_pool_grew();
     test_reuse_when_dry(WH_HEAP_DEFAULT, 64);
     test_reuse_when_dry(WH_HEAP_DEFAULT, 48);
     test_reuse_when_dry(WH_HEAP_SLAB, 256);

@@ -111,10 +111,12 @@
  * cold start every warp of the grid waits for the first segments, and their
  * looks at the way's state queue up before the preparer's own atomics on it. */
 #define WH__SEG_POLL_SLEEP      4u
-/* After e failed segment preparations in a row, the requests of that class
- * and way take the bitmap path at once for the next 2^e microseconds (1024
- * ns; e at most this: 64 us, a few thousand requests of a busy way). */
-#define WH__SEG_BACKOFF_MAX     6u
+/* After e failed segment preparations in a row, the next 2^e requests of
+ * that class and way take the bitmap path at once (e at most this), unless
+ * a segment's worth of pages comes back to the pool first. */
+#define WH__SEG_BACKOFF_MAX     10u
+/* Counters of the pages given back to the pool (wh_heap_ctl.pages_back). */
+#define WH__BACK_SHARDS         8u
 /* CAS attempts to install a prepared segment as the current one before it is
  * installed as the next one (wh__seg_install_fresh).  Tests set it to 0 to
  * take the other way every time (test_heap_stress_orphans); nothing else

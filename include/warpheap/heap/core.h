@@ -87,14 +87,19 @@ typedef struct wh_heap_ctl {
     uint32_t activating[64]; /* slab: page activations in flight */
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
-    /* slab: a back-off after a failed preparation, per class and way: the
-     * time it ends (ns, a multiple of 16) | consecutive failures
-     * (heap/slab_segment.h) */
+    /* slab: a back-off after a failed preparation, per class and way:
+     * pages_back at the failure << 20 | consecutive failures << 16 |
+     * requests left to skip (heap/slab_segment.h) */
     uint64_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     uint64_t pad1[10]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
+    /* pages given back to the pool since the heap was made or reset, in
+     * WH__BACK_SHARDS counters on lines of their own (a 4-KiB free-all gives
+     * a page back every 16 frees): what ends a back-off early
+     * (heap/slab_segment.h) */
+    uint64_t pages_back[WH__BACK_SHARDS * WH_CURSOR_STRIDE];
     /* event counters of the slab paths, counted only in code built with
      * WH_HEAP_PROFILE (bench/heap: wh_heap_bench_prof); indices WH_PROF_* */
     uint64_t prof[WH_PROF_COUNT];
@@ -202,6 +207,26 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_seed(uint64_t salt) {
 /* Failure and debug counters: only on rare paths. */
 WH_INLINE WH_HOST_DEVICE void wh__heap_count(uint64_t *counter) {
     (void)wh_atomic_fetch_add(counter, 1ull, WH_RELAXED);
+}
+/* n pages went back to the page pool (a back-off's measure), counted in
+ * the shard of the caller's SM (CPU backend: of its stack). */
+WH_INLINE WH_HOST_DEVICE void wh__pages_back(const wh_heap *h, uint32_t n) {
+#if WH_ON_GPU
+    uint32_t s;
+    asm("mov.u32 %0, %%smid;" : "=r"(s));
+#else
+    int local;
+    uint32_t s = (uint32_t)wh_hash64((uint64_t)(uintptr_t)&local >> 12);
+#endif
+    uint64_t *c = &h->ctl->pages_back[(s % WH__BACK_SHARDS) * WH_CURSOR_STRIDE];
+    (void)wh_atomic_fetch_add(c, (uint64_t)n, WH_RELAXED);
+}
+/* Pages given back so far (all shards; not one instant's sum). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__pages_back_count(const wh_heap *h) {
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < WH__BACK_SHARDS; ++k)
+        n += wh_atomic_load(&h->ctl->pages_back[k * WH_CURSOR_STRIDE], WH_RELAXED);
+    return n;
 }
 /* WH_HEAP_TRACK: requested bytes in use and their peak. */
 WH_INLINE WH_HOST_DEVICE void wh__heap_track(const wh_heap *h, int64_t delta) {

@@ -147,6 +147,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_free(const wh_heap *h, uint32_t info, uint
     for (uint32_t k = 1; k < n; ++k) wh_atomic_store(&h->page_info[p + k], WH_PAGE_FREE, WH_RELAXED);
     for (uint32_t w = p >> 6; w <= (uint32_t)(((uint64_t)p + n - 1u) >> 6); ++w)
         (void)wh_bitmap_or_word(&h->pages, w, wh__run_word_mask(p, n, w));
+    wh__pages_back(h, n);
     return true;
 }
 

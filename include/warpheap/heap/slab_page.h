@@ -158,6 +158,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c,
     }
     wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
     (void)wh_bitmap_try_set(&h->pages, p);
+    wh__pages_back(h, 1u);
 }
 
 /* No free page in the pool (the page bitmap's top word is empty). */

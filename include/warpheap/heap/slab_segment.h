@@ -94,6 +94,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
         if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
             wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
             (void)wh_bitmap_try_set(&h->pages, p);
+            wh__pages_back(h, 1u);
             q += k;
             continue;
         }
@@ -228,38 +229,49 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint3
  * builds) every aligned run holds some.  Searching again on every request
  * that finds the segments empty costs the search each time (8 tries, each a
  * descent of the page bitmap).  So the preparer that failed leaves the flag
- * WH__SEG_BACKING, and until 2^e microseconds have passed (e: consecutive
- * failures, at most WH__SEG_BACKOFF_MAX) the requests that find the way
- * empty take the bitmap path at once; the first one after that frees the
- * flag and a preparation is tried again.  Time, not a count of requests: a
- * count outlives the kernel whose pool was fragmented.  A fill that ran the
- * pool dry at its end left every way a count; after everything was freed,
- * the next fill's first requests still took the bitmap path, their pages
- * broke the free runs that its later preparations needed, and 256-B
- * refills ran at a tenth of the first fill's rate. */
+ * WH__SEG_BACKING, and the next 2^e requests that find the way empty take
+ * the bitmap path at once (e: consecutive failures, at most
+ * WH__SEG_BACKOFF_MAX); the last of them frees the flag, and the request
+ * after it tries a preparation again.  The back-off ends at once when a
+ * segment's worth of pages has come back to the pool since the failure
+ * (wh__pages_back): a fill that ran the pool dry at its end left its ways
+ * backing off, and after everything was freed the next fill's first
+ * requests still took the bitmap path, whose single pages broke the free
+ * runs its later preparations needed (256-B refills at a fortieth of the
+ * first fill's rate).  A back-off timed instead ended too soon in a
+ * mixed-size fill, whose classes then searched and took each other's
+ * segments back (a quarter slower). */
+#define WH__SKIP_BACK_SHIFT 20u
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_skip(const wh_heap *h, uint32_t c, uint32_t way) {
     return &h->ctl->seg_skip[wh__seg_index(c, way)];
 }
 /* The holder of the flag found no run: give the flag back, backing off. */
 WH_INLINE WH_HOST_DEVICE void wh__seg_back_off(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint64_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) & 15u) + 1u;
+    uint64_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) >> 16 & 15u) + 1u;
     if (e > WH__SEG_BACKOFF_MAX) e = WH__SEG_BACKOFF_MAX;
-    wh_atomic_store(sk, ((wh__now_ns() + (1024ull << e)) & ~15ull) | e, WH_RELAXED);
+    uint64_t back = wh__pages_back_count(h);
+    wh_atomic_store(sk, back << WH__SKIP_BACK_SHIFT | e << 16 | 1ull << e, WH_RELAXED);
     wh_atomic_store(wh__seg_flag(h, c, way), WH__SEG_BACKING, WH_RELEASE);
 }
-/* A request found class c's way empty: true while it is backing off (the
- * request takes the bitmap path).  The first request after the back-off's
- * time frees the flag (false: it may prepare). */
+/* A request found class c's way empty: true if it is backing off (the
+ * request takes the bitmap path); counts the request, and the last one
+ * ends the back-off.  One try at the count: a lost race skips uncounted.
+ * False, and the back-off ended, when a segment's worth of pages came back
+ * since the failure (the request may prepare). */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint32_t *flag = wh__seg_flag(h, c, way);
+    uint32_t *flag = wh__seg_flag(h, c, way), b = WH__SEG_BACKING;
+    uint64_t *sk = wh__seg_skip(h, c, way);
     if (wh_atomic_load(flag, WH_ACQUIRE) != WH__SEG_BACKING) return false;
-    if (wh__now_ns() < (wh_atomic_load(wh__seg_skip(h, c, way), WH_RELAXED) & ~15ull)) {
-        WH__PROF(h, WH_PROF_BACKOFF, 1);
-        return true;
+    uint64_t k = wh_atomic_load(sk, WH_RELAXED), back = wh__pages_back_count(h);
+    uint64_t grew = (back - (k >> WH__SKIP_BACK_SHIFT)) & ((1ull << (64u - WH__SKIP_BACK_SHIFT)) - 1u);
+    if (grew >= (1ull << h->seg_shift[c])) {
+        (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
+        return false;
     }
-    uint32_t b = WH__SEG_BACKING;
-    (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
-    return false;
+    WH__PROF(h, WH_PROF_BACKOFF, 1);
+    if ((k & 0xFFFFu) && wh_atomic_cas(sk, &k, k - 1u, WH_RELAXED, WH_RELAXED) && (k & 0xFFFFu) == 1u)
+        (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
+    return true;
 }
 
 /* Take class c's segments back if no one else holds its flag: from the
