@@ -95,10 +95,10 @@ typedef struct wh_heap_ctl {
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
-    /* pages given back to the pool since the heap was made or reset, in
-     * WH__BACK_SHARDS counters on lines of their own (a 4-KiB free-all gives
-     * a page back every 16 frees): what ends a back-off early
-     * (heap/slab_segment.h) */
+    /* pages that frees gave back to the pool since the heap was made or
+     * reset, in WH__BACK_SHARDS counters on lines of their own (a 4-KiB
+     * free-all gives a page back every 16 frees): what ends a back-off
+     * early (heap/slab_segment.h) */
     uint64_t pages_back[WH__BACK_SHARDS * WH_CURSOR_STRIDE];
     /* event counters of the slab paths, counted only in code built with
      * WH_HEAP_PROFILE (bench/heap: wh_heap_bench_prof); indices WH_PROF_* */
@@ -208,8 +208,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_seed(uint64_t salt) {
 WH_INLINE WH_HOST_DEVICE void wh__heap_count(uint64_t *counter) {
     (void)wh_atomic_fetch_add(counter, 1ull, WH_RELAXED);
 }
-/* n pages went back to the page pool (a back-off's measure), counted in
- * the shard of the caller's SM (CPU backend: of its stack). */
+/* Frees gave n pages back to the page pool (a back-off's measure), counted
+ * in the shard of the caller's SM (CPU backend: of its stack). */
 WH_INLINE WH_HOST_DEVICE void wh__pages_back(const wh_heap *h, uint32_t n) {
 #if WH_ON_GPU
     uint32_t s;

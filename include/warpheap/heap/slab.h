@@ -29,7 +29,7 @@
 
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
-    wh__slab_reclaim(h, c, p, WH__RUN_CHUNK);
+    if (wh__slab_reclaim(h, c, p, WH__RUN_CHUNK)) wh__pages_back(h, 1u);
 }
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
 

@@ -122,15 +122,16 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
  * after the other, the 64 words of a 16-B page cost 64 round trips and as
  * many summary updates); the allocation's rare paths take 1, so that the
  * chunk's registers stay out of every allocating kernel.  A word short of
- * its page's bits: a claim is in flight, put back what was taken. */
-WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
+ * its page's bits: a claim is in flight, put back what was taken.  True
+ * when the page went back to the pool. */
+WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
     if (nw == 1u) { /* the page's bits share a word with other pages' */
         uint64_t m = wh__slab_word_mask(c, p, 0), prev = wh_bitmap_and_not_word(&bm, w0, m) & m;
         if (prev != m) {
             if (prev) (void)wh_bitmap_or_word(&bm, w0, prev);
-            return;
+            return false;
         }
     } else {
         for (uint32_t k = 0; k < nw; k += chunk) {
@@ -150,7 +151,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c,
                     if (got) (void)wh_bitmap_or_word(&bm, w0 + k + j, got);
                 }
                 for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
-                return;
+                return false;
             }
         }
         WH__RUN_FENCE();
@@ -158,7 +159,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_reclaim(const wh_heap *h, uint32_t c,
     }
     wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
     (void)wh_bitmap_try_set(&h->pages, p);
-    wh__pages_back(h, 1u);
+    return true;
 }
 
 /* No free page in the pool (the page bitmap's top word is empty). */
