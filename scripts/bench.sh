@@ -4,10 +4,11 @@
 # bench/results/<part>/report.md (a header naming the GPU, driver, CUDA,
 # date, commit and command, then the benchmark's tables) with its CSV and PNG
 # files, replacing the previous report.  Logs stay in the scratch folder.
-#   [WH_COMMIT=REV] scripts/bench.sh [--build DIR] [--keep DIR] PART...
+#   [WH_COMMIT=REV] scripts/bench.sh [--build DIR] [--baseline DIR] [--keep DIR] PART...
 # PART: heap, pool, arena, kdtree, soa, apps (bench/<part>/gpu-bench.sh), or
 # all.  Without --build the benchmarks are built in build-bench (CUDA,
-# this GPU's architecture, examples and benchmarks on).
+# this GPU's architecture, examples and benchmarks on).  --baseline names a
+# build of other sources (an earlier commit) whose rows a part's tables add.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -18,7 +19,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2;;
     --keep) keep=$2; shift 2;;
-    -h|--help) sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+    --baseline) export WH_BASELINE_BUILD=$(cd "$2" && pwd); shift 2;;
+    -h|--help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
     -*) echo "bench.sh: unknown option $1 (--help lists them)" >&2; exit 2;;
     all) parts+=(heap pool arena kdtree soa apps); shift;;
     *) [ -x "bench/$1/gpu-bench.sh" ] || { echo "bench.sh: no part '$1' (bench/$1/gpu-bench.sh)" >&2; exit 2; }

@@ -3,7 +3,9 @@
 # Object allocator benchmarks on the GPU (run by scripts/gpu-check.sh --bench,
 # or by hand: BUILD=build-soa OUT=/tmp/out bench/soa/gpu-bench.sh [main|malloc|all]).
 # Writes into $OUT/soa: log.txt (every program's output), apps.csv (time per
-# iteration of each application and variant), wator_fragmentation.csv
+# iteration of each application and variant), breakdown.csv and breakdown.md
+# (bench/soa/breakdown.py: kernels, time and DRAM traffic of an iteration of
+# every application, against its static version), wator_fragmentation.csv
 # (Fig. 12d), soa_bench.csv (parallel_do vs heap size, Fig. 14b; Linux
 # scalability), summary.md, and pictures (PPM).  Every program runs under
 # `timeout`: a hang costs seconds, not the whole run's budget.  The device-malloc
@@ -36,8 +38,16 @@ if [ "$PART" != malloc ]; then
     run wator         30 "$B/wh_wator" --mode=pair --check --csv="$APPS" --ppm="$D/wator.ppm"
     run wator_frag    20 "$B/wh_wator" --mode=warpheap --frag="$D/wator_fragmentation.csv"
     run gameoflife    25 "$B/wh_gameoflife" --mode=pair --check --csv="$APPS" --ppm="$D/gameoflife.ppm"
+    # structure at the paper's size (the breakdown profiles shorter steps)
+    echo "app,variant,size,iterations,seconds,ms_per_iteration,peak_bytes,gpu,driver,cuda" > "$D/structure.csv"
+    run structure     30 "$B/wh_structure" --mode=warpheap --steps=10 --csv="$D/structure.csv"
+    run structure_st  30 "$B/wh_structure" --mode=static --steps=10 --csv="$D/structure.csv"
     echo "kind,a,b,c,d,e,f,gpu,driver,cuda" > "$D/soa_bench.csv"
     run soa_bench     25 "$B/wh_soa_bench" --csv="$D/soa_bench.csv"
+    # where each application's iteration goes, against its static version
+    # (and the same build of other sources: WH_BASELINE_BUILD)
+    run breakdown    900 python3 bench/soa/breakdown.py --bin "$B" --csv "$D/breakdown.csv" --md "$D/breakdown.md" \
+        ${WH_BASELINE_BUILD:+--baseline "$WH_BASELINE_BUILD/bin"}
 fi
 if [ "$PART" != main ]; then
     # device malloc is slow here: each variant stops after MALLOC_SECS of its
@@ -63,6 +73,12 @@ fi
     echo "| --- | --- | --- | --- | --- |"
     tail -n +2 "$APPS" | awk -F, '{printf "| %s | %s | %s | %s | %.3f |\n", $1, $2, $3, $4, $6}'
     echo
+    if [ -f "$D/structure.csv" ]; then
+        echo "structure at the paper's size, ms a step (40 compute iterations and the search):"
+        echo
+        awk -F, '$1 == "structure" {printf "    %-9s %s steps  %.3f ms\n", $2, $4, $6}' "$D/structure.csv"
+        echo
+    fi
     echo "Checks:"
     echo
     grep -h "check:" "$D/log.txt" | sed 's/^ */- /'

@@ -117,14 +117,13 @@ WH_INLINE WH_HOST_DEVICE void body_find(const wh_soa *s, Body b, const co_ctx *c
         const float *ox = WH_FIELD(Body, o, px), *oy = WH_FIELD(Body, o, py), *om = WH_FIELD(Body, o, mass);
         const uint32_t *oid = WH_FIELD(Body, o, id);
         if (p0 == (b.p & ~(uint64_t)63u)) slots &= ~(1ull << wh_soa_ptr_slot(b.p));
-        for (; slots; slots &= slots - 1u) {
-            int k = wh_ffs64(slots) - 1;
+        WH_SOA_FOR_SLOTS(k, slots, wh_soa_ptr_cap(p0), {
             float d2 = co_pair(x, y, m, ox[k], oy[k], om[k], &ax, &ay);
             if (d2 < c->thr2 && oid[k] < me && oid[k] < best) {
                 best = oid[k];
                 cand = p0 | (uint64_t)k;
             }
-        }
+        });
     }
     WH_GET(Body, b, fx) = (float)((double)ax / CO_FIX);
     WH_GET(Body, b, fy) = (float)((double)ay / CO_FIX);

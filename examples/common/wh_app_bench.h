@@ -12,6 +12,9 @@
 #include "wh_app.h"
 #include "wh_cli.h"
 #include "warpheap/soa.h"
+#if defined(__CUDACC__)
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 /* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
  * iterations done are reported.  Checked every `every` iterations (a sync). */
@@ -27,8 +30,24 @@ static __attribute__((unused)) size_t budget_heap(size_t extra, size_t dflt) {
     if (!g_malloc_heap) return dflt;
     return g_malloc_heap > extra + ((size_t)1 << 20) ? g_malloc_heap - extra : 0;
 }
-/* A statement inside the timed loop (it uses `break`, so it stays a macro). */
+/* --window=LO:HI (profilers): iterations LO .. HI-1 of each timed loop run
+ * inside an NVTX range named "wh_window", which `ncu --nvtx --nvtx-include
+ * wh_window/` selects (bench/soa/breakdown.py); run HI + 1 iterations so that
+ * the range closes before the loop's end. */
+static __attribute__((unused)) long long g_win_lo = 0, g_win_hi = 0;
+static inline void app_window(long long it) {
+#if defined(__CUDACC__)
+    if (g_win_hi <= g_win_lo) return;
+    if (it == g_win_lo) nvtxRangePushA("wh_window");
+    if (it == g_win_hi) nvtxRangePop();
+#else
+    (void)it;
+#endif
+}
+/* A statement at the top of the timed loop (it uses `break`, so it stays a
+ * macro): the profiling window, and the time cap. */
 #define APP_TIME_CAP(it, every, dev, t0)                  \
+    app_window(it);                                       \
     if (g_max_s > 0 && (it) > 0 && (it) % (every) == 0) { \
         app_sync(dev);                                    \
         if (app_now() - (t0) > g_max_s) {                 \
@@ -41,7 +60,7 @@ static __attribute__((unused)) size_t budget_heap(size_t extra, size_t dflt) {
  * defaults, APP_CLI_COMMON and APP_CLI_LIMITS put them into the app's wh_cli
  * table, app_opts_done derives the rest after wh_cli_parse. */
 typedef struct app_opts {
-    const char *mode, *csv, *ppm;
+    const char *mode, *csv, *ppm, *window;
     int cpu, check;
     double max_seconds;         /* --max-seconds; 0: no cap */
     unsigned long long heap_mb; /* --heap-mb; 0: heaps sized from the problem */
@@ -55,12 +74,13 @@ static inline app_opts app_opts_new(void) {
 }
 /* --mode (MODES: the variants this app has, e.g. "all|warpheap|static|malloc"),
  * --csv, --ppm, --cpu, --check. */
-#define APP_CLI_COMMON(o, modes)                                                                \
-    WH_CLI_STRING("mode", &(o)->mode, "the variants to run: " modes),                           \
-        WH_CLI_STRING("csv", &(o)->csv, "append the result rows to this CSV file"),             \
-        WH_CLI_STRING("ppm", &(o)->ppm, "write a picture of the final state to this PPM file"), \
-        WH_CLI_FLAG("cpu", &(o)->cpu, "run on the CPU backend even where a GPU is found"),      \
-        WH_CLI_FLAG("check", &(o)->check, "compare the variants' results (exit 1 when they differ)")
+#define APP_CLI_COMMON(o, modes)                                                                      \
+    WH_CLI_STRING("mode", &(o)->mode, "the variants to run: " modes),                                 \
+        WH_CLI_STRING("csv", &(o)->csv, "append the result rows to this CSV file"),                   \
+        WH_CLI_STRING("ppm", &(o)->ppm, "write a picture of the final state to this PPM file"),       \
+        WH_CLI_FLAG("cpu", &(o)->cpu, "run on the CPU backend even where a GPU is found"),            \
+        WH_CLI_FLAG("check", &(o)->check, "compare the variants' results (exit 1 when they differ)"), \
+        WH_CLI_STRING("window", &(o)->window, "LO:HI: iterations LO..HI-1 in an NVTX range (profilers)")
 /* --max-seconds and --heap-mb, of the apps whose variants are timed and sized. */
 #define APP_CLI_LIMITS(o)                                                                                      \
     WH_CLI_DOUBLE_D("max-seconds", &(o)->max_seconds,                                                          \
@@ -68,6 +88,11 @@ static inline app_opts app_opts_new(void) {
         WH_CLI_UINT_D("heap-mb", &(o)->heap_mb, "MiB of device memory for each variant's heap and arrays",     \
                       "0: sized from the problem")
 static inline void app_opts_done(app_opts *o) {
+    if (o->window &&
+        (sscanf(o->window, "%lld:%lld", &g_win_lo, &g_win_hi) != 2 || g_win_lo < 0 || g_win_hi <= g_win_lo)) {
+        fprintf(stderr, "--window=%s: expected LO:HI with 0 <= LO < HI\n", o->window);
+        exit(2);
+    }
     o->dev = wh_cuda_available() && !o->cpu;
     o->all = !strcmp(o->mode, "all");
     o->pair = !strcmp(o->mode, "pair");

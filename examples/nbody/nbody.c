@@ -96,10 +96,7 @@ WH_INLINE WH_HOST_DEVICE void body_force(const wh_soa *s, Body b, const nb_ctx *
         const float *ox = WH_FIELD(Body, Body_from(p0), px), *oy = WH_FIELD(Body, Body_from(p0), py);
         const float *om = WH_FIELD(Body, Body_from(p0), mass);
         if (p0 == (b.p & ~(uint64_t)63u)) slots &= ~(1ull << wh_soa_ptr_slot(b.p)); /* not itself */
-        for (; slots; slots &= slots - 1u) {
-            int k = wh_ffs64(slots) - 1;
-            nb_pair(x, y, m, ox[k], oy[k], om[k], &ax, &ay);
-        }
+        WH_SOA_FOR_SLOTS(k, slots, wh_soa_ptr_cap(p0), nb_pair(x, y, m, ox[k], oy[k], om[k], &ax, &ay););
     }
     WH_GET(Body, b, fx) = (float)((double)ax / NB_FIX);
     WH_GET(Body, b, fy) = (float)((double)ay / NB_FIX);
@@ -196,6 +193,7 @@ static double run_malloc(uint64_t n, int iters, float dt, float *export5) {
     }
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
+        app_window(it);
         dm_force<<<g, 256>>>(b, n);
         WH_LAUNCH_OR_DIE();
         dm_update<<<g, 256>>>(b, n, dt);
@@ -294,6 +292,7 @@ static double run_warpheap(uint64_t n, int iters, float dt, int dev, state *out)
     app_sync(dev);
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
+        app_window(it);
         APP_TRY(Body_parallel_do_body_force(&soa, c));
         APP_TRY(Body_parallel_do_body_update(&soa, c));
     }
@@ -333,6 +332,7 @@ static double run_static(uint64_t n, int iters, float dt, int dev, state *out) {
     app_sync(dev);
     double t0 = app_now();
     for (int it = 0; it < iters; ++it) {
+        app_window(it);
         APP_TRY(st_force_all(dev, n, c));
         APP_TRY(st_update_all(dev, n, c));
     }

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Object allocator, device side of the host API: heap memory and its
  * initialisation, and the preparation of a parallel_do (DynaSOAr section 3.7):
- * enumerate the allocated blocks of a type with Alg. 5
- * (wh_bitmap_indices_device) and snapshot their slot bitmaps into the
- * iteration bitmaps.  Everything is enqueued on the default stream; the host
- * does not wait. */
+ * enumerate the allocated blocks of a type (Alg. 5) and snapshot their slot
+ * bitmaps into the iteration bitmaps, in one launch.  Everything is enqueued on
+ * the default stream; the host does not wait. */
 #include "soa_internal.h"
 #include "warpheap/bitmap_cuda.h"
 #include "warpheap/cuda_check.h"
@@ -50,6 +49,7 @@ static __global__ void init_blocks_kernel(wh_soa s) {
 
 extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
     WH_CUDA_TRY(cudaMemset(soa->counters, 0, WH_SOA_HEADER_AREA));
+    WH_CUDA_TRY(cudaMemset(soa->do_count, 0, WH_SOA_DO_COUNTERS * sizeof *soa->do_count));
     init_blocks_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa);
     WH_LAUNCH_TRY();
     wh_bitmap bm;
@@ -63,23 +63,48 @@ extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
     return WH_OK;
 }
 
-/* Iteration bitmap := slot bitmap, restricted to real slots, for the blocks
- * just enumerated.  No kernel that changes them runs meanwhile (stream order). */
-static __global__ void snapshot_kernel(wh_soa s, uint32_t t) {
-    uint32_t n = *s.do_count;
+/* Alg. 5 and the snapshot in one pass.  Each warp takes the level-0 words of
+ * the type's allocation bitmap whose summary bit is set, reserves their
+ * blocks' places in do_blocks with one atomic add per word, and each lane
+ * writes the index and the iteration bitmap (slot bitmap restricted to real
+ * slots) of one block.  The last thread block to finish publishes the count
+ * and clears the counters for the next preparation: nothing is reset between
+ * launches and the host never waits.  No kernel that changes the bitmaps runs
+ * meanwhile (stream order), so plain loads see a consistent bitmap. */
+static __global__ void enumerate_kernel(wh_soa s, uint32_t t) {
+    const wh_bitmap *bm = &s.alloc_blocks[t];
+    uint32_t words = wh_bitmap_level_words(bm, 0), lane = threadIdx.x & 31u;
+    uint32_t warps = gridDim.x * blockDim.x / 32u;
     uint64_t usable = wh__soa_usable(s.cap[t]);
-    for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
-        uint32_t b = s.do_blocks[k];
-        *wh__soa_iter_word(&s, b) = *wh__soa_alloc_word(&s, b) & usable;
+    uint32_t *ctr = s.do_count; /* the count, places taken, thread blocks done */
+    for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u; w < words; w += warps) {
+        if (bm->levels > 1 && !((*wh_bitmap_word(bm, 1, w >> 6) >> (w & 63u)) & 1u)) continue;
+        uint64_t x = *wh_bitmap_word(bm, 0, w);
+        if (!x) continue; /* the same for the whole warp: every lane read the same word */
+        uint32_t base = lane == 0 ? atomicAdd(&ctr[1], (uint32_t)__popcll(x)) : 0u;
+        base = __shfl_sync(0xFFFFFFFFu, base, 0);
+        for (uint32_t bit = lane; bit < 64u; bit += 32u) {
+            if (!((x >> bit) & 1u)) continue;
+            uint32_t b = w * 64u + bit;
+            s.do_blocks[base + (uint32_t)__popcll(x & ((1ull << bit) - 1u))] = b;
+            *wh__soa_iter_word(&s, b) = *wh__soa_alloc_word(&s, b) & usable;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence(); /* this block's places are taken before its ticket */
+        if (atomicInc(&ctr[2], gridDim.x - 1u) == gridDim.x - 1u) ctr[0] = atomicExch(&ctr[1], 0u);
     }
 }
 
 extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
     if (!soa || t >= soa->ntypes) return WH_ERR_INVALID_ARGUMENT;
-    wh_status st = wh_bitmap_indices_device(&soa->alloc_blocks[t], soa->do_blocks, soa->do_count, soa->do_scratch, 0);
-    if (st != WH_OK) return st;
-    /* a fixed grid: the cost follows the objects, not the heap size (Fig. 14b) */
-    snapshot_kernel<<<soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u, kThreads>>>(*soa, t);
+    /* a warp per level-0 word, at most the fixed grid of the do-all: the cost
+     * follows the objects, not the heap size (Fig. 14b) */
+    uint64_t need = ((uint64_t)wh_bitmap_level_words(&soa->alloc_blocks[t], 0) * 32u + kThreads - 1) / kThreads;
+    uint32_t most = soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u;
+    unsigned grid = need < most ? (unsigned)need : most;
+    enumerate_kernel<<<grid, kThreads>>>(*soa, t);
     WH_LAUNCH_TRY();
     return WH_OK;
 }

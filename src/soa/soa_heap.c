@@ -11,7 +11,7 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* Bytes of a heap of n blocks, and where each part starts. */
 typedef struct layout {
-    size_t counters, blocks, bitmaps, bitmap_bytes, do_blocks, do_count, do_scratch, total;
+    size_t counters, blocks, bitmaps, bitmap_bytes, do_blocks, do_count, total;
 } layout;
 
 static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
@@ -22,9 +22,7 @@ static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
     l.bitmap_bytes = round_up(wh_bitmap_bytes(n), 64);
     l.do_blocks = l.bitmaps + (1u + 2u * ntypes) * l.bitmap_bytes;
     l.do_count = l.do_blocks + round_up((size_t)n * 4u, 64);
-    l.do_scratch = l.do_count + 64;
-    /* Alg. 5's scratch: two selections of one level-0 word count, counters */
-    l.total = l.do_scratch + round_up(2u * (size_t)((n + 63) / 64) * 4u + 64u, 64);
+    l.total = l.do_count + 64; /* WH_SOA_DO_COUNTERS words on a line of their own */
     return l;
 }
 
@@ -79,11 +77,11 @@ static void place(wh_soa *s, uint8_t *mem, const layout *l) {
     }
     s->do_blocks = (uint32_t *)(mem + l->do_blocks);
     s->do_count = (uint32_t *)(mem + l->do_count);
-    s->do_scratch = mem + l->do_scratch;
 }
 
 static void init_host(wh_soa *s) {
     memset(s->counters, 0, WH_SOA_HEADER_AREA); /* counters and wh__soa_opening */
+    memset(s->do_count, 0, WH_SOA_DO_COUNTERS * sizeof *s->do_count);
     for (uint32_t b = 0; b < s->nblocks; ++b) {
         *wh__soa_alloc_word(s, b) = ~0ull; /* free: no slot can be reserved */
         *wh__soa_iter_word(s, b) = 0;
@@ -189,7 +187,6 @@ static void rebase(wh_soa *img, const wh_soa *s, uint8_t *mem) {
     }
     img->do_blocks = (uint32_t *)((uint8_t *)s->do_blocks + d);
     img->do_count = (uint32_t *)((uint8_t *)s->do_count + d);
-    img->do_scratch = (uint8_t *)s->do_scratch + d;
 }
 
 /* A copy of the heap in fresh host memory.  Aligned like the heap (256 B):

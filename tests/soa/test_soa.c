@@ -393,6 +393,27 @@ static void test_huge_type(void) {
     CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_LARGE);
 }
 
+/* WH_SOA_FOR_SLOTS visits exactly the set slots, in increasing order, for
+ * full blocks (the counted loop) and partial ones, every capacity. */
+static void test_for_slots(void) {
+    const uint64_t masks[] = {0, 1, 0x8000000000000000ull, 0x5555555555555555ull, ~0ull, 0xF0F0u};
+    uint64_t bad = 0;
+    for (uint32_t cap = 1; cap <= 64; ++cap) {
+        uint64_t full = cap == 64 ? ~0ull : (1ull << cap) - 1u;
+        for (size_t m = 0; m < sizeof masks / sizeof masks[0] + 1; ++m) {
+            uint64_t slots = m < sizeof masks / sizeof masks[0] ? masks[m] & full : full, seen = 0;
+            int last = -1;
+            WH_SOA_FOR_SLOTS(k, slots, cap, {
+                bad += (int)k <= last || !((slots >> k) & 1u);
+                last = (int)k;
+                seen |= 1ull << k;
+            });
+            bad += seen != slots;
+        }
+    }
+    CHECK_EQ_U64(bad, 0);
+}
+
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Object allocator unit tests (CPU backend).");
     test_image();
@@ -405,5 +426,6 @@ int main(int argc, char **argv) {
     test_double_free_last();
     test_foreign_frees();
     test_huge_type();
+    test_for_slots();
     return wh_test_finish("test_soa");
 }

@@ -216,6 +216,64 @@ static void test_parallel_new(uint32_t n) {
     destroy_checked(&s);
 }
 
+/* parallel_do's one-pass preparation, many times in a row (its counters must
+ * clear themselves) on heaps whose bitmaps have one, two, three and four
+ * levels: each round makes objects, visits them all, checks that each was
+ * visited exactly once and that the count matches the heap's, lets the
+ * odd-tagged ones replace themselves and drops a third. */
+WH_INLINE WH_HOST_DEVICE void reset_c(const wh_soa *s, SC o, const stamp_ctx *c) {
+    (void)s;
+    (void)c;
+    WH_GET(SC, o, visits) = 0;
+}
+typedef struct drop_ctx {
+    uint32_t rest; /* objects whose tag is this mod 3 go */
+} drop_ctx;
+WH_INLINE WH_HOST_DEVICE void drop_c(const wh_soa *s, SC o, const drop_ctx *c) {
+    if (WH_GET(SC, o, tag32) % 3u == c->rest) WH_SOA_DESTROY(s, o);
+}
+WH_SOA_PARALLEL_DO(SC, reset_c, stamp_ctx)
+WH_SOA_PARALLEL_DO(SC, drop_c, drop_ctx)
+static void test_enumeration_rounds(size_t bytes, uint32_t rounds) {
+    wh_soa s;
+    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    uint64_t slots = (uint64_t)s.nblocks * s.cap[SC_TYPE], *d_total;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_total, 8));
+    soa_visit_ctx vc = {d_total};
+    uint64_t bad = 0, visited = 0;
+    for (uint32_t r = 0; r < rounds; ++r) {
+        stamp_ctx c = {NULL};
+        CHECK(SC_parallel_new_stamp_init(&s, slots / 16u * (1u + r % 3u) + r, c) == WH_OK);
+        wh_soa_stats st;
+        CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+        CHECK(SC_parallel_do_reset_c(&s, c) == WH_OK);
+        WH_CUDA_OR_DIE(cudaMemset(d_total, 0, 8));
+        CHECK(SC_parallel_do_soa_visit_c(&s, vc) == WH_OK);
+        uint64_t total = device_u64(d_total);
+        CHECK_EQ_U64(total, st.objects[SC_TYPE]);
+        visited += total;
+        wh_soa img;
+        void *owned = NULL;
+        CHECK(wh_soa_host_image(&s, &img, &owned) == WH_OK);
+        wh_soa_iter it;
+        wh_soa_iter_begin(&it, &img, SC_TYPE);
+        for (uint64_t p; (p = wh_soa_iter_next(&it, &img)) != 0;) bad += WH_GET(SC, SC_from(p), visits) != 1u;
+        free(owned);
+        WH_CUDA_OR_DIE(cudaMemset(d_total, 0, 8));
+        CHECK(SC_parallel_do_soa_churn_c(&s, vc) == WH_OK);
+        CHECK_EQ_U64(device_u64(d_total), st.objects[SC_TYPE]);
+        CHECK(SC_parallel_do_drop_c(&s, drop_ctx{r % 3u}) == WH_OK);
+        check_heap(&s, "enumeration rounds");
+    }
+    CHECK_EQ_U64(bad, 0);
+    printf("soa enumeration gpu: %u blocks (%u bitmap levels), %u rounds, %llu visits, %llu not exactly once\n",
+           s.nblocks, s.alloc_blocks[SC_TYPE].levels, rounds, (unsigned long long)visited, (unsigned long long)bad);
+    WH_CUDA_OR_DIE(cudaFree(d_total));
+    for (uint32_t rest = 0; rest < 3u; ++rest) CHECK(SC_parallel_do_drop_c(&s, drop_ctx{rest}) == WH_OK);
+    destroy_checked(&s); /* every object gone: WH_OK expected */
+}
+
 /* A burst of allocations into types with no active block (as a parallel_do
  * that places agents on a quarter of the cells): one thread in four makes an
  * SA or an SC.  Unbounded, groups that run out of lookups at the same moment
@@ -286,6 +344,10 @@ int main(int argc, char **argv) {
         return WH_TEST_SKIP;
     }
     test_parallel_new(small ? 5000u : 1000000u);
+    test_enumeration_rounds(32u << 10, 6);              /* one bitmap level */
+    test_enumeration_rounds(1u << 20, 6);               /* two */
+    test_enumeration_rounds(16u << 20, 6);              /* three */
+    if (!small) test_enumeration_rounds(256u << 20, 6); /* four */
     test_burst(small ? 20000u : 2000000u, small ? (16u << 20) : (256u << 20), true, !small);
     test_burst(small ? 20000u : 2000000u, 256u << 20, false, false);
     uint32_t threads = small ? 2048u : 132u * 2048u;

@@ -36,6 +36,9 @@ enum {
     WH_SOA_CTR_FOREIGN_FREE,      /* free of a pointer this heap never handed out */
     WH_SOA_CTR_COUNT
 };
+/* Words at do_count: the length of do_blocks, then the places and thread
+ * blocks a device preparation counts (src/soa/soa_cuda.cu). */
+#define WH_SOA_DO_COUNTERS 3u
 /* Bytes before block 0: the counters, then wh__soa_opening's words. */
 #define WH_SOA_HEADER_AREA 256u
 
@@ -50,9 +53,9 @@ typedef struct wh_soa {
     wh_bitmap alloc_blocks[WH_SOA_MAX_TYPES];
     wh_bitmap active_blocks[WH_SOA_MAX_TYPES];
     /* parallel_do scratch, same memory space as the heap: the compact array of
-     * allocated blocks (Fig. 8), its length, and Alg. 5's scratch. */
+     * allocated blocks (Fig. 8); its length, then the preparation's counters
+     * (WH_SOA_DO_COUNTERS words, zero between preparations). */
     uint32_t *do_blocks, *do_count;
-    void *do_scratch;
     void *mem; /* the one allocation holding all of it     */
     size_t mem_bytes;
     uint32_t do_threads;  /* GPU threads of a parallel_do launch      */
