@@ -85,7 +85,7 @@ fi
     echo
     echo "parallel_do over a fixed set of objects as the heap grows (Fig. 14b):"
     echo
-    grep -h "heap .*MiB" "$D/log.txt" | sed 's/^ */    /'
+    grep -h "^ *heap .*MiB" "$D/log.txt" | sed 's/^ */    /'
     echo
     echo "Linux scalability:"
     echo
