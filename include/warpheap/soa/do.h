@@ -122,7 +122,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_iter_next_block(wh_soa_iter *it, const 
  * type with capacity `cap`) in increasing order: the statements after the
  * arguments, with k a uint32_t.  A full block is a counted loop, which the
  * compiler unrolls and pipelines as it does a loop over an array (a bit scan
- * per object costs n-body a quarter of its time); other blocks go bit by bit.
+ * per object weighs on a short loop body); other blocks go bit by bit.
  * `break` and `continue` act on the slots of the block.
  *     WH_SOA_FOR_SLOTS(k, slots, wh_soa_ptr_cap(p0), sum += x[k];)          */
 #define WH_SOA_FOR_SLOTS(k, slots, cap, ...)                      \
