@@ -101,9 +101,9 @@ extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
     if (!soa || t >= soa->ntypes) return WH_ERR_INVALID_ARGUMENT;
     /* a warp per level-0 word, at most the fixed grid of the do-all: the cost
      * follows the objects, not the heap size (Fig. 14b) */
-    uint64_t need = ((uint64_t)wh_bitmap_level_words(&soa->alloc_blocks[t], 0) * 32u + kThreads - 1) / kThreads;
-    uint32_t most = soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u;
-    unsigned grid = need < most ? (unsigned)need : most;
+    unsigned grid = grid_for((uint64_t)wh_bitmap_level_words(&soa->alloc_blocks[t], 0) * 32u);
+    unsigned most = soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u;
+    if (grid > most) grid = most;
     enumerate_kernel<<<grid, kThreads>>>(*soa, t);
     WH_LAUNCH_TRY();
     return WH_OK;

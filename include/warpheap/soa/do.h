@@ -58,7 +58,9 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_next_word(const wh_bitmap *bm, uint32_
     return nw;
 }
 
-/* Find the next allocated block and start loading its words. */
+/* Find the next allocated block and start loading its words.  `word` is the
+ * level-0 word of type t that `blocks` came from: ~0u before the type's first
+ * word, ~1u past type 0's last one (wh_soa_iter_begin: no type taken yet). */
 WH_INLINE WH_HOST_DEVICE void wh__soa_iter_advance(wh_soa_iter *it, const wh_soa *s) {
     for (;;) {
         if (it->blocks) {
@@ -71,12 +73,11 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_iter_advance(wh_soa_iter *it, const wh_soa
             return;
         }
         const wh_bitmap *bm = &s->alloc_blocks[it->t];
-        if (it->word != ~0u && it->word + 1u < wh_bitmap_level_words(bm, 0)) {
-            it->word = wh__soa_next_word(bm, it->word + 1u);
-            if (it->word < wh_bitmap_level_words(bm, 0)) {
-                it->blocks = wh_atomic_load(wh_bitmap_word(bm, 0, it->word), WH_RELAXED);
-                continue;
-            }
+        uint32_t nw = wh_bitmap_level_words(bm, 0), w = it->word + 1u;
+        if (w < nw && (w = wh__soa_next_word(bm, w)) < nw) {
+            it->word = w;
+            it->blocks = wh_atomic_load(wh_bitmap_word(bm, 0, w), WH_RELAXED);
+            continue;
         }
         if (!it->types) { /* done */
             it->nb = ~0u;
@@ -84,10 +85,7 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_iter_advance(wh_soa_iter *it, const wh_soa
         }
         it->t = (uint32_t)(wh_ffs32(it->types) - 1); /* next type */
         it->types &= it->types - 1u;
-        bm = &s->alloc_blocks[it->t];
-        it->word = wh__soa_next_word(bm, 0);
-        it->blocks =
-            it->word < wh_bitmap_level_words(bm, 0) ? wh_atomic_load(wh_bitmap_word(bm, 0, it->word), WH_RELAXED) : 0u;
+        it->word = ~0u;
     }
 }
 
@@ -95,7 +93,7 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_iter_advance(wh_soa_iter *it, const wh_soa
 WH_INLINE WH_HOST_DEVICE void wh_soa_iter_begin(wh_soa_iter *it, const wh_soa *s, uint32_t t) {
     it->types = t < s->ntypes ? s->subtypes[t] : 0u;
     it->t = 0;
-    it->word = ~0u;
+    it->word = ~1u;
     it->blocks = it->slots = 0;
     it->cur = 0;
     wh__soa_iter_advance(it, s);
