@@ -3,7 +3,8 @@
 """Where an iteration of an SMMO application spends its time, against its
 static-array version (run on a GPU machine with Nsight Compute).
 
-For each application and variant (warpheap, static) it measures
+For each application and variant (warpheap, static, and placed: warpheap
+with placement keys where agents are created in cells) it measures
   - the wall time of an iteration: the application's own timing (--csv) of a
     run of W iterations;
   - the kernels of an iteration, their GPU time and DRAM bytes: a run under
@@ -29,6 +30,7 @@ Writes the table as CSV and Markdown after each row; prints progress as it goes.
 import argparse
 import csv
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -48,7 +50,11 @@ APPS = {
     "gameoflife": ("wh_gameoflife", [], "iters", 300, (150, 154)),
     "collision": ("wh_collision", [], "iters", 1000, (500, 508)),
 }
-VARIANTS = ("warpheap", "static")
+VARIANTS = ("warpheap", "static", "placed")
+# The variant "placed": warpheap with placement keys (--place=N), for the
+# applications whose agents are created in cells: N x N tiles of the grid
+# (a run of N cells of traffic's streets).
+PLACE = {"wator": 32, "sugarscape": 16, "traffic": 64}
 METRICS = "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum"
 GROUPS = ("enumeration", "do", "new", "other")
 
@@ -73,16 +79,25 @@ def run(cmd, timeout):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
     if p.returncode != 0:
         raise RuntimeError("%s: exit %d\n%s" % (" ".join(cmd), p.returncode, p.stdout[-2000:]))
+    return p.stdout
+
+
+# the applications' "warpheap heap:" line (wh_app_bench.h) after a run
+HEAP_LINE = re.compile(r"warpheap heap: \d+ blocks of (\d+) B, (\d+) used, fragmentation ([0-9.]+)")
 
 
 def wall_ms(binary, args, flag, iters, variant, timeout):
+    """ms per iteration, iterations, and the heap's blocks in use (MB) and
+    fragmentation at the end (None for a variant without a heap)."""
     with tempfile.NamedTemporaryFile("r", suffix=".csv") as f:
-        run([binary] + args + ["--mode=" + variant, "--%s=%d" % (flag, iters), "--csv=" + f.name], timeout)
+        out = run([binary] + args + ["--mode=" + variant, "--%s=%d" % (flag, iters), "--csv=" + f.name], timeout)
         with open(f.name) as g:
             rows = [r for r in csv.reader(g) if r and r[0] != "app"]
     if not rows:
         raise RuntimeError("%s wrote no CSV row" % binary)
-    return float(rows[-1][5]), int(rows[-1][3])
+    m = HEAP_LINE.findall(out)
+    used_mb, frag = (int(m[-1][0]) * int(m[-1][1]) / 1e6, float(m[-1][2])) if m else (None, None)
+    return float(rows[-1][5]), int(rows[-1][3]), used_mb, frag
 
 
 def profile(ncu, binary, args, flag, window, variant, timeout):
@@ -129,13 +144,20 @@ def main():
         if app not in APPS:
             sys.exit("breakdown.py: no application '%s' (%s)" % (app, ",".join(APPS)))
         exe, args, flag, witers, window = APPS[app]
-        runs = [(v, v, os.path.join(a.bin, exe)) for v in a.variants.split(",")]
+        runs = []
+        for v in a.variants.split(","):
+            if v not in VARIANTS:
+                sys.exit("breakdown.py: no variant '%s' (%s)" % (v, ",".join(VARIANTS)))
+            if v != "placed":
+                runs.append((v, v, os.path.join(a.bin, exe), args))
+            elif app in PLACE:
+                runs.append((v, "warpheap", os.path.join(a.bin, exe), args + ["--place=%d" % PLACE[app]]))
         if a.baseline:
-            runs.append(("baseline", "warpheap", os.path.join(a.baseline, exe)))
-        for label, v, binary in runs:
+            runs.append(("baseline", "warpheap", os.path.join(a.baseline, exe), args))
+        for label, v, binary, vargs in runs:
             try:
-                ms, done = wall_ms(binary, args, flag, witers, v, a.timeout)
-                p = profile(a.ncu, binary, args, flag, window, v, a.timeout)
+                ms, done, used_mb, frag = wall_ms(binary, vargs, flag, witers, v, a.timeout)
+                p = profile(a.ncu, binary, vargs, flag, window, v, a.timeout)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 print("breakdown: %s %s failed: %s" % (app, label, e), flush=True)
                 continue
@@ -148,6 +170,7 @@ def main():
                 "window": "%d:%d" % window, "kernels": sum(d[g][0] for g in GROUPS), "gpu_ms": gpu_ms,
                 "dram_mb": dram / 1e6,
                 "dram_gbps": dram / (gpu_ms * 1e6) if gpu_ms > 0 else 0.0,
+                "heap_used_mb": used_mb, "fragmentation": frag,
             }
             for g in GROUPS:
                 row[g + "_kernels"] = d[g][0]
@@ -173,18 +196,22 @@ def write(rows, csv_path, md_path):
                 "few microseconds to each, so short kernels sum to more than the wall time). Enumeration: the "
                 "blocks of a type and their iteration bitmaps before a parallel_do; do: the user's function "
                 "(allocations and frees in it included) or the static version's loop; new: parallel_new. "
+                "blocks MB and fragmentation: the heap's blocks in use and their empty slots at the end of the "
+                "W-iteration run. placed: warpheap with placement keys (--place=%s). "
                 "baseline: warpheap built from the baseline sources, same run. structure: steps of 8 compute "
-                "iterations (the paper's have 40).\n\n")
+                "iterations (the paper's have 40).\n\n" % ", ".join("%s %d" % kv for kv in sorted(PLACE.items())))
         f.write("| app | variant | W | window | wall ms | x static | kernels | kernel ms | enumeration ms (kernels) | "
-                "do ms | new ms | other ms | DRAM MB | GB/s |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+                "do ms | new ms | other ms | DRAM MB | GB/s | blocks MB | fragmentation |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
         static = {r["app"]: r["wall_ms"] for r in rows if r["variant"] == "static"}
         for r in rows:
             x = "%.2f" % (r["wall_ms"] / static[r["app"]]) if static.get(r["app"]) else "-"
-            f.write("| %s | %s | %d | %s | %.3f | %s | %.1f | %.3f | %.3f (%.1f) | %.3f | %.3f | %.3f | %.1f | %.0f |\n" %
-                    (r["app"], r["variant"], r["wall_iterations"], r["window"], r["wall_ms"], x, r["kernels"],
-                     r["gpu_ms"], r["enumeration_ms"], r["enumeration_kernels"], r["do_ms"], r["new_ms"],
-                     r["other_ms"], r["dram_mb"], r["dram_gbps"]))
+            heap = ("%.1f" % r["heap_used_mb"], "%.3f" % r["fragmentation"]) if r["heap_used_mb"] else ("-", "-")
+            f.write("| %s | %s | %d | %s | %.3f | %s | %.1f | %.3f | %.3f (%.1f) | %.3f | %.3f | %.3f | %.1f | %.0f | "
+                    "%s | %s |\n" %
+                    ((r["app"], r["variant"], r["wall_iterations"], r["window"], r["wall_ms"], x, r["kernels"],
+                      r["gpu_ms"], r["enumeration_ms"], r["enumeration_kernels"], r["do_ms"], r["new_ms"],
+                      r["other_ms"], r["dram_mb"], r["dram_gbps"]) + heap))
 
 if __name__ == "__main__":
     main()

@@ -56,12 +56,22 @@ static inline void app_window(long long it) {
         }                                                 \
     }
 
+/* The placement key of cell (row-major, w wide): its n x n tile, so that
+ * agents created in nearby cells share blocks (wh_soa_alloc_at); n = 0: no
+ * key.  A chain of cells (traffic's streets) is a grid 1 wide: tiles are
+ * runs of n cells. */
+WH_INLINE WH_HOST_DEVICE uint32_t app_tile_key(uint32_t cell, uint32_t w, uint32_t n) {
+    if (!n) return WH_SOA_NO_KEY;
+    return cell / w / n * ((w + n - 1u) / n) + cell % w / n;
+}
+
 /* The options every app reads the same way: app_opts_new gives their
  * defaults, APP_CLI_COMMON and APP_CLI_LIMITS put them into the app's wh_cli
  * table, app_opts_done derives the rest after wh_cli_parse. */
 typedef struct app_opts {
     const char *mode, *csv, *ppm, *window;
     int cpu, check;
+    unsigned place;             /* --place (APP_CLI_PLACE); 0: no keys */
     double max_seconds;         /* --max-seconds; 0: no cap */
     unsigned long long heap_mb; /* --heap-mb; 0: heaps sized from the problem */
     int dev, all, pair;         /* derived: on the GPU; --mode=all; --mode=pair */
@@ -81,6 +91,9 @@ static inline app_opts app_opts_new(void) {
         WH_CLI_FLAG("cpu", &(o)->cpu, "run on the CPU backend even where a GPU is found"),            \
         WH_CLI_FLAG("check", &(o)->check, "compare the variants' results (exit 1 when they differ)"), \
         WH_CLI_STRING("window", &(o)->window, "LO:HI: iterations LO..HI-1 in an NVTX range (profilers)")
+/* --place, of the cellular automata whose agents are created in cells. */
+#define APP_CLI_PLACE(o, what) \
+    WH_CLI_UINT_D("place", &(o)->place, "placement keys: the " what " share blocks (app_tile_key)", "0: no keys")
 /* --max-seconds and --heap-mb, of the apps whose variants are timed and sized. */
 #define APP_CLI_LIMITS(o)                                                                                      \
     WH_CLI_DOUBLE_D("max-seconds", &(o)->max_seconds,                                                          \

@@ -28,7 +28,7 @@
  * final grids.
  *
  *   wh_sugarscape [--w=1700] [--h=1700] [--iters=10000] [--mode=all|warpheap|static|malloc] [--max-seconds=S]
- *                 [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
+ *                 [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N] [--place=N]
  */
 #include "warpheap/soa.h"
 #include "wh_app_bench.h"
@@ -57,6 +57,7 @@ enum { SS_EMPTY = 0, SS_MALE = 1, SS_FEMALE = 2 };
 
 typedef struct ss_ctx {
     uint32_t w, h, iter;
+    uint32_t place;  /* agents of a place x place tile share blocks (0: anywhere) */
     uint64_t *cells; /* warpheap: Cell pointer of each cell */
     /* static baseline: cells and the agents inside them */
     uint32_t *sugar, *cap, *request, *granted;
@@ -125,8 +126,9 @@ WH_INLINE WH_HOST_DEVICE uint32_t ss_best(uint32_t free_mask, const uint32_t *ns
 /* ---- warpheap -------------------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE Cell ss_cell(const ss_ctx *c, uint32_t i) { return Cell_from(c->cells[i]); }
 
-WH_INLINE WH_HOST_DEVICE Agent ss_new_agent(const wh_soa *s, ss_traits t, uint32_t cell) {
-    Agent a = t.kind == SS_MALE ? Male_super(WH_SOA_NEW(s, Male)) : Female_super(WH_SOA_NEW(s, Female));
+WH_INLINE WH_HOST_DEVICE Agent ss_new_agent(const wh_soa *s, const ss_ctx *c, ss_traits t, uint32_t cell) {
+    uint32_t key = app_tile_key(cell, c->w, c->place);
+    Agent a = t.kind == SS_MALE ? Male_super(WH_SOA_NEW_AT(s, Male, key)) : Female_super(WH_SOA_NEW_AT(s, Female, key));
     if (Agent_is_null(a)) return a;
     WH_GET(Agent, a, sugar) = t.sugar;
     WH_GET(Agent, a, cell) = cell;
@@ -147,11 +149,10 @@ WH_INLINE WH_HOST_DEVICE void cell_init(const wh_soa *s, Cell o, uint64_t i, con
     c->cells[i] = o.p;
 }
 WH_INLINE WH_HOST_DEVICE void cell_populate(const wh_soa *s, Cell o, const ss_ctx *c) {
-    (void)c;
     uint32_t id = WH_GET(Cell, o, id);
     ss_traits t = ss_initial(id);
     if (t.kind == SS_EMPTY) return;
-    WH_GET(Cell, o, agent) = ss_new_agent(s, t, id).p; /* null when out of memory: shows in --check */
+    WH_GET(Cell, o, agent) = ss_new_agent(s, c, t, id).p; /* null when out of memory: shows in --check */
 }
 WH_INLINE WH_HOST_DEVICE void cell_grow(const wh_soa *s, Cell o, const ss_ctx *c) {
     (void)s;
@@ -239,7 +240,7 @@ WH_INLINE WH_HOST_DEVICE void female_mate(const wh_soa *s, Female f, const ss_ct
     ss_traits k = ss_born(ss_rand(c->iter, 6, t), false);
     int32_t half = WH_GET(Agent, a, sugar) / 2;
     k.sugar = half;
-    Agent child = ss_new_agent(s, k, t);
+    Agent child = ss_new_agent(s, c, k, t);
     if (Agent_is_null(child)) return; /* out of memory: shows in --check */
     WH_GET(Agent, a, sugar) -= half;
     WH_GET(Female, f, children) += 1u;
@@ -393,13 +394,15 @@ static ss_ctx ctx_for(uint32_t w, uint32_t h) {
     return c;
 }
 
-static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, size_t heap, int dev, grid *out, size_t *peak) {
+static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, uint32_t place, size_t heap, int dev, grid *out,
+                           size_t *peak) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Male), WH_SOA_TYPE(Female)};
     wh_soa_config cfg = {heap, types, 4, dev != 0, 0, NULL};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     uint64_t n = (uint64_t)w * h;
     ss_ctx c = ctx_for(w, h);
+    c.place = place;
     c.cells = (uint64_t *)app_alloc(n * 8, dev);
     APP_TRY(Cell_parallel_new_cell_init(&soa, n, c));
     APP_TRY(Cell_parallel_do_cell_populate(&soa, c));
@@ -779,6 +782,7 @@ int main(int argc, char **argv) {
                         WH_CLI_UINT("iters", &iters, "iterations"),
                         APP_CLI_COMMON(&o, "all|warpheap|static|malloc"),
                         APP_CLI_LIMITS(&o),
+                        APP_CLI_PLACE(&o, "agents born in a N x N tile of cells"),
                         WH_CLI_END};
     wh_cli_parse(argc, argv, cli,
                  "DynaSOAr's sugarscape benchmark (agents that harvest, age and breed) on the object allocator.");
@@ -798,7 +802,7 @@ int main(int argc, char **argv) {
     grid a = {0, 0}, b = {0, 0}, mm = {0, 0};
     app_runs r = app_runs_new(iters);
     app_time_cap_opt(&o);
-    if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(w, h, iters, heap, dev, &a, &r.peak[0]));
+    if (app_wants(&o, "warpheap")) app_ran(&r, 0, run_warpheap(w, h, iters, o.place, heap, dev, &a, &r.peak[0]));
     if (check || app_wants(&o, "static")) app_ran(&r, 1, run_static(w, h, iters, dev, &b, &r.peak[1]));
 #if defined(__CUDACC__)
     if (dev && app_wants(&o, "malloc")) app_ran(&r, 2, run_malloc(w, h, iters, &mm, &r.peak[2]));

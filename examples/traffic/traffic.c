@@ -28,7 +28,7 @@
  * with an array of car pointers (GPU only).  --check requires identical final
  * networks.
  *
- *   wh_traffic [--isects=17500] [--iters=12000] [--vmax=10] [--spawn=3] [--max-seconds=S]
+ *   wh_traffic [--isects=17500] [--iters=12000] [--vmax=10] [--spawn=3] [--max-seconds=S] [--place=N]
  *              [--mode=all|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE] [--csv=FILE] [--heap-mb=N]
  */
 #include "warpheap/soa.h"
@@ -52,6 +52,7 @@ WH_SOA_CLASS(Car, 1, CAR_FIELDS)
 
 typedef struct tr_ctx {
     uint32_t ncells, iter, vmax, spawn;
+    uint32_t place; /* cars created in a run of `place` cells share blocks (0: anywhere) */
     /* topology (static, both variants read it through their own cells) */
     const uint32_t *next0, *next1, *light, *isect;
     uint64_t *cells; /* warpheap: Cell pointer of each cell */
@@ -137,7 +138,7 @@ WH_INLINE WH_HOST_DEVICE void car_move(const wh_soa *s, Car k, const tr_ctx *c) 
 WH_INLINE WH_HOST_DEVICE void cell_spawn(const wh_soa *s, Cell o, const tr_ctx *c) {
     uint32_t id = WH_GET(Cell, o, id);
     if (!WH_GET(Cell, o, isect) || WH_GET(Cell, o, car) || !tr_spawns(c->iter, id, c->spawn)) return;
-    Car k = WH_SOA_NEW(s, Car);
+    Car k = WH_SOA_NEW_AT(s, Car, app_tile_key(id, 1, c->place));
     if (Car_is_null(k)) return; /* out of memory: shows in --check */
     uint64_t cid = (uint64_t)c->iter * c->ncells + id + 1u;
     WH_GET(Car, k, cid) = cid;
@@ -599,12 +600,14 @@ int main(int argc, char **argv) {
                         WH_CLI_UINT("spawn", &c.spawn, "percent chance that a free intersection creates a car"),
                         APP_CLI_COMMON(&o, "all|warpheap|static|malloc"),
                         APP_CLI_LIMITS(&o),
+                        APP_CLI_PLACE(&o, "cars created in a run of N cells (by id)"),
                         WH_CLI_END};
     wh_cli_parse(argc, argv, cli,
                  "DynaSOAr's traffic benchmark (Nagel-Schreckenberg cars on a street network) "
                  "on the object allocator.");
     app_opts_done(&o);
     int dev = o.dev, check = o.check;
+    c.place = o.place;
     c.iter = iters; /* the runners read the count from here */
     if (nis < 4 || nis > 20000000u || c.vmax < 1 || c.vmax > TR_MAXV) {
         fprintf(stderr, "traffic: bad parameters\n");

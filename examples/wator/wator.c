@@ -19,7 +19,7 @@
  *
  *   wh_wator [--w=2048] [--h=2560] [--iters=500] [--spawn=4] [--boost=4] [--start=2]
  *            [--mode=all|pair|warpheap|static|malloc] [--cpu] [--check] [--ppm=FILE]
- *            [--csv=FILE] [--frag=FILE] [--heap-mb=N] [--max-seconds=S]
+ *            [--csv=FILE] [--frag=FILE] [--heap-mb=N] [--max-seconds=S] [--place=N]
  */
 #include "wator_sim.h"
 #include "wator_malloc.h" /* the CUDA malloc variant */
@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout */
     app_opts ao = app_opts_new();
     opts o;
-    o.w = 2048, o.h = 2560, o.iters = 500, o.spawn = 4, o.boost = 4, o.start = 2;
+    o.w = 2048, o.h = 2560, o.iters = 500, o.spawn = 4, o.boost = 4, o.start = 2, o.place = 0;
     o.frag = NULL;
     wh_cli_opt cli[] = {
         WH_CLI_UINT("w", &o.w, "grid width in cells"),
@@ -50,11 +50,13 @@ int main(int argc, char **argv) {
         WH_CLI_STRING("frag", &o.frag, "write the warpheap variant's fragmentation per iteration to this CSV file"),
         APP_CLI_COMMON(&ao, "all|pair|warpheap|static|malloc"),
         APP_CLI_LIMITS(&ao),
+        APP_CLI_PLACE(&ao, "fish and sharks created in a N x N tile of cells"),
         WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Wa-Tor (fish and sharks on a torus) on the object allocator.");
     app_opts_done(&ao);
     o.dev = ao.dev;
     o.quiet = 0;
+    o.place = ao.place;
     uint64_t n = (uint64_t)o.w * o.h;
     o.heap = app_heap_opt(&ao, (size_t)(n * 96 + ((uint64_t)16 << 20)));
     int check = ao.check;

@@ -27,6 +27,7 @@ enum { WT_EMPTY = 0, WT_FISH = 1, WT_SHARK = 2 };
 
 typedef struct wt_ctx {
     uint32_t w, h, iter, spawn, boost, start;
+    uint32_t place;  /* agents of a place x place tile share blocks (0: anywhere) */
     uint64_t *cells; /* warpheap: Cell pointer of each cell */
     /* static baseline: one array per field, agents inside cells */
     uint32_t *kind, *egg, *energy, *target, *pending, *request, *granted;
@@ -55,6 +56,8 @@ WH_INLINE WH_HOST_DEVICE uint32_t wt_initial_egg(const wt_ctx *c, uint32_t cell)
 
 /* ---- warpheap ---------------------------------------------------------------------- */
 WH_INLINE WH_HOST_DEVICE Cell wt_cell(const wt_ctx *c, uint32_t i) { return Cell_from(c->cells[i]); }
+/* The placement key of an agent created in cell i. */
+WH_INLINE WH_HOST_DEVICE uint32_t wt_key(const wt_ctx *c, uint32_t i) { return app_tile_key(i, c->w, c->place); }
 
 WH_INLINE WH_HOST_DEVICE void cell_init(const wh_soa *s, Cell o, uint64_t i, const wt_ctx *c) {
     (void)s;
@@ -68,7 +71,8 @@ WH_INLINE WH_HOST_DEVICE void cell_init(const wh_soa *s, Cell o, uint64_t i, con
 WH_INLINE WH_HOST_DEVICE void cell_populate(const wh_soa *s, Cell o, const wt_ctx *c) {
     uint32_t id = WH_GET(Cell, o, id), k = wt_initial(id);
     if (k == WT_EMPTY) return;
-    Agent a = k == WT_FISH ? Fish_super(WH_SOA_NEW(s, Fish)) : Shark_super(WH_SOA_NEW(s, Shark));
+    uint32_t key = wt_key(c, id);
+    Agent a = k == WT_FISH ? Fish_super(WH_SOA_NEW_AT(s, Fish, key)) : Shark_super(WH_SOA_NEW_AT(s, Shark, key));
     if (Agent_is_null(a)) return; /* out of memory: shows in --check */
     WH_GET(Agent, a, cell) = id;
     WH_GET(Agent, a, target) = WT_NONE;
@@ -124,7 +128,7 @@ WH_INLINE WH_HOST_DEVICE void fish_update(const wh_soa *s, Fish f, const wt_ctx 
     WH_GET(Agent, a, cell) = t;
     uint64_t left = 0;
     if (egg >= c->spawn) {
-        Fish n = WH_SOA_NEW(s, Fish);
+        Fish n = WH_SOA_NEW_AT(s, Fish, wt_key(c, me));
         if (!Fish_is_null(n)) {
             WH_GET(Agent, Fish_super(n), cell) = me;
             WH_GET(Agent, Fish_super(n), target) = WT_NONE;
@@ -156,7 +160,7 @@ WH_INLINE WH_HOST_DEVICE void shark_update(const wh_soa *s, Shark k, const wt_ct
     WH_GET(Agent, a, cell) = t;
     uint64_t left = 0;
     if (egg >= c->spawn) {
-        Shark n = WH_SOA_NEW(s, Shark);
+        Shark n = WH_SOA_NEW_AT(s, Shark, wt_key(c, me));
         if (!Shark_is_null(n)) {
             WH_GET(Agent, Shark_super(n), cell) = me;
             WH_GET(Agent, Shark_super(n), target) = WT_NONE;
@@ -283,7 +287,7 @@ static void grid_count(const grid *g, uint64_t *fish, uint64_t *sharks) {
 }
 
 typedef struct opts {
-    uint32_t w, h, iters, spawn, boost, start;
+    uint32_t w, h, iters, spawn, boost, start, place;
     int dev, quiet; /* quiet: no heap line */
     size_t heap;
     const char *frag;
@@ -297,6 +301,7 @@ static wt_ctx ctx_for(const opts *o) {
     c.spawn = o->spawn;
     c.boost = o->boost;
     c.start = o->start;
+    c.place = o->place;
     return c;
 }
 

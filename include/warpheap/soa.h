@@ -10,7 +10,8 @@
  * and get: a handle type `Fish` (a 64-bit object pointer, soa/pointer.h),
  * `WH_GET(Fish, f, egg_timer)` (an lvalue in the field's SOA array; inherited
  * fields: `WH_GET(Shark, s, base.cell)`, or upcast with Shark_super(s)),
- * `WH_SOA_NEW(soa, Fish)` / `WH_SOA_DESTROY(soa, f)` in device code,
+ * `WH_SOA_NEW(soa, Fish)` / `WH_SOA_DESTROY(soa, f)` in device code
+ * (`WH_SOA_NEW_AT(soa, Fish, key)`: beside the Fish of the same key),
  * `wh_soa_iter` for device_do, and with
  *
  *     WH_SOA_PARALLEL_DO(Fish, fish_step, StepCtx)
@@ -114,10 +115,13 @@ WH_EXTERN_C_END
 #define WH_GET(Class, obj, field) (*WH_FIELD(Class, obj, field))
 
 /* Device code: soa is a wh_soa (by value, as kernels receive it) or *pointer. */
-#define WH_SOA_NEW(soa_ptr, Class)   Class##_from(wh_soa_alloc((soa_ptr), Class##_TYPE))
-#define WH_SOA_DESTROY(soa_ptr, obj) wh_soa_free((soa_ptr), (obj).p)
+#define WH_SOA_NEW(soa_ptr, Class)         Class##_from(wh_soa_alloc((soa_ptr), Class##_TYPE))
+/* ... placed with the other objects of Class allocated with the same key (a
+ * uint32_t, e.g. the tile of the cell the object lives in; soa/alloc.h). */
+#define WH_SOA_NEW_AT(soa_ptr, Class, key) Class##_from(wh_soa_alloc_at((soa_ptr), Class##_TYPE, (key)))
+#define WH_SOA_DESTROY(soa_ptr, obj)       wh_soa_free((soa_ptr), (obj).p)
 /* Runtime type test: p (a uint64_t object pointer) is of class Class or below. */
-#define WH_SOA_IS(soa_ptr, p, Class) ((p) != 0 && ((soa_ptr)->subtypes[Class##_TYPE] >> wh_soa_ptr_type(p)) & 1u)
+#define WH_SOA_IS(soa_ptr, p, Class)       ((p) != 0 && ((soa_ptr)->subtypes[Class##_TYPE] >> wh_soa_ptr_type(p)) & 1u)
 
 /* ---- parallel_do / parallel_new ------------------------------------------------- *
  * Kernels take the heap and the context as __grid_constant__ parameters, so

@@ -50,6 +50,7 @@ static __global__ void init_blocks_kernel(wh_soa s) {
 extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
     WH_CUDA_TRY(cudaMemset(soa->counters, 0, WH_SOA_HEADER_AREA));
     WH_CUDA_TRY(cudaMemset(soa->do_count, 0, WH_SOA_DO_COUNTERS * sizeof *soa->do_count));
+    WH_CUDA_TRY(cudaMemset(soa->homes, 0xFF, (size_t)soa->ntypes * (soa->home_mask + 1u) * sizeof *soa->homes));
     init_blocks_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa);
     WH_LAUNCH_TRY();
     wh_bitmap bm;

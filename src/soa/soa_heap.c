@@ -11,8 +11,17 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* Bytes of a heap of n blocks, and where each part starts. */
 typedef struct layout {
-    size_t counters, blocks, bitmaps, bitmap_bytes, do_blocks, do_count, total;
+    size_t counters, blocks, bitmaps, bitmap_bytes, do_blocks, do_count, homes, total;
+    uint32_t home_mask;
 } layout;
+
+/* Home-block entries per type: one per block, a power of two, at most
+ * WH_SOA_HOMES. */
+static uint32_t homes_for(uint64_t n) {
+    uint32_t h = 1;
+    while (h < n && h < WH_SOA_HOMES) h <<= 1;
+    return h;
+}
 
 static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
     layout l;
@@ -22,7 +31,9 @@ static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
     l.bitmap_bytes = round_up(wh_bitmap_bytes(n), 64);
     l.do_blocks = l.bitmaps + (1u + 2u * ntypes) * l.bitmap_bytes;
     l.do_count = l.do_blocks + round_up((size_t)n * 4u, 64);
-    l.total = l.do_count + 64; /* WH_SOA_DO_COUNTERS words on a line of their own */
+    l.homes = l.do_count + 64; /* WH_SOA_DO_COUNTERS words on a line of their own */
+    l.home_mask = homes_for(n) - 1u;
+    l.total = l.homes + round_up((size_t)ntypes * (l.home_mask + 1u) * 4u, 64);
     return l;
 }
 
@@ -77,11 +88,14 @@ static void place(wh_soa *s, uint8_t *mem, const layout *l) {
     }
     s->do_blocks = (uint32_t *)(mem + l->do_blocks);
     s->do_count = (uint32_t *)(mem + l->do_count);
+    s->homes = (uint32_t *)(mem + l->homes);
+    s->home_mask = l->home_mask;
 }
 
 static void init_host(wh_soa *s) {
     memset(s->counters, 0, WH_SOA_HEADER_AREA); /* counters and wh__soa_opening */
     memset(s->do_count, 0, WH_SOA_DO_COUNTERS * sizeof *s->do_count);
+    memset(s->homes, 0xFF, (size_t)s->ntypes * (s->home_mask + 1u) * sizeof *s->homes); /* no home block */
     for (uint32_t b = 0; b < s->nblocks; ++b) {
         *wh__soa_alloc_word(s, b) = ~0ull; /* free: no slot can be reserved */
         *wh__soa_iter_word(s, b) = 0;
@@ -187,6 +201,7 @@ static void rebase(wh_soa *img, const wh_soa *s, uint8_t *mem) {
     }
     img->do_blocks = (uint32_t *)((uint8_t *)s->do_blocks + d);
     img->do_count = (uint32_t *)((uint8_t *)s->do_count + d);
+    img->homes = (uint32_t *)((uint8_t *)s->homes + d);
 }
 
 /* A copy of the heap in fresh host memory.  Aligned like the heap (256 B):

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Object allocator stress: many threads allocate objects of three types (a
- * class, its subclass with a smaller capacity, and an unrelated small class),
- * stamp each with a tag, check and destroy random ones; at the end every held
- * object still carries its tag (no slot was given twice), the heap invariants
- * hold, parallel_do visits every live object exactly once and none twice.
+ * class, its subclass with a smaller capacity, and an unrelated small class;
+ * half of them with placement keys), stamp each with a tag, check and destroy
+ * random ones; at the end every held object still carries its tag (no slot
+ * was given twice), the heap invariants hold, parallel_do visits every live
+ * object exactly once and none twice.
  *
  * The per-thread loop is WH_HOST_DEVICE: a pthread of the CPU backend and a
  * GPU thread (with heavy divergence: each lane draws its own operation) run the
@@ -61,7 +62,10 @@ WH_INLINE WH_HOST_DEVICE void soa_stress_thread(const wh_soa *s, uint64_t tid, u
     for (uint32_t i = 0; i < ops; ++i) {
         uint64_t r = wh_hash64(tid * 0x100000001ull + i);
         if ((r % 100u) < 55u && h < cap) {
-            uint64_t p = wh_soa_alloc(s, (uint32_t)((r >> 8) % 3u));
+            /* half the allocations with one of a few placement keys: homes
+             * raced for, filled, given back and re-typed under their users */
+            uint32_t key = (r >> 40) & 1u ? (uint32_t)(r >> 48) % 6u : WH_SOA_NO_KEY;
+            uint64_t p = wh_soa_alloc_at(s, (uint32_t)((r >> 8) % 3u), key);
             if (!p) {
                 c->fails++;
                 continue;

@@ -6,8 +6,9 @@
  * enumerates exactly the live objects, parallel_new creates n objects packed
  * cap to a block (and falls back to single allocations when blocks run out),
  * bad frees (double, of another heap, forged) are refused and counted without
- * touching any heap, and a type too large for the 64-object rule still gets
- * objects that do not overlap. */
+ * touching any heap, a type too large for the 64-object rule still gets
+ * objects that do not overlap, and placement keys keep a key's objects in
+ * blocks of their own. */
 #include "warpheap/soa.h"
 #include "wh_test.h"
 
@@ -414,6 +415,80 @@ static void test_for_slots(void) {
     CHECK_EQ_U64(bad, 0);
 }
 
+/* Placement keys: the objects of a key fill its blocks and share none with
+ * another key while free blocks remain (the same interleaving without keys
+ * mixes them), and a key's home is only a hint: a home that is full, free,
+ * of another type or out of range gives an object elsewhere and changes
+ * nothing there. */
+static uint32_t blocks_of(const uint64_t *p, int n, const uint8_t **seen) {
+    uint32_t k = 0;
+    for (int i = 0; i < n; ++i) {
+        int j = 0;
+        while (j < (int)k && seen[j] != wh_soa_ptr_block(p[i])) ++j;
+        if (j == (int)k) seen[k++] = wh_soa_ptr_block(p[i]);
+    }
+    return k;
+}
+static void test_placement(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
+    wh_soa_config cfg = {1u << 20, t, 2, false, 2, NULL};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    CHECK_EQ_U64(s.cap[Pt_TYPE], 64);
+    uint64_t a[96], b[32], u[64];
+    for (int i = 0; i < 96; ++i) { /* keys 7 and 8 interleaved */
+        a[i] = wh_soa_alloc_at(&s, Pt_TYPE, 7);
+        if (i < 32) b[i] = wh_soa_alloc_at(&s, Pt_TYPE, 8);
+        CHECK(a[i] && (i >= 32 || b[i]));
+    }
+    for (int i = 0; i < 64; ++i) CHECK((u[i] = wh_soa_alloc(&s, Pt_TYPE)) != 0);
+    const uint8_t *ba[96], *bb[32], *bu[64];
+    uint32_t na = blocks_of(a, 96, ba), nb = blocks_of(b, 32, bb), nu = blocks_of(u, 64, bu);
+    CHECK_EQ_U64(na, 2); /* 64 + 32 */
+    CHECK_EQ_U64(nb, 1);
+    for (uint32_t i = 0; i < na; ++i) CHECK(ba[i] != bb[0]);
+    uint32_t shared = 0; /* unkeyed objects go where room is: the keys' blocks */
+    for (uint32_t i = 0; i < nu; ++i) shared += bu[i] == ba[0] || bu[i] == ba[1] || bu[i] == bb[0];
+    CHECK(shared > 0);
+    printf("  placement: key 7 in %u blocks, key 8 in %u, unkeyed in %u (%u of them the keys')\n", na, nb, nu, shared);
+    /* stale homes: full, free, another type's block, out of range */
+    Qt q = WH_SOA_NEW(&s, Qt);
+    CHECK(!Qt_is_null(q));
+    uint32_t qb = wh__soa_block_of(&s, q.p), full = wh__soa_block_of(&s, a[0]);
+    CHECK_EQ_U64(*wh__soa_alloc_word(&s, full), ~0ull);
+    uint32_t free_b = wh_bitmap_find_and_clear(&s.free_blocks, 0);
+    CHECK(free_b != WH_BITMAP_NONE);
+    CHECK(wh_bitmap_try_set(&s.free_blocks, free_b)); /* only looked at */
+    uint32_t homes[4] = {full, free_b, qb, s.nblocks + 5u};
+    uint64_t qword = *wh__soa_alloc_word(&s, qb), fword = *wh__soa_alloc_word(&s, free_b), x[4];
+    for (int i = 0; i < 4; ++i) {
+        *wh__soa_home(&s, Pt_TYPE, 100u + (uint32_t)i) = homes[i];
+        x[i] = wh_soa_alloc_at(&s, Pt_TYPE, 100u + (uint32_t)i);
+        CHECK(x[i] && wh_soa_ptr_type(x[i]) == Pt_TYPE);
+        CHECK(wh__soa_block_of(&s, x[i]) != full && wh__soa_block_of(&s, x[i]) != qb);
+        CHECK(*wh__soa_home(&s, Pt_TYPE, 100u + (uint32_t)i) == wh__soa_block_of(&s, x[i])); /* the new home */
+    }
+    CHECK_EQ_U64(*wh__soa_alloc_word(&s, qb), qword);
+    CHECK(*wh__soa_type_word(&s, qb) == Qt_TYPE);
+    (void)fword; /* a free block may be opened for a key: then it is the key's own */
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    for (int i = 0; i < 96; ++i) CHECK(wh_soa_free(&s, a[i]) == WH_OK);
+    for (int i = 0; i < 32; ++i) CHECK(wh_soa_free(&s, b[i]) == WH_OK);
+    for (int i = 0; i < 64; ++i) CHECK(wh_soa_free(&s, u[i]) == WH_OK);
+    for (int i = 0; i < 4; ++i) CHECK(wh_soa_free(&s, x[i]) == WH_OK);
+    CHECK(WH_SOA_DESTROY(&s, q) == WH_OK);
+    /* key 8's home went back to the free list: the key still allocates */
+    uint64_t again = wh_soa_alloc_at(&s, Pt_TYPE, 8);
+    CHECK(again != 0);
+    CHECK(wh_soa_free(&s, again) == WH_OK);
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(&s, &st) == WH_OK);
+    CHECK_EQ_U64(st.free_blocks, st.blocks);
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    CHECK(wh_soa_destroy(&s) == WH_OK);
+}
+
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Object allocator unit tests (CPU backend).");
     test_image();
@@ -427,5 +502,6 @@ int main(int argc, char **argv) {
     test_foreign_frees();
     test_huge_type();
     test_for_slots();
+    test_placement();
     return wh_test_finish("test_soa");
 }

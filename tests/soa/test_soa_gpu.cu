@@ -5,7 +5,8 @@
  * heap too small for the load (exhaustion must give null pointers, not hangs);
  * then the same end-of-run verdict as the CPU test: objects intact, no pointer
  * held twice, heap invariants, per-type counts, and parallel_do visiting every
- * live object exactly once, also while objects replace themselves.
+ * live object exactly once, also while objects replace themselves; and
+ * placement keys keeping each key's objects in blocks of their own.
  * --small: sanitizer size. */
 #include "soa_stress.h"
 #include "wh_cli.h"
@@ -331,6 +332,80 @@ static void test_burst(uint32_t n, size_t heap, bool fill, bool packed) {
     destroy_checked(&s);
 }
 
+/* Placement keys on a full grid: one thread in four makes an SC with one of
+ * 256 keys drawn at random, so a warp's allocating lanes have different keys
+ * (groups of one, in divergent code), and hundreds of groups race for each
+ * key's home at once.  With keys, few blocks hold objects of more than one
+ * key (a group that waited WH_SOA_HOME_ROUNDS rounds for its key's block
+ * takes room anywhere) and few blocks are opened beyond what the objects
+ * need; the same burst without keys packs a warp's objects together, mixing
+ * keys in most blocks (so the check can fail).  How many groups give up
+ * waiting is a matter of timing, so `strict` false (--small, the sanitizers'
+ * size, which stretch every instruction) only reports the mixed blocks. */
+static __global__ void keyed_kernel(wh_soa s, uint32_t n, bool keyed, unsigned long long *fails) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint64_t r = wh_hash64(0x4E7ull + i);
+    if (r % 4u) return;
+    uint32_t key = (uint32_t)(r >> 8) % 256u;
+    uint64_t p = wh_soa_alloc_at(&s, SC_TYPE, keyed ? key : WH_SOA_NO_KEY);
+    if (!p) {
+        atomicAdd(fails, 1ull);
+        return;
+    }
+    WH_GET(SC, SC_from(p), tag32) = key;
+    WH_GET(SC, SC_from(p), visits) = 0;
+}
+static void test_placement(uint32_t n, size_t heap, bool strict) {
+    for (int keyed = 1; keyed >= 0; --keyed) {
+        wh_soa s;
+        wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4, NULL};
+        CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+        unsigned long long *d_fails, fails = 0;
+        WH_CUDA_OR_DIE(cudaMalloc(&d_fails, 8));
+        WH_CUDA_OR_DIE(cudaMemset(d_fails, 0, 8));
+        keyed_kernel<<<(n + 255u) / 256u, 256u>>>(s, n, keyed != 0, d_fails);
+        WH_LAUNCH_OR_DIE();
+        WH_CUDA_OR_DIE(cudaMemcpy(&fails, d_fails, 8, cudaMemcpyDeviceToHost));
+        CHECK_EQ_U64(fails, 0);
+        wh_soa img;
+        void *owned = NULL;
+        CHECK(wh_soa_host_image(&s, &img, &owned) == WH_OK);
+        wh_soa_iter it;
+        wh_soa_iter_begin(&it, &img, SC_TYPE);
+        uint64_t objects = 0, blocks = 0, mixed = 0;
+        const uint8_t *cur = NULL;
+        uint32_t key = 0;
+        bool mix = false;
+        for (uint64_t p; (p = wh_soa_iter_next(&it, &img)) != 0; ++objects) {
+            uint32_t k = WH_GET(SC, SC_from(p), tag32);
+            if (wh_soa_ptr_block(p) != cur) {
+                mixed += mix;
+                ++blocks, cur = wh_soa_ptr_block(p), key = k, mix = false;
+            }
+            mix |= k != key;
+        }
+        mixed += mix;
+        free(owned);
+        uint64_t need = (objects + s.cap[SC_TYPE] - 1) / s.cap[SC_TYPE];
+        printf("soa placement gpu (%s): %llu objects in %llu blocks (%llu would hold them), %llu with more than "
+               "one key\n",
+               keyed ? "keys" : "no keys", (unsigned long long)objects, (unsigned long long)blocks,
+               (unsigned long long)need, (unsigned long long)mixed);
+        CHECK(objects > n / 8u);
+        if (keyed && strict) {
+            CHECK(mixed * 10u < blocks);
+            CHECK(blocks <= need + 2u * 256u); /* at most a part-filled block or two per key */
+        } else if (!keyed) {
+            CHECK(mixed * 2u > blocks);
+        }
+        uint64_t bad = 0;
+        CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+        WH_CUDA_OR_DIE(cudaFree(d_fails));
+        destroy_checked(&s);
+    }
+}
+
 int main(int argc, char **argv) {
     bool small = false;
     uint32_t ops = 0;
@@ -350,6 +425,7 @@ int main(int argc, char **argv) {
     if (!small) test_enumeration_rounds(256u << 20, 6); /* four */
     test_burst(small ? 20000u : 2000000u, small ? (16u << 20) : (256u << 20), true, !small);
     test_burst(small ? 20000u : 2000000u, 256u << 20, false, false);
+    test_placement(small ? 20000u : 2000000u, 256u << 20, !small);
     uint32_t threads = small ? 2048u : 132u * 2048u;
     stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false); /* roomy */
     stress(small ? (256u << 10) : (8u << 20), threads, ops, 16, true); /* exhausted */

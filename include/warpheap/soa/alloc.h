@@ -106,31 +106,75 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_alloc_round(const wh_soa *s, uint32_t t, u
     return *b != WH_BITMAP_NONE;
 }
 
-/* Allocate an object of type t; 0 when the heap is exhausted (or t is
- * abstract).  Call from converged or divergent code alike. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
+/* Placement keys (not in the paper).  wh_soa_alloc_at(s, t, key) puts the
+ * object in the block that the last allocation of type t with the same key
+ * opened, while it has room: objects the program keeps together (agents of
+ * neighbouring cells: key = the cell's tile) share blocks, so a parallel_do
+ * over them touches their cells' data in few cache lines.  The lanes of a
+ * warp group by (type, key), and a group spends its first rounds on the
+ * key's home block (wh__soa_home): it reserves there; when the home has no
+ * room, one group claims the entry (WH__SOA_HOME_OPENING) and opens a fresh
+ * block for the key while the others wait for it, so that a burst of
+ * groups with one key fills one block instead of opening one each, and
+ * keys do not mix in each other's blocks.  After WH_SOA_HOME_ROUNDS rounds,
+ * or when no free block is left, the group goes on with Alg. 1's rounds
+ * (active blocks of any key).  A home is only a hint: a block that filled,
+ * was given back or took another type since refuses the reservation
+ * (wh__soa_reserve).  WH_SOA_NO_KEY: no key, Alg. 1 alone. */
+#define WH_SOA_NO_KEY        0xFFFFFFFFu
+#define WH_SOA_HOME_ROUNDS   32u
+#define WH__SOA_HOME_OPENING 0xFFFFFFFEu
+
+/* A keyed group's round on its home (arguments and result as
+ * wh__soa_alloc_round's). */
+WH_INLINE WH_HOST_DEVICE bool wh__soa_home_round(const wh_soa *s, uint32_t t, uint32_t *home, unsigned want,
+                                                 unsigned round, uint64_t seed, uint32_t *b, uint64_t *got) {
+    uint32_t h = wh_atomic_load(home, WH_ACQUIRE);
+    *b = h;
+    *got = h < s->nblocks ? wh__soa_reserve(s, h, t, want, seed) : 0;
+    if (*got) return true;
+    if (h == WH__SOA_HOME_OPENING || !wh_atomic_cas(home, &h, WH__SOA_HOME_OPENING, WH_ACQ_REL, WH_RELAXED)) {
+        wh_backoff(round); /* another group opens the key's block */
+        return true;
+    }
+    /* the claim is ours: Alg. 1's slow path, and the entry names its block */
+    bool room = wh__soa_alloc_round(s, t, want, WH_SOA_ACTIVE_LOOKUPS, seed, b, got);
+    wh_atomic_store(home, *got ? *b : WH_BITMAP_NONE, WH_RELEASE);
+    return room;
+}
+
+/* Allocate an object of type t, placed by key (WH_SOA_NO_KEY: anywhere); 0
+ * when the heap is exhausted (or t is abstract).  Call from converged or
+ * divergent code alike. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc_at(const wh_soa *s, uint32_t t, uint32_t key) {
 #if WH_SOA_COALESCE
-    uint32_t group = wh_match_any64(wh_active_mask(), t);
+    uint32_t group = wh_match_any64(wh_active_mask(), (uint64_t)key << 32 | t);
 #else
     uint32_t group = 1u << wh_lane_id(); /* ablation: each lane alone */
 #endif
     unsigned n = (unsigned)wh_popc32(group), rank = wh_rank(group), leader = wh_leader(group);
     bool lead = wh_lane_id() == leader;
     if (t >= s->ntypes || s->cap[t] == 0) return 0; /* uniform in the group */
+    uint32_t *home = key == WH_SOA_NO_KEY ? NULL : wh__soa_home(s, t, key);
+    unsigned r0 = home ? WH_SOA_HOME_ROUNDS : 0u, last = WH_SOA_ALLOC_ROUNDS + r0; /* r0: rounds on the home */
     uint64_t result = 0, seed = wh__soa_seed();
     unsigned done = 0, no_room = 0, round = 0;
-    for (; done < n && round < WH_SOA_ALLOC_ROUNDS && no_room < 2u; ++round) {
+    for (; done < n && round < last && no_room < 2u; ++round) {
         uint32_t b = WH_BITMAP_NONE;
         uint64_t got = 0;
         uint32_t room = 1;
         if (lead) {
-            room = wh__soa_alloc_round(s, t, n - done, round, seed, &b, &got);
+            room = round < r0 ? wh__soa_home_round(s, t, home, n - done, round, seed, &b, &got)
+                              : wh__soa_alloc_round(s, t, n - done, round - r0, seed, &b, &got);
             seed = WH_SOA_ROTATE ? wh_hash64(seed + round) : 0;
         }
         b = wh_shfl32(group, b, leader);
         got = wh_shfl64(group, got, leader);
         room = wh_shfl32(group, room, leader);
-        if (!room) ++no_room; /* two slow paths found no free block */
+        if (!room) { /* a slow path found no free block */
+            ++no_room;
+            if (round < r0) round = r0 - 1; /* no block for the key: Alg. 1 */
+        }
         if (!got) continue;
         unsigned k = (unsigned)wh_popc64(got);
         WH_ASSERT(b < s->nblocks && k <= n - done); /* a block of the heap, at most what was asked */
@@ -139,10 +183,14 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
         done += k;
     }
     if (lead && done < n) /* one count per lane left without */
-        (void)wh_atomic_fetch_add(
-            &s->counters[round >= WH_SOA_ALLOC_ROUNDS ? WH_SOA_CTR_RETRY_LIMIT : WH_SOA_CTR_FAILED_ALLOCS],
-            (uint64_t)(n - done), WH_RELAXED);
+        (void)wh_atomic_fetch_add(&s->counters[round >= last ? WH_SOA_CTR_RETRY_LIMIT : WH_SOA_CTR_FAILED_ALLOCS],
+                                  (uint64_t)(n - done), WH_RELAXED);
     return result;
+}
+
+/* Allocate an object of type t anywhere (Alg. 1). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_alloc(const wh_soa *s, uint32_t t) {
+    return wh_soa_alloc_at(s, t, WH_SOA_NO_KEY);
 }
 
 /* parallel_new's packing (a departure from the paper, whose parallel_new is

@@ -56,6 +56,8 @@ typedef struct wh_soa {
      * allocated blocks (Fig. 8); its length, then the preparation's counters
      * (WH_SOA_DO_COUNTERS words, zero between preparations). */
     uint32_t *do_blocks, *do_count;
+    /* placement keys (soa/alloc.h): per type, home_mask + 1 block indices */
+    uint32_t *homes, home_mask;
     void *mem; /* the one allocation holding all of it     */
     size_t mem_bytes;
     uint32_t do_threads;  /* GPU threads of a parallel_do launch      */
@@ -157,6 +159,14 @@ WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_type_word(const wh_soa *s, uint32_t b
 WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_usable(uint32_t cap) { return cap >= 64u ? ~0ull : (1ull << cap) - 1ull; }
 WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_of(const wh_soa *s, uint64_t p) {
     return (uint32_t)((size_t)(wh_soa_ptr_block(p) - s->blocks) / s->block_bytes);
+}
+/* Placement keys (wh_soa_alloc_at): per type a table of home blocks, a
+ * power of two of entries (one per block, at most WH_SOA_HOMES).  Key k of
+ * type t uses entry k mod the table's size: consecutive keys get different
+ * entries.  An entry is a hint and may name any block (or none, ~0u). */
+#define WH_SOA_HOMES 4096u
+WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_home(const wh_soa *s, uint32_t t, uint32_t key) {
+    return s->homes + (size_t)t * (s->home_mask + 1u) + (key & s->home_mask);
 }
 /* Slow paths of type t running now (wh__soa_open_begin): 32-bit words in the
  * counters' 256-byte area, from its byte 64 on (16 types: bytes 64-127). */
