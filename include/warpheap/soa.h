@@ -33,8 +33,9 @@
 #if defined(__CUDACC__)
 #include "warpheap/cuda_check.h"
 WH_EXTERN_C_BEGIN
-/* Snapshot iteration bitmaps of type t and enumerate its blocks (Alg. 5)
- * into soa->do_blocks / do_count, on the default stream (soa_cuda.cu). */
+/* Enumerate type t's blocks (Alg. 5) with snapshots of their slot bitmaps
+ * into soa->do_blocks, do_iter and do_count, on the default stream
+ * (soa_cuda.cu). */
 WH_API wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t);
 /* Allocation failures counted so far (synchronises). */
 WH_EXTERN_C_END
@@ -126,20 +127,25 @@ WH_EXTERN_C_END
 /* ---- parallel_do / parallel_new ------------------------------------------------- *
  * Kernels take the heap and the context as __grid_constant__ parameters, so
  * the pointers handed to the user's function address the parameter space
- * instead of a per-thread copy of the (1.5 KB) descriptor. */
+ * instead of a per-thread copy of the (1.5 KB) descriptor.  A do-all kernel
+ * keeps WH__SOA_DO_MIN_BLOCKS thread blocks of 256 on an SM (at most 64
+ * registers a thread): a function that allocates inlines the allocator,
+ * which otherwise takes the kernel past 64 registers and leaves too few
+ * threads on an SM to hide the latency of the do-all's loads. */
 #if defined(__CUDACC__)
-#define WH__SOA_DO_KERNEL(Class, func, Ctx)                                                        \
-    static __global__ void Class##__##func##__kernel(const __grid_constant__ wh_soa s, uint32_t t, \
-                                                     const __grid_constant__ Ctx ctx) {            \
-        uint32_t cap = s.cap[t];                                                                   \
-        uint32_t per = (gridDim.x * blockDim.x) / cap; /* blocks in flight */                      \
-        uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                                      \
-        if (tid >= per * cap) return;                                                              \
-        uint32_t slot = tid % cap, n = *s.do_count;                                                \
-        for (uint32_t k = tid / cap; k < n; k += per) {                                            \
-            uint64_t p = wh__soa_do_object(&s, s.do_blocks[k], t, slot);                           \
-            if (p) func(&s, Class##_from(p), &ctx);                                                \
-        }                                                                                          \
+#define WH__SOA_DO_MIN_BLOCKS 4
+#define WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                        \
+    static __global__ void __launch_bounds__(256, WH__SOA_DO_MIN_BLOCKS)                                           \
+        Class##__##func##__kernel(const __grid_constant__ wh_soa s, uint32_t t, const __grid_constant__ Ctx ctx) { \
+        uint32_t cap = s.cap[t];                                                                                   \
+        uint32_t per = (gridDim.x * blockDim.x) / cap; /* blocks in flight */                                      \
+        uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                                                      \
+        if (tid >= per * cap) return;                                                                              \
+        uint32_t slot = tid % cap, n = *s.do_count;                                                                \
+        for (uint32_t k = tid / cap; k < n; k += per) {                                                            \
+            uint64_t p = wh__soa_do_object(&s, k, t, slot);                                                        \
+            if (p) func(&s, Class##_from(p), &ctx);                                                                \
+        }                                                                                                          \
     }
 #define WH__SOA_DO_LAUNCH(Class, func)                                         \
     {                                                                          \
@@ -178,28 +184,27 @@ WH_EXTERN_C_END
 #define WH__SOA_NEW_LAUNCH(Class, init) return WH_ERR_UNSUPPORTED;
 #endif
 
-#define WH_SOA_PARALLEL_DO(Class, func, Ctx)                                                               \
-    static void Class##__##func##__range(const wh_soa *s, uint32_t t, const uint32_t *blocks, uint32_t k0, \
-                                         uint32_t k1, const void *ctx) {                                   \
-        for (uint32_t k = k0; k < k1; ++k)                                                                 \
-            for (uint32_t slot = 0; slot < s->cap[t]; ++slot) {                                            \
-                uint64_t p = wh__soa_do_object(s, blocks[k], t, slot);                                     \
-                if (p) func(s, Class##_from(p), (const Ctx *)ctx);                                         \
-            }                                                                                              \
-    }                                                                                                      \
-    WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                    \
-    static wh_status Class##_parallel_do_##func(const wh_soa *s, Ctx ctx) {                                \
-        uint32_t types = s->subtypes[Class##_TYPE];                                                        \
-        for (uint32_t u = 0; types; ++u, types >>= 1) {                                                    \
-            if (!(types & 1u) || !s->cap[u]) continue;                                                     \
-            if (s->on_device)                                                                              \
-                WH__SOA_DO_LAUNCH(Class, func)                                                             \
-            else {                                                                                         \
-                wh_status st_ = wh__soa_do_host(s, u, Class##__##func##__range, &ctx);                     \
-                if (st_ != WH_OK) return st_;                                                              \
-            }                                                                                              \
-        }                                                                                                  \
-        return WH_OK;                                                                                      \
+#define WH_SOA_PARALLEL_DO(Class, func, Ctx)                                                                       \
+    static void Class##__##func##__range(const wh_soa *s, uint32_t t, uint32_t k0, uint32_t k1, const void *ctx) { \
+        for (uint32_t k = k0; k < k1; ++k)                                                                         \
+            for (uint32_t slot = 0; slot < s->cap[t]; ++slot) {                                                    \
+                uint64_t p = wh__soa_do_object(s, k, t, slot);                                                     \
+                if (p) func(s, Class##_from(p), (const Ctx *)ctx);                                                 \
+            }                                                                                                      \
+    }                                                                                                              \
+    WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                            \
+    static wh_status Class##_parallel_do_##func(const wh_soa *s, Ctx ctx) {                                        \
+        uint32_t types = s->subtypes[Class##_TYPE];                                                                \
+        for (uint32_t u = 0; types; ++u, types >>= 1) {                                                            \
+            if (!(types & 1u) || !s->cap[u]) continue;                                                             \
+            if (s->on_device)                                                                                      \
+                WH__SOA_DO_LAUNCH(Class, func)                                                                     \
+            else {                                                                                                 \
+                wh_status st_ = wh__soa_do_host(s, u, Class##__##func##__range, &ctx);                             \
+                if (st_ != WH_OK) return st_;                                                                      \
+            }                                                                                                      \
+        }                                                                                                          \
+        return WH_OK;                                                                                              \
     }
 
 /* init(const wh_soa *, Class obj, uint64_t i, const Ctx *) for i in [0, n).

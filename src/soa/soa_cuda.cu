@@ -2,7 +2,7 @@
 /* Object allocator, device side of the host API: heap memory and its
  * initialisation, and the preparation of a parallel_do (DynaSOAr section 3.7):
  * enumerate the allocated blocks of a type (Alg. 5) and snapshot their slot
- * bitmaps into the iteration bitmaps, in one launch.  Everything is enqueued on
+ * bitmaps as the iteration bitmaps, in one launch.  Everything is enqueued on
  * the default stream; the host does not wait. */
 #include "soa_internal.h"
 #include "warpheap/bitmap_cuda.h"
@@ -42,7 +42,6 @@ extern "C" uint32_t wh__soa_dev_threads(void) {
 static __global__ void init_blocks_kernel(wh_soa s) {
     for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < s.nblocks; b += gridDim.x * blockDim.x) {
         *wh__soa_alloc_word(&s, b) = ~0ull; /* free: no slot can be reserved */
-        *wh__soa_iter_word(&s, b) = 0;
         *wh__soa_type_word(&s, b) = ~0u;
     }
 }
@@ -67,8 +66,8 @@ extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
 /* Alg. 5 and the snapshot in one pass.  Each warp takes the level-0 words of
  * the type's allocation bitmap whose summary bit is set, reserves their
  * blocks' places in do_blocks with one atomic add per word, and each lane
- * writes the index and the iteration bitmap (slot bitmap restricted to real
- * slots) of one block.  The last thread block to finish publishes the count
+ * writes the index and, beside it, the iteration bitmap (slot bitmap
+ * restricted to real slots) of one block.  The last thread block to finish publishes the count
  * and clears the counters for the next preparation: nothing is reset between
  * launches and the host never waits.  No kernel that changes the bitmaps runs
  * meanwhile (stream order), so plain loads see a consistent bitmap. */
@@ -86,9 +85,9 @@ static __global__ void enumerate_kernel(wh_soa s, uint32_t t) {
         base = __shfl_sync(0xFFFFFFFFu, base, 0);
         for (uint32_t bit = lane; bit < 64u; bit += 32u) {
             if (!((x >> bit) & 1u)) continue;
-            uint32_t b = w * 64u + bit;
-            s.do_blocks[base + (uint32_t)__popcll(x & ((1ull << bit) - 1u))] = b;
-            *wh__soa_iter_word(&s, b) = *wh__soa_alloc_word(&s, b) & usable;
+            uint32_t b = w * 64u + bit, k = base + (uint32_t)__popcll(x & ((1ull << bit) - 1u));
+            s.do_blocks[k] = b;
+            s.do_iter[k] = *wh__soa_alloc_word(&s, b) & usable;
         }
     }
     __syncthreads();

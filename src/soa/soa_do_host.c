@@ -129,7 +129,7 @@ typedef struct do_args {
 
 static void do_range(uint64_t k0, uint64_t k1, const void *p) {
     const do_args *a = (const do_args *)p;
-    a->fn(a->s, a->t, a->s->do_blocks, (uint32_t)k0, (uint32_t)k1, a->ctx);
+    a->fn(a->s, a->t, (uint32_t)k0, (uint32_t)k1, a->ctx);
 }
 
 wh_status wh__soa_do_host(const wh_soa *s, uint32_t t, wh__soa_range_fn fn, const void *ctx) {
@@ -138,8 +138,7 @@ wh_status wh__soa_do_host(const wh_soa *s, uint32_t t, wh__soa_range_fn fn, cons
     uint64_t usable = wh__soa_usable(s->cap[t]);
     for (uint32_t k = 0; k < n; ++k) {
         uint32_t b = s->do_blocks[k];
-        uint64_t a = wh_atomic_load(wh__soa_alloc_word(s, b), WH_ACQUIRE);
-        wh_atomic_store(wh__soa_iter_word(s, b), a & usable, WH_RELAXED);
+        s->do_iter[k] = wh_atomic_load(wh__soa_alloc_word(s, b), WH_ACQUIRE) & usable;
     }
     *s->do_count = n;
     do_args args = {s, t, fn, ctx};

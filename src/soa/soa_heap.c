@@ -11,7 +11,7 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* Bytes of a heap of n blocks, and where each part starts. */
 typedef struct layout {
-    size_t counters, blocks, bitmaps, bitmap_bytes, do_blocks, do_count, homes, total;
+    size_t counters, blocks, bitmaps, bitmap_bytes, do_blocks, do_iter, do_count, homes, total;
     uint32_t home_mask;
 } layout;
 
@@ -30,7 +30,8 @@ static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
     l.bitmaps = l.blocks + (size_t)n * block_bytes;
     l.bitmap_bytes = round_up(wh_bitmap_bytes(n), 64);
     l.do_blocks = l.bitmaps + (1u + 2u * ntypes) * l.bitmap_bytes;
-    l.do_count = l.do_blocks + round_up((size_t)n * 4u, 64);
+    l.do_iter = l.do_blocks + round_up((size_t)n * 4u, 64);
+    l.do_count = l.do_iter + (size_t)n * 8u;
     l.homes = l.do_count + 64; /* WH_SOA_DO_COUNTERS words on a line of their own */
     l.home_mask = homes_for(n) - 1u;
     l.total = l.homes + round_up((size_t)ntypes * (l.home_mask + 1u) * 4u, 64);
@@ -87,6 +88,7 @@ static void place(wh_soa *s, uint8_t *mem, const layout *l) {
         wh_bitmap_layout(&s->active_blocks[t], mem + l->bitmaps + (1 + s->ntypes + t) * l->bitmap_bytes, s->nblocks);
     }
     s->do_blocks = (uint32_t *)(mem + l->do_blocks);
+    s->do_iter = (uint64_t *)(mem + l->do_iter);
     s->do_count = (uint32_t *)(mem + l->do_count);
     s->homes = (uint32_t *)(mem + l->homes);
     s->home_mask = l->home_mask;
@@ -98,7 +100,6 @@ static void init_host(wh_soa *s) {
     memset(s->homes, 0xFF, (size_t)s->ntypes * (s->home_mask + 1u) * sizeof *s->homes); /* no home block */
     for (uint32_t b = 0; b < s->nblocks; ++b) {
         *wh__soa_alloc_word(s, b) = ~0ull; /* free: no slot can be reserved */
-        *wh__soa_iter_word(s, b) = 0;
         *wh__soa_type_word(s, b) = ~0u;
     }
     wh_bitmap_init_host(&s->free_blocks, s->free_blocks.words, s->nblocks, true);
@@ -200,6 +201,7 @@ static void rebase(wh_soa *img, const wh_soa *s, uint8_t *mem) {
         img->active_blocks[t] = wh_bitmap_rebase(&s->active_blocks[t], (uint8_t *)s->active_blocks[t].words + d);
     }
     img->do_blocks = (uint32_t *)((uint8_t *)s->do_blocks + d);
+    img->do_iter = (uint64_t *)((uint8_t *)s->do_iter + d);
     img->do_count = (uint32_t *)((uint8_t *)s->do_count + d);
     img->homes = (uint32_t *)((uint8_t *)s->homes + d);
 }

@@ -406,6 +406,63 @@ static void test_placement(uint32_t n, size_t heap, bool strict) {
     }
 }
 
+/* Allocation from a function the compiler keeps out of line, called in the
+ * divergent iterations of a loop (lanes of a warp reach it at different
+ * iterations, as game of life's spreading does): every object is handed out
+ * once, keeps its tag, and the heap holds exactly the objects the threads
+ * got (no slot reserved for a lane that never received it).  The heap is a
+ * __grid_constant__ parameter, as in the do-all kernels: the function reads
+ * it through a pointer into parameter space. */
+static __device__ __noinline__ uint64_t alloc_out_of_line(const wh_soa *s, uint32_t t) { return wh_soa_alloc(s, t); }
+static __global__ void out_of_line_kernel(const __grid_constant__ wh_soa s, uint32_t n, uint64_t *got) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (uint32_t k = 0; k < 8u; ++k) {
+        uint64_t r = wh_hash64(0x0111ull + (uint64_t)i * 8u + k), p = 0;
+        if (r % 3u == 0) p = alloc_out_of_line(&s, (r >> 8) & 1u ? SC_TYPE : SA_TYPE);
+        if (p) soa_stress_stamp(&s, p, soa_stress_tag(i, k));
+        got[(size_t)i * 8u + k] = p;
+    }
+}
+static void test_out_of_line(uint32_t n) {
+    wh_soa s;
+    wh_soa_config cfg = {256u << 20, soa_stress_types, 3, true, 4, NULL};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    uint64_t *d_got;
+    WH_CUDA_OR_DIE(cudaMalloc(&d_got, (size_t)n * 8u * 8u));
+    out_of_line_kernel<<<(n + 255u) / 256u, 256u>>>(s, n, d_got);
+    WH_LAUNCH_OR_DIE();
+    std::vector<uint64_t> got((size_t)n * 8u);
+    WH_CUDA_OR_DIE(cudaMemcpy(got.data(), d_got, got.size() * 8u, cudaMemcpyDeviceToHost));
+    wh_soa img;
+    void *owned = NULL;
+    CHECK(wh_soa_host_image(&s, &img, &owned) == WH_OK);
+    uint64_t held = 0, wrong = 0;
+    for (size_t j = 0; j < got.size(); ++j) {
+        if (!got[j]) continue;
+        ++held;
+        wrong +=
+            !soa_stress_intact(&img, wh_soa_image_ptr(&s, &img, got[j]), soa_stress_tag(j / 8u, (uint32_t)(j % 8u)));
+    }
+    free(owned);
+    std::vector<uint64_t> ps;
+    for (uint64_t p : got)
+        if (p) ps.push_back(p);
+    std::sort(ps.begin(), ps.end());
+    uint64_t twice = (uint64_t)(ps.end() - std::unique(ps.begin(), ps.end()));
+    uint64_t objects = 0, slots = 0;
+    CHECK(wh_soa_usage(&s, &objects, &slots) == WH_OK);
+    printf("soa out-of-line gpu: %llu objects handed out, %llu in the heap, %llu twice, %llu with a wrong tag\n",
+           (unsigned long long)held, (unsigned long long)objects, (unsigned long long)twice, (unsigned long long)wrong);
+    CHECK(held > (uint64_t)n);
+    CHECK_EQ_U64(objects, held);
+    CHECK_EQ_U64(twice, 0);
+    CHECK_EQ_U64(wrong, 0);
+    check_heap(&s, "out of line");
+    WH_CUDA_OR_DIE(cudaFree(d_got));
+    destroy_checked(&s);
+}
+
 int main(int argc, char **argv) {
     bool small = false;
     uint32_t ops = 0;
@@ -426,6 +483,7 @@ int main(int argc, char **argv) {
     test_burst(small ? 20000u : 2000000u, small ? (16u << 20) : (256u << 20), true, !small);
     test_burst(small ? 20000u : 2000000u, 256u << 20, false, false);
     test_placement(small ? 20000u : 2000000u, 256u << 20, !small);
+    test_out_of_line(small ? 4096u : 262144u);
     uint32_t threads = small ? 2048u : 132u * 2048u;
     stress(small ? (16u << 20) : (1u << 30), threads, ops, 16, false); /* roomy */
     stress(small ? (256u << 10) : (8u << 20), threads, ops, 16, true); /* exhausted */

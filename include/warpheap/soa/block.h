@@ -146,7 +146,6 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_init_block(const wh_soa *s, uint32_t t
     uint32_t cap = s->cap[t];
     uint64_t mine = wh__soa_pick_bits(wh__soa_usable(cap), want < cap ? want : cap, 0);
     wh_atomic_store(wh__soa_type_word(s, b), t, WH_RELAXED);
-    wh_atomic_store(wh__soa_iter_word(s, b), 0ull, WH_RELAXED);
     wh_atomic_store(wh__soa_alloc_word(s, b), ~wh__soa_usable(cap) | mine, WH_RELEASE);
     (void)wh_bitmap_try_set(&s->alloc_blocks[t], b);
     wh__soa_sync_active(s, b, t);

@@ -2,7 +2,7 @@
 /* Object allocator: enumeration of objects.
  *
  * Implements DynaSOAr (ECOOP 2019) section 3.7: parallel_do snapshots each
- * allocated block's slot bitmap into its iteration bitmap (so objects created
+ * allocated block's slot bitmap as its iteration bitmap (so objects created
  * during the do-all are not visited), builds the compact array of allocated
  * blocks of the type (Alg. 5, in one pass over the bitmap's two lowest levels
  * together with the snapshot: one launch before the do-all's), and maps threads to
@@ -15,20 +15,24 @@
  * created or destroyed meanwhile (between kernels, or in a do-all of another
  * type); its loads are relaxed.
  *
- * Departure: the kernel reads the number of allocated blocks from device
+ * Departures: the kernel reads the number of allocated blocks from device
  * memory and strides over a fixed grid, so the host never waits between the
- * enumeration and the launch.
+ * enumeration and the launch; the iteration bitmaps lie beside the compact
+ * array instead of in the blocks' headers.
  */
 #ifndef WARPHEAP_SOA_DO_H
 #define WARPHEAP_SOA_DO_H
 
 #include "warpheap/soa/alloc.h"
 
-/* The object of thread-slot `slot` in block b if the running do-all visits it. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_object(const wh_soa *s, uint32_t b, uint32_t t, uint32_t slot) {
-    uint64_t it = wh_atomic_load(wh__soa_iter_word(s, b), WH_RELAXED);
-    if (!((it >> slot) & 1u)) return 0;
-    return wh_soa_ptr_make(wh__soa_block(s, b), t, s->cap[t], slot);
+/* The object of thread-slot `slot` in the k-th block of the compact array if
+ * the running do-all visits it.  The array and the iteration bitmaps beside
+ * it are read-only while the do-all runs: one load each, both next to the
+ * neighbours' (no block header is read, so a do-all that touches few fields
+ * of a block reads no line for its bookkeeping). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_object(const wh_soa *s, uint32_t k, uint32_t t, uint32_t slot) {
+    if (!((s->do_iter[k] >> slot) & 1u)) return 0;
+    return wh_soa_ptr_make(wh__soa_block(s, s->do_blocks[k]), t, s->cap[t], slot);
 }
 
 /* ---- device_do: a sequential iterator -------------------------------------- *

@@ -53,9 +53,12 @@ typedef struct wh_soa {
     wh_bitmap alloc_blocks[WH_SOA_MAX_TYPES];
     wh_bitmap active_blocks[WH_SOA_MAX_TYPES];
     /* parallel_do scratch, same memory space as the heap: the compact array of
-     * allocated blocks (Fig. 8); its length, then the preparation's counters
-     * (WH_SOA_DO_COUNTERS words, zero between preparations). */
+     * allocated blocks (Fig. 8) and beside it their iteration bitmaps (3.7:
+     * the slots the running do-all visits); its length, then the
+     * preparation's counters (WH_SOA_DO_COUNTERS words, zero between
+     * preparations). */
     uint32_t *do_blocks, *do_count;
+    uint64_t *do_iter;
     /* placement keys (soa/alloc.h): per type, home_mask + 1 block indices */
     uint32_t *homes, home_mask;
     void *mem; /* the one allocation holding all of it     */
@@ -129,9 +132,8 @@ WH_API uint64_t wh_soa_image_ptr(const wh_soa *soa, const wh_soa *img, uint64_t 
 WH_API wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned);
 
 /* parallel_do support (soa_do_host.c / soa_cuda.cu) */
-typedef void (*wh__soa_range_fn)(const wh_soa *s, uint32_t t, const uint32_t *blocks, uint32_t k0, uint32_t k1,
-                                 const void *ctx);
-/* CPU backend: snapshot iteration bitmaps of type t, then run fn over the
+typedef void (*wh__soa_range_fn)(const wh_soa *s, uint32_t t, uint32_t k0, uint32_t k1, const void *ctx);
+/* CPU backend: enumerate type t's blocks with their iteration bitmaps, then run fn over the
  * allocated blocks on soa->cpu_threads threads. */
 WH_API wh_status wh__soa_do_host(const wh_soa *soa, uint32_t t, wh__soa_range_fn fn, const void *ctx);
 WH_EXTERN_C_END
@@ -143,10 +145,6 @@ WH_INLINE WH_HOST_DEVICE uint8_t *wh__soa_block(const wh_soa *s, uint32_t b) {
 /* Slot bitmap: bit i set = slot i taken (allocated, padding or invalidated). */
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__soa_alloc_word(const wh_soa *s, uint32_t b) {
     return (uint64_t *)wh__soa_block(s, b);
-}
-/* Iteration bitmap: the slots a running parallel_do visits. */
-WH_INLINE WH_HOST_DEVICE uint64_t *wh__soa_iter_word(const wh_soa *s, uint32_t b) {
-    return (uint64_t *)wh__soa_block(s, b) + 1;
 }
 /* The type word of a block given back to the free list: its last type with
  * this bit, so that a second free of its last object is told from a foreign
