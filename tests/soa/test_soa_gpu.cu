@@ -235,10 +235,11 @@ WH_INLINE WH_HOST_DEVICE void drop_c(const wh_soa *s, SC o, const drop_ctx *c) {
 }
 WH_SOA_PARALLEL_DO(SC, reset_c, stamp_ctx)
 WH_SOA_PARALLEL_DO(SC, drop_c, drop_ctx)
-static void test_enumeration_rounds(size_t bytes, uint32_t rounds) {
+static void test_enumeration_rounds(size_t bytes, uint32_t rounds, uint32_t levels) {
     wh_soa s;
     wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    CHECK_EQ_U64(s.alloc_blocks[SC_TYPE].levels, levels); /* the case this size is meant to cover */
     uint64_t slots = (uint64_t)s.nblocks * s.cap[SC_TYPE], *d_total;
     WH_CUDA_OR_DIE(cudaMalloc(&d_total, 8));
     soa_visit_ctx vc = {d_total};
@@ -476,10 +477,10 @@ int main(int argc, char **argv) {
         return WH_TEST_SKIP;
     }
     test_parallel_new(small ? 5000u : 1000000u);
-    test_enumeration_rounds(32u << 10, 6);              /* one bitmap level */
-    test_enumeration_rounds(1u << 20, 6);               /* two */
-    test_enumeration_rounds(16u << 20, 6);              /* three */
-    if (!small) test_enumeration_rounds(256u << 20, 6); /* four */
+    test_enumeration_rounds(32u << 10, 6, 1); /* bitmap levels */
+    test_enumeration_rounds(1u << 20, 6, 2);
+    test_enumeration_rounds(16u << 20, 6, 3);
+    if (!small) test_enumeration_rounds(256u << 20, 6, 4);
     test_burst(small ? 20000u : 2000000u, small ? (16u << 20) : (256u << 20), true, !small);
     test_burst(small ? 20000u : 2000000u, 256u << 20, false, false);
     test_placement(small ? 20000u : 2000000u, 256u << 20, !small);
