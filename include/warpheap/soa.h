@@ -128,14 +128,15 @@ WH_EXTERN_C_END
  * Kernels take the heap and the context as __grid_constant__ parameters, so
  * the pointers handed to the user's function address the parameter space
  * instead of a per-thread copy of the (1.5 KB) descriptor.  A do-all kernel
- * keeps WH__SOA_DO_MIN_BLOCKS thread blocks of 256 on an SM (at most 64
+ * keeps WH__SOA_DO_MIN_BLOCKS thread blocks of WH__SOA_DO_BLOCK on an SM (at most 64
  * registers a thread): a function that allocates inlines the allocator,
  * which otherwise takes the kernel past 64 registers and leaves too few
  * threads on an SM to hide the latency of the do-all's loads. */
 #if defined(__CUDACC__)
+#define WH__SOA_DO_BLOCK      256
 #define WH__SOA_DO_MIN_BLOCKS 4
 #define WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                        \
-    static __global__ void __launch_bounds__(256, WH__SOA_DO_MIN_BLOCKS)                                           \
+    static __global__ void __launch_bounds__(WH__SOA_DO_BLOCK, WH__SOA_DO_MIN_BLOCKS)                              \
         Class##__##func##__kernel(const __grid_constant__ wh_soa s, uint32_t t, const __grid_constant__ Ctx ctx) { \
         uint32_t cap = s.cap[t];                                                                                   \
         uint32_t per = (gridDim.x * blockDim.x) / cap; /* blocks in flight */                                      \
@@ -147,12 +148,12 @@ WH_EXTERN_C_END
             if (p) func(&s, Class##_from(p), &ctx);                                                                \
         }                                                                                                          \
     }
-#define WH__SOA_DO_LAUNCH(Class, func)                                         \
-    {                                                                          \
-        wh_status st_ = wh__soa_prepare_device(s, u);                          \
-        if (st_ != WH_OK) return st_;                                          \
-        Class##__##func##__kernel<<<s->do_threads / 256u, 256u>>>(*s, u, ctx); \
-        WH_LAUNCH_TRY();                                                       \
+#define WH__SOA_DO_LAUNCH(Class, func)                                                                 \
+    {                                                                                                  \
+        wh_status st_ = wh__soa_prepare_device(s, u);                                                  \
+        if (st_ != WH_OK) return st_;                                                                  \
+        Class##__##func##__kernel<<<s->do_threads / WH__SOA_DO_BLOCK, WH__SOA_DO_BLOCK>>>(*s, u, ctx); \
+        WH_LAUNCH_TRY();                                                                               \
     }
 /* parallel_new: one warp per chunk of cap objects (wh__soa_new_chunk). */
 #define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                          \

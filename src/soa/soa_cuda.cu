@@ -49,7 +49,7 @@ static __global__ void init_blocks_kernel(wh_soa s) {
 extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
     WH_CUDA_TRY(cudaMemset(soa->counters, 0, WH_SOA_HEADER_AREA));
     WH_CUDA_TRY(cudaMemset(soa->do_count, 0, WH_SOA_DO_COUNTERS * sizeof *soa->do_count));
-    WH_CUDA_TRY(cudaMemset(soa->homes, 0xFF, (size_t)soa->ntypes * (soa->home_mask + 1u) * sizeof *soa->homes));
+    WH_CUDA_TRY(cudaMemset(soa->homes, 0xFF, wh__soa_homes_bytes(soa->ntypes, soa->home_mask)));
     init_blocks_kernel<<<grid_for(soa->nblocks), kThreads>>>(*soa);
     WH_LAUNCH_TRY();
     wh_bitmap bm;
@@ -67,9 +67,9 @@ extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
  * the type's allocation bitmap whose summary bit is set, reserves their
  * blocks' places in do_blocks with one atomic add per word, and each lane
  * writes the index and, beside it, the iteration bitmap (slot bitmap
- * restricted to real slots) of one block.  The last thread block to finish publishes the count
- * and clears the counters for the next preparation: nothing is reset between
- * launches and the host never waits.  No kernel that changes the bitmaps runs
+ * restricted to real slots) of one block.  The last thread block to finish
+ * publishes the count and clears the counters for the next preparation:
+ * nothing is reset between launches and the host never waits.  No kernel that changes the bitmaps runs
  * meanwhile (stream order), so plain loads see a consistent bitmap. */
 static __global__ void enumerate_kernel(wh_soa s, uint32_t t) {
     const wh_bitmap *bm = &s.alloc_blocks[t];

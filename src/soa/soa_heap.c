@@ -34,7 +34,7 @@ static layout layout_for(uint64_t n, uint32_t block_bytes, uint32_t ntypes) {
     l.do_count = l.do_iter + (size_t)n * 8u;
     l.homes = l.do_count + 64; /* WH_SOA_DO_COUNTERS words on a line of their own */
     l.home_mask = homes_for(n) - 1u;
-    l.total = l.homes + round_up((size_t)ntypes * (l.home_mask + 1u) * 4u, 64);
+    l.total = l.homes + round_up(wh__soa_homes_bytes(ntypes, l.home_mask), 64);
     return l;
 }
 
@@ -97,7 +97,7 @@ static void place(wh_soa *s, uint8_t *mem, const layout *l) {
 static void init_host(wh_soa *s) {
     memset(s->counters, 0, WH_SOA_HEADER_AREA); /* counters and wh__soa_opening */
     memset(s->do_count, 0, WH_SOA_DO_COUNTERS * sizeof *s->do_count);
-    memset(s->homes, 0xFF, (size_t)s->ntypes * (s->home_mask + 1u) * sizeof *s->homes); /* no home block */
+    memset(s->homes, 0xFF, wh__soa_homes_bytes(s->ntypes, s->home_mask)); /* no home block */
     for (uint32_t b = 0; b < s->nblocks; ++b) {
         *wh__soa_alloc_word(s, b) = ~0ull; /* free: no slot can be reserved */
         *wh__soa_type_word(s, b) = ~0u;

@@ -137,7 +137,8 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_home_round(const wh_soa *s, uint32_t t, ui
         wh_backoff(round); /* another group opens the key's block */
         return true;
     }
-    /* the claim is ours: Alg. 1's slow path, and the entry names its block */
+    /* the claim is ours: Alg. 1's slow path (its round WH_SOA_ACTIVE_LOOKUPS
+     * is the first slow path), and the entry names the block it opened */
     bool room = wh__soa_alloc_round(s, t, want, WH_SOA_ACTIVE_LOOKUPS, seed, b, got);
     wh_atomic_store(home, *got ? *b : WH_BITMAP_NONE, WH_RELEASE);
     return room;

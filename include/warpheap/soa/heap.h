@@ -166,6 +166,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_block_of(const wh_soa *s, uint64_t p) 
 WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_home(const wh_soa *s, uint32_t t, uint32_t key) {
     return s->homes + (size_t)t * (s->home_mask + 1u) + (key & s->home_mask);
 }
+/* Bytes of the tables of all types (set to 0xFF, "no home", at creation). */
+WH_INLINE WH_HOST_DEVICE size_t wh__soa_homes_bytes(uint32_t ntypes, uint32_t home_mask) {
+    return (size_t)ntypes * (home_mask + 1u) * sizeof(uint32_t);
+}
 /* Slow paths of type t running now (wh__soa_open_begin): 32-bit words in the
  * counters' 256-byte area, from its byte 64 on (16 types: bytes 64-127). */
 WH_INLINE WH_HOST_DEVICE uint32_t *wh__soa_opening(const wh_soa *s, uint32_t t) {
