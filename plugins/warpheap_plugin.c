@@ -46,7 +46,7 @@ static int fail(const char *fmt, ...) {
 static void options_init(void) {
     if (options_set) return;
     for (int d = 0; d < WH_PLUGIN_DEVICES; ++d)
-        options[d] = (plugin_options){.cfg = {.backend = WH_POOL_CUDA, .max_streams = 62}};
+        options[d] = (plugin_options){.cfg = {.backend = WH_POOL_CUDA, .max_streams = 62, .vmm_slack_pm = 30}};
     options_set = true;
 }
 
@@ -73,8 +73,12 @@ static wh_pool *pool_of(int device) {
 
 /* Set one option of device's pool (device -1: every device's) before it is
  * created.  Keys: growth (0 default, 1 arenas, 2 vmm), max_bytes,
- * release_threshold, alignment, max_streams, max_blocks, secure (0 or 1).  0, or -1 with
- * the reason in wh_plugin_last_error. */
+ * release_threshold, alignment, max_streams, max_blocks, secure (0 or 1),
+ * footprint (0 tight, 1 loose), vmm_slack_pm (1..1000).  0, or -1 with the
+ * reason in wh_plugin_last_error.  The pools' budget defaults to 30/1000 over
+ * the peak in use, not the library's 100: a framework's steps take
+ * milliseconds, so the driver calls of a tight budget cost it little, and
+ * its memory is what its users watch. */
 WH_PLUGIN_EXPORT int wh_plugin_set_option(int device, const char *key, unsigned long long value) {
     if (device < -1 || device >= WH_PLUGIN_DEVICES)
         return fail("device %d is not in [-1, %d)", device, WH_PLUGIN_DEVICES);
@@ -100,6 +104,14 @@ WH_PLUGIN_EXPORT int wh_plugin_set_option(int device, const char *key, unsigned 
             o->cfg.max_streams = (uint32_t)value;
         else if (!strcmp(key, "max_blocks"))
             o->cfg.max_blocks = (uint32_t)value;
+        else if (!strcmp(key, "footprint") && value > WH_POOL_FOOTPRINT_LOOSE)
+            rc = fail("footprint: %llu is not 0 (tight) or 1 (loose)", value);
+        else if (!strcmp(key, "footprint"))
+            o->cfg.footprint = (wh_pool_footprint)value;
+        else if (!strcmp(key, "vmm_slack_pm") && (value < 1 || value > 1000))
+            rc = fail("vmm_slack_pm: %llu is not in [1, 1000]", value);
+        else if (!strcmp(key, "vmm_slack_pm"))
+            o->cfg.vmm_slack_pm = (uint32_t)value;
         else if (!strcmp(key, "secure") && value > 1)
             rc = fail("secure: %llu is not 0 or 1", value);
         else if (!strcmp(key, "secure"))

@@ -11,6 +11,8 @@ Each allocator runs in its own process, same seed, same data:
   expandable        the same with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   cudaMallocAsync   PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
   warpheap          warpheap.torch.enable() (the plug-in: WARPHEAP_PLUGIN or the package's copy)
+  warpheap-loose    the same with WARPHEAP_CONF=footprint:loose,vmm_slack_pm:100: growth that never
+                    waits for its stream, at the C library's budget (the plug-in's policy before)
 REPS times each, in turns (a different allocator first in each round, so
 that a slow spell of the machine does not fall on one allocator), and
 reports the median steps/s of each phase with the lowest and highest, the
@@ -25,9 +27,15 @@ prints warpheap.torch.memory_stats() next to torch.cuda.memory_stats() of
 the native run, key by key.
 
   python3 bench/pool/torch_workload.py --out DIR [--reps N] [--train-steps N] [--infer-steps N] [--only NAME,...]
+  python3 bench/pool/torch_workload.py --trace FILE [--train-steps N] [--infer-steps N]
 
 Writes DIR/torch_workload.csv, torch_workload.md, torch_stats.md and
 torch_workload.json; exits 1 when a run fails or a check does not match.
+--trace instead runs the workload once on the native allocator with
+PyTorch's memory history on and writes its allocations and frees to FILE,
+one a line ("a ID BYTES STREAM", "f ID STREAM"; BYTES as PyTorch rounds
+them, to 512), which wh_pool_replay --trace replays on the pool's CPU
+backend.
 """
 import argparse
 import json
@@ -45,6 +53,8 @@ ALLOCATORS = {
     "expandable": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
     "cudaMallocAsync": {"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"},
     "warpheap": {},
+    # the plug-in before growth waited for its stream: the library's slack, never waiting
+    "warpheap-loose": {"WARPHEAP_CONF": "footprint:loose,vmm_slack_pm:100"},
 }
 VOCAB, D_MODEL, HEADS, LAYERS, FF, MAX_LEN = 8192, 512, 8, 4, 2048, 1024
 TOKENS_PER_STEP = 16384
@@ -157,7 +167,32 @@ def infer(torch, model, used, steps, gen, log):
     return outs, (steps - WARMUP) / (time.perf_counter() - t0)
 
 
-def child(name, train_steps, infer_steps):
+def write_trace(torch, path):
+    """The memory history's allocations and frees (free_requested: when the
+    tensor dies, as a pluggable allocator sees it) as a plain trace; an
+    address freed and taken again gets a new ID."""
+    events = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
+    ids, streams, next_id, n = {}, {}, 0, 0
+    with open(path, "w") as f:
+        for e in events:
+            if e["action"] == "alloc":
+                ids[e["addr"]], next_id = next_id, next_id + 1
+                s = streams.setdefault(e["stream"], len(streams))
+                f.write(f"a {ids[e['addr']]} {e['size']} {s}\n")
+            elif e["action"] == "free_requested" and e["addr"] in ids:
+                f.write(f"f {ids.pop(e['addr'])} {streams.setdefault(e['stream'], len(streams))}\n")
+            else:
+                continue
+            n += 1
+    if n == 0 or len(events) >= TRACE_ENTRIES:
+        raise SystemExit(f"trace: {len(events)} events recorded, {n} written: the history is empty or was cut")
+    return n
+
+
+TRACE_ENTRIES = 4_000_000
+
+
+def child(name, train_steps, infer_steps, trace=None):
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS, before torch starts CUDA
     sys.path.insert(0, PACKAGE)
     import torch
@@ -165,9 +200,12 @@ def child(name, train_steps, infer_steps):
     def log(msg):
         print(f"[{name}] {msg}", flush=True)
 
-    if name == "warpheap":
+    on_warpheap = name.startswith("warpheap")
+    if on_warpheap:
         import warpheap.torch
         warpheap.torch.enable()
+    if trace:  # no stacks: only the events
+        torch.cuda.memory._record_memory_history(context=None, stacks="python", max_entries=TRACE_ENTRIES)
     torch.use_deterministic_algorithms(True, warn_only=True)
     if hasattr(torch.utils, "deterministic"):  # no NaN fill of every new tensor: it would add work to each allocation
         torch.utils.deterministic.fill_uninitialized_memory = False
@@ -177,20 +215,23 @@ def child(name, train_steps, infer_steps):
     model = build_model(torch).cuda()
     losses, train_rate = train(torch, model, used, train_steps, gen, log)
     outs, infer_rate = infer(torch, model, used, infer_steps, gen, log)
-    if name == "warpheap":
+    if trace:
+        log(f"trace: {write_trace(torch, trace)} events in {trace}")
+        return
+    if on_warpheap:
         stats = warpheap.torch.memory_stats()
         reserved_peak = warpheap.torch.max_memory_reserved()
     else:
         stats = {k: v for k, v in torch.cuda.memory_stats().items() if isinstance(v, (int, float))}
         reserved_peak = torch.cuda.max_memory_reserved()
-    conf = os.environ.get("WARPHEAP_CONF" if name == "warpheap" else "PYTORCH_CUDA_ALLOC_CONF", "")
+    conf = os.environ.get("WARPHEAP_CONF" if on_warpheap else "PYTORCH_CUDA_ALLOC_CONF", "")
     res = {"allocator": name, "conf": conf,
-           "backend": torch.cuda.get_allocator_backend() if name != "warpheap" else "pluggable",
+           "backend": torch.cuda.get_allocator_backend() if not on_warpheap else "pluggable",
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "train_steps": train_steps, "train_steps_per_s": train_rate, "losses": losses,
            "infer_steps": infer_steps, "infer_steps_per_s": infer_rate, "infer_outputs": outs,
            "reserved_peak": reserved_peak, "used_base": used.base, "used_peak": used.peak, "stats": stats}
-    if name == "warpheap":
+    if on_warpheap:
         res["record_stream_hooked"] = warpheap.torch.record_stream_hooked()
     print("RESULT " + json.dumps(res), flush=True)
 
@@ -332,27 +373,28 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated allocators (default: all four)")
     ap.add_argument("--reps", type=int, default=3, help="runs of each allocator, in turns (median reported)")
     ap.add_argument("--timeout", type=int, default=240, help="seconds for each allocator's run")
+    ap.add_argument("--trace", help="instead, write the native run's allocation trace to this file")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.train_steps <= WARMUP or args.infer_steps <= WARMUP:
         ap.error(f"--train-steps and --infer-steps must be above {WARMUP}")
     if args.reps < 1:
         ap.error("--reps must be at least 1")
-    if args.child:
-        child(args.child, args.train_steps, args.infer_steps)
+    if args.child or args.trace:
+        child(args.child or "native", args.train_steps, args.infer_steps, args.trace)
         return 0
     names = [n for n in (args.only.split(",") if args.only else ALLOCATORS) if n]
     unknown = [n for n in names if n not in ALLOCATORS]
     if unknown:
         ap.error(f"unknown allocator {unknown} (known: {', '.join(ALLOCATORS)})")
-    if "warpheap" in names:
+    if any(n.startswith("warpheap") for n in names):
         sys.path.insert(0, PACKAGE)
         from warpheap import _plugin
         try:
             _plugin.plugin_path()
         except _plugin.PluginError as e:
             print(f"[warpheap] skipped: {e}")
-            names.remove("warpheap")
+            names = [n for n in names if not n.startswith("warpheap")]
     runs, failed = {name: [] for name in names}, []
     for rep in range(args.reps):
         for name in names[rep % len(names):] + names[:rep % len(names)]:

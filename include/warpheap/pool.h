@@ -40,12 +40,29 @@ typedef enum wh_pool_growth {
                                   1/10 (up to 14/100 for requests large against
                                   it), growth moves whole pieces from free blocks
                                   to where a request needs them (reserved stays);
-                                  past another 1/64, free pieces are unmapped (a
-                                  soft budget: an allocation does not wait for
-                                  other streams' work to keep it).  Such memory
-                                  has no cudaIpcGetMemHandle: use ARENAS to share
-                                  blocks between processes                       */
+                                  past another 1/64, free pieces are unmapped
+                                  (config.footprint says whether growth waits for
+                                  the streams' work to make that possible).  Such
+                                  memory has no cudaIpcGetMemHandle: use ARENAS
+                                  to share blocks between processes              */
 } wh_pool_growth;
+
+/* VMM growth: whether it waits for the streams to keep its budget.  A piece
+ * of physical memory can move or be unmapped only when no work queued
+ * before its block's free can still reach it. */
+typedef enum wh_pool_footprint {
+    WH_POOL_FOOTPRINT_TIGHT = 0, /* default: when the budget is reached and the
+                                     requesting stream's own free blocks could
+                                     keep the growth within it, wait for that
+                                     stream's queued work (once a request, the
+                                     lock held; never another stream's, nor one
+                                     being captured into a graph) and move their
+                                     pieces (stats.waits counts the waits)       */
+    WH_POOL_FOOTPRINT_LOOSE = 1, /* never wait: only blocks whose streams' work
+                                     is done move; while every stream is busy
+                                     (a host that runs ahead of the GPU), growth
+                                     maps new pieces past the budget             */
+} wh_pool_footprint;
 
 /* The largest alignment of config.alignment and of wh_pool_alloc_aligned. */
 #define WH_POOL_MAX_ALIGNMENT ((size_t)1 << 30)
@@ -85,6 +102,13 @@ typedef struct wh_pool_config {
                                   guard past every request, checked at free, and
                                   free memory filled with a pattern checked when
                                   reused (wh_pool_check, stats.corruptions)     */
+    /* VMM growth: whether it waits for the requesting stream's work to keep
+     * its budget (wh_pool_footprint); default TIGHT. */
+    wh_pool_footprint footprint;
+    /* VMM growth's budget: the peak in use plus this many thousandths of it
+     * (moves begin past 1.4 times it); 1..1000, 0 = 100.  Less holds
+     * reserved closer to the peak at more driver calls (docs/pool.md). */
+    uint32_t vmm_slack_pm;
 } wh_pool_config;
 
 typedef struct wh_pool_stats {
@@ -112,6 +136,9 @@ typedef struct wh_pool_stats {
                             for the streams before they were served or failed */
     uint64_t corruptions; /* config.secure: guards and freed memory found
                              overwritten (wh_pool_check names the first)    */
+    uint64_t waits;       /* VMM growths that waited for the streams' work so
+                             that pieces under their freed blocks could move
+                             (config.footprint TIGHT)                        */
 } wh_pool_stats;
 
 /* A live allocation, as wh_pool_live_blocks lists it. */

@@ -12,9 +12,13 @@ from warpheap.config import ConfigError  # noqa: E402
 class Parse(unittest.TestCase):
     def test_every_option(self):
         got = config.parse("growth:vmm, max_bytes:40GiB,release_threshold:512MB,alignment:4KiB,"
-                           "max_streams:8,max_blocks:65536,secure:true")
+                           "max_streams:8,max_blocks:65536,secure:true,footprint:loose,vmm_slack_pm:50")
         self.assertEqual(got, {"growth": "vmm", "max_bytes": 40 << 30, "release_threshold": 512 * 10**6,
-                               "alignment": 4096, "max_streams": 8, "max_blocks": 65536, "secure": True})
+                               "alignment": 4096, "max_streams": 8, "max_blocks": 65536, "secure": True,
+                               "footprint": "loose", "vmm_slack_pm": 50})
+        self.assertEqual(config.plugin_values({"footprint": "tight", "vmm_slack_pm": 30}),
+                         [("footprint", 0), ("vmm_slack_pm", 30)])
+        self.assertEqual(config.plugin_values({"footprint": "loose"}), [("footprint", 1)])
         self.assertEqual(config.parse("secure:0"), {"secure": False})
         self.assertIn(("secure", 1), config.plugin_values({"secure": True}))
 
@@ -52,7 +56,10 @@ class Parse(unittest.TestCase):
                             ("max_blocks:1", ["max_blocks", "[2, 268435456]"]),
                             ("max_streams:eight", ["max_streams", "not an integer"]),
                             ("max_bytes:5EiB", ["max_bytes"]),
-                            ("secure:maybe", ["secure", "'maybe'", "true or false"])]:
+                            ("secure:maybe", ["secure", "'maybe'", "true or false"]),
+                            ("footprint:small", ["footprint", "'small'", "tight, loose"]),
+                            ("vmm_slack_pm:0", ["vmm_slack_pm", "[1, 1000]"]),
+                            ("vmm_slack_pm:1001", ["vmm_slack_pm", "[1, 1000]"])]:
             msg = self.error(text)
             for w in words:
                 self.assertIn(w, msg, text)

@@ -15,6 +15,13 @@ takes them when it is created, at the device's first allocation:
   max_streams        streams with a free index of their own, 1..62 (62); any
                      number of streams is served
   max_blocks         block descriptors, 2..2^28 (2^18)
+  footprint          tight | loose: whether growth waits for the streams'
+                     queued work so that freed memory can move where a
+                     request needs it, holding reserved to its budget
+                     (docs/pool.md, Growth) (tight)
+  vmm_slack_pm       growth's budget: the peak in use plus this many
+                     thousandths of it, 1..1000 (30; the C library's
+                     default is 100)
   secure             true | false: the pool's hardened mode (docs/pool.md,
                      Hardened mode): a second free of memory that went to a
                      new owner is caught, at some bytes per block (false)
@@ -29,6 +36,7 @@ import re
 ENV = "WARPHEAP_CONF"
 
 GROWTH = {"default": 0, "arenas": 1, "vmm": 2}
+FOOTPRINT = {"tight": 0, "loose": 1}
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
@@ -68,10 +76,12 @@ def _int_in(lo, hi):
     return parse
 
 
-def _growth(value):
-    if value not in GROWTH:
-        raise ValueError(f"{value!r} is not one of {', '.join(GROWTH)}")
-    return value
+def _one_of(names):
+    def parse(value):
+        if value not in names:
+            raise ValueError(f"{value!r} is not one of {', '.join(names)}")
+        return value
+    return parse
 
 
 def _bool(value):
@@ -101,7 +111,9 @@ def _size_below(limit):
 
 # key: its parser (value -> canonical value, ValueError on a bad one)
 OPTIONS = {
-    "growth": _growth,
+    "growth": _one_of(GROWTH),
+    "footprint": _one_of(FOOTPRINT),
+    "vmm_slack_pm": _int_in(1, 1000),
     "max_bytes": _size_below(2**62),
     "release_threshold": _size_below(2**62),
     "alignment": _alignment,
@@ -148,4 +160,5 @@ def resolve(options=None, environ=None):
 
 def plugin_values(options):
     """(key, integer) pairs for the plug-in's wh_plugin_set_option."""
-    return [(k, GROWTH[v] if k == "growth" else int(v)) for k, v in sorted(options.items())]
+    names = {"growth": GROWTH, "footprint": FOOTPRINT}
+    return [(k, names[k][v] if k in names else int(v)) for k, v in sorted(options.items())]

@@ -15,6 +15,7 @@ TORCH_KEYS = {
     "num_device_alloc": "arena_allocs",
     "num_device_free": "arena_frees",
     "num_alloc_retries": "retries",
+    "num_sync_all_streams": "waits",
     "num_ooms": "failures",
 }
 
@@ -50,6 +51,7 @@ def summary(s, device):
         ("allocations / frees", f"{s['allocs']} / {s['frees']}", ""),
         ("failed allocations (OOMs)", str(s["failures"]), ""),
         ("retries after flushing caches", str(s["retries"]), ""),
+        ("waits for the streams (footprint)", str(s["waits"]), ""),
         ("served by a kept block", str(s["tag_hits"]), ""),
         ("blocks waiting for streams", str(s["pending"]), ""),
         ("driver allocations / frees", f"{s['arena_allocs']} / {s['arena_frees']}", ""),

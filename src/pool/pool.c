@@ -22,6 +22,7 @@ static wh_status wh__resolve(wh_pool_config *c) {
     if (c->medium_arena == 0) c->medium_arena = 20u << 20;
     if (c->max_blocks == 0) c->max_blocks = WH__DEFAULT_BLOCKS;
     if (c->max_streams == 0) c->max_streams = WH__DEFAULT_STREAMS;
+    if (c->vmm_slack_pm == 0) c->vmm_slack_pm = 100;
     if (c->max_streams > WH__MAX_LANES - 1)
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_streams %u > %u (streams with a free index of their own)",
                         c->max_streams, WH__MAX_LANES - 1);
@@ -42,6 +43,10 @@ static wh_status wh__resolve(wh_pool_config *c) {
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown backend %d", (int)c->backend);
     if (c->growth != WH_POOL_GROW_DEFAULT && c->growth != WH_POOL_GROW_ARENAS && c->growth != WH_POOL_GROW_VMM)
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown growth %d", (int)c->growth);
+    if (c->footprint != WH_POOL_FOOTPRINT_TIGHT && c->footprint != WH_POOL_FOOTPRINT_LOOSE)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: unknown footprint %d", (int)c->footprint);
+    if (c->vmm_slack_pm > 1000)
+        return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: vmm_slack_pm %u is above 1000", c->vmm_slack_pm);
     if (c->max_bytes && c->max_bytes < c->alignment)
         return wh__fail(WH_ERR_TOO_SMALL, "pool: max_bytes %zu below one aligned block", c->max_bytes);
     return WH_OK;

@@ -98,7 +98,7 @@ static uint32_t wh__find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slo
 }
 
 static bool wh__others_hold_free(const wh_pool *p) {
-    return p->core->arena_bytes - p->core->used_bytes > wh_blocks_index(p->core, WH__READY)->free_bytes;
+    return wh__free_bytes(p) > wh_blocks_index(p->core, WH__READY)->free_bytes;
 }
 
 /* Wait for every stream (the lock released meanwhile), then take what their
@@ -128,7 +128,7 @@ static uint32_t wh__find_slow(wh_pool *p, uint64_t size, uint64_t align, uint32_
     }
     uint64_t grow = size + wh__align_pad(p, align); /* a new arena fits it aligned */
     /* idle whole arenas are all smaller than grow: give them back first */
-    if (p->core->arena_bytes - p->core->used_bytes >= grow) wh__trim_arenas(p, 0);
+    if (wh__free_bytes(p) >= grow) wh__trim_arenas(p, 0);
     if (wh__grow(p, grow) == WH_OK && (b = wh__find(p, size, align, slot)) != WH_BLOCK_NONE) return b;
     p->st.retries++;
     wh__tag_flush(p); /* exhaustion: trim, retry */

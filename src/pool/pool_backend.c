@@ -131,6 +131,20 @@ bool wh__stream_sync(wh_pool *p, wh_stream s) {
     return wh__cpu_wait_idle(p, s);
 }
 
+bool wh__stream_capturing(wh_pool *p, wh_stream s) {
+#if WH_HAVE_CUDA
+    if (wh__is_cuda(p)) {
+        enum cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing((cudaStream_t)s, &c) == cudaSuccess) return c != cudaStreamCaptureStatusNone;
+        (void)cudaGetLastError();
+        return true; /* unknown: do not wait */
+    }
+#endif
+    (void)p;
+    (void)s;
+    return false;
+}
+
 /* Keep the event for reuse (CUDA); nothing to do on the CPU. */
 void wh__event_release(wh_pool *p, wh__event *e) {
     if (!e->ev) return;

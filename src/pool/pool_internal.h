@@ -152,8 +152,9 @@ wh_status wh__mem_alloc(wh_pool *p, uint64_t bytes, void **raw, uint64_t *base);
 void wh__mem_free(wh_pool *p, void *raw);
 wh_status wh__event_record(wh_pool *p, wh__event *e, wh_stream s);
 bool wh__event_done(wh_pool *p, wh__event *e);
-bool wh__event_wait(wh_pool *p, wh__event *e); /* lock held: only where a wait is rare */
-bool wh__stream_sync(wh_pool *p, wh_stream s); /* the stream's queued work; lock not held */
+bool wh__event_wait(wh_pool *p, wh__event *e);      /* lock held: only where a wait is rare */
+bool wh__stream_sync(wh_pool *p, wh_stream s);      /* the stream's queued work; lock not held */
+bool wh__stream_capturing(wh_pool *p, wh_stream s); /* being captured into a CUDA graph */
 void wh__event_release(wh_pool *p, wh__event *e);
 void wh__events_destroy(wh_pool *p);
 
@@ -225,6 +226,8 @@ static inline void *wh__room(void *arr, uint32_t n, uint32_t *cap, size_t size) 
 
 /* Bytes backed by the driver: arenas, or the range less its holes. */
 static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }
+/* Free bytes in the core, of every index (holes are used blocks). */
+static inline uint64_t wh__free_bytes(const wh_pool *p) { return p->core->arena_bytes - p->core->used_bytes; }
 
 /* pool.c: every byte the pool holds unpoisoned, and no poisoning from here
  * on (past WH__POISON_LIMIT; before memory goes back at destroy). */
@@ -267,6 +270,7 @@ wh_status wh__check_slots(wh_pool *p);
 void wh__pending_poll(wh_pool *p);
 void wh__reclaim(wh_pool *p);
 bool wh__wait_streams(wh_pool *p);
+bool wh__lane_settle(wh_pool *p, uint32_t k); /* lock held: only where a wait is rare */
 
 /* pool_tags.c */
 uint32_t wh__tag_take(wh_pool *p, const void *tag, uint64_t size, uint32_t slot);

@@ -208,6 +208,20 @@ void wh__reclaim(wh_pool *p) {
     }
 }
 
+/* Wait for the work queued so far on lane k's stream and hand the lane's
+ * free blocks to READY; the lock stays held, so no free joins the lane
+ * meanwhile and the event is later than every free in it.  False (nothing
+ * moved) where the stream is being captured into a CUDA graph, whose
+ * capture a wait would end, or the wait failed. */
+bool wh__lane_settle(wh_pool *p, uint32_t k) {
+    wh__slot *t = &p->slots[k];
+    if (k == WH__READY || wh__lane(p, k) != k || t->state != WH__SLOT_LIVE || wh__stream_capturing(p, t->stream))
+        return false;
+    if (wh__event_record(p, &t->ev, t->stream) != WH_OK || !wh__event_wait(p, &t->ev)) return false;
+    wh__drain_to_ready(p, k);
+    return true;
+}
+
 /* Wait for the work queued so far on every stream the pool knows (called
  * with the lock held; returns with it held).  The lock is released for the
  * wait: other threads go on allocating and freeing meanwhile, and on the CPU

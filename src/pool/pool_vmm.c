@@ -56,17 +56,18 @@
 #include "warpheap/cuda_check.h"
 #endif
 
-#define WH__CPU_GRAN   (64ull << 10) /* CPU granule: small, so tests see many pieces */
-#define WH__CPU_RANGE  (4ull << 30)
+#define WH__CPU_GRAN       (64ull << 10) /* CPU granule: small, so tests see many pieces */
+#define WH__CPU_RANGE      (4ull << 30)
 /* The growth policy's constants. */
-#define WH__PIECE_MAX  (112ull << 20) /* largest piece mapped by one cuMemCreate             */
-#define WH__GROW_SHIFT 4              /* extra growth: reserved / 16, within the budget       */
-#define WH__SLACK_PM   100            /* growth's budget: the peak in use + 100/1000           */
-#define WH__MOVE_PM    140            /* moves begin past the peak in use + at most 140/1000 */
-#define WH__MOVE_K     3              /* ... or + 3 of the largest requests, if less          */
-#define WH__PLACE_MIN  (64ull << 20)  /* blocks placed by wh__spot: this size and more         */
-#define WH__HARD_SHIFT 6              /* walk regardless past budget + budget / 64            */
-#define WH__MOVES      12             /* pieces moved at most for one request                 */
+#define WH__PIECE_MAX      (112ull << 20) /* largest piece mapped by one cuMemCreate             */
+#define WH__GROW_SHIFT     4              /* extra growth: reserved / 16, within the budget       */
+/* growth's budget: the peak in use + config.vmm_slack_pm/1000 (default 100);
+ * moves begin past the peak in use + at most 1.4 times that */
+#define WH__MOVE_PM(slack) ((slack)*14 / 10)
+#define WH__MOVE_K         3             /* ... or + 3 of the largest requests, if less          */
+#define WH__PLACE_MIN      (64ull << 20) /* blocks placed by wh__spot: this size and more         */
+#define WH__HARD_SHIFT     6             /* walk regardless past budget + budget / 64            */
+#define WH__MOVES          12            /* pieces moved at most for one request                 */
 
 /* ---- the driver's calls ---------------------------------------------------------- */
 #if WH_HAVE_CUDA
@@ -446,7 +447,7 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
 
 /* Past this, growth moves pieces instead of mapping new ones: room for
  * WH__MOVE_K of the largest requests, between growth's budget and
- * WH__MOVE_PM/1000 over the peak in use.  With blocks up to 1 GiB, 1.14x
+ * WH__MOVE_PM(slack)/1000 over the peak in use.  With blocks up to 1 GiB, 1.14x
  * instead of 1.10x moves a little less and maps and releases new pieces
  * 1/700 as often (wh_pool_replay's warm pass at N = 1e5: 11 against 8322),
  * and the mean modelled driver time over eight traces falls by 22-28%
@@ -456,7 +457,8 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
  * 13.9 / 15.5 / 16.6 and K = 3 12.6 / 13.9 / 14.6.  Blocks up to 64 MiB
  * keep the 1.10x that holds their footprint. */
 static uint64_t wh__move_budget(const wh_pool *p, uint64_t size) {
-    uint64_t lo = wh__budget(p, size, WH__SLACK_PM), hi = wh__budget(p, size, WH__MOVE_PM);
+    uint32_t slack = p->cfg.vmm_slack_pm;
+    uint64_t lo = wh__budget(p, size, slack), hi = wh__budget(p, size, WH__MOVE_PM(slack));
     uint64_t want = wh__peak(p, size) + WH__MOVE_K * p->vmm.big;
     return want < lo ? lo : want > hi ? hi : want;
 }
@@ -635,6 +637,7 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
     uint64_t need = size + wh__align_pad(p, align);
     uint64_t cap = p->cfg.max_bytes, G = p->vmm.gran;
+    bool waited = false;
     for (int attempt = 0; attempt < 2; ++attempt) {
         wh__fill f = wh__choose(p, need, slot);
         p->vmm.big = size > p->vmm.big ? size : p->vmm.big;
@@ -644,6 +647,21 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
         if (attempt == 0 && over) {
             uint32_t b = wh__move_find(p, f, need, size, align, slot);
             if (b != WH_BLOCK_NONE) return b;
+            /* The requesting stream's own free blocks could keep the
+             * growth within the budget: wait for its queued work, so that
+             * their pieces can move, and look again, once.  Other streams'
+             * work is not waited for: a long kernel there would hold this
+             * request. */
+            uint64_t past = f.hole == WH_BLOCK_NONE || reserved + f.bytes < budget ? 0 : reserved + f.bytes - budget;
+            if (!waited && past && p->cfg.footprint == WH_POOL_FOOTPRINT_TIGHT && slot < wh__nlanes(p) &&
+                wh_blocks_index(p->core, slot)->free_bytes >= (past > G ? past : G)) {
+                waited = true;
+                if (wh__lane_settle(p, slot)) {
+                    p->st.waits++;
+                    --attempt;
+                    continue;
+                }
+            }
             f = wh__choose(p, need, slot);
             reserved = wh__reserved(p);
             over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
@@ -666,7 +684,7 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
         /* Room left in the budget buys a little more, so that a growing
          * working set takes O(log) growths instead of one per request. */
         uint64_t hs = wh_blocks_desc(p->core)[f.hole].size, extra = reserved >> WH__GROW_SHIFT;
-        uint64_t grow_to = wh__budget(p, size, WH__SLACK_PM);
+        uint64_t grow_to = wh__budget(p, size, p->cfg.vmm_slack_pm);
         grow_to = cap && grow_to > cap ? cap : grow_to;
         uint64_t room = grow_to > reserved + f.bytes ? grow_to - reserved - f.bytes : 0;
         if (f.side != 0) {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #define S(k) ((wh_stream)(uintptr_t)(k))
 #define MIB  (1ull << 20)
@@ -131,8 +132,8 @@ static void fallback_to_arenas(void) {
 
 /* A block freed on a busy stream cannot go to another stream; the other
  * stream's allocation grows the range instead, even past the footprint
- * budget (peak in use + 1/10), without waiting for the busy stream's work:
- * the budget is soft (pool_vmm.c).  The stream_busy hook counts its calls; a
+ * budget (peak in use + 1/10), without waiting for the busy stream's work
+ * (config.footprint TIGHT waits only for the requesting stream's own).  The stream_busy hook counts its calls; a
  * wait polls it again and again (in test_pool_gpu a wait would return the
  * allocation only after the other stream's 0.1-s kernel). */
 static unsigned busy_calls;
@@ -157,10 +158,81 @@ static void growth_does_not_wait(void) {
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
 
+/* One stream whose work stays queued until the pool waits for it, as on a
+ * GPU the host runs ahead of: busy for BUSY_MS after the test's last call
+ * (a query made in the pool's call says busy; a wait sleeps until it is
+ * idle).  BUSY_MS is far longer than any pool call. */
+#define BUSY_MS 200
+static struct timespec launched;
+static void launch(void) { clock_gettime(CLOCK_MONOTONIC, &launched); }
+static bool busy_queued(wh_stream s, void *u) {
+    (void)s, (void)u;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return 1e3 * (double)(now.tv_sec - launched.tv_sec) + 1e-6 * (double)(now.tv_nsec - launched.tv_nsec) < BUSY_MS;
+}
+
+/* A 32 MiB block freed on the stream, a live one after it, then a 48 MiB
+ * request: mapping 48 MiB more would take reserved to 82 MiB against a
+ * budget of 55 (the peak in use, 50, + 1/10).  TIGHT waits for the stream's
+ * work once and moves the freed block's pieces under the request: reserved
+ * stays within the budget, and the live data stays.  LOOSE never waits and
+ * maps the 48 MiB. */
+static void growth_waits_for_own_stream(wh_pool_footprint fp) {
+    wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU,
+                                            .vmm_granule = 2 * MIB,
+                                            .stream_busy = busy_queued,
+                                            .stream_wait_ms = 10 * BUSY_MS,
+                                            .footprint = fp});
+    launch();
+    char *a = wh_pool_alloc(p, 32 * MIB, S(1)), *c = wh_pool_alloc(p, 2 * MIB, S(1));
+    CHECK(a && c);
+    if (!a || !c) return;
+    memset(c, 0x5c, 2 * MIB);
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
+    launch(); /* the kernels that used a are still queued */
+    char *b = wh_pool_alloc(p, 48 * MIB, S(1));
+    CHECK(b != NULL);
+    if (b) memset(b, 0xb0, 48 * MIB);
+    wh_pool_stats s = pool_stats(p);
+    printf("footprint %s: reserved peak %llu MiB for 50 MiB in use, %llu wait(s), %llu move(s)\n",
+           fp == WH_POOL_FOOTPRINT_TIGHT ? "tight" : "loose", (unsigned long long)(s.reserved_peak / MIB),
+           (unsigned long long)s.waits, (unsigned long long)s.moves);
+    if (fp == WH_POOL_FOOTPRINT_TIGHT) {
+        CHECK_EQ_U64(s.waits, 1);
+        CHECK(s.moves >= 1);
+        CHECK(s.reserved_peak <= 56 * MIB); /* the budget, in whole granules */
+    } else {
+        CHECK_EQ_U64(s.waits, 0);
+        CHECK(s.reserved_peak >= 80 * MIB);
+    }
+    bool same = true;
+    for (size_t i = 0; i < 2 * MIB; ++i) same = same && c[i] == 0x5c;
+    CHECK(same);
+    check_ok(p);
+    CHECK(wh_pool_free(p, b, S(1)) == WH_OK);
+    CHECK(wh_pool_free(p, c, S(1)) == WH_OK);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
+/* config.footprint and config.vmm_slack_pm: bad values are named. */
+static void footprint_config(void) {
+    wh_pool *p = NULL;
+    wh_pool_config c = {.backend = WH_POOL_CPU, .footprint = (wh_pool_footprint)2};
+    CHECK(wh_pool_create(&p, &c) == WH_ERR_INVALID_ARGUMENT && p == NULL);
+    CHECK(strstr(wh_last_error(), "footprint 2") != NULL);
+    c = (wh_pool_config){.backend = WH_POOL_CPU, .vmm_slack_pm = 1001};
+    CHECK(wh_pool_create(&p, &c) == WH_ERR_INVALID_ARGUMENT && p == NULL);
+    CHECK(strstr(wh_last_error(), "vmm_slack_pm 1001") != NULL);
+}
+
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv,
                        "The pool's default growth (config.growth = WH_POOL_GROW_DEFAULT) on the CPU backend.");
     growth_does_not_wait();
+    growth_waits_for_own_stream(WH_POOL_FOOTPRINT_TIGHT);
+    growth_waits_for_own_stream(WH_POOL_FOOTPRINT_LOOSE);
+    footprint_config();
     default_is_range();
     futhark_loop();
     random_allocations();
