@@ -90,15 +90,12 @@ class Plugin(unittest.TestCase):
         self.assertEqual(lib.wh_plugin_set_option(3, b"growth", 1), 0)
         self.assertEqual(lib.wh_plugin_set_option(0, b"max_byte", 1), -1)
         self.assertIn(b"unknown option 'max_byte'", lib.wh_plugin_last_error())
-        self.assertEqual(lib.wh_plugin_set_option(2, b"secure", 1), 0)
-        self.assertEqual(lib.wh_plugin_set_option(2, b"secure", 2), -1)
-        self.assertIn(b"secure: 2 is not 0 or 1", lib.wh_plugin_last_error())
-        self.assertEqual(lib.wh_plugin_set_option(2, b"footprint", 1), 0)
-        self.assertEqual(lib.wh_plugin_set_option(2, b"footprint", 2), -1)
-        self.assertIn(b"footprint: 2 is not 0 (tight) or 1 (loose)", lib.wh_plugin_last_error())
-        self.assertEqual(lib.wh_plugin_set_option(2, b"vmm_slack_pm", 30), 0)
-        self.assertEqual(lib.wh_plugin_set_option(2, b"vmm_slack_pm", 0), -1)
-        self.assertIn(b"vmm_slack_pm: 0 is not in [1, 1000]", lib.wh_plugin_last_error())
+        for key, good, bad, msg in [(b"secure", 1, 2, b"secure: 2 is not 0 or 1"),
+                                    (b"footprint", 1, 2, b"footprint: 2 is not 0 (tight) or 1 (loose)"),
+                                    (b"vmm_slack_pm", 30, 0, b"vmm_slack_pm: 0 is not in [1, 1000]")]:
+            self.assertEqual(lib.wh_plugin_set_option(2, key, good), 0)
+            self.assertEqual(lib.wh_plugin_set_option(2, key, bad), -1)
+            self.assertIn(msg, lib.wh_plugin_last_error())
         self.assertEqual(lib.wh_plugin_set_option(64, b"max_bytes", 1), -1)
         self.assertIn(b"device 64", lib.wh_plugin_last_error())
 
