@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-static bool busy[8];
+static _Atomic bool busy[8]; /* set by the test, read by the pool on other threads */
 static bool stream_busy(wh_stream s, void *user) {
     (void)user;
     return busy[(uintptr_t)s & 7u];
