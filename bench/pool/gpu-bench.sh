@@ -20,7 +20,8 @@ command -v "$PYTHON" >/dev/null || PYTHON=python3
 if "$PYTHON" -c "import torch" 2>/dev/null; then
   WARPHEAP_PLUGIN=${WARPHEAP_PLUGIN:-$(cd "$BUILD" && pwd)/lib/libwarpheap_plugin.so} \
     timeout 900 "$PYTHON" "$(dirname "$0")/torch_workload.py" --out "$OUT/torch"
-  # the same workload's allocations replayed on the CPU backend, policy by policy
+  # the same workload's allocations replayed on the CPU backend, policy by policy (a run of
+  # its own: the memory history would slow the timed native runs)
   timeout 300 "$PYTHON" "$(dirname "$0")/torch_workload.py" --trace "$OUT/torch_trace.txt"
   { echo "# the PyTorch workload's trace replayed (wh_pool_replay --trace, CPU backend, 2 MiB granule)"; echo
     echo "The native run's allocations and frees (PyTorch's memory history), 16 traces: as recorded, then each"

@@ -167,6 +167,9 @@ def infer(torch, model, used, steps, gen, log):
     return outs, (steps - WARMUP) / (time.perf_counter() - t0)
 
 
+TRACE_ENTRIES = 4_000_000  # the memory history's bound: a trace that reaches it was cut
+
+
 def write_trace(torch, path):
     """The memory history's allocations and frees (free_requested: when the
     tensor dies, as a pluggable allocator sees it) as a plain trace; an
@@ -188,8 +191,6 @@ def write_trace(torch, path):
         raise SystemExit(f"trace: {len(events)} events recorded, {n} written: the history is empty or was cut")
     return n
 
-
-TRACE_ENTRIES = 4_000_000
 
 
 def child(name, train_steps, infer_steps, trace=None):

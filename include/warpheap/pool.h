@@ -37,12 +37,13 @@ typedef enum wh_pool_growth {
     WH_POOL_GROW_VMM = 2,     /* one reserved address range; physical memory mapped
                                   (cuMemCreate/cuMemMap) where blocks need it, in
                                   pieces up to 112 MiB.  Past the peak in use +
-                                  1/10 (up to 14/100 for requests large against
-                                  it), growth moves whole pieces from free blocks
-                                  to where a request needs them (reserved stays);
-                                  past another 1/64, free pieces are unmapped
+                                  config.vmm_slack_pm (1/10; up to 1.4 times it
+                                  for requests large against it), growth moves
+                                  whole pieces from free blocks to where a
+                                  request needs them (reserved stays); past
+                                  another 1/64, free pieces are unmapped
                                   (config.footprint says whether growth waits for
-                                  the streams' work to make that possible).  Such
+                                  its stream's work to make that possible).  Such
                                   memory has no cudaIpcGetMemHandle: use ARENAS
                                   to share blocks between processes              */
 } wh_pool_growth;

@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WH__DEFAULT_ALIGN   256u
-#define WH__DEFAULT_BLOCKS  (1u << 18)
-#define WH__DEFAULT_STREAMS 16u
+#define WH__DEFAULT_ALIGN    256u
+#define WH__DEFAULT_BLOCKS   (1u << 18)
+#define WH__DEFAULT_STREAMS  16u
+#define WH__DEFAULT_SLACK_PM 100u /* range growth's budget: the peak in use + 1/10 */
 
 static wh_status wh__resolve(wh_pool_config *c) {
     if (c->alignment == 0) c->alignment = WH__DEFAULT_ALIGN;
@@ -22,7 +23,7 @@ static wh_status wh__resolve(wh_pool_config *c) {
     if (c->medium_arena == 0) c->medium_arena = 20u << 20;
     if (c->max_blocks == 0) c->max_blocks = WH__DEFAULT_BLOCKS;
     if (c->max_streams == 0) c->max_streams = WH__DEFAULT_STREAMS;
-    if (c->vmm_slack_pm == 0) c->vmm_slack_pm = 100;
+    if (c->vmm_slack_pm == 0) c->vmm_slack_pm = WH__DEFAULT_SLACK_PM;
     if (c->max_streams > WH__MAX_LANES - 1)
         return wh__fail(WH_ERR_INVALID_ARGUMENT, "pool: max_streams %u > %u (streams with a free index of their own)",
                         c->max_streams, WH__MAX_LANES - 1);

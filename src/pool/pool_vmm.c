@@ -56,18 +56,15 @@
 #include "warpheap/cuda_check.h"
 #endif
 
-#define WH__CPU_GRAN       (64ull << 10) /* CPU granule: small, so tests see many pieces */
-#define WH__CPU_RANGE      (4ull << 30)
+#define WH__CPU_GRAN   (64ull << 10) /* CPU granule: small, so tests see many pieces */
+#define WH__CPU_RANGE  (4ull << 30)
 /* The growth policy's constants. */
-#define WH__PIECE_MAX      (112ull << 20) /* largest piece mapped by one cuMemCreate             */
-#define WH__GROW_SHIFT     4              /* extra growth: reserved / 16, within the budget       */
-/* growth's budget: the peak in use + config.vmm_slack_pm/1000 (default 100);
- * moves begin past the peak in use + at most 1.4 times that */
-#define WH__MOVE_PM(slack) ((slack)*14 / 10)
-#define WH__MOVE_K         3             /* ... or + 3 of the largest requests, if less          */
-#define WH__PLACE_MIN      (64ull << 20) /* blocks placed by wh__spot: this size and more         */
-#define WH__HARD_SHIFT     6             /* walk regardless past budget + budget / 64            */
-#define WH__MOVES          12            /* pieces moved at most for one request                 */
+#define WH__PIECE_MAX  (112ull << 20) /* largest piece mapped by one cuMemCreate             */
+#define WH__GROW_SHIFT 4              /* extra growth: reserved / 16, within the budget       */
+#define WH__MOVE_K     3              /* moves begin past + 3 of the largest requests (below) */
+#define WH__PLACE_MIN  (64ull << 20)  /* blocks placed by wh__spot: this size and more         */
+#define WH__HARD_SHIFT 6              /* walk regardless past budget + budget / 64            */
+#define WH__MOVES      12             /* pieces moved at most for one request                 */
 
 /* ---- the driver's calls ---------------------------------------------------------- */
 #if WH_HAVE_CUDA
@@ -394,7 +391,7 @@ static uint64_t wh__touched(const wh_pool *p, uint64_t a, uint64_t e, uint64_t x
  * larger request needs them.  O(pieces in f).  (On the CPU replay of
  * random_allocations with blocks up to 1 GiB, placing at the start held
  * 1.14x of the peak live with the budget at 1.10x; placed here, 1.12x, and
- * the margin pays for the later start of moves, WH__MOVE_PM.) */
+ * the margin pays for the later start of moves, wh__move_budget.) */
 static uint64_t wh__spot(const wh_pool *p, uint32_t f, uint64_t s) {
     const wh__vmm *m = &p->vmm;
     const wh_block *d = wh_blocks_desc(p->core);
@@ -446,9 +443,9 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
 }
 
 /* Past this, growth moves pieces instead of mapping new ones: room for
- * WH__MOVE_K of the largest requests, between growth's budget and
- * WH__MOVE_PM(slack)/1000 over the peak in use.  With blocks up to 1 GiB, 1.14x
- * instead of 1.10x moves a little less and maps and releases new pieces
+ * WH__MOVE_K of the largest requests, between growth's budget and 1.4 times
+ * its slack over the peak in use.  With blocks up to 1 GiB, 1.14x instead
+ * of 1.10x moves a little less and maps and releases new pieces
  * 1/700 as often (wh_pool_replay's warm pass at N = 1e5: 11 against 8322),
  * and the mean modelled driver time over eight traces falls by 22-28%
  * (wh_pool_replay --seeds=8).  On the benchmark's trace (wh_pool_replay
@@ -457,8 +454,8 @@ static uint64_t wh__budget(const wh_pool *p, uint64_t size, uint64_t pm) {
  * 13.9 / 15.5 / 16.6 and K = 3 12.6 / 13.9 / 14.6.  Blocks up to 64 MiB
  * keep the 1.10x that holds their footprint. */
 static uint64_t wh__move_budget(const wh_pool *p, uint64_t size) {
-    uint32_t slack = p->cfg.vmm_slack_pm;
-    uint64_t lo = wh__budget(p, size, slack), hi = wh__budget(p, size, WH__MOVE_PM(slack));
+    uint32_t slack = p->cfg.vmm_slack_pm; /* growth's budget (default 100/1000) */
+    uint64_t lo = wh__budget(p, size, slack), hi = wh__budget(p, size, slack * 14 / 10);
     uint64_t want = wh__peak(p, size) + WH__MOVE_K * p->vmm.big;
     return want < lo ? lo : want > hi ? hi : want;
 }
@@ -658,7 +655,7 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
                 waited = true;
                 if (wh__lane_settle(p, slot)) {
                     p->st.waits++;
-                    --attempt;
+                    attempt = -1; /* attempt 0 again, the lane's blocks READY */
                     continue;
                 }
             }

@@ -133,9 +133,10 @@ static void fallback_to_arenas(void) {
 /* A block freed on a busy stream cannot go to another stream; the other
  * stream's allocation grows the range instead, even past the footprint
  * budget (peak in use + 1/10), without waiting for the busy stream's work
- * (config.footprint TIGHT waits only for the requesting stream's own).  The stream_busy hook counts its calls; a
- * wait polls it again and again (in test_pool_gpu a wait would return the
- * allocation only after the other stream's 0.1-s kernel). */
+ * (config.footprint TIGHT waits only for the requesting stream's own).  The
+ * stream_busy hook counts its calls; a wait polls it again and again (in
+ * test_pool_gpu a wait would return the allocation only after the other
+ * stream's 0.1-s kernel). */
 static unsigned busy_calls;
 static bool busy_one(wh_stream s, void *u) {
     (void)u;
