@@ -305,7 +305,7 @@ static wt_ctx ctx_for(const opts *o) {
     return c;
 }
 
-static double run_warpheap(const opts *o, grid *out) {
+static __attribute__((unused)) double run_warpheap(const opts *o, grid *out) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Fish), WH_SOA_TYPE(Shark)};
     wh_soa_config cfg = {o->heap, types, 4, o->dev != 0, 0, NULL};
     wh_soa soa;
@@ -411,7 +411,7 @@ static uint64_t compare(const char *na, const grid *a, const char *nb, const gri
 }
 
 /* The grid as RGB (sharks red, fish green, water blue); the caller frees it. */
-static unsigned char *grid_rgb(const grid *g, uint32_t w, uint32_t h) {
+static __attribute__((unused)) unsigned char *grid_rgb(const grid *g, uint32_t w, uint32_t h) {
     unsigned char *img = (unsigned char *)malloc((size_t)w * h * 3);
     if (!img) return NULL;
     for (uint64_t i = 0; i < (uint64_t)w * h; ++i) {

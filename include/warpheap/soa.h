@@ -57,6 +57,34 @@ WH_EXTERN_C_END
 /* ---- classes ------------------------------------------------------------------ */
 #define WH__SOA_DECL(type, name) type name;
 
+/* A field of a class: its offset in the class's layout struct (its SOA
+ * array starts at cap times that in a block) and its size.
+ * Name##__fields(f, cap) lists a class's fields, inherited ones first, into
+ * f[0 .. cap) and returns how many there are (wh_soa_dist packs objects
+ * field by field with it). */
+typedef struct wh_soa_field_desc {
+    uint32_t offset, size;
+} wh_soa_field_desc;
+#if defined(__cplusplus)
+#define WH__ALIGNOF(type) alignof(type)
+#else
+#define WH__ALIGNOF(type) _Alignof(type)
+#endif
+/* A field's place as the C layout rules give it: a struct of the field
+ * alone has its size and alignment, also when its name carries an array's
+ * length. */
+#define WH__SOA_FIELD_DESC(type, name)                                                                    \
+    {                                                                                                     \
+        struct wh__one {                                                                                  \
+            type name;                                                                                    \
+        };                                                                                                \
+        uint32_t wh__a = (uint32_t)WH__ALIGNOF(struct wh__one), wh__s = (uint32_t)sizeof(struct wh__one); \
+        wh__at = (wh__at + wh__a - 1u) / wh__a * wh__a;                                                   \
+        if (wh__n < wh__cap) wh__f[wh__n].offset = wh__at, wh__f[wh__n].size = wh__s;                     \
+        wh__at += wh__s;                                                                                  \
+        ++wh__n;                                                                                          \
+    }
+
 /* Generated helpers may go unused in a program: no warning for that. */
 #define WH__SOA_FN WH_INLINE WH_HOST_DEVICE __attribute__((unused))
 #define WH__SOA_HANDLE(Name, ID, PARENT_ID)                    \
@@ -76,26 +104,38 @@ WH_EXTERN_C_END
  * object takes in the SOA arrays: the end of its last field, without the
  * struct's tail padding (a trailing char sits right after the last field).
  * Only the arrays need alignment, not each object (DynaSOAr 6.2). */
-#define WH_SOA_CLASS(Name, ID, FIELDS) \
-    typedef struct Name##__layout {    \
-        FIELDS(WH__SOA_DECL)           \
-    } Name##__layout;                  \
-    typedef struct Name##__end {       \
-        FIELDS(WH__SOA_DECL) char end; \
-    } Name##__end;                     \
-    WH__SOA_HANDLE(Name, ID, -1)
+#define WH_SOA_CLASS(Name, ID, FIELDS)                                               \
+    typedef struct Name##__layout {                                                  \
+        FIELDS(WH__SOA_DECL)                                                         \
+    } Name##__layout;                                                                \
+    typedef struct Name##__end {                                                     \
+        FIELDS(WH__SOA_DECL) char end;                                               \
+    } Name##__end;                                                                   \
+    WH__SOA_HANDLE(Name, ID, -1)                                                     \
+    WH__SOA_FN unsigned Name##__fields(wh_soa_field_desc *wh__f, unsigned wh__cap) { \
+        unsigned wh__n = 0;                                                          \
+        __attribute__((unused)) uint32_t wh__at = 0; /* unused: no fields */         \
+        FIELDS(WH__SOA_FIELD_DESC)                                                   \
+        return wh__n;                                                                \
+    }
 
-#define WH_SOA_SUBCLASS(Name, ID, Parent, FIELDS) \
-    typedef struct Name##__layout {               \
-        Parent##__layout base;                    \
-        FIELDS(WH__SOA_DECL)                      \
-    } Name##__layout;                             \
-    typedef struct Name##__end {                  \
-        Parent##__layout base;                    \
-        FIELDS(WH__SOA_DECL) char end;            \
-    } Name##__end;                                \
-    WH__SOA_HANDLE(Name, ID, Parent##_TYPE)       \
-    WH__SOA_FN Parent Name##_super(Name o) { return Parent##_from(o.p); }
+#define WH_SOA_SUBCLASS(Name, ID, Parent, FIELDS)                                     \
+    typedef struct Name##__layout {                                                   \
+        Parent##__layout base;                                                        \
+        FIELDS(WH__SOA_DECL)                                                          \
+    } Name##__layout;                                                                 \
+    typedef struct Name##__end {                                                      \
+        Parent##__layout base;                                                        \
+        FIELDS(WH__SOA_DECL) char end;                                                \
+    } Name##__end;                                                                    \
+    WH__SOA_HANDLE(Name, ID, Parent##_TYPE)                                           \
+    WH__SOA_FN Parent Name##_super(Name o) { return Parent##_from(o.p); }             \
+    WH__SOA_FN unsigned Name##__fields(wh_soa_field_desc *wh__f, unsigned wh__cap) {  \
+        unsigned wh__n = Parent##__fields(wh__f, wh__cap); /* base at 0 */            \
+        __attribute__((unused)) uint32_t wh__at = (uint32_t)sizeof(Parent##__layout); \
+        FIELDS(WH__SOA_FIELD_DESC)                                                    \
+        return wh__n;                                                                 \
+    }
 
 /* No fields of its own (for WH_SOA_SUBCLASS). */
 /* clang-format off */

@@ -28,6 +28,14 @@ extern "C" wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t byte
     WH_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
     return WH_OK;
 }
+extern "C" wh_status wh__soa_dev_copy(void *dst, const void *src, size_t bytes) {
+    WH_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    return WH_OK;
+}
+extern "C" wh_status wh__soa_dev_zero(void *dst, size_t bytes) {
+    WH_CUDA_TRY(cudaMemset(dst, 0, bytes));
+    return WH_OK;
+}
 extern "C" uint32_t wh__soa_dev_threads(void) {
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||

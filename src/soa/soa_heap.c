@@ -338,6 +338,17 @@ wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes) {
     (void)bytes;
     return no_cuda();
 }
+wh_status wh__soa_dev_copy(void *dst, const void *src, size_t bytes) {
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    return no_cuda();
+}
+wh_status wh__soa_dev_zero(void *dst, size_t bytes) {
+    (void)dst;
+    (void)bytes;
+    return no_cuda();
+}
 wh_status wh__soa_dev_init(const wh_soa *soa) {
     (void)soa;
     return no_cuda();

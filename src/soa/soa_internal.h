@@ -10,6 +10,9 @@ WH_EXTERN_C_BEGIN
 wh_status wh__soa_dev_alloc(void **mem, size_t bytes);
 wh_status wh__soa_dev_free(void *mem);
 wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes);
+/* Copy between any two places of host and device memory (cudaMemcpyDefault). */
+wh_status wh__soa_dev_copy(void *dst, const void *src, size_t bytes);
+wh_status wh__soa_dev_zero(void *dst, size_t bytes);
 /* Fill a fresh device heap: counters 0, every block free, bitmaps. */
 wh_status wh__soa_dev_init(const wh_soa *soa);
 /* GPU threads for a parallel_do launch: enough to fill the device. */

@@ -488,6 +488,22 @@ static void test_placement(void) {
     CHECK(wh_soa_destroy(&s) == WH_OK);
 }
 
+/* The field lists that wh_soa_dist packs by: every field at its place in
+ * the layout struct with its whole size (arrays too), inherited ones first. */
+static void test_field_list(void) {
+    wh_soa_field_desc f[8];
+    CHECK(Pt__fields(f, 8) == 2);
+    CHECK(f[0].offset == offsetof(Pt__layout, x) && f[0].size == 4);
+    CHECK(f[1].offset == offsetof(Pt__layout, y) && f[1].size == 4);
+    CHECK(Qt__fields(f, 8) == 4);
+    CHECK(f[0].offset == 0 && f[1].offset == 4);
+    CHECK(f[2].offset == offsetof(Qt__layout, w) && f[2].size == 8);
+    CHECK(f[3].offset == offsetof(Qt__layout, v) && f[3].size == sizeof(double[3]));
+    CHECK(f[3].offset + f[3].size == WH_SOA_SIZE(Qt));
+    CHECK(Big__fields(f, 8) == 1 && f[0].offset == 0 && f[0].size == 5000);
+    CHECK(Qt__fields(f, 3) == 4); /* the count, past what fits */
+}
+
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Object allocator unit tests (CPU backend).");
     test_image();
@@ -502,5 +518,6 @@ int main(int argc, char **argv) {
     test_huge_type();
     test_for_slots();
     test_placement();
+    test_field_list();
     return wh_test_finish("test_soa");
 }
