@@ -38,15 +38,9 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout */
     app_opts ao = app_opts_new();
     opts o;
-    o.w = 2048, o.h = 2560, o.iters = 500, o.spawn = 4, o.boost = 4, o.start = 2, o.place = 0;
-    o.frag = NULL;
+    opts_defaults(&o);
     wh_cli_opt cli[] = {
-        WH_CLI_UINT("w", &o.w, "grid width in cells"),
-        WH_CLI_UINT("h", &o.h, "grid height in cells"),
-        WH_CLI_UINT("iters", &o.iters, "iterations"),
-        WH_CLI_UINT("spawn", &o.spawn, "a fish or shark spawns when its egg timer reaches this"),
-        WH_CLI_UINT("boost", &o.boost, "energy a shark gains by eating a fish"),
-        WH_CLI_UINT("start", &o.start, "energy of a new shark"),
+        WT_CLI_RULES(&o),
         WH_CLI_STRING("frag", &o.frag, "write the warpheap variant's fragmentation per iteration to this CSV file"),
         APP_CLI_COMMON(&ao, "all|pair|warpheap|static|malloc"),
         APP_CLI_LIMITS(&ao),

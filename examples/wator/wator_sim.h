@@ -278,6 +278,12 @@ static void grid_alloc(grid *g, uint64_t n) {
     g->egg = (uint32_t *)calloc(n, 4);
     g->energy = (uint32_t *)calloc(n, 4);
 }
+static __attribute__((unused)) void grid_free(grid *g) {
+    free(g->kind);
+    free(g->egg);
+    free(g->energy);
+    memset(g, 0, sizeof *g);
+}
 static void grid_count(const grid *g, uint64_t *fish, uint64_t *sharks) {
     *fish = *sharks = 0;
     for (uint64_t i = 0; i < g->n; ++i) {
@@ -292,6 +298,18 @@ typedef struct opts {
     size_t heap;
     const char *frag;
 } opts;
+
+/* The grid and the rules: wa-tor's defaults and options (wh_wator, wh_wator_dist). */
+static __attribute__((unused)) void opts_defaults(opts *o) {
+    memset(o, 0, sizeof *o);
+    o->w = 2048, o->h = 2560, o->iters = 500, o->spawn = 4, o->boost = 4, o->start = 2;
+}
+#define WT_CLI_RULES(o)                                                                                  \
+    WH_CLI_UINT("w", &(o)->w, "grid width in cells"), WH_CLI_UINT("h", &(o)->h, "grid height in cells"), \
+        WH_CLI_UINT("iters", &(o)->iters, "iterations"),                                                 \
+        WH_CLI_UINT("spawn", &(o)->spawn, "a fish or shark spawns when its egg timer reaches this"),     \
+        WH_CLI_UINT("boost", &(o)->boost, "energy a shark gains by eating a fish"),                      \
+        WH_CLI_UINT("start", &(o)->start, "energy of a new shark")
 
 static wt_ctx ctx_for(const opts *o) {
     wt_ctx c;

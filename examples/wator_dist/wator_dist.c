@@ -303,17 +303,11 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     app_opts ao = app_opts_new();
     opts o;
-    memset(&o, 0, sizeof o);
-    o.w = 2048, o.h = 2560, o.iters = 500, o.spawn = 4, o.boost = 4, o.start = 2;
+    opts_defaults(&o);
     unsigned ranks = 2;
     int nccl = 0;
     wh_cli_opt cli[] = {WH_CLI_UINT("ranks", &ranks, "ranks (threads of this process), each a band of rows"),
-                        WH_CLI_UINT("w", &o.w, "grid width in cells"),
-                        WH_CLI_UINT("h", &o.h, "grid height in cells (at least the ranks)"),
-                        WH_CLI_UINT("iters", &o.iters, "iterations"),
-                        WH_CLI_UINT("spawn", &o.spawn, "a fish or shark spawns when its egg timer reaches this"),
-                        WH_CLI_UINT("boost", &o.boost, "energy a shark gains by eating a fish"),
-                        WH_CLI_UINT("start", &o.start, "energy of a new shark"),
+                        WT_CLI_RULES(&o),
                         WH_CLI_FLAG("quiet", &o.quiet, "no progress lines"),
                         WH_CLI_FLAG("nccl", &nccl, "ranks over NCCL (a build with NCCL, on the GPU)"),
                         APP_CLI_COMMON(&ao, "all|warpheap|static"),
@@ -388,5 +382,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (ao.check) rc |= compare("warpheap across ranks", &a, "static", &b) != 0;
     if (ao.csv) app_csv_times(ao.csv, "wator_dist", 2, names, n, done, ts, env);
+    grid_free(&a);
+    grid_free(&b);
     return rc;
 }
