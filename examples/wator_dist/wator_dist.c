@@ -16,22 +16,13 @@
  * arrives on a fish eats it on the receiver.
  *
  *   wh_wator_dist [--ranks=N] [--w=W] [--h=H] [--iters=I] [--cpu] [--check] ...
- * Ranks are threads of this process (the in-process transport; on the GPU
- * each rank's heap on GPU rank % devices).  Built with NCCL, --nccl makes
- * this process one rank of a group that torchrun or an MPI launcher starts
- * (RANK, WORLD_SIZE, LOCAL_RANK; WH_NCCL_ID_FILE: soa/nccl.h), or with
- * RANK unset one process driving --ranks GPUs over NCCL.
+ * Ranks are threads of this process, or GPUs over NCCL (--nccl):
+ * examples/common/wh_dist_app.h.
  */
 #include "../wator/wator_sim.h"
 #include "warpheap/soa/dist.h"
 
-#include <pthread.h>
-#ifndef WH_WATOR_NCCL
-#define WH_WATOR_NCCL 0 /* CMake sets it where it links warpheap_nccl */
-#endif
-#if WH_WATOR_NCCL
-#include "warpheap/soa/nccl.h"
-#endif
+#include "wh_dist_app.h"
 
 typedef struct wd_ctx {
     wt_ctx wt;                    /* w, h, iter and the rules' parameters */
@@ -187,17 +178,10 @@ WH_SOA_PARALLEL_FOR(wd_clear_all, wd_ctx, wd_clear)
 /* ---- a rank ---------------------------------------------------------------------------------- */
 typedef struct wd_run {
     opts o;
-    uint32_t size;
-    wh_soa_transport **ends;
     grid *out;                         /* rank 0: the gathered grid */
     double ms;                         /* rank 0: ms an iteration */
     uint64_t moved, bytes, halo_bytes; /* over all ranks */
-    int failed;
 } wd_run;
-typedef struct wd_rank {
-    wd_run *run;
-    uint32_t rank;
-} wd_rank;
 
 static void wd_half(wh_soa_dist *d, wd_ctx *c, bool shark) {
     size_t row = (size_t)c->wt.w;
@@ -213,23 +197,21 @@ static void wd_half(wh_soa_dist *d, wd_ctx *c, bool shark) {
     APP_TRY(shark ? Shark_dist_migrate(d, *c) : Fish_dist_migrate(d, *c));
 }
 
-static void *wd_rank_main(void *arg) {
-    wd_rank *me = (wd_rank *)arg;
-    wd_run *run = me->run;
+static void wd_rank_main(uint32_t rank, uint32_t size, wh_soa_transport *end, void *arg) {
+    wd_run *run = (wd_run *)arg;
     const opts *o = &run->o;
     int dev = o->dev;
-#if defined(__CUDACC__)
-    int ndev = 1;
-    if (dev && cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0)
-        WH_CUDA_OR_DIE(cudaSetDevice((int)(me->rank % (uint32_t)ndev)));
-#endif
     wd_ctx c;
     memset(&c, 0, sizeof c);
     c.wt = ctx_for(o);
-    c.rank = me->rank;
-    c.size = run->size;
+    c.rank = rank;
+    c.size = size;
     c.r0 = wd_first_row(c.rank, c.size, o->h);
     c.own = wd_first_row(c.rank + 1u, c.size, o->h) - c.r0;
+    if (c.own == 0) {
+        fprintf(stderr, "wator_dist: %u rows for %u ranks: rank %u has none\n", o->h, size, rank);
+        exit(2);
+    }
     size_t cells = (size_t)(c.own + 2u) * o->w;
     c.agent = (uint64_t *)app_alloc(cells * 8u, dev);
     c.tgt = (uint32_t *)app_alloc(cells * 4u, dev);
@@ -238,8 +220,7 @@ static void *wd_rank_main(void *arg) {
     wh_soa_config cfg = {o->heap / c.size + ((size_t)16 << 20), types, 4, dev != 0, 2, NULL};
     wh_soa soa;
     wh_soa_dist d;
-    APP_TRY(wh_soa_create(&soa, &cfg));
-    APP_TRY(wh_soa_dist_create(&d, &soa, run->ends[c.rank]));
+    app_dist_begin(&soa, &cfg, &d, end);
     wd_cells p = {soa, c};
     APP_TRY(wd_populate_all(dev, (uint64_t)c.own * o->w, p));
     app_sync(dev);
@@ -289,14 +270,10 @@ static void *wd_rank_main(void *arg) {
     }
     free(all);
     free(band);
-    app_heap_check(&soa, "warpheap (a rank's heap)");
-    APP_TRY(wh_soa_dist_destroy(&d));
-    APP_DESTROY(&soa);
-    wh_soa_transport_destroy(run->ends[c.rank]);
+    app_dist_end(&soa, &d, end);
     app_free(c.agent, dev);
     app_free(c.tgt, dev);
     app_free(c.granted, dev);
-    return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -304,12 +281,10 @@ int main(int argc, char **argv) {
     app_opts ao = app_opts_new();
     opts o;
     opts_defaults(&o);
-    unsigned ranks = 2;
-    int nccl = 0;
-    wh_cli_opt cli[] = {WH_CLI_UINT("ranks", &ranks, "ranks (threads of this process), each a band of rows"),
+    app_dist ad = {2, 0};
+    wh_cli_opt cli[] = {APP_CLI_DIST(&ad),
                         WT_CLI_RULES(&o),
                         WH_CLI_FLAG("quiet", &o.quiet, "no progress lines"),
-                        WH_CLI_FLAG("nccl", &nccl, "ranks over NCCL (a build with NCCL, on the GPU)"),
                         APP_CLI_COMMON(&ao, "all|warpheap|static"),
                         APP_CLI_LIMITS(&ao),
                         WH_CLI_END};
@@ -318,26 +293,14 @@ int main(int argc, char **argv) {
     o.dev = ao.dev;
     uint64_t n = (uint64_t)o.w * o.h;
     o.heap = app_heap_opt(&ao, (size_t)(n * 96 + ((uint64_t)16 << 20)));
-    int me = -1; /* --nccl under a launcher: this process's rank */
-#if WH_WATOR_NCCL
-    if (nccl && getenv("RANK")) {
-        unsigned long r = strtoul(getenv("RANK"), NULL, 10),
-                      size = getenv("WORLD_SIZE") ? strtoul(getenv("WORLD_SIZE"), NULL, 10) : 0;
-        me = (int)r;
-        ranks = (unsigned)size;
-    }
-#endif
-    if (nccl && (!WH_WATOR_NCCL || !o.dev)) {
-        fprintf(stderr, "wator_dist: --nccl needs a build with NCCL and a GPU\n");
-        return 2;
-    }
-    if (o.w < 3 || o.h < 3 || o.spawn < 1 || o.start < 1 || ranks < 1 || ranks > 64 || o.h < ranks) {
-        fprintf(stderr, "wator_dist: bad size, parameters or ranks (1 to 64, at most h)\n");
+    if (o.w < 3 || o.h < 3 || o.spawn < 1 || o.start < 1 || o.h < ad.ranks) {
+        fprintf(stderr, "wator_dist: bad size or parameters (at least a row a rank)\n");
         return 2;
     }
     char env[512];
     app_env(env, sizeof env, o.dev);
-    printf("wator_dist: %ux%u cells, %u ranks, %u iterations, %s\n", o.w, o.h, ranks, o.iters, env);
+    printf("wator_dist: %ux%u cells, %u iterations, %s\n", o.w, o.h, o.iters, env);
+    uint32_t ranks = ad.ranks;
     grid a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
@@ -347,31 +310,10 @@ int main(int argc, char **argv) {
         wd_run run;
         memset(&run, 0, sizeof run);
         run.o = o;
-        run.size = ranks;
         run.out = &a;
-        run.ends = (wh_soa_transport **)calloc(ranks, sizeof *run.ends);
-        if (!nccl) APP_TRY(wh_soa_transport_threads(ranks, o.dev != 0, run.ends));
-#if WH_WATOR_NCCL
-        int devices[64], ndev = 1;
-        WH_CUDA_OR_DIE(cudaGetDeviceCount(&ndev));
-        for (uint32_t r = 0; r < ranks; ++r) devices[r] = (int)(r % (uint32_t)ndev);
-        if (nccl && me >= 0) APP_TRY(wh_soa_transport_nccl_env(&run.ends[me]));
-        if (nccl && me < 0) APP_TRY(wh_soa_transport_nccl_all(ranks, devices, run.ends));
-#endif
-        pthread_t th[64];
-        wd_rank args[64];
-        for (uint32_t r = 0; r < ranks; ++r) {
-            args[r] = (wd_rank){&run, r};
-            if (me >= 0 && r != (uint32_t)me) continue; /* other processes run the other ranks */
-            if (pthread_create(&th[r], NULL, wd_rank_main, &args[r]) != 0) {
-                fprintf(stderr, "wator_dist: no thread for rank %u\n", r);
-                return 1;
-            }
-        }
-        for (uint32_t r = 0; r < ranks; ++r)
-            if (me < 0 || r == (uint32_t)me) pthread_join(th[r], NULL);
-        free(run.ends);
-        if (me > 0) return 0; /* rank 0 reports and checks */
+        int reporter = 1;
+        ranks = app_dist_run(&ad, o.dev, wd_rank_main, &run, &reporter);
+        if (!reporter) return 0; /* rank 0's process reports and checks */
         ts[0] = run.ms * o.iters / 1e3;
         printf("  warpheap, %u ranks: %.3f ms an iteration; %llu agents migrated (%.1f MB), halos %.1f MB\n", ranks,
                run.ms, (unsigned long long)run.moved, run.bytes / 1e6, run.halo_bytes / 1e6);

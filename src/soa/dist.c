@@ -355,17 +355,28 @@ wh_status wh_soa_dist_sum(wh_soa_dist *d, const uint64_t *mine, uint64_t *sum, u
     return st;
 }
 
+/* The start of a gather: every rank's `bytes` into d->sizes[S ..), their
+ * sum, and the name of the operation for messages. */
+static wh_status all_sizes(wh_soa_dist *d, const void *mine, size_t bytes, uint64_t *sum, size_t *total,
+                           const char *name) {
+    if (!d || !d->soa || (bytes && !mine)) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_soa_dist_%s: NULL", name);
+    uint32_t S = d->size;
+    memset(d->sizes, 0, (size_t)S * 8u);
+    d->sizes[d->rank] = bytes;
+    wh_status st = wh_soa_dist_sum(d, d->sizes, d->sizes + S, S);
+    *sum = 0;
+    for (uint32_t r = 0; r < S && st == WH_OK; ++r) *sum += d->sizes[S + r];
+    if (total) *total = *sum;
+    snprintf(d->what, sizeof d->what, "%s", name);
+    return st;
+}
+
 wh_status wh_soa_dist_gather(wh_soa_dist *d, const void *mine, size_t bytes, void *all, size_t cap, size_t *total) {
-    if (!d || !d->soa || (bytes && !mine)) return wh__fail(WH_ERR_INVALID_ARGUMENT, "wh_soa_dist_gather: NULL");
-    uint32_t S = d->size, me = d->rank;
-    uint64_t *sizes = d->sizes, *got = d->sizes + S; /* every rank's bytes */
-    memset(sizes, 0, (size_t)S * 8u);
-    sizes[me] = bytes;
-    wh_status st = wh_soa_dist_sum(d, sizes, got, S);
-    if (st != WH_OK) return st;
     uint64_t sum = 0;
-    for (uint32_t r = 0; r < S; ++r) sum += got[r];
-    if (total) *total = sum;
+    wh_status st = all_sizes(d, mine, bytes, &sum, total, "gather");
+    if (st != WH_OK) return st;
+    uint32_t S = d->size, me = d->rank;
+    uint64_t *got = d->sizes + S; /* every rank's bytes */
     /* rank 0 checks its room, and every rank says in a vote whether it can go on */
     wh_status room = WH_OK;
     if (me == 0 && (cap < sum || (sum && !all)))
@@ -374,7 +385,6 @@ wh_status wh_soa_dist_gather(wh_soa_dist *d, const void *mine, size_t bytes, voi
     if (room == WH_OK && me == 0) room = grow(d, (void **)&d->recv, &d->recv_cap, sum + 1u);
     if (room == WH_OK && me != 0) room = grow(d, (void **)&d->send, &d->send_cap, bytes + 1u);
     if (room == WH_OK && me != 0) room = mem_copy(d, d->send, mine, bytes);
-    snprintf(d->what, sizeof d->what, "gather");
     if ((st = wh__soa_dist_vote(d, room)) != WH_OK) return st;
     no_exchange(d);
     uint64_t at = 0;
@@ -388,5 +398,28 @@ wh_status wh_soa_dist_gather(wh_soa_dist *d, const void *mine, size_t bytes, voi
         if (bytes) memcpy(all, mine, bytes);
         st = mem_copy(d, (uint8_t *)all + got[0], d->recv + got[0], sum - got[0]);
     }
+    return st;
+}
+
+wh_status wh_soa_dist_allgather(wh_soa_dist *d, const void *mine, size_t bytes, void *all, size_t cap, size_t *total) {
+    uint64_t sum = 0;
+    wh_status st = all_sizes(d, mine, bytes, &sum, total, "allgather");
+    if (st != WH_OK) return st;
+    uint32_t S = d->size, me = d->rank;
+    uint64_t *got = d->sizes + S; /* every rank's bytes */
+    wh_status room = cap < sum || (sum && !all)
+                         ? wh__fail(WH_ERR_TOO_SMALL, "wh_soa_dist_allgather: %llu bytes in all, room for %zu",
+                                    (unsigned long long)sum, cap)
+                         : WH_OK;
+    if ((st = wh__soa_dist_vote(d, room)) != WH_OK) return st;
+    uint64_t at = 0, mine_at = 0;
+    for (uint32_t r = 0; r < S; ++r) {
+        d->xptr[r] = (void *)mine, d->xbytes[r] = r == me ? 0 : bytes;
+        d->xptr[S + r] = (uint8_t *)all + at, d->xbytes[S + r] = r == me ? 0 : got[r];
+        if (r == me) mine_at = at;
+        at += got[r];
+    }
+    st = exchange(d);
+    if (st == WH_OK) st = mem_copy(d, (uint8_t *)all + mine_at, mine, bytes);
     return st;
 }

@@ -96,6 +96,12 @@ WH_API wh_status wh_soa_dist_sum(wh_soa_dist *d, const uint64_t *mine, uint64_t 
  * ranks pass NULL and 0.  *total (may be NULL): the bytes of all ranks. */
 WH_API wh_status wh_soa_dist_gather(wh_soa_dist *d, const void *mine, size_t bytes, void *all, size_t cap,
                                     size_t *total);
+/* Every rank receives every rank's `bytes` bytes (the sizes may differ) one
+ * after the other in rank order into all (cap bytes); mine and all are in
+ * the heap's memory (device memory for a device heap), so kernels read the
+ * result where it lands.  *total (may be NULL): the bytes of all ranks. */
+WH_API wh_status wh_soa_dist_allgather(wh_soa_dist *d, const void *mine, size_t bytes, void *all, size_t cap,
+                                       size_t *total);
 /* Migration support for WH_SOA_DIST_CLASS (src/soa/dist.c). */
 typedef struct wh__soa_dist_view wh__soa_dist_view;
 WH_API wh_status wh__soa_dist_begin(wh_soa_dist *d, wh__soa_dist_view *v, const char *cls);
