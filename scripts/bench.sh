@@ -5,7 +5,7 @@
 # date, commit and command, then the benchmark's tables) with its CSV and PNG
 # files, replacing the previous report.  Logs stay in the scratch folder.
 #   [WH_COMMIT=REV] scripts/bench.sh [--build DIR] [--baseline DIR] [--keep DIR] PART...
-# PART: heap, pool, arena, kdtree, soa, apps (bench/<part>/gpu-bench.sh), or
+# PART: heap, pool, arena, kdtree, soa, apps, dist (bench/<part>/gpu-bench.sh), or
 # all.  Without --build the benchmarks are built in build-bench (CUDA,
 # this GPU's architecture, examples and benchmarks on).  --baseline names a
 # build of other sources (an earlier commit) whose rows a part's tables add.
@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     --baseline) export WH_BASELINE_BUILD=$(cd "$2" && pwd); shift 2;;
     -h|--help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
     -*) echo "bench.sh: unknown option $1 (--help lists them)" >&2; exit 2;;
-    all) parts+=(heap pool arena kdtree soa apps); shift;;
+    all) parts+=(heap pool arena kdtree soa apps dist); shift;;
     *) [ -x "bench/$1/gpu-bench.sh" ] || { echo "bench.sh: no part '$1' (bench/$1/gpu-bench.sh)" >&2; exit 2; }
        parts+=("$1"); shift;;
   esac

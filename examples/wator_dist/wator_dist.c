@@ -276,6 +276,25 @@ static void wd_rank_main(uint32_t rank, uint32_t size, wh_soa_transport *end, vo
     app_free(c.granted, dev);
 }
 
+/* The final grid as a picture: wa-tor's colours (sharks red, fish green,
+ * water blue), each band of rows tinted by its rank's hue. */
+static void wd_picture(const char *path, const grid *g, uint32_t w, uint32_t h, uint32_t ranks) {
+    static const unsigned char hue[6][3] = {{255, 255, 255}, {255, 200, 0}, {0, 200, 255},
+                                            {255, 0, 255},   {0, 255, 120}, {160, 120, 255}};
+    unsigned char *img = grid_rgb(g, w, h);
+    if (!img) return;
+    for (uint32_t y = 0; y < h; ++y) {
+        const unsigned char *t = hue[(uint64_t)y * ranks / h % 6u]; /* the row's rank (wd_owner) */
+        for (uint32_t x = 0; x < w; ++x)
+            for (int k = 0; k < 3; ++k) {
+                unsigned char *p = img + ((size_t)y * w + x) * 3 + k;
+                *p = (unsigned char)((*p * 5u + t[k] * 3u) / 8u);
+            }
+    }
+    app_write_ppm(path, (int)w, (int)h, img);
+    free(img);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     app_opts ao = app_opts_new();
@@ -323,6 +342,7 @@ int main(int argc, char **argv) {
     app_print_times(2, names, ts, done);
     int rc = 0;
     if (ao.check) rc |= compare("warpheap across ranks", &a, "static", &b) != 0;
+    if (ao.ppm && a.n) wd_picture(ao.ppm, &a, o.w, o.h, ranks);
     if (ao.csv) app_csv_times(ao.csv, "wator_dist", 2, names, n, done, ts, env);
     grid_free(&a);
     grid_free(&b);
