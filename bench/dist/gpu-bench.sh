@@ -9,7 +9,8 @@
 # process drives the GPUs, one rank each, over NCCL where the build has it
 # (--nccl), else over the in-process transport.  Run by scripts/bench.sh
 # dist, or by hand:  BUILD=build-bench OUT=/tmp/out bench/dist/gpu-bench.sh
-# Writes $OUT/dist/summary.md, dist.csv, domains.png and one log per run.
+# Writes $OUT/dist/summary.md, dist.csv, domains.png, one log per run and
+# runs.log (all of them).
 set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-out}
@@ -24,10 +25,10 @@ transport=${T:+NCCL}
 transport=${transport:-in-process (cudaMemcpy between GPUs)}
 run() {   # name timeout command...
     name=$1; t=$2; shift 2
-    echo "== $name: $*" >> "$D/log.txt"
+    echo "== $name: $*" >> "$D/runs.log"
     timeout "$t" "$@" > "$D/$name.txt" 2>&1 < /dev/null
     echo "rc=$?" >> "$D/$name.txt"
-    cat "$D/$name.txt" >> "$D/log.txt"
+    cat "$D/$name.txt" >> "$D/runs.log"
 }
 # run name -> "ms moved MB halo-MB" from its "warpheap, N ranks: ..." line
 figures() {
@@ -54,7 +55,7 @@ if [ "$G" -ge 4 ]; then
 fi
 last=$(echo $counts | awk '{print $NF}')
 run picture 180 "$B/wh_wator_dist" $T --ranks="$last" --w=1024 --h=1024 --iters=100 --mode=warpheap --quiet --ppm="$D/domains.ppm"
-python3 - "$D/domains.ppm" "$D/domains.png" <<'PY' >> "$D/log.txt" 2>&1
+python3 - "$D/domains.ppm" "$D/domains.png" <<'PY' >> "$D/runs.log" 2>&1
 import sys
 import matplotlib
 matplotlib.use("Agg")
