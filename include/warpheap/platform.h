@@ -299,9 +299,12 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_active_mask(void) {
     return 1u;
 #endif
 }
+/* The lanes of mask whose pred holds.  CUDA sets the bit of every active
+ * lane that runs the vote, so lanes of other groups running the same
+ * ballot beside this one could show in the result: it keeps mask's alone. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh_ballot(uint32_t mask, bool pred) {
 #if WH_ON_GPU
-    return __ballot_sync(mask, pred);
+    return __ballot_sync(mask, pred) & mask;
 #else
     (void)mask;
     return pred ? 1u : 0u;

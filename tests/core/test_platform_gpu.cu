@@ -11,7 +11,8 @@ static __global__ void checks_kernel(uint64_t *w64, uint32_t *w32, uint32_t *fai
 }
 
 /* Per lane: bit 0 lane id, 1 ballot, 2 shfl32, 3 shfl64, 4 match/leader/rank in
- * a divergent branch, 5 active mask contains self. */
+ * a divergent branch, 5 active mask contains self, 6 a group's ballot holds
+ * only its own lanes while other groups run the same ballot beside it. */
 static __global__ void warp_kernel(uint32_t *bad) {
     uint32_t lane = wh_lane_id(), b = 0;
     if (lane != (threadIdx.x & 31u)) b |= 1;
@@ -19,6 +20,8 @@ static __global__ void warp_kernel(uint32_t *bad) {
     if (wh_shfl32(0xffffffffu, lane * 3u, (lane + 1u) & 31u) != ((lane + 1u) & 31u) * 3u) b |= 4;
     uint64_t big = (uint64_t)lane << 40 | lane;
     if (wh_shfl64(0xffffffffu, big, 5) != ((uint64_t)5 << 40 | 5)) b |= 8;
+    uint32_t half = wh_match_any64(0xffffffffu, lane / 16u), odd = wh_match_any64(0xffffffffu, lane & 1u);
+    if (wh_ballot(half, true) != half || wh_ballot(odd, true) != odd) b |= 64;
     if (lane % 3u != 1u) { /* diverge */
         uint32_t mask = wh_active_mask();
         if (!(mask >> lane & 1u)) b |= 32;
@@ -34,6 +37,7 @@ static __global__ void warp_kernel(uint32_t *bad) {
             if (group >> l & 1u) ranks |= 1u << wh_shfl32(mask, rank, l);
         if (ranks != (1u << wh_popc32(group)) - 1u && wh_popc32(group) < 32) b |= 16;
         if (wh_is_leader(group) != (lane == leader)) b |= 16;
+        if (wh_ballot(group, true) != group) b |= 64;
     }
     bad[blockIdx.x * blockDim.x + threadIdx.x] = b;
 }
