@@ -80,11 +80,13 @@ static inline uint32_t app_dist_run(const app_dist *o, int dev, app_rank_fn fn, 
     wh_status st = WH_OK;
     if (!o->nccl) st = wh_soa_transport_threads(size, dev != 0, ends);
 #if WH_APP_NCCL
-    int devices[APP_DIST_MAX_RANKS], ndev = 1;
-    WH_CUDA_OR_DIE(cudaGetDeviceCount(&ndev));
-    for (uint32_t r = 0; r < size; ++r) devices[r] = (int)(r % (uint32_t)ndev);
     if (o->nccl && me >= 0) st = wh_soa_transport_nccl_env(&ends[me]);
-    if (o->nccl && me < 0) st = wh_soa_transport_nccl_all(size, devices, ends);
+    if (o->nccl && me < 0) {
+        int devices[APP_DIST_MAX_RANKS], ndev = 1;
+        WH_CUDA_OR_DIE(cudaGetDeviceCount(&ndev));
+        for (uint32_t r = 0; r < size; ++r) devices[r] = (int)(r % (uint32_t)ndev);
+        st = wh_soa_transport_nccl_all(size, devices, ends);
+    }
 #endif
     if (st != WH_OK) {
         fprintf(stderr, "transport: %s (%s)\n", wh_strerror(st), wh_last_error());
