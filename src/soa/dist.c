@@ -39,10 +39,7 @@ static void mem_free(const wh_soa_dist *d, void *p) {
 }
 /* Copies within or between the heap's memory and the host's. */
 static wh_status mem_copy(const wh_soa_dist *d, void *dst, const void *src, size_t n) {
-    if (!n) return WH_OK;
-    if (d->soa->on_device) return wh__soa_dev_copy(dst, src, n);
-    memcpy(dst, src, n);
-    return WH_OK;
+    return wh__soa_copy(d->soa->on_device, dst, src, n);
 }
 static wh_status mem_zero(const wh_soa_dist *d, void *p, size_t n) {
     if (!n) return WH_OK;

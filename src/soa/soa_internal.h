@@ -5,6 +5,8 @@
 
 #include "warpheap/soa.h"
 
+#include <string.h>
+
 WH_EXTERN_C_BEGIN
 /* Device memory (soa_cuda.cu; WH_ERR_NO_DEVICE stubs without CUDA). */
 wh_status wh__soa_dev_alloc(void **mem, size_t bytes);
@@ -13,6 +15,13 @@ wh_status wh__soa_dev_to_host(void *dst, const void *src, size_t bytes);
 /* Copy between any two places of host and device memory (cudaMemcpyDefault). */
 wh_status wh__soa_dev_copy(void *dst, const void *src, size_t bytes);
 wh_status wh__soa_dev_zero(void *dst, size_t bytes);
+/* bytes from src to dst, both in device memory (on_device) or in host memory. */
+static inline wh_status wh__soa_copy(bool on_device, void *dst, const void *src, size_t bytes) {
+    if (!bytes) return WH_OK;
+    if (on_device) return wh__soa_dev_copy(dst, src, bytes);
+    memcpy(dst, src, bytes);
+    return WH_OK;
+}
 /* Fill a fresh device heap: counters 0, every block free, bitmaps. */
 wh_status wh__soa_dev_init(const wh_soa *soa);
 /* GPU threads for a parallel_do launch: enough to fill the device. */

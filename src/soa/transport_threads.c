@@ -27,12 +27,6 @@ static void board_release(board *b) {
     free(b);
 }
 
-static wh_status copy(bool on_device, void *dst, const void *src, size_t n) {
-    if (on_device) return wh__soa_dev_copy(dst, src, n);
-    memcpy(dst, src, n);
-    return WH_OK;
-}
-
 static wh_status threads_exchange(wh_soa_transport *t, void *const *send, const size_t *send_bytes, void *const *recv,
                                   const size_t *recv_bytes) {
     board *b = (board *)t->impl;
@@ -50,7 +44,7 @@ static wh_status threads_exchange(wh_soa_transport *t, void *const *send, const 
                              r, n, me, recv_bytes[r]);
             continue;
         }
-        if (n && st == WH_OK) st = copy(t->on_device, recv[r], b->send[r][me], n);
+        if (n && st == WH_OK) st = wh__soa_copy(t->on_device, recv[r], b->send[r][me], n);
     }
     pthread_barrier_wait(&b->bar); /* every rank has read: senders may reuse their buffers */
     return st;

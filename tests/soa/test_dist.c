@@ -108,7 +108,9 @@ WH_SOA_PARALLEL_NEW(Never, never_init, dctx)
 typedef struct tally {
     uint64_t objects, sum, misplaced;
 } tally;
-static void tally_heap(const wh_soa *s, uint32_t rank, uint32_t size, tally *out, uint64_t **ids, uint64_t *nids) {
+/* ids (may be NULL): the ids of the heap's objects, at most cap of them. */
+static void tally_heap(const wh_soa *s, uint32_t rank, uint32_t size, tally *out, uint64_t *ids, uint64_t cap,
+                       uint64_t *nids) {
     memset(out, 0, sizeof *out);
     {
         wh_soa_iter it;
@@ -124,7 +126,7 @@ static void tally_heap(const wh_soa *s, uint32_t rank, uint32_t size, tally *out
             out->objects++;
             out->sum += h;
             out->misplaced += owner_of(WH_GET(Part, o, pos), size) != rank;
-            if (ids) (*ids)[(*nids)++] = id;
+            if (ids && *nids < cap) ids[(*nids)++] = id;
         }
     }
 }
@@ -152,9 +154,9 @@ static int compare_u64(const void *a, const void *b) {
 
 /* Global count and checksum, and every id once: on rank 0, through a gather. */
 static void check_global(group *g, wh_soa_dist *d, const tally *before, const char *when) {
-    uint64_t cap = 1u << 16, n = 0, *ids = (uint64_t *)malloc(cap * 8u);
+    uint64_t cap = before->objects + 1u, n = 0, *ids = (uint64_t *)malloc(cap * 8u); /* no rank holds more */
     tally t;
-    tally_heap(d->soa, d->rank, g->size, &t, &ids, &n);
+    tally_heap(d->soa, d->rank, g->size, &t, ids, cap, &n);
     uint64_t mine[3] = {t.objects, t.sum, t.misplaced}, sum[3];
     RCHECK(g, wh_soa_dist_sum(d, mine, sum, 3) == WH_OK);
     RCHECK(g, sum[0] == before->objects && sum[1] == before->sum);
@@ -199,7 +201,7 @@ static void check_halo(group *g, wh_soa_dist *d, uint32_t h) {
 /* The sums over all ranks of their tallies. */
 static tally global_tally(group *g, wh_soa_dist *d) {
     tally t;
-    tally_heap(d->soa, d->rank, g->size, &t, NULL, NULL);
+    tally_heap(d->soa, d->rank, g->size, &t, NULL, 0, NULL);
     uint64_t mine[2] = {t.objects, t.sum}, all[2] = {0, 0};
     RCHECK(g, wh_soa_dist_sum(d, mine, all, 2) == WH_OK);
     return (tally){all[0], all[1], 0};
@@ -250,13 +252,13 @@ static void *rank_main(void *arg_) {
         if (S > 1 && c.pattern == P_RANK0_TO_LAST && me != 0) RCHECK(g, d.stats.sent == s0.sent);
         if (S > 1 && c.pattern == P_RANK0_TO_LAST && me == 0) {
             tally t;
-            tally_heap(&soa, me, S, &t, NULL, NULL);
+            tally_heap(&soa, me, S, &t, NULL, 0, NULL);
             RCHECK(g, t.objects == 0); /* all of them left */
         }
         check_global(g, &d, &before, "a migration");
         if (S > 1 && c.pattern == P_ALL_TO_0 && me == 0) {
             tally t;
-            tally_heap(&soa, me, S, &t, NULL, NULL);
+            tally_heap(&soa, me, S, &t, NULL, 0, NULL);
             RCHECK(g, t.objects == before.objects); /* every object is here now */
         }
     }
