@@ -37,6 +37,10 @@ WH_EXTERN_C_BEGIN
  * into soa->do_blocks, do_iter and do_count, on the default stream
  * (soa_cuda.cu). */
 WH_API wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t);
+/* Launch a do-all kernel (WH__SOA_DO_KERNEL) for type t after the
+ * preparation, on the default stream: it may start while the preparation
+ * finishes (sm_90), and waits for it before it reads anything. */
+WH_API wh_status wh__soa_do_launch(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx);
 /* Allocation failures counted so far (synchronises). */
 WH_EXTERN_C_END
 #endif
@@ -175,9 +179,17 @@ typedef struct wh_soa_field_desc {
 #if defined(__CUDACC__)
 #define WH__SOA_DO_BLOCK      256
 #define WH__SOA_DO_MIN_BLOCKS 4
+/* A do-all kernel's first step: wait until the preparation before it has
+ * completed and its writes are visible (launched early: wh__soa_do_launch). */
+static __device__ __forceinline__ void wh__soa_do_wait(void) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 #define WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                        \
     static __global__ void __launch_bounds__(WH__SOA_DO_BLOCK, WH__SOA_DO_MIN_BLOCKS)                              \
         Class##__##func##__kernel(const __grid_constant__ wh_soa s, uint32_t t, const __grid_constant__ Ctx ctx) { \
+        wh__soa_do_wait();                                                                                         \
         uint32_t cap = s.cap[t];                                                                                   \
         uint32_t per = (gridDim.x * blockDim.x) / cap; /* blocks in flight */                                      \
         uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                                                      \
@@ -188,12 +200,12 @@ typedef struct wh_soa_field_desc {
             if (p) func(&s, Class##_from(p), &ctx);                                                                \
         }                                                                                                          \
     }
-#define WH__SOA_DO_LAUNCH(Class, func)                                                                 \
-    {                                                                                                  \
-        wh_status st_ = wh__soa_prepare_device(s, u);                                                  \
-        if (st_ != WH_OK) return st_;                                                                  \
-        Class##__##func##__kernel<<<s->do_threads / WH__SOA_DO_BLOCK, WH__SOA_DO_BLOCK>>>(*s, u, ctx); \
-        WH_LAUNCH_TRY();                                                                               \
+#define WH__SOA_DO_LAUNCH(Class, func)                                                \
+    {                                                                                 \
+        wh_status st_ = wh__soa_prepare_device(s, u);                                 \
+        if (st_ != WH_OK) return st_;                                                 \
+        st_ = wh__soa_do_launch((const void *)Class##__##func##__kernel, s, u, &ctx); \
+        if (st_ != WH_OK) return st_;                                                 \
     }
 /* parallel_new: one warp per chunk of cap objects (wh__soa_new_chunk). */
 #define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                          \

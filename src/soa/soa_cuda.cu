@@ -71,34 +71,56 @@ extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
     return WH_OK;
 }
 
-/* Alg. 5 and the snapshot in one pass.  Each warp takes the level-0 words of
- * the type's allocation bitmap whose summary bit is set, reserves their
- * blocks' places in do_blocks with one atomic add per word, and each lane
- * writes the index and, beside it, the iteration bitmap (slot bitmap
- * restricted to real slots) of one block.  The last thread block to finish
- * publishes the count and clears the counters for the next preparation:
- * nothing is reset between launches and the host never waits.  No kernel that changes the bitmaps runs
- * meanwhile (stream order), so plain loads see a consistent bitmap. */
-static __global__ void enumerate_kernel(wh_soa s, uint32_t t) {
+/* Alg. 5 and the snapshot in one pass.  In each round a thread block takes
+ * eight consecutive level-0 words of the type's allocation bitmap, a warp
+ * each (a word whose summary bit is clear counts as empty); the warps' block
+ * counts are summed in shared memory and the thread block reserves their
+ * places in do_blocks with one atomic add (an atomic per word, all on one
+ * counter, queued at L2 behind each other); then each lane writes the index
+ * and, beside it, the iteration bitmap (slot bitmap restricted to real
+ * slots) of one block.  The last thread block to finish publishes the count
+ * and clears the counters for the next preparation: nothing is reset between
+ * launches and the host never waits.  No kernel that changes the bitmaps
+ * runs meanwhile (stream order), so plain loads see a consistent bitmap.
+ * The do-all kernel may be launched as soon as every thread block here has
+ * started (programmatic dependent launch, sm_90): it waits for this grid's
+ * completion before it reads anything (wh__soa_do_wait). */
+enum { kWarps = kThreads / 32u };
+static __global__ void __launch_bounds__(kThreads) enumerate_kernel(wh_soa s, uint32_t t) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+    __shared__ uint32_t counts[kWarps], base_of_block;
     const wh_bitmap *bm = &s.alloc_blocks[t];
-    uint32_t words = wh_bitmap_level_words(bm, 0), lane = threadIdx.x & 31u;
-    uint32_t warps = gridDim.x * blockDim.x / 32u;
+    uint32_t words = wh_bitmap_level_words(bm, 0), lane = threadIdx.x & 31u, warp = threadIdx.x / 32u;
     uint64_t usable = wh__soa_usable(s.cap[t]);
     uint32_t *ctr = s.do_count; /* the count, places taken, thread blocks done */
-    for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) / 32u; w < words; w += warps) {
-        if (bm->levels > 1 && !((*wh_bitmap_word(bm, 1, w >> 6) >> (w & 63u)) & 1u)) continue;
-        uint64_t x = *wh_bitmap_word(bm, 0, w);
-        if (!x) continue; /* the same for the whole warp: every lane read the same word */
-        uint32_t base = lane == 0 ? atomicAdd(&ctr[1], (uint32_t)__popcll(x)) : 0u;
-        base = __shfl_sync(0xFFFFFFFFu, base, 0);
+    for (uint32_t w0 = blockIdx.x * kWarps; w0 < words; w0 += gridDim.x * kWarps) { /* uniform in the block */
+        uint32_t w = w0 + warp;
+        uint64_t x = 0;
+        if (w < words && (bm->levels < 2 || ((*wh_bitmap_word(bm, 1, w >> 6) >> (w & 63u)) & 1u)))
+            x = *wh_bitmap_word(bm, 0, w); /* the same for the whole warp */
+        if (lane == 0) counts[warp] = (uint32_t)__popcll(x);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            uint32_t sum = 0;
+            for (uint32_t k = 0; k < kWarps; ++k) {
+                uint32_t c = counts[k];
+                counts[k] = sum; /* exclusive prefix: this warp's first place in the block's share */
+                sum += c;
+            }
+            base_of_block = sum ? atomicAdd(&ctr[1], sum) : 0u;
+        }
+        __syncthreads();
+        uint32_t base = base_of_block + counts[warp];
         for (uint32_t bit = lane; bit < 64u; bit += 32u) {
             if (!((x >> bit) & 1u)) continue;
             uint32_t b = w * 64u + bit, k = base + (uint32_t)__popcll(x & ((1ull << bit) - 1u));
             s.do_blocks[k] = b;
             s.do_iter[k] = *wh__soa_alloc_word(&s, b) & usable;
         }
+        __syncthreads(); /* counts and base_of_block are read before the next round writes them */
     }
-    __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence(); /* this block's places are taken before its ticket */
         if (atomicInc(&ctr[2], gridDim.x - 1u) == gridDim.x - 1u) ctr[0] = atomicExch(&ctr[1], 0u);
@@ -107,13 +129,48 @@ static __global__ void enumerate_kernel(wh_soa s, uint32_t t) {
 
 extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
     if (!soa || t >= soa->ntypes) return WH_ERR_INVALID_ARGUMENT;
-    /* a warp per level-0 word, at most the fixed grid of the do-all: the cost
-     * follows the objects, not the heap size (Fig. 14b) */
+    /* eight level-0 words a thread block, at most the fixed grid of the
+     * do-all: the cost follows the objects, not the heap size (Fig. 14b) */
     unsigned grid = grid_for((uint64_t)wh_bitmap_level_words(&soa->alloc_blocks[t], 0) * 32u);
     unsigned most = soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u;
     if (grid > most) grid = most;
     enumerate_kernel<<<grid, kThreads>>>(*soa, t);
     WH_LAUNCH_TRY();
+    return WH_OK;
+}
+
+/* Whether device dev can launch a kernel before the previous one completes
+ * (programmatic dependent launch: sm_90 and later); cached per device. */
+static bool early_launch(int dev) {
+    static int known[64]; /* 0: not asked yet, 1: no, 2: yes */
+    if (dev < 0 || dev >= 64) return false;
+    int v = __atomic_load_n(&known[dev], __ATOMIC_RELAXED);
+    if (!v) {
+        int major = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        v = major >= 9 ? 2 : 1;
+        __atomic_store_n(&known[dev], v, __ATOMIC_RELAXED);
+    }
+    return v == 2;
+}
+
+extern "C" wh_status wh__soa_do_launch(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx) {
+    int dev = 0;
+    WH_CUDA_TRY(cudaGetDevice(&dev));
+    uint32_t type = t;
+    void *args[3] = {(void *)soa, &type, (void *)ctx};
+    cudaLaunchAttribute early;
+    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(soa->do_threads / WH__SOA_DO_BLOCK ? soa->do_threads / WH__SOA_DO_BLOCK : 1u);
+    cfg.blockDim = dim3(WH__SOA_DO_BLOCK);
+    cfg.attrs = &early;
+    cfg.numAttrs = early_launch(dev) ? 1u : 0u;
+    WH_CUDA_TRY(cudaLaunchKernelExC(&cfg, kernel, args));
     return WH_OK;
 }
 

@@ -221,7 +221,9 @@ static void test_parallel_new(uint32_t n) {
  * clear themselves) on heaps whose bitmaps have one, two, three and four
  * levels: each round makes objects, visits them all, checks that each was
  * visited exactly once and that the count matches the heap's, lets the
- * odd-tagged ones replace themselves and drops a third. */
+ * odd-tagged ones replace themselves and drops a third.  threads (0: as
+ * created): the GPU threads of a do-all; 256 makes the preparation one
+ * thread block that takes its eight words at a time in many rounds. */
 WH_INLINE WH_HOST_DEVICE void reset_c(const wh_soa *s, SC o, const stamp_ctx *c) {
     (void)s;
     (void)c;
@@ -235,10 +237,11 @@ WH_INLINE WH_HOST_DEVICE void drop_c(const wh_soa *s, SC o, const drop_ctx *c) {
 }
 WH_SOA_PARALLEL_DO(SC, reset_c, stamp_ctx)
 WH_SOA_PARALLEL_DO(SC, drop_c, drop_ctx)
-static void test_enumeration_rounds(size_t bytes, uint32_t rounds, uint32_t levels) {
+static void test_enumeration_rounds(size_t bytes, uint32_t rounds, uint32_t levels, uint32_t threads) {
     wh_soa s;
     wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    if (threads) s.do_threads = threads;
     CHECK_EQ_U64(s.alloc_blocks[SC_TYPE].levels, levels); /* the case this size is meant to cover */
     uint64_t slots = (uint64_t)s.nblocks * s.cap[SC_TYPE], *d_total;
     WH_CUDA_OR_DIE(cudaMalloc(&d_total, 8));
@@ -269,8 +272,10 @@ static void test_enumeration_rounds(size_t bytes, uint32_t rounds, uint32_t leve
         check_heap(&s, "enumeration rounds");
     }
     CHECK_EQ_U64(bad, 0);
-    printf("soa enumeration gpu: %u blocks (%u bitmap levels), %u rounds, %llu visits, %llu not exactly once\n",
-           s.nblocks, s.alloc_blocks[SC_TYPE].levels, rounds, (unsigned long long)visited, (unsigned long long)bad);
+    printf("soa enumeration gpu: %u blocks (%u bitmap levels), %u do-all threads, %u rounds, %llu visits, %llu not "
+           "exactly once\n",
+           s.nblocks, s.alloc_blocks[SC_TYPE].levels, s.do_threads, rounds, (unsigned long long)visited,
+           (unsigned long long)bad);
     WH_CUDA_OR_DIE(cudaFree(d_total));
     for (uint32_t rest = 0; rest < 3u; ++rest) CHECK(SC_parallel_do_drop_c(&s, drop_ctx{rest}) == WH_OK);
     destroy_checked(&s); /* every object gone: WH_OK expected */
@@ -477,10 +482,11 @@ int main(int argc, char **argv) {
         return WH_TEST_SKIP;
     }
     test_parallel_new(small ? 5000u : 1000000u);
-    test_enumeration_rounds(32u << 10, 6, 1); /* bitmap levels */
-    test_enumeration_rounds(1u << 20, 6, 2);
-    test_enumeration_rounds(16u << 20, 6, 3);
-    if (!small) test_enumeration_rounds(256u << 20, 6, 4);
+    test_enumeration_rounds(32u << 10, 6, 1, 0); /* bitmap levels */
+    test_enumeration_rounds(1u << 20, 6, 2, 0);
+    test_enumeration_rounds(16u << 20, 6, 3, 0);
+    test_enumeration_rounds(16u << 20, 6, 3, 256); /* one thread block, many rounds */
+    if (!small) test_enumeration_rounds(256u << 20, 6, 4, 0);
     test_burst(small ? 20000u : 2000000u, small ? (16u << 20) : (256u << 20), true, !small);
     test_burst(small ? 20000u : 2000000u, 256u << 20, false, false);
     test_placement(small ? 20000u : 2000000u, 256u << 20, !small);
