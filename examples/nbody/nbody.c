@@ -241,9 +241,15 @@ int main(int argc, char **argv) {
             run_static(n, iters, dt, 0, &h);
             compare("static", &b, "static-cpu", &h);
             compare("warpheap", &a, "static-cpu", &h);
+            state_free(&h);
         }
     }
     if (o.ppm) write_picture(o.ppm, a.n ? &a : &b);
     if (o.csv) app_csv_times(o.csv, "nbody", 3, names, n, done, ts, env);
+    state_free(&a);
+    state_free(&b);
+#if defined(__CUDACC__)
+    state_free(&mm);
+#endif
     return rc;
 }

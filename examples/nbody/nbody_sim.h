@@ -160,6 +160,14 @@ static void state_alloc(state *s, uint64_t n) {
     s->vy = (float *)calloc(n, 4);
     s->m = (float *)calloc(n, 4);
 }
+static __attribute__((unused)) void state_free(state *s) {
+    free(s->px);
+    free(s->py);
+    free(s->vx);
+    free(s->vy);
+    free(s->m);
+    memset(s, 0, sizeof *s);
+}
 
 static __attribute__((unused)) double run_static(uint64_t n, int iters, float dt, int dev, state *out) {
     nb_ctx c;

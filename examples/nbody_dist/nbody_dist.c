@@ -217,5 +217,7 @@ int main(int argc, char **argv) {
             rc |= compare("warpheap across ranks", &a, "static", &b) != 0;
     }
     if (o.csv) app_csv_times(o.csv, "nbody_dist", 2, names, run.n, done, ts, env);
+    state_free(&a);
+    state_free(&b);
     return rc;
 }

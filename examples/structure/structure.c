@@ -342,6 +342,12 @@ static void mesh_alloc(mesh *m, uint64_t n) {
     m->pos = (float *)calloc(n * 4, 4);
     m->spring = (uint8_t *)calloc(2 * n, 1);
 }
+static void mesh_free(mesh *m) {
+    free(m->alive);
+    free(m->pos);
+    free(m->spring);
+    memset(m, 0, sizeof *m);
+}
 static uint32_t read_flag(const uint32_t *p, int dev) {
     uint32_t v;
     app_to_host(&v, p, 4, dev);
@@ -560,5 +566,8 @@ int main(int argc, char **argv) {
     if (check && mm.alive) rc |= compare("malloc", &mm, "static", &b) != 0;
     if (o.ppm) write_picture(o.ppm, a.alive ? &a : &b, c.w, c.h);
     if (o.csv) app_csv_runs(o.csv, "structure", &r, 3, names, n, env);
+    mesh_free(&a);
+    mesh_free(&b);
+    mesh_free(&mm);
     return rc;
 }

@@ -83,5 +83,8 @@ int main(int argc, char **argv) {
     }
     if (ao.ppm) write_picture(ao.ppm, a.n ? &a : &b, o.w, o.h);
     if (ao.csv) app_csv_times(ao.csv, "wator", 3, names, n, done, ts, env);
+    grid_free(&a);
+    grid_free(&b);
+    grid_free(&m);
     return rc;
 }
