@@ -15,13 +15,16 @@
  * walk accounts for every byte.  Frees a warp makes together: NULL, foreign
  * and double frees in the same call as good ones, counted exactly.  The
  * hardened mode (WH_HEAP_SECURE): the stress with no false report, and a
- * write after free found.  --small: sanitizer size (no 12 GiB heap). */
+ * write after free found.  Allocations and frees from out-of-line functions
+ * called in divergent loops.  --small: sanitizer size (no 12 GiB heap). */
 #include "heap_stress.h"
 #include "warpheap/cuda_check.h"
 #include "wh_cli.h"
 #include "wh_test.h"
 
+#include <algorithm>
 #include <stdio.h>
+#include <vector>
 
 static __global__ void stress_kernel(wh_heap h, wh_hs_shape shape, void **held, uint32_t *sizes, wh_hs_counts *total,
                                      uint32_t threads, uint64_t salt) {
@@ -211,6 +214,79 @@ static void grouped_frees(wh_heap_kind kind, uint32_t flags) {
     CHECK_EQ_U64(s.used_bytes + s.free_bytes + s.overhead_bytes, s.heap_bytes);
     WH_CUDA_OR_DIE(cudaFree(held));
     WH_CUDA_OR_DIE(cudaFree(d_n));
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* Allocations and frees from functions kept out of line, called from two
+ * branches of a loop whose lanes win or lose compare-and-swaps at different
+ * iterations (game of life's spread): lanes that took different
+ * __activemask() values meet in the same code, so the grouping must hold
+ * there too.  No block may be handed out twice (sorted on the host), every
+ * block keeps its owner's pattern until its free, and the frees leave
+ * nothing live. */
+static __device__ __noinline__ void *alloc_out_of_line(const wh_heap *h, size_t n) { return wh_malloc(h, n); }
+static __device__ __noinline__ void free_out_of_line(const wh_heap *h, void *p) { wh_free(h, p); }
+static __global__ void out_of_line_kernel(wh_heap h, uint32_t n, int *claims, void **got, unsigned long long *fails) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    for (uint32_t k = 0; k < 8u; ++k) {
+        uint64_t r = wh_hash64((uint64_t)t << 8 | k);
+        void *p = NULL;
+        if (r & 3u) {
+            if (atomicCAS(&claims[r % 4096u], 0, 1) == 0 || (t & 1u))
+                p = alloc_out_of_line(&h, 16u + 16u * ((r >> 8) & 1u));
+            else
+                p = alloc_out_of_line(&h, 48u);
+            if (p)
+                wh_hs_fill(t * 8u + k, p, 16);
+            else
+                atomicAdd(fails, 1ull);
+        }
+        got[(size_t)t * 8u + k] = p;
+    }
+}
+static __global__ void out_of_line_free_kernel(wh_heap h, uint32_t n, void **got, unsigned long long *corrupt) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    for (uint32_t k = 0; k < 8u; ++k) {
+        void *p = got[(size_t)t * 8u + k];
+        if (p && !wh_hs_check(t * 8u + k, p, 16)) atomicAdd(corrupt, 1ull);
+        if (wh_hash64((uint64_t)t << 8 | k) >> 16 & 1u)
+            free_out_of_line(&h, p);
+        else if (p)
+            wh_free(&h, p);
+    }
+}
+static void out_of_line(wh_heap_kind kind, uint32_t n) {
+    wh_heap h = make(kind, 256ull << 20); /* roomy: no allocation may fail */
+    int *claims;
+    void **got;
+    unsigned long long *d_c, c[2];
+    WH_CUDA_OR_DIE(cudaMalloc(&claims, 4096 * sizeof *claims));
+    WH_CUDA_OR_DIE(cudaMalloc(&got, (size_t)n * 8u * sizeof *got));
+    WH_CUDA_OR_DIE(cudaMalloc(&d_c, sizeof c));
+    WH_CUDA_OR_DIE(cudaMemset(claims, 0, 4096 * sizeof *claims));
+    WH_CUDA_OR_DIE(cudaMemset(d_c, 0, sizeof c));
+    out_of_line_kernel<<<(n + 255u) / 256u, 256u>>>(h, n, claims, got, d_c);
+    WH_LAUNCH_OR_DIE();
+    std::vector<void *> ps((size_t)n * 8u);
+    WH_CUDA_OR_DIE(cudaMemcpy(ps.data(), got, ps.size() * sizeof *got, cudaMemcpyDeviceToHost));
+    out_of_line_free_kernel<<<(n + 255u) / 256u, 256u>>>(h, n, got, d_c + 1);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaMemcpy(c, d_c, sizeof c, cudaMemcpyDeviceToHost));
+    ps.erase(std::remove(ps.begin(), ps.end(), (void *)NULL), ps.end());
+    std::sort(ps.begin(), ps.end());
+    uint64_t held = ps.size(), twice = (uint64_t)(ps.end() - std::unique(ps.begin(), ps.end()));
+    printf("%-8s out of line: %llu blocks handed out, %llu failed, %llu twice, %llu with a wrong pattern\n",
+           wh_heap_kind_name(kind), (unsigned long long)held, c[0], (unsigned long long)twice, c[1]);
+    CHECK(held > (uint64_t)n); /* about six a thread */
+    CHECK_EQ_U64(c[0], 0);
+    CHECK_EQ_U64(twice, 0);
+    CHECK_EQ_U64(c[1], 0);
+    check_walk(&h, "out of line");
+    WH_CUDA_OR_DIE(cudaFree(claims));
+    WH_CUDA_OR_DIE(cudaFree(got));
+    WH_CUDA_OR_DIE(cudaFree(d_c));
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -447,6 +523,8 @@ int main(int argc, char **argv) {
     grouped_frees(WH_HEAP_DEFAULT, 0);
     grouped_frees(WH_HEAP_SLAB, 0);
     grouped_frees(WH_HEAP_DEFAULT, WH_HEAP_SECURE);
+    out_of_line(WH_HEAP_DEFAULT, small ? 4096u : 262144u);
+    out_of_line(WH_HEAP_BUMP, small ? 4096u : 262144u);
     stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);
     /* segments of up to 128 pages (whole words of the page bitmap: the
      * multi-word path of wh__seg_claim_run) at the sanitizers' size too;
