@@ -8,12 +8,14 @@
 #include "warpheap/bitmap_cuda.h"
 #include "warpheap/cuda_check.h"
 
-static const unsigned kThreads = 256;
+static const unsigned kThreads = WH__SOA_DO_BLOCK; /* the do-all's thread block, for every kernel here */
 
 static unsigned grid_for(uint64_t n) {
     uint64_t g = (n + kThreads - 1) / kThreads;
     return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
 }
+/* Thread blocks of a do-all (soa->do_threads threads, at least one block). */
+static unsigned do_grid(const wh_soa *soa) { return soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u; }
 
 extern "C" wh_status wh__soa_dev_alloc(void **mem, size_t bytes) {
     if (wh__fault()) return wh__fail(WH_ERR_OUT_OF_MEMORY, "soa: cudaMalloc of %zu bytes refused", bytes);
@@ -45,6 +47,16 @@ extern "C" uint32_t wh__soa_dev_threads(void) {
         return 64u * 1024u;
     }
     return (uint32_t)sms * (uint32_t)per_sm / kThreads * kThreads;
+}
+
+extern "C" uint32_t wh__soa_dev_early(void) {
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return major >= 9;
 }
 
 static __global__ void init_blocks_kernel(wh_soa s) {
@@ -132,44 +144,23 @@ extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
     /* eight level-0 words a thread block, at most the fixed grid of the
      * do-all: the cost follows the objects, not the heap size (Fig. 14b) */
     unsigned grid = grid_for((uint64_t)wh_bitmap_level_words(&soa->alloc_blocks[t], 0) * 32u);
-    unsigned most = soa->do_threads / kThreads ? soa->do_threads / kThreads : 1u;
-    if (grid > most) grid = most;
+    if (grid > do_grid(soa)) grid = do_grid(soa);
     enumerate_kernel<<<grid, kThreads>>>(*soa, t);
     WH_LAUNCH_TRY();
     return WH_OK;
 }
 
-/* Whether device dev can launch a kernel before the previous one completes
- * (programmatic dependent launch: sm_90 and later); cached per device. */
-static bool early_launch(int dev) {
-    static int known[64]; /* 0: not asked yet, 1: no, 2: yes */
-    if (dev < 0 || dev >= 64) return false;
-    int v = __atomic_load_n(&known[dev], __ATOMIC_RELAXED);
-    if (!v) {
-        int major = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return false;
-        }
-        v = major >= 9 ? 2 : 1;
-        __atomic_store_n(&known[dev], v, __ATOMIC_RELAXED);
-    }
-    return v == 2;
-}
-
 extern "C" wh_status wh__soa_do_launch(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx) {
-    int dev = 0;
-    WH_CUDA_TRY(cudaGetDevice(&dev));
     uint32_t type = t;
     void *args[3] = {(void *)soa, &type, (void *)ctx};
     cudaLaunchAttribute early;
     early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     early.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(soa->do_threads / WH__SOA_DO_BLOCK ? soa->do_threads / WH__SOA_DO_BLOCK : 1u);
-    cfg.blockDim = dim3(WH__SOA_DO_BLOCK);
+    cfg.gridDim = dim3(do_grid(soa));
+    cfg.blockDim = dim3(kThreads);
     cfg.attrs = &early;
-    cfg.numAttrs = early_launch(dev) ? 1u : 0u;
+    cfg.numAttrs = soa->do_early ? 1u : 0u;
     WH_CUDA_TRY(cudaLaunchKernelExC(&cfg, kernel, args));
     return WH_OK;
 }

@@ -166,6 +166,7 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
     }
     if (cfg->on_device) {
         s.do_threads = wh__soa_dev_threads();
+        s.do_early = wh__soa_dev_early();
         if ((st = wh__soa_dev_init(&s)) != WH_OK) {
             (void)give_mem(&s);
             return st;
@@ -354,6 +355,7 @@ wh_status wh__soa_dev_init(const wh_soa *soa) {
     return no_cuda();
 }
 uint32_t wh__soa_dev_threads(void) { return 0; }
+uint32_t wh__soa_dev_early(void) { return 0; }
 #endif
 
 /* Live objects and slots of allocated blocks, for host heaps (the device

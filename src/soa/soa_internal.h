@@ -26,6 +26,9 @@ static inline wh_status wh__soa_copy(bool on_device, void *dst, const void *src,
 wh_status wh__soa_dev_init(const wh_soa *soa);
 /* GPU threads for a parallel_do launch: enough to fill the device. */
 uint32_t wh__soa_dev_threads(void);
+/* Whether the current device launches a kernel before the previous one
+ * completes (programmatic dependent launch: sm_90 and later). */
+uint32_t wh__soa_dev_early(void);
 /* wh_soa_usage on a device heap (synchronises). */
 wh_status wh__soa_dev_usage(const wh_soa *soa, uint64_t *objects, uint64_t *slots);
 WH_EXTERN_C_END

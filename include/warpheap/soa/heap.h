@@ -64,6 +64,8 @@ typedef struct wh_soa {
     void *mem; /* the one allocation holding all of it     */
     size_t mem_bytes;
     uint32_t do_threads;  /* GPU threads of a parallel_do launch      */
+    uint32_t do_early;    /* its do-all may start while its preparation
+                           * finishes (sm_90 and later: soa.h)        */
     uint32_t cpu_threads; /* host threads of a CPU parallel_do        */
     uint32_t in_region;   /* mem is the caller's: destroy leaves it   */
 } wh_soa;
