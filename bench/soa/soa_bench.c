@@ -19,16 +19,22 @@ WH_SOA_CLASS(Small, 0, SMALL_FIELDS)
 #define OBJ64_FIELDS(F) F(uint64_t, w[8])
 WH_SOA_CLASS(Obj64, 1, OBJ64_FIELDS)
 
-typedef struct b_ctx { wh_soa soa; uint64_t *ptrs; uint32_t k; } b_ctx;
+typedef struct b_ctx {
+    wh_soa soa;
+    uint64_t *ptrs;
+    uint32_t k;
+} b_ctx;
 
 WH_INLINE WH_HOST_DEVICE void small_init(const wh_soa *s, Small o, uint64_t i, const b_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     WH_GET(Small, o, x) = (float)i;
     WH_GET(Small, o, y) = 0.0f;
     WH_GET(Small, o, n) = 0;
 }
 WH_INLINE WH_HOST_DEVICE void small_touch(const wh_soa *s, Small o, const b_ctx *c) {
-    (void)s; (void)c;
+    (void)s;
+    (void)c;
     WH_GET(Small, o, y) += WH_GET(Small, o, x);
     WH_GET(Small, o, n) += 1u;
 }
@@ -60,13 +66,20 @@ static void bench_pdo(int dev, uint64_t objects, const char *heaps, int reps, FI
         long long mb = atoll(p);
         while (*p && *p != ',') ++p;
         if (*p == ',') ++p;
-        wh_soa_config cfg = {(size_t)mb << 20, types, 2, dev != 0, 0, NULL};
+        wh_soa_config cfg = {(size_t)mb << 20, types, 2, dev != 0, 0, NULL, false};
         b_ctx c;
         memset(&c, 0, sizeof c);
-        if (wh_soa_create(&c.soa, &cfg) != WH_OK) { printf("  %lld MiB: %s\n", mb, wh_last_error()); continue; }
+        if (wh_soa_create(&c.soa, &cfg) != WH_OK) {
+            printf("  %lld MiB: %s\n", mb, wh_last_error());
+            continue;
+        }
         wh_status st = Small_parallel_new_small_init(&c.soa, objects, c);
-        if (st != WH_OK) { printf("  %lld MiB: %s\n", mb, wh_last_error()); wh_soa_destroy(&c.soa); continue; }
-        APP_TRY(Small_parallel_do_small_touch(&c.soa, c));          /* warm-up */
+        if (st != WH_OK) {
+            printf("  %lld MiB: %s\n", mb, wh_last_error());
+            wh_soa_destroy(&c.soa);
+            continue;
+        }
+        APP_TRY(Small_parallel_do_small_touch(&c.soa, c)); /* warm-up */
         double *t = (double *)malloc((size_t)reps * sizeof(double));
         for (int r = 0; r < reps; ++r) {
             app_sync(dev);
@@ -77,8 +90,9 @@ static void bench_pdo(int dev, uint64_t objects, const char *heaps, int reps, FI
         }
         qsort(t, (size_t)reps, sizeof(double), cmp_d);
         printf("  heap %6lld MiB  %9u blocks  parallel_do %8.4f ms\n", mb, c.soa.nblocks, 1e3 * t[reps / 2]);
-        if (csv) fprintf(csv, "pdo,%lld,%u,%llu,%.6f,%s\n", mb, c.soa.nblocks, (unsigned long long)objects,
-                         1e3 * t[reps / 2], env);
+        if (csv)
+            fprintf(csv, "pdo,%lld,%u,%llu,%.6f,%s\n", mb, c.soa.nblocks, (unsigned long long)objects,
+                    1e3 * t[reps / 2], env);
         free(t);
         APP_DESTROY(&c.soa);
     }
@@ -97,7 +111,8 @@ static int bench_ls(int dev, const char *ks, FILE *csv, const char *env) {
         if (*p == ',') ++p;
         b_ctx c;
         memset(&c, 0, sizeof c);
-        wh_soa_config cfg = {(size_t)threads * k * 64u * 5u / 4u + ((size_t)4 << 20), types, 1, dev != 0, 0, NULL};
+        wh_soa_config cfg = {
+            (size_t)threads * k * 64u * 5u / 4u + ((size_t)4 << 20), types, 1, dev != 0, 0, NULL, false};
         APP_TRY(wh_soa_create(&c.soa, &cfg));
         c.k = k;
         c.ptrs = (uint64_t *)app_alloc((size_t)threads * k * 8, dev);
@@ -117,8 +132,9 @@ static int bench_ls(int dev, const char *ks, FILE *csv, const char *env) {
         printf("  k=%4u  alloc %8.3f ms  free %8.3f ms  (%.2f ns/alloc)  failed %llu  heap empty again: %s\n", k,
                1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e9 * (t1 - t0) / ((double)threads * k),
                (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS], ok ? "yes" : "NO");
-        if (csv) fprintf(csv, "ls,%u,%u,%.6f,%.6f,%llu,%d,%s\n", threads, k, 1e3 * (t1 - t0), 1e3 * (t2 - t1),
-                         (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS], ok, env);
+        if (csv)
+            fprintf(csv, "ls,%u,%u,%.6f,%.6f,%llu,%d,%s\n", threads, k, 1e3 * (t1 - t0), 1e3 * (t2 - t1),
+                    (unsigned long long)st.counters[WH_SOA_CTR_FAILED_ALLOCS], ok, env);
         rc |= !ok;
         app_free(c.ptrs, dev);
         APP_DESTROY(&c.soa);

@@ -428,7 +428,7 @@ static uint64_t tree_check(const wh_soa *img, const wh_soa *soa, uint64_t root, 
 static double run(uint64_t n, int iters, bh_ctx c, size_t heap, int dev, uint32_t threads, bodies *out, size_t *peak,
                   uint64_t *bad_tree) {
     wh_soa_type_desc types[] = {WH_SOA_ABSTRACT_TYPE(NodeBase), WH_SOA_TYPE(BodyNode), WH_SOA_TYPE(TreeNode)};
-    wh_soa_config cfg = {heap, types, 3, dev != 0, threads, NULL};
+    wh_soa_config cfg = {heap, types, 3, dev != 0, threads, NULL, false};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     c.ctr = (uint32_t *)app_alloc(CTR_N * 4, dev);

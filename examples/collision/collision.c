@@ -227,7 +227,7 @@ static void row_set(float *r, uint32_t id, float px, float py, float vx, float v
 static double run_warpheap(uint64_t n, int iters, co_ctx c, int dev, rows *out, size_t *peak) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Body)};
     size_t bytes = budget_heap(0, (size_t)(n / 64 + 64) * 4096 + ((size_t)8 << 20));
-    wh_soa_config cfg = {bytes, types, 1, dev != 0, 0, NULL};
+    wh_soa_config cfg = {bytes, types, 1, dev != 0, 0, NULL, false};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     APP_TRY(Body_parallel_new_body_init(&soa, n, c));

@@ -142,7 +142,7 @@ static gl_ctx ctx_for(const opts *o) {
 
 static double run_warpheap(const opts *o, uint32_t *out) {
     wh_soa_type_desc types[] = {WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Alive), WH_SOA_TYPE(Candidate)};
-    wh_soa_config cfg = {o->heap, types, 3, o->dev != 0, 0, NULL};
+    wh_soa_config cfg = {o->heap, types, 3, o->dev != 0, 0, NULL, false};
     uint64_t n = (uint64_t)o->w * o->h;
     gl_ctx c = ctx_for(o);
     APP_TRY(wh_soa_create(&c.soa, &cfg));

@@ -136,7 +136,7 @@ static double run_malloc(uint64_t n, int iters, float dt, float *export5) {
 static double run_warpheap(uint64_t n, int iters, float dt, int dev, state *out) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Body)};
     size_t bytes = (size_t)(n / 64 + 64) * 2048 * 2 + ((size_t)8 << 20);
-    wh_soa_config cfg = {bytes, types, 1, dev != 0, 0, NULL};
+    wh_soa_config cfg = {bytes, types, 1, dev != 0, 0, NULL, false};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     nb_ctx c;

@@ -95,7 +95,7 @@ static void nd_rank_main(uint32_t rank, uint32_t size, wh_soa_transport *end, vo
     uint64_t n = run->n;
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Body)};
     /* room for every body on one rank: slabs can empty */
-    wh_soa_config cfg = {(size_t)(n / 64 + 64) * 2048 * 2 + ((size_t)8 << 20), types, 1, dev != 0, 2, NULL};
+    wh_soa_config cfg = {(size_t)(n / 64 + 64) * 2048 * 2 + ((size_t)8 << 20), types, 1, dev != 0, 2, NULL, false};
     wh_soa soa;
     wh_soa_dist d;
     app_dist_begin(&soa, &cfg, &d, end);

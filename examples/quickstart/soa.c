@@ -12,7 +12,7 @@ WH_SOA_PARALLEL_NEW(Cell, born, uint32_t)              /* Cell_parallel_new_born
 WH_SOA_PARALLEL_DO(Cell, age, uint32_t)                /* Cell_parallel_do_age(&soa, ctx); ctx: any type */
 int main(void) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell)};
-    wh_soa_config cfg = {16 << 20, types, 1, wh_cuda_available(), 0, NULL};   /* GPU memory where there is a GPU */
+    wh_soa_config cfg = {16 << 20, types, 1, wh_cuda_available(), 0, NULL, false};   /* GPU memory where there is a GPU */
     wh_soa soa; uint64_t live = 0, slots; wh_status e = wh_soa_create(&soa, &cfg);
     if (!e) e = Cell_parallel_new_born(&soa, 1000, 2);    /* life = i % 2 */
     if (!e) e = Cell_parallel_do_age(&soa, 0);            /* life 0 dies, life 1 becomes 0 */

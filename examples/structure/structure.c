@@ -22,7 +22,9 @@
  * from the anchors along springs by atomic max until a round changes nothing;
  * unreached Nodes destroy the springs of their slots 0 and 1 and themselves.
  * Forces are summed in slot order, the same in both variants, so results are
- * bit-identical and independent of thread scheduling.
+ * bit-identical and independent of thread scheduling.  Springs and nodes name
+ * each other by 32-bit references (wh_soa_ref), as the static version's arrays
+ * do by 32-bit indices.
  *
  * Variants: warpheap; a static SOA baseline (node and spring arrays with
  * active flags); CUDA's device malloc with arrays of object pointers
@@ -39,7 +41,8 @@
 
 /* clang-format off */
 #define NODE_FIELDS(F) F(float, px) F(float, py) F(float, vx) F(float, vy) F(float, mass) \
-    F(uint64_t, s0) F(uint64_t, s1) F(uint64_t, s2) F(uint64_t, s3) F(uint64_t, s4) F(uint32_t, reach) F(uint32_t, id)
+    F(wh_soa_ref, s0) F(wh_soa_ref, s1) F(wh_soa_ref, s2) F(wh_soa_ref, s3) F(wh_soa_ref, s4) F(uint32_t, reach) \
+    F(uint32_t, id)
 /* clang-format on */
 WH_SOA_CLASS(NodeBase, 0, NODE_FIELDS)
 WH_SOA_SUBCLASS(AnchorNode, 1, NodeBase, WH_SOA_NO_FIELDS)
@@ -49,7 +52,7 @@ WH_SOA_SUBCLASS(AnchorNode, 1, NodeBase, WH_SOA_NO_FIELDS)
 WH_SOA_SUBCLASS(AnchorPullNode, 2, NodeBase, PULL_FIELDS)
 WH_SOA_SUBCLASS(Node, 3, NodeBase, WH_SOA_NO_FIELDS)
 /* clang-format off */
-#define SPRING_FIELDS(F) F(uint64_t, p1) F(uint64_t, p2) F(float, rest) F(float, k) F(float, strength) \
+#define SPRING_FIELDS(F) F(wh_soa_ref, p1) F(wh_soa_ref, p2) F(float, rest) F(float, k) F(float, strength) \
     F(float, fx) F(float, fy) F(uint32_t, slot1) F(uint32_t, slot2) F(uint32_t, id)
 /* clang-format on */
 WH_SOA_CLASS(Spring, 4, SPRING_FIELDS)
@@ -128,7 +131,7 @@ WH_INLINE WH_HOST_DEVICE void st_spread(uint32_t *ra, uint32_t *rb, uint32_t *ch
 }
 
 /* ---- warpheap ------------------------------------------------------------------------ */
-WH_INLINE WH_HOST_DEVICE uint64_t *nb_slot(NodeBase n, uint32_t k) {
+WH_INLINE WH_HOST_DEVICE wh_soa_ref *nb_slot(NodeBase n, uint32_t k) {
     return k == 0   ? WH_FIELD(NodeBase, n, s0)
            : k == 1 ? WH_FIELD(NodeBase, n, s1)
            : k == 2 ? WH_FIELD(NodeBase, n, s2)
@@ -172,21 +175,20 @@ WH_INLINE WH_HOST_DEVICE void node_springs(const wh_soa *s, NodeBase n, const st
         Spring sp = WH_SOA_NEW(s, Spring);
         if (Spring_is_null(sp)) continue;
         NodeBase nb = NodeBase_from(c->nodes[b]);
-        WH_GET(Spring, sp, p1) = n.p;
-        WH_GET(Spring, sp, p2) = nb.p;
+        WH_GET(Spring, sp, p1) = WH_SOA_REF(s, n);
+        WH_GET(Spring, sp, p2) = WH_SOA_REF(s, nb);
         WH_GET(Spring, sp, slot1) = d;
         WH_GET(Spring, sp, slot2) = d + 2u;
         WH_GET(Spring, sp, id) = j;
         WH_GET(Spring, sp, rest) = 1.0f;
         st_spring0(j, &WH_GET(Spring, sp, k), &WH_GET(Spring, sp, strength));
         WH_GET(Spring, sp, fx) = WH_GET(Spring, sp, fy) = 0.0f;
-        *nb_slot(n, d) = sp.p;
-        *nb_slot(nb, d + 2u) = sp.p; /* each slot written by one spring */
+        *nb_slot(n, d) = *nb_slot(nb, d + 2u) = WH_SOA_REF(s, sp); /* each slot written by one spring */
     }
 }
 WH_INLINE WH_HOST_DEVICE void spring_compute(const wh_soa *s, Spring sp, const st_ctx *c) {
     (void)c;
-    NodeBase a = NodeBase_from(WH_GET(Spring, sp, p1)), b = NodeBase_from(WH_GET(Spring, sp, p2));
+    NodeBase a = NodeBase_from_ref(s, WH_GET(Spring, sp, p1)), b = NodeBase_from_ref(s, WH_GET(Spring, sp, p2));
     float f =
         st_tension(WH_GET(NodeBase, a, px), WH_GET(NodeBase, a, py), WH_GET(NodeBase, b, px), WH_GET(NodeBase, b, py),
                    WH_GET(Spring, sp, rest), WH_GET(Spring, sp, k), &WH_GET(Spring, sp, fx), &WH_GET(Spring, sp, fy));
@@ -197,16 +199,15 @@ WH_INLINE WH_HOST_DEVICE void spring_compute(const wh_soa *s, Spring sp, const s
     }
 }
 WH_INLINE WH_HOST_DEVICE void node_move(const wh_soa *s, Node o, const st_ctx *c) {
-    (void)s;
     (void)c;
     NodeBase n = Node_super(o);
     float fx = 0.0f, fy = 0.0f;
     for (uint32_t k = 0; k < SLOTS; ++k) {
-        uint64_t p = *nb_slot(n, k);
-        if (!p) continue;
-        Spring sp = Spring_from(p);
+        wh_soa_ref r = *nb_slot(n, k);
+        if (!r) continue;
+        Spring sp = Spring_from_ref(s, r);
         float sx = WH_GET(Spring, sp, fx), sy = WH_GET(Spring, sp, fy);
-        if (WH_GET(Spring, sp, p1) == n.p) {
+        if (wh_soa_ref_ptr(s, WH_GET(Spring, sp, p1)) == n.p) {
             fx += sx;
             fy += sy;
         } else {
@@ -228,17 +229,16 @@ WH_INLINE WH_HOST_DEVICE void node_bfs_reset(const wh_soa *s, Node o, const st_c
     WH_GET(Node, o, base.reach) = 0;
 }
 WH_INLINE WH_HOST_DEVICE void spring_bfs(const wh_soa *s, Spring sp, const st_ctx *c) {
-    (void)s;
-    st_spread(&WH_GET(NodeBase, NodeBase_from(WH_GET(Spring, sp, p1)), reach),
-              &WH_GET(NodeBase, NodeBase_from(WH_GET(Spring, sp, p2)), reach), c->changed);
+    st_spread(&WH_GET(NodeBase, NodeBase_from_ref(s, WH_GET(Spring, sp, p1)), reach),
+              &WH_GET(NodeBase, NodeBase_from_ref(s, WH_GET(Spring, sp, p2)), reach), c->changed);
 }
 WH_INLINE WH_HOST_DEVICE void node_remove(const wh_soa *s, Node o, const st_ctx *c) {
     (void)c;
     NodeBase n = Node_super(o);
     if (WH_GET(NodeBase, n, reach) != 0) return;
     for (uint32_t k = 0; k < 2; ++k) { /* this node is p1 of its slots 0 and 1 */
-        uint64_t p = *nb_slot(n, k);
-        if (p) WH_SOA_DESTROY(s, Spring_from(p));
+        wh_soa_ref r = *nb_slot(n, k);
+        if (r) WH_SOA_DESTROY(s, Spring_from_ref(s, r));
     }
     WH_SOA_DESTROY(s, o);
 }
@@ -370,7 +370,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
                                 WH_SOA_TYPE(Node), WH_SOA_TYPE(Spring)};
     uint64_t n = (uint64_t)c.w * c.h;
     size_t bytes = budget_heap(n * 8, (size_t)n * 200 + ((size_t)16 << 20)); /* --heap-mb: heap + node array */
-    wh_soa_config cfg = {bytes, types, 5, dev != 0, 0, NULL};
+    wh_soa_config cfg = {bytes, types, 5, dev != 0, 0, NULL, true};          /* springs and nodes hold wh_soa_ref */
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     c.nodes = (uint64_t *)app_alloc(n * 8, dev);

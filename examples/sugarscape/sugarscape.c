@@ -397,7 +397,7 @@ static ss_ctx ctx_for(uint32_t w, uint32_t h) {
 static double run_warpheap(uint32_t w, uint32_t h, uint32_t iters, uint32_t place, size_t heap, int dev, grid *out,
                            size_t *peak) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Male), WH_SOA_TYPE(Female)};
-    wh_soa_config cfg = {heap, types, 4, dev != 0, 0, NULL};
+    wh_soa_config cfg = {heap, types, 4, dev != 0, 0, NULL, false};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     uint64_t n = (uint64_t)w * h;

@@ -292,7 +292,7 @@ static void ctx_topology_free(tr_ctx *c, uint32_t **owned, int dev, int once) {
 
 static double run_warpheap(const net *g, tr_ctx c, size_t heap, int dev, state *out, size_t *peak) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_TYPE(Car)};
-    wh_soa_config cfg = {heap, types, 2, dev != 0, 0, NULL};
+    wh_soa_config cfg = {heap, types, 2, dev != 0, 0, NULL, false};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     uint32_t *topo[4];

@@ -325,7 +325,7 @@ static wt_ctx ctx_for(const opts *o) {
 
 static __attribute__((unused)) double run_warpheap(const opts *o, grid *out) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Fish), WH_SOA_TYPE(Shark)};
-    wh_soa_config cfg = {o->heap, types, 4, o->dev != 0, 0, NULL};
+    wh_soa_config cfg = {o->heap, types, 4, o->dev != 0, 0, NULL, false};
     wh_soa soa;
     APP_TRY(wh_soa_create(&soa, &cfg));
     uint64_t n = (uint64_t)o->w * o->h;

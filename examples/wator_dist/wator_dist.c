@@ -217,7 +217,7 @@ static void wd_rank_main(uint32_t rank, uint32_t size, wh_soa_transport *end, vo
     c.tgt = (uint32_t *)app_alloc(cells * 4u, dev);
     c.granted = (uint32_t *)app_alloc(cells * 4u, dev);
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Cell), WH_SOA_ABSTRACT_TYPE(Agent), WH_SOA_TYPE(Fish), WH_SOA_TYPE(Shark)};
-    wh_soa_config cfg = {o->heap / c.size + ((size_t)16 << 20), types, 4, dev != 0, 2, NULL};
+    wh_soa_config cfg = {o->heap / c.size + ((size_t)16 << 20), types, 4, dev != 0, 2, NULL, false};
     wh_soa soa;
     wh_soa_dist d;
     app_dist_begin(&soa, &cfg, &d, end);

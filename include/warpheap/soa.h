@@ -12,6 +12,8 @@
  * fields: `WH_GET(Shark, s, base.cell)`, or upcast with Shark_super(s)),
  * `WH_SOA_NEW(soa, Fish)` / `WH_SOA_DESTROY(soa, f)` in device code
  * (`WH_SOA_NEW_AT(soa, Fish, key)`: beside the Fish of the same key),
+ * 32-bit references for fields that point to objects (`WH_SOA_REF(soa, f)`,
+ * `Fish_from_ref(soa, r)`; soa/ref.h),
  * `wh_soa_iter` for device_do, and with
  *
  *     WH_SOA_PARALLEL_DO(Fish, fish_step, StepCtx)
@@ -29,6 +31,7 @@
 #define WARPHEAP_SOA_H
 
 #include "warpheap/soa/do.h"
+#include "warpheap/soa/ref.h"
 
 #if defined(__CUDACC__)
 #include "warpheap/cuda_check.h"
@@ -91,18 +94,19 @@ typedef struct wh_soa_field_desc {
 
 /* Generated helpers may go unused in a program: no warning for that. */
 #define WH__SOA_FN WH_INLINE WH_HOST_DEVICE __attribute__((unused))
-#define WH__SOA_HANDLE(Name, ID, PARENT_ID)                    \
-    typedef struct Name {                                      \
-        uint64_t p;                                            \
-    } Name;                                                    \
-    enum { Name##_TYPE = (ID), Name##__PARENT = (PARENT_ID) }; \
-    WH__SOA_FN uint64_t Name##__ptr(Name o) { return o.p; }    \
-    WH__SOA_FN Name Name##_from(uint64_t p) {                  \
-        Name o;                                                \
-        o.p = p;                                               \
-        return o;                                              \
-    }                                                          \
-    WH__SOA_FN bool Name##_is_null(Name o) { return o.p == 0; }
+#define WH__SOA_HANDLE(Name, ID, PARENT_ID)                     \
+    typedef struct Name {                                       \
+        uint64_t p;                                             \
+    } Name;                                                     \
+    enum { Name##_TYPE = (ID), Name##__PARENT = (PARENT_ID) };  \
+    WH__SOA_FN uint64_t Name##__ptr(Name o) { return o.p; }     \
+    WH__SOA_FN Name Name##_from(uint64_t p) {                   \
+        Name o;                                                 \
+        o.p = p;                                                \
+        return o;                                               \
+    }                                                           \
+    WH__SOA_FN bool Name##_is_null(Name o) { return o.p == 0; } \
+    WH__SOA_FN Name Name##_from_ref(const wh_soa *s, wh_soa_ref r) { return Name##_from(wh_soa_ref_ptr(s, r)); }
 
 /* Name##__layout gives each field its offset; Name##__end the bytes an
  * object takes in the SOA arrays: the end of its last field, without the
@@ -165,6 +169,9 @@ typedef struct wh_soa_field_desc {
  * uint32_t, e.g. the tile of the cell the object lives in; soa/alloc.h). */
 #define WH_SOA_NEW_AT(soa_ptr, Class, key) Class##_from(wh_soa_alloc_at((soa_ptr), Class##_TYPE, (key)))
 #define WH_SOA_DESTROY(soa_ptr, obj)       wh_soa_free((soa_ptr), (obj).p)
+/* The 32-bit reference of obj (soa/ref.h; a heap made with cfg.refs), and
+ * back: Class_from_ref(soa_ptr, r). */
+#define WH_SOA_REF(soa_ptr, obj)           wh_soa_ref_of((soa_ptr), (obj).p)
 /* Runtime type test: p (a uint64_t object pointer) is of class Class or below. */
 #define WH_SOA_IS(soa_ptr, p, Class)       ((p) != 0 && ((soa_ptr)->subtypes[Class##_TYPE] >> wh_soa_ptr_type(p)) & 1u)
 

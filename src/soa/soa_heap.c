@@ -150,7 +150,14 @@ wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg) {
     if (lo < 1)
         return wh__fail(WH_ERR_TOO_SMALL, "soa: %zu bytes cannot hold one block of %u bytes and its bitmaps",
                         cfg->bytes, s.block_bytes);
+    if (cfg->refs && lo > WH_SOA_REF_BLOCKS)
+        return wh__fail(WH_ERR_TOO_LARGE,
+                        "soa: %zu bytes make %llu blocks of %u bytes; 32-bit references (refs) reach %u of them "
+                        "(at most about %llu bytes)",
+                        cfg->bytes, (unsigned long long)lo, s.block_bytes, WH_SOA_REF_BLOCKS,
+                        (unsigned long long)WH_SOA_REF_BLOCKS * s.block_bytes);
     s.nblocks = (uint32_t)lo;
+    s.refs = cfg->refs;
     layout l = layout_for(lo, s.block_bytes, s.ntypes);
     s.mem_bytes = l.total;
     s.cpu_threads = cfg->cpu_threads ? cfg->cpu_threads : 4u;

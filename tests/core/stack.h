@@ -189,7 +189,7 @@ static void stack_bad_regions(const stack_mem *m, const stack_block *hb, uint32_
 
     wh_soa s;
     wh_soa_type_desc types[] = {WH_SOA_TYPE(StackNode)};
-    wh_soa_config sc = {sb->bytes, types, 1, soa_device, 2, sb->region + 8};
+    wh_soa_config sc = {sb->bytes, types, 1, soa_device, 2, sb->region + 8, false};
     stack_refused(wh_soa_create(&s, &sc), WH_ERR_INVALID_ARGUMENT, "not aligned to 64", "object heap, misaligned");
     CHECK(s.mem == NULL);
     sc.region = sb->region;
@@ -218,7 +218,7 @@ static void stack_make(wh_heap *h, const stack_block *hb, uint32_t heap_flags, w
     CHECK(st == WH_OK);
     CHECK(strcmp(wh_last_error(), "") == 0);
     static wh_soa_type_desc types[] = {WH_SOA_TYPE(StackNode)};
-    wh_soa_config sc = {sb->bytes, types, 1, soa_device, 2, sb->region};
+    wh_soa_config sc = {sb->bytes, types, 1, soa_device, 2, sb->region, false};
     if (st == WH_OK) st = wh_soa_create(s, &sc);
     CHECK(st == WH_OK);
     wh_arena_config ac = {ab->bytes,         ab->region,           0, 0, WH_BLOCKS_TLSF, backend,

@@ -89,7 +89,7 @@ static void soa_errors(void) {
     SAYS("soa");
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(E)};
-    wh_soa_config c = {1u << 20, t, 1, false, 2, NULL};
+    wh_soa_config c = {1u << 20, t, 1, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &c) == WH_OK);
     EMPTY();
     uint64_t bad = 0;

@@ -137,7 +137,7 @@ static void soas(bool on_device) {
     for (long n = 1; n <= 2; ++n) {
         wh_soa s;
         wh_soa_type_desc t[] = {WH_SOA_TYPE(F)};
-        wh_soa_config c = {MIB, t, 1, on_device, 2, NULL};
+        wh_soa_config c = {MIB, t, 1, on_device, 2, NULL, false};
         wh__fault_arm(n, false);
         wh_status st = wh_soa_create(&s, &c);
         wh__fault_arm(0, false);

@@ -114,7 +114,7 @@ static void host_cases(const stack_block *hb, const stack_block *sb) {
     stack_refused(wh_heap_create(&h, &hc), WH_ERR_TOO_LARGE, "at most", "heap, too large");
     wh_soa s;
     wh_soa_type_desc types[] = {WH_SOA_TYPE(StackNode)};
-    wh_soa_config sc = {sb->bytes, types, 1, true, 2, sb->region};
+    wh_soa_config sc = {sb->bytes, types, 1, true, 2, sb->region, false};
     bool gpu = wh_cuda_available();
     stack_refused(wh_soa_create(&s, &sc), gpu ? WH_ERR_INVALID_ARGUMENT : WH_ERR_NO_DEVICE,
                   gpu ? "is host memory" : "device region", "device object heap on host memory");
@@ -130,7 +130,7 @@ static void host_cases(const stack_block *hb, const stack_block *sb) {
     CHECK(wh_heap_create(&h, &hc) == WH_OK);
     CHECK(h.bytes == hc.bytes && (h.base + h.bytes <= hb->block || h.base >= hb->region + hb->bytes + STACK_GUARD));
     CHECK(wh_heap_destroy(&h) == WH_OK);
-    sc = (wh_soa_config){1u << 20, types, 1, false, 2, NULL};
+    sc = (wh_soa_config){1u << 20, types, 1, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &sc) == WH_OK);
     CHECK(wh_soa_destroy(&s) == WH_OK);
 }

@@ -129,7 +129,7 @@ static void wrong_kinds(const stack_block *hb, const stack_block *sb) {
     stack_refused(wh_heap_create(&h, &hc), WH_ERR_INVALID_ARGUMENT, "is host memory", "device heap on host memory");
     wh_soa s;
     wh_soa_type_desc types[] = {WH_SOA_TYPE(StackNode)};
-    wh_soa_config sc = {sb->bytes, types, 1, false, 2, sb->region};
+    wh_soa_config sc = {sb->bytes, types, 1, false, 2, sb->region, false};
     stack_refused(wh_soa_create(&s, &sc), WH_ERR_INVALID_ARGUMENT, "is device memory",
                   "host object heap on device memory");
     sc = {host_bytes, types, 1, true, 2, host};

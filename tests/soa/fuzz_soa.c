@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&w, 0, sizeof w);
     w.next_id = 1;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(FA), WH_SOA_TYPE(FB), WH_SOA_TYPE(FC)};
-    wh_soa_config cfg = {(size_t)(16u + 48u * (data[0] & 3)) << 10, t, 3, false, 1u + (data[0] >> 2 & 3), NULL};
+    wh_soa_config cfg = {(size_t)(16u + 48u * (data[0] & 3)) << 10, t, 3, false, 1u + (data[0] >> 2 & 3), NULL, false};
     if (wh_soa_create(&w.s, &cfg) != WH_OK) WH_FZ_DIE("create: %s", wh_last_error());
     for (size_t i = 1; i + 4 <= size; i += 4) {
         step(&w, data + i);

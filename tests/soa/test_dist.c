@@ -219,7 +219,7 @@ static void *rank_main(void *arg_) {
     wh_soa_type_desc types[] = {WH_SOA_TYPE(Part), WH_SOA_TYPE(Heavy), WH_SOA_TYPE(Never)};
     /* rank 1's heap is smaller: the test of a receiver without room fills it */
     size_t bytes = me == 1 ? (size_t)1 << 20 : (size_t)8 << 20;
-    wh_soa_config cfg = {bytes, types, 3, false, 2, NULL};
+    wh_soa_config cfg = {bytes, types, 3, false, 2, NULL, false};
     wh_soa soa;
     wh_soa_dist d;
     uint64_t arrived = 0, misplaced = 0;

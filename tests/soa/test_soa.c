@@ -7,8 +7,8 @@
  * cap to a block (and falls back to single allocations when blocks run out),
  * bad frees (double, of another heap, forged) are refused and counted without
  * touching any heap, a type too large for the 64-object rule still gets
- * objects that do not overlap, and placement keys keep a key's objects in
- * blocks of their own. */
+ * objects that do not overlap, placement keys keep a key's objects in
+ * blocks of their own, and 32-bit references round-trip. */
 #include "warpheap/soa.h"
 #include "wh_test.h"
 
@@ -47,7 +47,7 @@ WH_SOA_PARALLEL_NEW(Pt, pt_init, init_ctx)
 static void test_config(void) {
     wh_soa s;
     wh_soa_type_desc t2[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {1u << 20, t2, 2, false, 2, NULL};
+    wh_soa_config cfg = {1u << 20, t2, 2, false, 2, NULL, false};
     cfg.bytes = 100;
     CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_SMALL);
     printf("  too small: %s\n", wh_last_error());
@@ -84,10 +84,63 @@ static void test_pointer(void) {
     CHECK_EQ_U64(wh_soa_ptr_cap(p), 1);
 }
 
+/* 32-bit references: every object of a full heap, of a class and its
+ * subclass (different capacities), round-trips and no two share a reference; null stays
+ * null; the last block a reference reaches encodes; a heap with more blocks
+ * than references reach is refused when it is made with refs. */
+static void test_refs(void) {
+    wh_soa s;
+    wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 2, NULL, true};
+    CHECK(wh_soa_create(&s, &cfg) == WH_OK);
+    CHECK(s.refs && s.cap[Pt_TYPE] != s.cap[Qt_TYPE]);
+    enum { N = 8192 };
+    static uint64_t obj[N];
+    static wh_soa_ref ref[N];
+    uint32_t n = 0;
+    for (uint32_t i = 0; n < N; ++i) {
+        uint64_t p = wh_soa_alloc(&s, i % 3u == 0 ? Qt_TYPE : Pt_TYPE);
+        if (!p) break; /* full */
+        obj[n] = p;
+        ref[n] = wh_soa_ref_of(&s, p);
+        CHECK(ref[n] != WH_SOA_NULL_REF);
+        CHECK(wh_soa_ref_ptr(&s, ref[n]) == p);
+        ++n;
+    }
+    CHECK(n > 1000 && n < N); /* the heap filled up */
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = i + 1; j < n && j < i + 200; ++j) CHECK(ref[i] != ref[j]);
+    Qt q = Qt_from(obj[0]);
+    CHECK(WH_SOA_REF(&s, q) == ref[0] && Qt_from_ref(&s, ref[0]).p == q.p);
+    CHECK(Pt_from_ref(&s, ref[0]).p == q.p); /* a base class's handle: the same object */
+    CHECK(wh_soa_ref_of(&s, 0) == WH_SOA_NULL_REF && wh_soa_ref_ptr(&s, WH_SOA_NULL_REF) == 0);
+    CHECK(Pt_is_null(Pt_from_ref(&s, WH_SOA_NULL_REF)));
+    for (uint32_t i = 0; i < n; ++i) CHECK(wh_soa_free(&s, obj[i]) == WH_OK);
+    uint64_t bad = 1;
+    CHECK(wh_soa_check(&s, &bad) == WH_OK && bad == 0);
+    uint32_t block_bytes = s.block_bytes;
+    wh_soa_destroy(&s);
+    /* the last reachable block, in a descriptor alone (no memory is touched) */
+    wh_soa f;
+    memset(&f, 0, sizeof f);
+    f.blocks = (uint8_t *)(uintptr_t)0x7f0000000000ull;
+    f.block_bytes = block_bytes;
+    f.nblocks = WH_SOA_REF_BLOCKS;
+    f.refs = 1;
+    f.cap[Tp_TYPE] = 64;
+    uint64_t p = wh_soa_ptr_make(wh__soa_block(&f, WH_SOA_REF_BLOCKS - 1u), Tp_TYPE, 64, 63);
+    CHECK_EQ_U64(wh_soa_ref_of(&f, p), (uint32_t)WH_SOA_REF_BLOCKS << 10 | (uint32_t)Tp_TYPE << 6 | 63u);
+    CHECK(wh_soa_ref_ptr(&f, wh_soa_ref_of(&f, p)) == p);
+    /* too many blocks for references: refused before any memory is taken */
+    cfg.bytes = (size_t)(WH_SOA_REF_BLOCKS + WH_SOA_REF_BLOCKS / 8u) * block_bytes; /* bitmaps: ~2% of it */
+    CHECK(wh_soa_create(&s, &cfg) == WH_ERR_TOO_LARGE);
+    printf("  refs: %s\n", wh_last_error());
+}
+
 static void test_layout_and_subclass(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt), WH_SOA_ABSTRACT_TYPE(Ab), WH_SOA_TYPE(Big)};
-    wh_soa_config cfg = {8u << 20, t, 4, false, 2, NULL};
+    wh_soa_config cfg = {8u << 20, t, 4, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     /* smallest concrete: Pt (8 B); data = max(64*8, 5000) -> 5056; Pt 64, Qt (40 B) 126->64, Big 1 */
     CHECK_EQ_U64(s.cap[Pt_TYPE], 64);
@@ -126,7 +179,7 @@ static void test_layout_and_subclass(void) {
 static void test_exhaustion_and_iter(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {64u << 10, t, 2, false, 3, NULL};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 3, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t cap = (uint64_t)s.nblocks * 64u, n = 0;
     uint64_t *ps = malloc((cap + 1) * 8);
@@ -183,7 +236,7 @@ static void test_exhaustion_and_iter(void) {
 static void test_image(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {4u << 20, t, 2, false, 2, NULL};
+    wh_soa_config cfg = {4u << 20, t, 2, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t ps[300];
     for (int i = 0; i < 300; ++i) {
@@ -215,7 +268,7 @@ static void test_image(void) {
 static void test_parallel_new_packed(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {8u << 20, t, 2, false, 4, NULL};
+    wh_soa_config cfg = {8u << 20, t, 2, false, 4, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t cap = s.cap[Pt_TYPE], n = 100 * cap + cap / 3;
     init_ctx ic = {1.0f};
@@ -254,7 +307,7 @@ static void test_parallel_new_packed(void) {
 static void test_packed_arrays(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Tq)};
-    wh_soa_config cfg = {1u << 20, t, 1, false, 2, NULL};
+    wh_soa_config cfg = {1u << 20, t, 1, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     CHECK_EQ_U64(s.cap[Tq_TYPE], 64);
     CHECK_EQ_U64(s.block_bytes, WH_SOA_HEADER_BYTES + 64u * 12u); /* data = 64 x 12, not 64 x 16 */
@@ -292,7 +345,7 @@ static bool all_distinct(const uint64_t *ps, uint64_t n) {
 static void test_double_free_last(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {64u << 10, t, 2, false, 2, NULL};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t p = wh_soa_alloc(&s, Pt_TYPE);
     CHECK(p != 0);
@@ -327,7 +380,7 @@ static void test_double_free_last(void) {
 static void test_foreign_frees(void) {
     wh_soa a, b;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {64u << 10, t, 2, false, 2, NULL};
+    wh_soa_config cfg = {64u << 10, t, 2, false, 2, NULL, false};
     CHECK(wh_soa_create(&a, &cfg) == WH_OK);
     CHECK(wh_soa_create(&b, &cfg) == WH_OK);
     uint64_t pa = wh_soa_alloc(&a, Pt_TYPE), pb = wh_soa_alloc(&b, Qt_TYPE);
@@ -375,7 +428,7 @@ static void test_foreign_frees(void) {
 static void test_huge_type(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {{"Huge", 0, 64u << 20, -1, 0}};
-    wh_soa_config cfg = {(size_t)WH_SOA_BLOCK_DATA_MAX + (8u << 20), t, 1, false, 2, NULL};
+    wh_soa_config cfg = {(size_t)WH_SOA_BLOCK_DATA_MAX + (8u << 20), t, 1, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     CHECK_EQ_U64(s.cap[0], WH_SOA_BLOCK_DATA_MAX / (64u << 20));
     CHECK_EQ_U64(s.nblocks, 1);
@@ -432,7 +485,7 @@ static uint32_t blocks_of(const uint64_t *p, int n, const uint8_t **seen) {
 static void test_placement(void) {
     wh_soa s;
     wh_soa_type_desc t[] = {WH_SOA_TYPE(Pt), WH_SOA_TYPE(Qt)};
-    wh_soa_config cfg = {1u << 20, t, 2, false, 2, NULL};
+    wh_soa_config cfg = {1u << 20, t, 2, false, 2, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     CHECK_EQ_U64(s.cap[Pt_TYPE], 64);
     uint64_t a[96], b[32], u[64];
@@ -509,6 +562,7 @@ int main(int argc, char **argv) {
     test_image();
     test_config();
     test_pointer();
+    test_refs();
     test_layout_and_subclass();
     test_exhaustion_and_iter();
     test_parallel_new_packed();

@@ -61,7 +61,7 @@ static uint64_t device_u64(const uint64_t *d) {
 
 static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, bool expect_fails) {
     wh_soa s;
-    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL};
+    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t *d_held, *d_tags, *d_total;
     uint32_t *d_n;
@@ -178,7 +178,7 @@ static __global__ void device_do_kernel(wh_soa s, unsigned long long *count) {
 }
 static void test_parallel_new(uint32_t n) {
     wh_soa s;
-    wh_soa_config cfg = {64u << 20, soa_stress_types, 3, true, 4, NULL};
+    wh_soa_config cfg = {64u << 20, soa_stress_types, 3, true, 4, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     stamp_ctx c = {NULL};
     CHECK(SC_parallel_new_stamp_init(&s, n, c) == WH_OK);
@@ -239,7 +239,7 @@ WH_SOA_PARALLEL_DO(SC, reset_c, stamp_ctx)
 WH_SOA_PARALLEL_DO(SC, drop_c, drop_ctx)
 static void test_enumeration_rounds(size_t bytes, uint32_t rounds, uint32_t levels, uint32_t threads) {
     wh_soa s;
-    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL};
+    wh_soa_config cfg = {bytes, soa_stress_types, 3, true, 4, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     if (threads) s.do_threads = threads;
     CHECK_EQ_U64(s.alloc_blocks[SC_TYPE].levels, levels); /* the case this size is meant to cover */
@@ -306,7 +306,7 @@ static __global__ void burst_kernel(wh_soa s, uint32_t n, unsigned long long *fa
  * as the bound allows. */
 static void test_burst(uint32_t n, size_t heap, bool fill, bool packed) {
     wh_soa s;
-    wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4, NULL};
+    wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t fill_blocks = fill ? s.nblocks / 4u + 64u : 0, nfill = fill_blocks * s.cap[SC_TYPE];
     stamp_ctx c = {NULL};
@@ -365,7 +365,7 @@ static __global__ void keyed_kernel(wh_soa s, uint32_t n, bool keyed, unsigned l
 static void test_placement(uint32_t n, size_t heap, bool strict) {
     for (int keyed = 1; keyed >= 0; --keyed) {
         wh_soa s;
-        wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4, NULL};
+        wh_soa_config cfg = {heap, soa_stress_types, 3, true, 4, NULL, false};
         CHECK(wh_soa_create(&s, &cfg) == WH_OK);
         unsigned long long *d_fails, fails = 0;
         WH_CUDA_OR_DIE(cudaMalloc(&d_fails, 8));
@@ -432,7 +432,7 @@ static __global__ void out_of_line_kernel(const __grid_constant__ wh_soa s, uint
 }
 static void test_out_of_line(uint32_t n) {
     wh_soa s;
-    wh_soa_config cfg = {256u << 20, soa_stress_types, 3, true, 4, NULL};
+    wh_soa_config cfg = {256u << 20, soa_stress_types, 3, true, 4, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     uint64_t *d_got;
     WH_CUDA_OR_DIE(cudaMalloc(&d_got, (size_t)n * 8u * 8u));

@@ -37,7 +37,7 @@ static int cmp_u64(const void *a, const void *b) {
 
 static void stress(size_t bytes, unsigned threads, uint32_t ops, uint32_t cap, int expect_fails) {
     wh_soa s;
-    wh_soa_config cfg = {bytes, soa_stress_types, 3, false, 4, NULL};
+    wh_soa_config cfg = {bytes, soa_stress_types, 3, false, 4, NULL, false};
     CHECK(wh_soa_create(&s, &cfg) == WH_OK);
     run r = {&s,
              ops,

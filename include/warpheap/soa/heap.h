@@ -68,6 +68,7 @@ typedef struct wh_soa {
                            * finishes (sm_90 and later: soa.h)        */
     uint32_t cpu_threads; /* host threads of a CPU parallel_do        */
     uint32_t in_region;   /* mem is the caller's: destroy leaves it   */
+    uint32_t refs;        /* objects may be referenced (soa/ref.h)    */
 } wh_soa;
 
 typedef struct wh_soa_type_desc {
@@ -89,6 +90,8 @@ typedef struct wh_soa_config {
                            * the kind on_device says; the whole heap goes
                            * there and destroy leaves it.  NULL: the heap
                            * allocates it                                 */
+    bool refs;            /* objects are referenced by 32-bit wh_soa_ref
+                           * (soa/ref.h): at most WH_SOA_REF_BLOCKS blocks */
 } wh_soa_config;
 
 /* Alignment of wh_soa_config.region: blocks lie at multiples of
@@ -108,7 +111,8 @@ WH_EXTERN_C_BEGIN
 /* Lay out a heap in cfg->bytes of fresh memory, or of cfg->region.  Fails with
  * a clear status and message (wh_last_error) when the heap cannot hold one
  * block per type (WH_ERR_TOO_SMALL), there are too many types, bad descriptors
- * (WH_ERR_INVALID_ARGUMENT / WH_ERR_TOO_LARGE), addresses past the pointer
+ * (WH_ERR_INVALID_ARGUMENT / WH_ERR_TOO_LARGE), more blocks than references
+ * reach with cfg->refs (WH_ERR_TOO_LARGE), addresses past the pointer
  * budget (WH_ERR_UNSUPPORTED), or a region misaligned or of the wrong memory
  * kind (WH_ERR_INVALID_ARGUMENT; nothing is written there then). */
 WH_API wh_status wh_soa_create(wh_soa *soa, const wh_soa_config *cfg);
