@@ -357,9 +357,10 @@ static void clear_flag(uint32_t *p, int dev) {
     uint32_t z = 0;
     app_to_dev(p, &z, 4, dev);
 }
-/* BFS rounds until nothing changes (at most one per node: a bound). */
-#define BFS_LOOP(n, round)                     \
-    for (uint64_t r_ = 0; r_ <= (n); ++r_) {   \
+/* BFS rounds until nothing changes (at most one per node: a bound); `round`
+ * may read the round's number r. */
+#define BFS_LOOP(n, r, round)                  \
+    for (uint64_t r = 0; r <= (n); ++r) {      \
         clear_flag(c.changed, dev);            \
         round;                                 \
         if (!read_flag(c.changed, dev)) break; \
@@ -390,7 +391,10 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
             APP_TRY(AnchorPullNode_parallel_do_pull_move(&soa, c));
         }
         APP_TRY(Node_parallel_do_node_bfs_reset(&soa, c));
-        BFS_LOOP(n, APP_TRY(Spring_parallel_do_spring_bfs(&soa, c)))
+        /* no spring is made or broken during the search: after the first
+         * round, each round visits the first round's snapshot */
+        BFS_LOOP(n, r,
+                 APP_TRY(r ? Spring_parallel_do_again_spring_bfs(&soa, c) : Spring_parallel_do_spring_bfs(&soa, c)))
         APP_TRY(Node_parallel_do_node_remove(&soa, c));
     }
     app_sync(dev);
@@ -444,7 +448,7 @@ static double run_static(st_ctx c, uint32_t steps, uint32_t iters, int dev, mesh
             APP_TRY(b_node_move_all(dev, n, c));
         }
         APP_TRY(b_bfs_reset_all(dev, n, c));
-        BFS_LOOP(n, APP_TRY(b_spring_bfs_all(dev, ns, c)))
+        BFS_LOOP(n, r, APP_TRY(b_spring_bfs_all(dev, ns, c)))
         APP_TRY(b_node_remove_all(dev, n, c));
     }
     app_sync(dev);

@@ -145,9 +145,10 @@ static __global__ void sm_export(sm_ctx m, uint64_t n, float *pos) {
     pos[i * 4 + 2] = o ? o->vx : 0.0f;
     pos[i * 4 + 3] = o ? o->vy : 0.0f;
 }
+/* by_id of a removed node points to freed memory: only live ones are read. */
 static __global__ void sm_free_anchors(sm_ctx m, uint64_t n) {
     SM_I();
-    if (i < n && m.by_id[i] && m.by_id[i]->kind == K_ANCHOR) free(m.by_id[i]);
+    if (i < n && m.alive[i] && m.by_id[i]->kind == K_ANCHOR) free(m.by_id[i]);
 }
 static void sm_bfs_round(sm_ctx *m, unsigned gs) {
     sm_spring_bfs<<<gs, 256>>>(*m);
@@ -204,7 +205,7 @@ static double run_malloc(st_ctx c, uint32_t steps, uint32_t iters, mesh *out, si
         }
         sm_bfs_reset<<<gn, 256>>>(m);
         WH_LAUNCH_OR_DIE();
-        BFS_LOOP(n, sm_bfs_round(&m, gs))
+        BFS_LOOP(n, r, sm_bfs_round(&m, gs))
         sm_node_remove<<<gn, 256>>>(m);
         WH_LAUNCH_OR_DIE();
         app_plist_settle(&m.springs);

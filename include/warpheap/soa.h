@@ -40,10 +40,11 @@ WH_EXTERN_C_BEGIN
  * into soa->do_blocks, do_iter and do_count, on the default stream
  * (soa_cuda.cu). */
 WH_API wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t);
-/* Launch a do-all kernel (WH__SOA_DO_KERNEL) for type t after the
- * preparation, on the default stream: it may start while the preparation
- * finishes (sm_90), and waits for it before it reads anything. */
-WH_API wh_status wh__soa_do_launch(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx);
+/* The preparation (none when again: the last snapshot serves), then a do-all
+ * kernel (WH__SOA_DO_KERNEL) for type t, on the default stream: the kernel
+ * may start while the preparation finishes (sm_90), and waits for it before
+ * it reads anything. */
+WH_API wh_status wh__soa_do_device(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx, int again);
 /* Allocation failures counted so far (synchronises). */
 WH_EXTERN_C_END
 #endif
@@ -201,19 +202,21 @@ static __device__ __forceinline__ void wh__soa_do_wait(void) {
         uint32_t per = (gridDim.x * blockDim.x) / cap; /* blocks in flight */                                      \
         uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;                                                      \
         if (tid >= per * cap) return;                                                                              \
-        uint32_t slot = tid % cap, n = *s.do_count;                                                                \
-        for (uint32_t k = tid / cap; k < n; k += per) {                                                            \
-            uint64_t p = wh__soa_do_object(&s, k, t, slot);                                                        \
+        if (s.do_count[WH__SOA_DO_TYPE] != t + 1u) { /* parallel_do_again after another type's preparation */      \
+            if (tid == 0) wh__soa_count(&s, WH_SOA_CTR_STALE_DO);                                                  \
+            return;                                                                                                \
+        }                                                                                                          \
+        uint32_t slot = tid % cap, n = s.do_count[0], k = tid / cap;                                               \
+        wh__soa_do_entry e = wh__soa_do_entry_at(&s, k, n);                                                        \
+        for (; k < n; k += per) {                                                                                  \
+            wh__soa_do_entry next = wh__soa_do_entry_at(&s, k + per, n); /* loads in flight during func */         \
+            uint64_t p = wh__soa_do_entry_object(&s, e, t, slot);                                                  \
             if (p) func(&s, Class##_from(p), &ctx);                                                                \
+            e = next;                                                                                              \
         }                                                                                                          \
     }
-#define WH__SOA_DO_LAUNCH(Class, func)                                                \
-    {                                                                                 \
-        wh_status st_ = wh__soa_prepare_device(s, u);                                 \
-        if (st_ != WH_OK) return st_;                                                 \
-        st_ = wh__soa_do_launch((const void *)Class##__##func##__kernel, s, u, &ctx); \
-        if (st_ != WH_OK) return st_;                                                 \
-    }
+#define WH__SOA_DO_DEVICE(Class, func, s, u, ctx, again) \
+    wh__soa_do_device((const void *)Class##__##func##__kernel, (s), (u), (ctx), (again))
 /* parallel_new: one warp per chunk of cap objects (wh__soa_new_chunk). */
 #define WH__SOA_NEW_KERNEL(Class, init, Ctx)                                                          \
     static __global__ void Class##__##init##__newkernel(const __grid_constant__ wh_soa s, uint64_t n, \
@@ -239,7 +242,7 @@ static __device__ __forceinline__ void wh__soa_do_wait(void) {
     }
 #else
 #define WH__SOA_DO_KERNEL(Class, func, Ctx)
-#define WH__SOA_DO_LAUNCH(Class, func) return WH_ERR_UNSUPPORTED;
+#define WH__SOA_DO_DEVICE(Class, func, s, u, ctx, again) WH_ERR_UNSUPPORTED
 #define WH__SOA_NEW_KERNEL(Class, init, Ctx)
 #define WH__SOA_NEW_LAUNCH(Class, init) return WH_ERR_UNSUPPORTED;
 #endif
@@ -253,18 +256,22 @@ static __device__ __forceinline__ void wh__soa_do_wait(void) {
             }                                                                                                      \
     }                                                                                                              \
     WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                            \
-    static wh_status Class##_parallel_do_##func(const wh_soa *s, Ctx ctx) {                                        \
+    static wh_status Class##__##func##__run(const wh_soa *s, const Ctx *ctx, int again) {                          \
         uint32_t types = s->subtypes[Class##_TYPE];                                                                \
+        again = again && wh__soa_concrete_types(s, types) == 1u; /* one snapshot: one type */                      \
         for (uint32_t u = 0; types; ++u, types >>= 1) {                                                            \
             if (!(types & 1u) || !s->cap[u]) continue;                                                             \
-            if (s->on_device)                                                                                      \
-                WH__SOA_DO_LAUNCH(Class, func)                                                                     \
-            else {                                                                                                 \
-                wh_status st_ = wh__soa_do_host(s, u, Class##__##func##__range, &ctx);                             \
-                if (st_ != WH_OK) return st_;                                                                      \
-            }                                                                                                      \
+            wh_status st_ = s->on_device ? WH__SOA_DO_DEVICE(Class, func, s, u, ctx, again)                        \
+                                         : wh__soa_do_host(s, u, Class##__##func##__range, ctx, again);            \
+            if (st_ != WH_OK) return st_;                                                                          \
         }                                                                                                          \
         return WH_OK;                                                                                              \
+    }                                                                                                              \
+    static __attribute__((unused)) wh_status Class##_parallel_do_##func(const wh_soa *s, Ctx ctx) {                \
+        return Class##__##func##__run(s, &ctx, 0);                                                                 \
+    }                                                                                                              \
+    static __attribute__((unused)) wh_status Class##_parallel_do_again_##func(const wh_soa *s, Ctx ctx) {          \
+        return Class##__##func##__run(s, &ctx, 1);                                                                 \
     }
 
 /* init(const wh_soa *, Class obj, uint64_t i, const Ctx *) for i in [0, n).

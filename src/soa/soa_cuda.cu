@@ -91,9 +91,10 @@ extern "C" wh_status wh__soa_dev_init(const wh_soa *soa) {
  * counter, queued at L2 behind each other); then each lane writes the index
  * and, beside it, the iteration bitmap (slot bitmap restricted to real
  * slots) of one block.  The last thread block to finish publishes the count
- * and clears the counters for the next preparation: nothing is reset between
- * launches and the host never waits.  No kernel that changes the bitmaps
- * runs meanwhile (stream order), so plain loads see a consistent bitmap.
+ * and the snapshot's type, and clears the counters for the next preparation:
+ * nothing is reset between launches and the host never waits.  No kernel
+ * that changes the bitmaps runs meanwhile (stream order), so plain loads see
+ * a consistent bitmap.
  * The do-all kernel may be launched as soon as every thread block here has
  * started (programmatic dependent launch, sm_90): it waits for this grid's
  * completion before it reads anything (wh__soa_do_wait). */
@@ -135,7 +136,10 @@ static __global__ void __launch_bounds__(kThreads) enumerate_kernel(wh_soa s, ui
     }
     if (threadIdx.x == 0) {
         __threadfence(); /* this block's places are taken before its ticket */
-        if (atomicInc(&ctr[2], gridDim.x - 1u) == gridDim.x - 1u) ctr[0] = atomicExch(&ctr[1], 0u);
+        if (atomicInc(&ctr[2], gridDim.x - 1u) == gridDim.x - 1u) {
+            ctr[0] = atomicExch(&ctr[1], 0u);
+            ctr[WH__SOA_DO_TYPE] = t + 1u;
+        }
     }
 }
 
@@ -150,7 +154,11 @@ extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
     return WH_OK;
 }
 
-extern "C" wh_status wh__soa_do_launch(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx) {
+extern "C" wh_status wh__soa_do_device(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx, int again) {
+    if (!again) {
+        wh_status st = wh__soa_prepare_device(soa, t);
+        if (st != WH_OK) return st;
+    }
     uint32_t type = t;
     void *args[3] = {(void *)soa, &type, (void *)ctx};
     cudaLaunchAttribute early;

@@ -132,15 +132,25 @@ static void do_range(uint64_t k0, uint64_t k1, const void *p) {
     a->fn(a->s, a->t, (uint32_t)k0, (uint32_t)k1, a->ctx);
 }
 
-wh_status wh__soa_do_host(const wh_soa *s, uint32_t t, wh__soa_range_fn fn, const void *ctx) {
+wh_status wh__soa_do_host(const wh_soa *s, uint32_t t, wh__soa_range_fn fn, const void *ctx, int again) {
     if (!s || t >= s->ntypes || s->on_device) return WH_ERR_INVALID_ARGUMENT;
-    uint32_t n = wh_bitmap_indices_host(&s->alloc_blocks[t], s->do_blocks);
-    uint64_t usable = wh__soa_usable(s->cap[t]);
-    for (uint32_t k = 0; k < n; ++k) {
-        uint32_t b = s->do_blocks[k];
-        s->do_iter[k] = wh_atomic_load(wh__soa_alloc_word(s, b), WH_ACQUIRE) & usable;
+    uint32_t n;
+    if (again) { /* the snapshot stays; one of another type is visited by nobody */
+        if (s->do_count[WH__SOA_DO_TYPE] != t + 1u) {
+            wh__soa_count(s, WH_SOA_CTR_STALE_DO);
+            return WH_OK;
+        }
+        n = s->do_count[0];
+    } else {
+        n = wh_bitmap_indices_host(&s->alloc_blocks[t], s->do_blocks);
+        uint64_t usable = wh__soa_usable(s->cap[t]);
+        for (uint32_t k = 0; k < n; ++k) {
+            uint32_t b = s->do_blocks[k];
+            s->do_iter[k] = wh_atomic_load(wh__soa_alloc_word(s, b), WH_ACQUIRE) & usable;
+        }
+        s->do_count[0] = n;
+        s->do_count[WH__SOA_DO_TYPE] = t + 1u;
     }
-    *s->do_count = n;
     do_args args = {s, t, fn, ctx};
     wh__soa_for_host(n, s->cpu_threads, do_range, &args);
     return WH_OK;

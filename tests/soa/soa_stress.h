@@ -117,6 +117,36 @@ WH_INLINE WH_HOST_DEVICE void soa_churn_c(const wh_soa *s, SC o, const soa_visit
     WH_SOA_DESTROY(s, o);
 }
 
+WH_SOA_PARALLEL_DO(SA, soa_visit_a, soa_visit_ctx)
+WH_SOA_PARALLEL_DO(SC, soa_visit_c, soa_visit_ctx)
+WH_SOA_PARALLEL_DO(SC, soa_churn_c, soa_visit_ctx)
+
+/* parallel_do_again, right after SC's do-all visited sc objects (and SA's
+ * class holds sa): SC's snapshot visits them all again; after SA's
+ * preparation, SC's again visits nothing and counts WH_SOA_CTR_STALE_DO
+ * once; SA (two concrete types, two snapshots) prepares as parallel_do does.
+ * take() reads the visit counter of vc and zeroes it. */
+static void soa_again_check(wh_soa *s, soa_visit_ctx vc, uint64_t sc, uint64_t sa, uint64_t (*take)(uint64_t *)) {
+    wh_soa_stats st;
+    CHECK(wh_soa_stats_get(s, &st) == WH_OK);
+    uint64_t stale = st.counters[WH_SOA_CTR_STALE_DO];
+    (void)take(vc.total);
+    CHECK(SC_parallel_do_again_soa_visit_c(s, vc) == WH_OK);
+    CHECK_EQ_U64(take(vc.total), sc);
+    CHECK(SC_parallel_do_again_soa_visit_c(s, vc) == WH_OK);
+    CHECK_EQ_U64(take(vc.total), sc);
+    CHECK(SA_parallel_do_soa_visit_a(s, vc) == WH_OK);
+    CHECK_EQ_U64(take(vc.total), sa);
+    CHECK(SC_parallel_do_again_soa_visit_c(s, vc) == WH_OK); /* the snapshot is SB's */
+    CHECK_EQ_U64(take(vc.total), 0);
+    CHECK(wh_soa_stats_get(s, &st) == WH_OK);
+    CHECK_EQ_U64(st.counters[WH_SOA_CTR_STALE_DO], stale + 1);
+    CHECK(SA_parallel_do_again_soa_visit_a(s, vc) == WH_OK);
+    CHECK_EQ_U64(take(vc.total), sa);
+    CHECK(SC_parallel_do_soa_visit_c(s, vc) == WH_OK);
+    CHECK_EQ_U64(take(vc.total), sc);
+}
+
 /* End-of-run verdict shared by the CPU and GPU stress tests (host side). */
 static void check_heap(wh_soa *s, const char *when) {
     uint64_t bad = 1;

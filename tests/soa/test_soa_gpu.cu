@@ -15,10 +15,6 @@
 #include <algorithm>
 #include <vector>
 
-WH_SOA_PARALLEL_DO(SA, soa_visit_a, soa_visit_ctx)
-WH_SOA_PARALLEL_DO(SC, soa_visit_c, soa_visit_ctx)
-WH_SOA_PARALLEL_DO(SC, soa_churn_c, soa_visit_ctx)
-
 /* Destroy: WH_ERR_IN_USE exactly when objects are still live; either way
  * everything is released. */
 static void destroy_checked(wh_soa *s) {
@@ -56,6 +52,11 @@ static __global__ void visits_kernel(wh_soa s, const uint64_t *held, const uint3
 static uint64_t device_u64(const uint64_t *d) {
     uint64_t v = 0;
     WH_CUDA_OR_DIE(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+}
+static uint64_t take_device(uint64_t *d) {
+    uint64_t v = device_u64(d);
+    WH_CUDA_OR_DIE(cudaMemset(d, 0, sizeof v));
     return v;
 }
 
@@ -143,6 +144,7 @@ static void stress(size_t bytes, uint32_t threads, uint32_t ops, uint32_t cap, b
     CHECK(SC_parallel_do_soa_visit_c(&s, vc) == WH_OK);
     CHECK_EQ_U64(device_u64(d_total), st.objects[SC_TYPE]);
     CHECK_EQ_U64(st.counters[WH_SOA_CTR_RETRY_LIMIT], 0);
+    soa_again_check(&s, vc, st.objects[SC_TYPE], per_type[0] + per_type[1], take_device);
 
     WH_CUDA_OR_DIE(cudaFree(d_held));
     WH_CUDA_OR_DIE(cudaFree(d_tags));

@@ -12,10 +12,6 @@
 
 #include <stdlib.h>
 
-WH_SOA_PARALLEL_DO(SA, soa_visit_a, soa_visit_ctx)
-WH_SOA_PARALLEL_DO(SC, soa_visit_c, soa_visit_ctx)
-WH_SOA_PARALLEL_DO(SC, soa_churn_c, soa_visit_ctx)
-
 typedef struct run {
     wh_soa *s;
     uint32_t ops, cap;
@@ -24,6 +20,11 @@ typedef struct run {
     soa_stress_counts *c;
 } run;
 
+static uint64_t take_total(uint64_t *t) {
+    uint64_t v = *t;
+    *t = 0;
+    return v;
+}
 static void worker(unsigned i, void *p) {
     run *r = (run *)p;
     soa_stress_thread(r->s, i, r->ops, r->held + (size_t)i * r->cap, r->tags + (size_t)i * r->cap, r->cap, &r->n[i],
@@ -112,6 +113,11 @@ static void stress(size_t bytes, unsigned threads, uint32_t ops, uint32_t cap, i
     CHECK(SC_parallel_do_soa_visit_c(&s, vc) == WH_OK);
     CHECK_EQ_U64(total, st.objects[SC_TYPE]);
     (void)odd;
+    soa_again_check(&s, vc, st.objects[SC_TYPE], per_type[0] + per_type[1], take_total);
+    uint64_t extra = wh_soa_alloc(&s, SC_TYPE); /* made after the snapshot: not visited again */
+    CHECK(SC_parallel_do_again_soa_visit_c(&s, vc) == WH_OK);
+    CHECK_EQ_U64(take_total(&total), st.objects[SC_TYPE]);
+    if (extra) CHECK(wh_soa_free(&s, extra) == WH_OK);
 
     /* free everything: the heap returns to all blocks free */
     for (uint64_t k = 0; k < held; ++k)

@@ -18,7 +18,8 @@
  * Departures: the kernel reads the number of allocated blocks from device
  * memory and strides over a fixed grid, so the host never waits between the
  * enumeration and the launch; the iteration bitmaps lie beside the compact
- * array instead of in the blocks' headers.
+ * array instead of in the blocks' headers; parallel_do_again visits the last
+ * snapshot once more, without enumerating again.
  */
 #ifndef WARPHEAP_SOA_DO_H
 #define WARPHEAP_SOA_DO_H
@@ -30,9 +31,37 @@
  * it are read-only while the do-all runs: one load each, both next to the
  * neighbours' (no block header is read, so a do-all that touches few fields
  * of a block reads no line for its bookkeeping). */
+typedef struct wh__soa_do_entry {
+    uint64_t iter;  /* the slots the do-all visits */
+    uint32_t block; /* the block's index            */
+} wh__soa_do_entry;
+/* Entry k of the compact array, or an empty one past its n entries. */
+WH_INLINE WH_HOST_DEVICE wh__soa_do_entry wh__soa_do_entry_at(const wh_soa *s, uint32_t k, uint32_t n) {
+    wh__soa_do_entry e = {0, 0};
+    if (k < n) {
+        e.iter = s->do_iter[k];
+        e.block = s->do_blocks[k];
+    }
+    return e;
+}
+/* Its object in `slot`, or 0.  The object still exists: a do-all's function
+ * destroys no object of the type but its own, and none is destroyed between
+ * a preparation and a parallel_do_again (WH_DEBUG checks it). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_entry_object(const wh_soa *s, wh__soa_do_entry e, uint32_t t,
+                                                          uint32_t slot) {
+    if (!((e.iter >> slot) & 1u)) return 0;
+    WH_ASSERT(((wh_atomic_load(wh__soa_alloc_word(s, e.block), WH_RELAXED) >> slot) & 1u) &&
+              wh_atomic_load(wh__soa_type_word(s, e.block), WH_RELAXED) == t);
+    return wh_soa_ptr_make(wh__soa_block(s, e.block), t, s->cap[t], slot);
+}
 WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_object(const wh_soa *s, uint32_t k, uint32_t t, uint32_t slot) {
-    if (!((s->do_iter[k] >> slot) & 1u)) return 0;
-    return wh_soa_ptr_make(wh__soa_block(s, s->do_blocks[k]), t, s->cap[t], slot);
+    return wh__soa_do_entry_object(s, wh__soa_do_entry_at(s, k, k + 1u), t, slot);
+}
+/* Concrete types among `types` (a subtypes mask). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_concrete_types(const wh_soa *s, uint32_t types) {
+    uint32_t n = 0;
+    for (uint32_t u = 0; types; ++u, types >>= 1) n += (types & 1u) && s->cap[u];
+    return n;
 }
 
 /* ---- device_do: a sequential iterator -------------------------------------- *

@@ -34,11 +34,15 @@ enum {
     WH_SOA_CTR_SLOW_PATH,         /* blocks initialised                           */
     WH_SOA_CTR_BLOCKS_FREED,      /* blocks given back (emptied and deleted)      */
     WH_SOA_CTR_FOREIGN_FREE,      /* free of a pointer this heap never handed out */
+    WH_SOA_CTR_STALE_DO,          /* parallel_do_again after another type's
+                                   * preparation: it visited nothing            */
     WH_SOA_CTR_COUNT
 };
 /* Words at do_count: the length of do_blocks, then the places and thread
- * blocks a device preparation counts (src/soa/soa_cuda.cu). */
-#define WH_SOA_DO_COUNTERS 3u
+ * blocks a device preparation counts (src/soa/soa_cuda.cu), then the type
+ * the snapshot is of + 1 (0: none yet; parallel_do_again checks it). */
+#define WH_SOA_DO_COUNTERS 4u
+#define WH__SOA_DO_TYPE    3u
 /* Bytes before block 0: the counters, then wh__soa_opening's words. */
 #define WH_SOA_HEADER_AREA 256u
 
@@ -139,9 +143,10 @@ WH_API wh_status wh__soa_image_copy(const wh_soa *soa, wh_soa *img, void **owned
 
 /* parallel_do support (soa_do_host.c / soa_cuda.cu) */
 typedef void (*wh__soa_range_fn)(const wh_soa *s, uint32_t t, uint32_t k0, uint32_t k1, const void *ctx);
-/* CPU backend: enumerate type t's blocks with their iteration bitmaps, then run fn over the
- * allocated blocks on soa->cpu_threads threads. */
-WH_API wh_status wh__soa_do_host(const wh_soa *soa, uint32_t t, wh__soa_range_fn fn, const void *ctx);
+/* CPU backend: enumerate type t's blocks with their iteration bitmaps (again:
+ * keep the last snapshot, if it is of t), then run fn over the allocated
+ * blocks on soa->cpu_threads threads. */
+WH_API wh_status wh__soa_do_host(const wh_soa *soa, uint32_t t, wh__soa_range_fn fn, const void *ctx, int again);
 WH_EXTERN_C_END
 
 /* ---- block layout ------------------------------------------------------------ */
