@@ -19,11 +19,10 @@
 /* --max-seconds=S (benchmarks): stop a timed loop after about S seconds; the
  * iterations done are reported.  A look at the clock waits for the device, and
  * a wait drains the launch queue: the next launches then each wait on the
- * host, which costs an app of many short kernels per iteration (traffic's
- * warpheap variant: 1.5x its time when it waited every 16 iterations).  So
- * the loop looks about every APP_CAP_LOOK_S seconds, at a multiple of
- * `every`, with the number of iterations between looks taken from the loop's
- * rate so far. */
+ * host, which costs most an app of many short kernels per iteration (a
+ * parallel_do is two).  So the loop looks about every APP_CAP_LOOK_S
+ * seconds, at a multiple of `every`, with the number of iterations between
+ * looks taken from the loop's rate so far. */
 #define APP_CAP_LOOK_S 0.05
 static __attribute__((unused)) double g_max_s = 0;
 static __attribute__((unused)) long long g_done = -1;
