@@ -36,14 +36,11 @@
 #if defined(__CUDACC__)
 #include "warpheap/cuda_check.h"
 WH_EXTERN_C_BEGIN
-/* Enumerate type t's blocks (Alg. 5) with snapshots of their slot bitmaps
- * into soa->do_blocks, do_iter and do_count, on the default stream
- * (soa_cuda.cu). */
-WH_API wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t);
-/* The preparation (none when again: the last snapshot serves), then a do-all
- * kernel (WH__SOA_DO_KERNEL) for type t, on the default stream: the kernel
- * may start while the preparation finishes (sm_90), and waits for it before
- * it reads anything. */
+/* The preparation -- type t's blocks (Alg. 5) with snapshots of their slot
+ * bitmaps into soa->do_blocks, do_iter and do_count; none when again: the
+ * last snapshot serves -- then a do-all kernel (WH__SOA_DO_KERNEL) for type
+ * t, on the default stream: the kernel may start while the preparation
+ * finishes (sm_90), and waits for it before it reads anything. */
 WH_API wh_status wh__soa_do_device(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx, int again);
 /* Allocation failures counted so far (synchronises). */
 WH_EXTERN_C_END
@@ -249,11 +246,13 @@ static __device__ __forceinline__ void wh__soa_do_wait(void) {
 
 #define WH_SOA_PARALLEL_DO(Class, func, Ctx)                                                                       \
     static void Class##__##func##__range(const wh_soa *s, uint32_t t, uint32_t k0, uint32_t k1, const void *ctx) { \
-        for (uint32_t k = k0; k < k1; ++k)                                                                         \
+        for (uint32_t k = k0; k < k1; ++k) {                                                                       \
+            wh__soa_do_entry e = wh__soa_do_entry_at(s, k, k1);                                                    \
             for (uint32_t slot = 0; slot < s->cap[t]; ++slot) {                                                    \
-                uint64_t p = wh__soa_do_object(s, k, t, slot);                                                     \
+                uint64_t p = wh__soa_do_entry_object(s, e, t, slot);                                               \
                 if (p) func(s, Class##_from(p), (const Ctx *)ctx);                                                 \
             }                                                                                                      \
+        }                                                                                                          \
     }                                                                                                              \
     WH__SOA_DO_KERNEL(Class, func, Ctx)                                                                            \
     static wh_status Class##__##func##__run(const wh_soa *s, const Ctx *ctx, int again) {                          \

@@ -143,8 +143,7 @@ static __global__ void __launch_bounds__(kThreads) enumerate_kernel(wh_soa s, ui
     }
 }
 
-extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
-    if (!soa || t >= soa->ntypes) return WH_ERR_INVALID_ARGUMENT;
+static wh_status prepare(const wh_soa *soa, uint32_t t) {
     /* eight level-0 words a thread block, at most the fixed grid of the
      * do-all: the cost follows the objects, not the heap size (Fig. 14b) */
     unsigned grid = grid_for((uint64_t)wh_bitmap_level_words(&soa->alloc_blocks[t], 0) * 32u);
@@ -155,8 +154,9 @@ extern "C" wh_status wh__soa_prepare_device(const wh_soa *soa, uint32_t t) {
 }
 
 extern "C" wh_status wh__soa_do_device(const void *kernel, const wh_soa *soa, uint32_t t, const void *ctx, int again) {
+    if (!soa || t >= soa->ntypes) return WH_ERR_INVALID_ARGUMENT;
     if (!again) {
-        wh_status st = wh__soa_prepare_device(soa, t);
+        wh_status st = prepare(soa, t);
         if (st != WH_OK) return st;
     }
     uint32_t type = t;

@@ -26,8 +26,8 @@
 
 #include "warpheap/soa/alloc.h"
 
-/* The object of thread-slot `slot` in the k-th block of the compact array if
- * the running do-all visits it.  The array and the iteration bitmaps beside
+/* An entry of the compact array: a block the running do-all visits and its
+ * iteration bitmap (the slots it visits).  The array and the bitmaps beside
  * it are read-only while the do-all runs: one load each, both next to the
  * neighbours' (no block header is read, so a do-all that touches few fields
  * of a block reads no line for its bookkeeping). */
@@ -53,9 +53,6 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_entry_object(const wh_soa *s, wh__s
     WH_ASSERT(((wh_atomic_load(wh__soa_alloc_word(s, e.block), WH_RELAXED) >> slot) & 1u) &&
               wh_atomic_load(wh__soa_type_word(s, e.block), WH_RELAXED) == t);
     return wh_soa_ptr_make(wh__soa_block(s, e.block), t, s->cap[t], slot);
-}
-WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_object(const wh_soa *s, uint32_t k, uint32_t t, uint32_t slot) {
-    return wh__soa_do_entry_object(s, wh__soa_do_entry_at(s, k, k + 1u), t, slot);
 }
 /* Concrete types among `types` (a subtypes mask). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_concrete_types(const wh_soa *s, uint32_t types) {
