@@ -166,26 +166,37 @@ WH_INLINE WH_HOST_DEVICE void free_init(const wh_soa *s, Node o, uint64_t i, con
 WH_SOA_PARALLEL_NEW(AnchorNode, anchor_init, st_ctx)
 WH_SOA_PARALLEL_NEW(AnchorPullNode, pull_init, st_ctx)
 WH_SOA_PARALLEL_NEW(Node, free_init, st_ctx)
-/* Springs are created by the Nodes' do-all below (slots 0 and 1). */
-WH_INLINE WH_HOST_DEVICE void node_springs(const wh_soa *s, NodeBase n, const st_ctx *c) {
-    uint32_t i = WH_GET(NodeBase, n, id);
-    for (uint32_t d = 0; d < 2; ++d) {
-        uint32_t j = i * 2u + d, a, b;
-        if (!st_spring_ends(c, j, &a, &b)) continue;
-        Spring sp = WH_SOA_NEW(s, Spring);
-        if (Spring_is_null(sp)) continue;
-        NodeBase nb = NodeBase_from(c->nodes[b]);
-        WH_GET(Spring, sp, p1) = WH_SOA_REF(s, n);
-        WH_GET(Spring, sp, p2) = WH_SOA_REF(s, nb);
-        WH_GET(Spring, sp, slot1) = d;
-        WH_GET(Spring, sp, slot2) = d + 2u;
-        WH_GET(Spring, sp, id) = j;
-        WH_GET(Spring, sp, rest) = 1.0f;
-        st_spring0(j, &WH_GET(Spring, sp, k), &WH_GET(Spring, sp, strength));
-        WH_GET(Spring, sp, fx) = WH_GET(Spring, sp, fy) = 0.0f;
-        *nb_slot(n, d) = *nb_slot(nb, d + 2u) = WH_SOA_REF(s, sp); /* each slot written by one spring */
-    }
+/* Springs in the nodes' order, as the static version's arrays hold them:
+ * spring i is the i-th of the mesh taken node by node (row-major), each node
+ * with its right spring, then its lower one.  A row but the last has 2w - 1
+ * (its last node only a lower one), the last row w - 1.  So a do-all over
+ * springs meets the nodes' blocks in order, and their lines stay in L2. */
+WH_INLINE WH_HOST_DEVICE uint64_t st_springs(const st_ctx *c) {
+    return (uint64_t)c->h * (c->w - 1u) + (uint64_t)(c->h - 1u) * c->w;
 }
+WH_INLINE WH_HOST_DEVICE uint32_t st_spring_index(const st_ctx *c, uint64_t i) {
+    uint32_t row = 2u * c->w - 1u, y = (uint32_t)(i / row), o = (uint32_t)(i % row);
+    if (y + 1u == c->h) return 2u * (y * c->w + o);             /* the last row: right springs */
+    if (o + 1u == row) return 2u * (y * c->w + c->w - 1u) + 1u; /* the row's last node: down */
+    return 2u * (y * c->w + o / 2u) + (o & 1u);
+}
+WH_INLINE WH_HOST_DEVICE void spring_init(const wh_soa *s, Spring sp, uint64_t i, const st_ctx *c) {
+    uint32_t j = st_spring_index(c, i), d = j & 1u, a, b;
+    bool ok = st_spring_ends(c, j, &a, &b);
+    WH_ASSERT(ok);
+    (void)ok;
+    NodeBase na = NodeBase_from(c->nodes[a]), nb = NodeBase_from(c->nodes[b]);
+    WH_GET(Spring, sp, p1) = WH_SOA_REF(s, na);
+    WH_GET(Spring, sp, p2) = WH_SOA_REF(s, nb);
+    WH_GET(Spring, sp, slot1) = d;
+    WH_GET(Spring, sp, slot2) = d + 2u;
+    WH_GET(Spring, sp, id) = j;
+    WH_GET(Spring, sp, rest) = 1.0f;
+    st_spring0(j, &WH_GET(Spring, sp, k), &WH_GET(Spring, sp, strength));
+    WH_GET(Spring, sp, fx) = WH_GET(Spring, sp, fy) = 0.0f;
+    *nb_slot(na, d) = *nb_slot(nb, d + 2u) = WH_SOA_REF(s, sp); /* each slot written by one spring */
+}
+WH_SOA_PARALLEL_NEW(Spring, spring_init, st_ctx)
 WH_INLINE WH_HOST_DEVICE void spring_compute(const wh_soa *s, Spring sp, const st_ctx *c) {
     (void)c;
     NodeBase a = NodeBase_from_ref(s, WH_GET(Spring, sp, p1)), b = NodeBase_from_ref(s, WH_GET(Spring, sp, p2));
@@ -242,7 +253,6 @@ WH_INLINE WH_HOST_DEVICE void node_remove(const wh_soa *s, Node o, const st_ctx 
     }
     WH_SOA_DESTROY(s, o);
 }
-WH_SOA_PARALLEL_DO(NodeBase, node_springs, st_ctx)
 WH_SOA_PARALLEL_DO(Spring, spring_compute, st_ctx)
 WH_SOA_PARALLEL_DO(Node, node_move, st_ctx)
 WH_SOA_PARALLEL_DO(AnchorPullNode, pull_move, st_ctx)
@@ -379,7 +389,7 @@ static double run_warpheap(st_ctx c, uint32_t steps, uint32_t iters, int dev, me
     APP_TRY(AnchorNode_parallel_new_anchor_init(&soa, c.h, c));
     APP_TRY(AnchorPullNode_parallel_new_pull_init(&soa, c.h, c));
     APP_TRY(Node_parallel_new_free_init(&soa, (uint64_t)(c.w - 2u) * c.h, c));
-    APP_TRY(NodeBase_parallel_do_node_springs(&soa, c));
+    APP_TRY(Spring_parallel_new_spring_init(&soa, st_springs(&c), c));
     *peak = app_heap_used(&soa);
     app_sync(dev);
     double t0 = app_now();

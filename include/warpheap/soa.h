@@ -207,8 +207,8 @@ static __device__ __forceinline__ void wh__soa_do_wait(void) {
         wh__soa_do_entry e = wh__soa_do_entry_at(&s, k, n);                                                        \
         for (; k < n; k += per) {                                                                                  \
             wh__soa_do_entry next = wh__soa_do_entry_at(&s, k + per, n); /* loads in flight during func */         \
-            uint64_t p = wh__soa_do_entry_object(&s, e, t, slot);                                                  \
-            if (p) func(&s, Class##_from(p), &ctx);                                                                \
+            uint64_t p;                                                                                            \
+            if (wh__soa_do_entry_object(&s, e, t, slot, &p)) func(&s, Class##_from(p), &ctx);                      \
             e = next;                                                                                              \
         }                                                                                                          \
     }
@@ -249,8 +249,8 @@ static __device__ __forceinline__ void wh__soa_do_wait(void) {
         for (uint32_t k = k0; k < k1; ++k) {                                                                       \
             wh__soa_do_entry e = wh__soa_do_entry_at(s, k, k1);                                                    \
             for (uint32_t slot = 0; slot < s->cap[t]; ++slot) {                                                    \
-                uint64_t p = wh__soa_do_entry_object(s, e, t, slot);                                               \
-                if (p) func(s, Class##_from(p), (const Ctx *)ctx);                                                 \
+                uint64_t p;                                                                                        \
+                if (wh__soa_do_entry_object(s, e, t, slot, &p)) func(s, Class##_from(p), (const Ctx *)ctx);        \
             }                                                                                                      \
         }                                                                                                          \
     }                                                                                                              \

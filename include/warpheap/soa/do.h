@@ -44,15 +44,18 @@ WH_INLINE WH_HOST_DEVICE wh__soa_do_entry wh__soa_do_entry_at(const wh_soa *s, u
     }
     return e;
 }
-/* Its object in `slot`, or 0.  The object still exists: a do-all's function
- * destroys no object of the type but its own, and none is destroyed between
- * a preparation and a parallel_do_again (WH_DEBUG checks it). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_do_entry_object(const wh_soa *s, wh__soa_do_entry e, uint32_t t,
-                                                          uint32_t slot) {
-    if (!((e.iter >> slot) & 1u)) return 0;
+/* Whether the do-all visits `slot`, and then its object in *p.  The object
+ * still exists: a do-all's function destroys no object of the type but its
+ * own, and none is destroyed between a preparation and a parallel_do_again
+ * (WH_DEBUG checks it).  A flag, not a null pointer: the caller's branch then
+ * sees how *p is made, and its field addresses fold (soa/pointer.h). */
+WH_INLINE WH_HOST_DEVICE bool wh__soa_do_entry_object(const wh_soa *s, wh__soa_do_entry e, uint32_t t, uint32_t slot,
+                                                      uint64_t *p) {
+    if (!((e.iter >> slot) & 1u)) return false;
     WH_ASSERT(((wh_atomic_load(wh__soa_alloc_word(s, e.block), WH_RELAXED) >> slot) & 1u) &&
               wh_atomic_load(wh__soa_type_word(s, e.block), WH_RELAXED) == t);
-    return wh_soa_ptr_make(wh__soa_block(s, e.block), t, s->cap[t], slot);
+    *p = wh_soa_ptr_make(wh__soa_block(s, e.block), t, s->cap[t], slot);
+    return true;
 }
 /* Concrete types among `types` (a subtypes mask). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__soa_concrete_types(const wh_soa *s, uint32_t types) {

@@ -28,9 +28,16 @@
 #define WH_SOA_CAP_SHIFT   50u
 #define WH_SOA_TYPE_SHIFT  56u
 
+/* Each part is masked to its bits, which changes no valid pointer: the
+ * compiler then knows the parts apart, and a field address of a pointer made
+ * in the same function (a do-all's object, a reference's) folds to a
+ * multiply-add from the parts instead of decoding 64 bits. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_ptr_make(const void *block, uint32_t type, uint32_t cap, uint32_t slot) {
-    return ((uint64_t)type << WH_SOA_TYPE_SHIFT) | ((uint64_t)(cap - 1u) << WH_SOA_CAP_SHIFT) |
-           (uint64_t)(uintptr_t)block | (uint64_t)slot;
+    uint64_t b = (uint64_t)(uintptr_t)block;
+    WH_ASSERT(cap >= 1u && cap <= 64u && slot < 64u &&
+              b == (b & WH_SOA_ADDR_MASK & ~(uint64_t)(WH_SOA_BLOCK_ALIGN - 1u)));
+    return ((uint64_t)type << WH_SOA_TYPE_SHIFT) | ((uint64_t)((cap - 1u) & 63u) << WH_SOA_CAP_SHIFT) |
+           (b & WH_SOA_ADDR_MASK & ~(uint64_t)(WH_SOA_BLOCK_ALIGN - 1u)) | (uint64_t)(slot & 63u);
 }
 WH_INLINE WH_HOST_DEVICE uint32_t wh_soa_ptr_type(uint64_t p) { return (uint32_t)(p >> WH_SOA_TYPE_SHIFT); }
 WH_INLINE WH_HOST_DEVICE uint32_t wh_soa_ptr_cap(uint64_t p) { return (uint32_t)((p >> WH_SOA_CAP_SHIFT) & 63u) + 1u; }

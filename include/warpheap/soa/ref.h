@@ -33,11 +33,14 @@ WH_INLINE WH_HOST_DEVICE wh_soa_ref wh_soa_ref_of(const wh_soa *s, uint64_t p) {
     return (b + 1u) << WH_SOA_REF_BLOCK_SHIFT | wh_soa_ptr_type(p) << WH_SOA_REF_TYPE_SHIFT | wh_soa_ptr_slot(p);
 }
 
-/* The object pointer of reference r (0 for the null reference). */
+/* The object pointer of reference r (0 for the null reference).  The null
+ * reference clears each part of the pointer (its type and slot are 0 already)
+ * instead of selecting 0 for the whole: a field's address then folds to a
+ * multiply-add from r, with no 64-bit select between it and the decoding. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_ref_ptr(const wh_soa *s, wh_soa_ref r) {
-    uint32_t t = (r >> WH_SOA_REF_TYPE_SHIFT) & (WH_SOA_MAX_TYPES - 1u);
-    uint64_t p = wh_soa_ptr_make(wh__soa_block(s, (r >> WH_SOA_REF_BLOCK_SHIFT) - 1u), t, s->cap[t], r & 63u);
-    return r ? p : 0;
+    uint32_t t = (r >> WH_SOA_REF_TYPE_SHIFT) & (WH_SOA_MAX_TYPES - 1u), live = 0u - (uint32_t)(r != 0u);
+    uintptr_t block = (uintptr_t)wh__soa_block(s, (r >> WH_SOA_REF_BLOCK_SHIFT) - 1u) & (uintptr_t)(int32_t)live;
+    return wh_soa_ptr_make((const void *)block, t, 1u + ((s->cap[t] - 1u) & live), r & 63u);
 }
 
 #endif /* WARPHEAP_SOA_REF_H */
