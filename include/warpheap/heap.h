@@ -106,7 +106,8 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint32_t 
     case WH_HEAP_WRAP: return wh__wrap_malloc(h, wh__round16(n), group);
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
-        if (n <= wh__slab_max(kind)) return wh__slab_malloc(h, wh__slab_class_of(h, n), group);
+        if (n <= wh__slab_max(kind))
+            return wh__slab_malloc(h, wh__slab_class_of(h, n), wh__slab_class_of(h, wh__slab_max(kind)), group);
         return kind == WH_HEAP_DEFAULT ? wh__default_run_malloc(WH__RARE(h), n) : (void *)0;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);
@@ -116,11 +117,14 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint32_t 
     }
 }
 
-/* Bytes counted in use for a request of n (WH_HEAP_TRACK): the slot size for
- * slab slots (their requests are not recorded), the request otherwise. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint32_t kind, uint64_t n) {
-    if ((kind == WH_HEAP_SLAB || kind == WH_HEAP_DEFAULT) && n <= wh__slab_max(kind))
-        return wh__slab_size(wh__slab_class_of(h, n));
+/* Bytes counted in use for a request of n served at p (WH_HEAP_TRACK): the
+ * slot size for slab slots (their requests are not recorded; a slot of a
+ * larger class when n's had none, wh__slab_malloc), the request otherwise. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_counted(const wh_heap *h, uint32_t kind, uint64_t n, const void *p) {
+    if ((kind == WH_HEAP_SLAB || kind == WH_HEAP_DEFAULT) && n <= wh__slab_max(kind)) {
+        uint32_t page = (uint32_t)((uint64_t)((const uint8_t *)p - h->base) >> WH_SLAB_PAGE_SHIFT);
+        return wh__slab_size(WH_PAGE_CLASS(wh_atomic_load(&h->page_info[page], WH_ACQUIRE)));
+    }
     return n;
 }
 
@@ -137,7 +141,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__malloc_kind(const wh_heap *h, uint32_t kind, 
         return p;
     }
     if (h->flags & (WH_HEAP_TRACK | WH_HEAP_SECURE)) {
-        uint64_t counted = wh__heap_counted(h, kind, n);
+        uint64_t counted = wh__heap_counted(h, kind, n, p);
         if (h->flags & WH_HEAP_TRACK) wh__heap_track(h, (int64_t)counted);
         if (h->flags & WH_HEAP_SECURE) wh__secure_taken(h, p, counted);
     }

@@ -169,6 +169,40 @@ static void test_reuse_when_dry(wh_heap_kind kind, size_t size) {
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
+/* No failure while room remains (wh__slab_malloc_up): every page holds 1-KiB
+ * slots, one of them freed in each; a 16-B request, whose class has neither a
+ * slot nor a page, is served by a freed 1-KiB slot, as many times as there
+ * are such slots, and the next one fails.  The counted bytes follow the slot
+ * served, and everything frees back to an empty heap. */
+static void test_up_class(wh_heap_kind kind) {
+    enum { MAX = 1 << 12 };
+    static void *big[MAX], *small[MAX];
+    wh_heap h = make(kind, 1u << 20);
+    uint32_t n = 0, freed = 0, got = 0, spp = WH_SLAB_PAGE / 1024u;
+    while (n < MAX && (big[n] = wh_malloc(&h, 1024)) != NULL) ++n;
+    CHECK(n > 0 && n < MAX);
+    for (uint32_t k = 0; k < n; k += spp, ++freed) {
+        wh_free(&h, big[k]); /* the page keeps its other slots */
+        big[k] = NULL;
+    }
+    wh_heap_usage before, after;
+    CHECK(wh_heap_stats(&h, &before) == WH_OK);
+    while (got < MAX && (small[got] = wh_malloc(&h, 16)) != NULL) {
+        memset(small[got], 0xA5, 16);
+        ++got;
+    }
+    CHECK_EQ_U64(got, freed);
+    CHECK(wh_heap_stats(&h, &after) == WH_OK);
+    CHECK_EQ_U64(after.used_bytes - before.used_bytes, (uint64_t)got * 1024u);
+    check_walk(&h, n);
+    for (uint32_t k = 0; k < got; ++k) wh_free(&h, small[k]);
+    for (uint32_t k = 0; k < n; ++k) wh_free(&h, big[k]);
+    check_walk(&h, 0);
+    CHECK(wh_malloc(&h, 16) != NULL); /* its own class again */
+    CHECK_EQ_U64(h.ctl->in_use, 16);  /* WH_HEAP_TRACK: the slots served, added and taken off alike */
+    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE);
+}
+
 /* The back-off (heap/slab_segment.h, wh__seg_back_off): free pages everywhere
  * but no aligned run of a 16-B segment's 128 pages.  A request is served by
  * the bitmap path, the class's flag says it backs off for the next 2 requests that
@@ -595,6 +629,8 @@ int main(int argc, char **argv) {
     test_reuse_when_dry(WH_HEAP_DEFAULT, 64);
     test_reuse_when_dry(WH_HEAP_DEFAULT, 48);
     test_reuse_when_dry(WH_HEAP_SLAB, 256);
+    test_up_class(WH_HEAP_DEFAULT);
+    test_up_class(WH_HEAP_SLAB);
     test_fragmentation();
     test_circ_gone(WH_HEAP_CIRCULAR);
     test_circ_gone(WH_HEAP_CIRCULAR_FUSED);

@@ -63,6 +63,7 @@ enum {
     WH_PROF_LEADER_CYCLES,  /* leaders' cycles getting slots (all their looks) */
     WH_PROF_RETIRE_ALL,     /* take-backs of every class's segments (pool dry) */
     WH_PROF_BACKOFF,        /* requests sent to the bitmap path by a back-off  */
+    WH_PROF_UP_CLASS,       /* groups handed on to a larger class (none left)  */
     WH_PROF_COUNT
 };
 /* Their names, in order (the benches print them). */
@@ -70,7 +71,7 @@ enum {
     {                                                                                                      \
         "seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",    \
             "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles", \
-            "span_cycles", "leader_cycles", "retire_all", "backoff"                                        \
+            "span_cycles", "leader_cycles", "retire_all", "backoff", "up_class"                            \
     }
 
 /* Counters in device (or host) memory.  The cursor sits on its own 128-byte

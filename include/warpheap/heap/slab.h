@@ -188,8 +188,12 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint3
     return g;
 }
 
-/* Allocate one slot of class c for every lane of group (same class). */
-WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint32_t group) {
+/* Allocate one slot of class c for every lane of group (same class).  A
+ * class with neither a slot nor a page left hands the group on to the next
+ * larger class the heap serves, up to class `last`: the pages other classes
+ * hold partly used still have room, and a larger slot, its tail unused, is
+ * better than NULL (no failure while room remains). */
+WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint32_t last, uint32_t group) {
     unsigned leader = wh_leader(group), rank = wh_rank(group), count = (unsigned)wh_popc32(group), done = 0;
     bool is_leader = wh_lane_id() == leader;
     uint32_t way = wh__seg_way(h); /* the same in every lane: one SM */
@@ -208,8 +212,13 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         /* the rest only where the form has it (info is the same in all the group) */
         if (!(g.info & WH__GOT_SEG) || g.info >> 6 & 63u) g.y = wh_shfl64(group, g.y, leader);
         unsigned took = wh__got_count(&g);
-        if (took == 0 && !(g.info & (WH__GOT_PREP | WH__GOT_AGAIN))) break; /* no slot and no page */
-        if (g.info & WH__GOT_PREP) {                                        /* the next segment: all of us */
+        if (took == 0 && !(g.info & (WH__GOT_PREP | WH__GOT_AGAIN))) { /* no slot and no page */
+            if (c >= last) break;
+            c = wh__slab_class_of(h, (uint64_t)wh__slab_size(c) + 1u);
+            if (is_leader) WH__PROF(h, WH_PROF_UP_CLASS, 1);
+            continue;
+        }
+        if (g.info & WH__GOT_PREP) { /* the next segment: all of us */
             WH__PROF_T(t0);
             g.prep = wh_shfl32(group, g.prep, leader);
             wh__seg_setup(h, c, way, g.prep, rank, count);
@@ -221,15 +230,17 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
             }
         }
         WH_ASSERT(took <= count - done); /* a leader gets at most what its group asked for */
-        if (rank >= done && rank < done + took) mine = wh__got_slot(h, c, &g, rank - done);
+        if (rank >= done && rank < done + took) {
+            mine = wh__got_slot(h, c, &g, rank - done);
+            /* a slot of class c: inside the arena, on a slot boundary of its page */
+            WH_ASSERT((uint8_t *)mine >= h->base &&
+                      (uint64_t)((uint8_t *)mine - h->base) < (uint64_t)h->npages * WH_SLAB_PAGE &&
+                      ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) % wh__slab_size(c) == 0 &&
+                      ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) / wh__slab_size(c) <
+                          wh__slab_spp(c));
+        }
         done += took;
     }
-    /* a slot of class c: inside the arena, on a slot boundary of its page */
-    WH_ASSERT(!mine ||
-              ((uint8_t *)mine >= h->base &&
-               (uint64_t)((uint8_t *)mine - h->base) < (uint64_t)h->npages * WH_SLAB_PAGE &&
-               ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) % wh__slab_size(c) == 0 &&
-               ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) / wh__slab_size(c) < wh__slab_spp(c)));
     return mine;
 }
 
