@@ -106,8 +106,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint32_t 
     case WH_HEAP_WRAP: return wh__wrap_malloc(h, wh__round16(n), group);
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
-        if (n <= wh__slab_max(kind))
-            return wh__slab_malloc(h, wh__slab_class_of(h, n), wh__slab_class_of(h, wh__slab_max(kind)), group);
+        if (n <= wh__slab_max(kind)) return wh__slab_malloc(h, wh__slab_class_of(h, n), wh__slab_max(kind), group);
         return kind == WH_HEAP_DEFAULT ? wh__default_run_malloc(WH__RARE(h), n) : (void *)0;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);

@@ -190,10 +190,11 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint3
 
 /* Allocate one slot of class c for every lane of group (same class).  A
  * class with neither a slot nor a page left hands the group on to the next
- * larger class the heap serves, up to class `last`: the pages other classes
- * hold partly used still have room, and a larger slot, its tail unused, is
- * better than NULL (no failure while room remains). */
-WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint32_t last, uint32_t group) {
+ * larger class the heap serves, up to the class of `max` bytes (the kind's
+ * largest slab request): the pages other classes hold partly used still have
+ * room, and a larger slot, its tail unused, is better than NULL (no failure
+ * while room remains). */
+WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uint64_t max, uint32_t group) {
     unsigned leader = wh_leader(group), rank = wh_rank(group), count = (unsigned)wh_popc32(group), done = 0;
     bool is_leader = wh_lane_id() == leader;
     uint32_t way = wh__seg_way(h); /* the same in every lane: one SM */
@@ -213,7 +214,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         if (!(g.info & WH__GOT_SEG) || g.info >> 6 & 63u) g.y = wh_shfl64(group, g.y, leader);
         unsigned took = wh__got_count(&g);
         if (took == 0 && !(g.info & (WH__GOT_PREP | WH__GOT_AGAIN))) { /* no slot and no page */
-            if (c >= last) break;
+            if (wh__slab_size(c) >= max) break;                        /* the class of max: the largest served */
             c = wh__slab_class_of(h, (uint64_t)wh__slab_size(c) + 1u);
             if (is_leader) WH__PROF(h, WH_PROF_UP_CLASS, 1);
             continue;

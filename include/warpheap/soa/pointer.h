@@ -27,6 +27,8 @@
 #define WH_SOA_BLOCK_ALIGN 64u
 #define WH_SOA_CAP_SHIFT   50u
 #define WH_SOA_TYPE_SHIFT  56u
+/* The block address bits of a pointer. */
+#define WH__SOA_BLOCK_MASK (WH_SOA_ADDR_MASK & ~(uint64_t)(WH_SOA_BLOCK_ALIGN - 1u))
 
 /* Each part is masked to its bits, which changes no valid pointer: the
  * compiler then knows the parts apart, and a field address of a pointer made
@@ -34,16 +36,15 @@
  * multiply-add from the parts instead of decoding 64 bits. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_ptr_make(const void *block, uint32_t type, uint32_t cap, uint32_t slot) {
     uint64_t b = (uint64_t)(uintptr_t)block;
-    WH_ASSERT(cap >= 1u && cap <= 64u && slot < 64u &&
-              b == (b & WH_SOA_ADDR_MASK & ~(uint64_t)(WH_SOA_BLOCK_ALIGN - 1u)));
+    WH_ASSERT(cap >= 1u && cap <= 64u && slot < 64u && b == (b & WH__SOA_BLOCK_MASK));
     return ((uint64_t)type << WH_SOA_TYPE_SHIFT) | ((uint64_t)((cap - 1u) & 63u) << WH_SOA_CAP_SHIFT) |
-           (b & WH_SOA_ADDR_MASK & ~(uint64_t)(WH_SOA_BLOCK_ALIGN - 1u)) | (uint64_t)(slot & 63u);
+           (b & WH__SOA_BLOCK_MASK) | (uint64_t)(slot & 63u);
 }
 WH_INLINE WH_HOST_DEVICE uint32_t wh_soa_ptr_type(uint64_t p) { return (uint32_t)(p >> WH_SOA_TYPE_SHIFT); }
 WH_INLINE WH_HOST_DEVICE uint32_t wh_soa_ptr_cap(uint64_t p) { return (uint32_t)((p >> WH_SOA_CAP_SHIFT) & 63u) + 1u; }
 WH_INLINE WH_HOST_DEVICE uint32_t wh_soa_ptr_slot(uint64_t p) { return (uint32_t)(p & 63u); }
 WH_INLINE WH_HOST_DEVICE uint8_t *wh_soa_ptr_block(uint64_t p) {
-    return (uint8_t *)(uintptr_t)(p & WH_SOA_ADDR_MASK & ~(uint64_t)(WH_SOA_BLOCK_ALIGN - 1u));
+    return (uint8_t *)(uintptr_t)(p & WH__SOA_BLOCK_MASK);
 }
 
 /* Bytes of block header before the data segment (bitmaps and type). */

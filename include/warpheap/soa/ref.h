@@ -38,9 +38,10 @@ WH_INLINE WH_HOST_DEVICE wh_soa_ref wh_soa_ref_of(const wh_soa *s, uint64_t p) {
  * instead of selecting 0 for the whole: a field's address then folds to a
  * multiply-add from r, with no 64-bit select between it and the decoding. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_soa_ref_ptr(const wh_soa *s, wh_soa_ref r) {
-    uint32_t t = (r >> WH_SOA_REF_TYPE_SHIFT) & (WH_SOA_MAX_TYPES - 1u), live = 0u - (uint32_t)(r != 0u);
-    uintptr_t block = (uintptr_t)wh__soa_block(s, (r >> WH_SOA_REF_BLOCK_SHIFT) - 1u) & (uintptr_t)(int32_t)live;
-    return wh_soa_ptr_make((const void *)block, t, 1u + ((s->cap[t] - 1u) & live), r & 63u);
+    uint32_t t = (r >> WH_SOA_REF_TYPE_SHIFT) & (WH_SOA_MAX_TYPES - 1u);
+    uint64_t live = 0u - (uint64_t)(r != 0u); /* all ones, or none for the null reference */
+    uint64_t block = (uint64_t)(uintptr_t)wh__soa_block(s, (r >> WH_SOA_REF_BLOCK_SHIFT) - 1u) & live;
+    return wh_soa_ptr_make((const void *)(uintptr_t)block, t, 1u + ((s->cap[t] - 1u) & (uint32_t)live), r & 63u);
 }
 
 #endif /* WARPHEAP_SOA_REF_H */
