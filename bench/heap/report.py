@@ -3,14 +3,57 @@
 """Markdown tables from heap_bench.csv (wh_heap_bench): the goal tables and
 the paper's workloads.  Usage: report.py heap_bench.csv
 report.py --secure heap_bench.csv secure.csv: DEFAULT against DEFAULT with
-WH_HEAP_SECURE (wh_heap_bench --secure), one table."""
-import csv, sys
-from collections import defaultdict
+WH_HEAP_SECURE (wh_heap_bench --secure), one table.
+report.py --compare DIR: DEFAULT of a baseline build (DIR/baseline_*.csv)
+against this build (DIR/heap_bench.csv, DIR/heap_rounds.csv), one table."""
+import csv, os, sys
 
 
 def load(path):
     rows = [r for r in csv.reader(l for l in open(path) if not l.startswith('#'))]
     return [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def find(R, **kv):
+    return next((r for r in R if all(r[k] == str(v) for k, v in kv.items())), None)
+
+
+if sys.argv[1] == '--compare':
+    d = sys.argv[2]
+    builds = [('baseline', load(os.path.join(d, 'baseline_heap_bench.csv')),
+               load(os.path.join(d, 'baseline_heap_rounds.csv'))),
+              ('this build', load(os.path.join(d, 'heap_bench.csv')), load(os.path.join(d, 'heap_rounds.csv')))]
+    print('# DEFAULT before and after: the baseline build against this one, same run\n')
+    print('Rounds: the mean over the rounds of the fill/free workload (first round in brackets). '
+          'x BUMP: the one-allocation kernel\'s time over BUMP\'s in the same binary.\n')
+    print('| measure | ' + ' | '.join(b[0] for b in builds) + ' |')
+    print('|---|' + '---|' * len(builds))
+    def row(name, cells): print('| %s | %s |' % (name, ' | '.join(cells)))
+    def cell(r, key, fmt):
+        return fmt % float(r[key]) if r else '-'
+    row('registers, wh_malloc + wh_free', [cell(find(B, test='regs', allocator='default', mode=''), 'allocs_per_s', '%.0f')
+                                           for _, B, _ in builds])
+    row('local bytes a thread', [cell(find(B, test='local', allocator='default', mode=''), 'allocs_per_s', '%.0f')
+                                 for _, B, _ in builds])
+    for s in (16, 256, 4096):
+        cells = []
+        for _, B, _ in builds:
+            r, b = find(B, test='one', allocator='default', size=s), find(B, test='one', allocator='bump', size=s)
+            cells.append('%.4g ms (%.2fx BUMP)' % (float(r['ms']), float(r['ms']) / float(b['ms'])) if r and b else '-')
+        row('one allocation a thread, 1M threads, %d B' % s, cells)
+        row('its free kernel, %d B' % s, [cell(find(B, test='one_free', allocator='default', size=s), 'ms', '%.4g ms')
+                                          for _, B, _ in builds])
+    sizes = sorted({int(r['size']) for _, _, X in builds for r in X}, key=lambda v: (v == 0, v))
+    for s in sizes:
+        for key, what in (('allocs_per_s', 'allocations / s'), ('frees_per_s', 'frees / s')):
+            cells = []
+            for _, _, X in builds:
+                v = [float(r[key]) for r in X if int(r['size']) == s]
+                cells.append('%.3g (%.3g)' % (sum(v) / len(v), v[0]) if v else '-')
+            row('rounds, %s, %s' % ('%d B' % s if s else 'mixed', what), cells)
+    row('utilisation at the first failure, mixed 16 B - 4 KiB',
+        [cell(find(B, test='util', allocator='default', mode='mixed'), 'allocs_per_s', '%.4f') for _, B, _ in builds])
+    sys.exit(0)
 
 
 if sys.argv[1] == '--secure':

@@ -183,12 +183,16 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm
 
 /* ---- word operations (the building blocks; also used for coalesced claims) ---- */
 
-/* Set the bits of mask in level-0 word w; returns the word before. */
+/* Set the bits of mask in level-0 word w; returns the word before.  Release:
+ * a set bit hands something out (a free slot, a free page), and the claim
+ * that clears it (wh_bitmap_and_not_word, acq_rel) acquires it; the setter
+ * reads nothing through the bit, so it needs no acquire (on the GPU an
+ * acquire empties the SM's L1). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_t w, uint64_t mask) {
     /* a word of the bitmap, and never a bit past nbits in the last one */
     WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
     WH_ASSERT(w + 1u < wh_bitmap_level_words(bm, 0) || !(bm->nbits & 63u) || !(mask >> (bm->nbits & 63u)));
-    uint64_t prev = wh_atomic_fetch_or(wh_bitmap_word(bm, 0, w), mask, WH_ACQ_REL);
+    uint64_t prev = wh_atomic_fetch_or(wh_bitmap_word(bm, 0, w), mask, WH_RELEASE);
     if (prev == 0 && mask != 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
 }

@@ -170,7 +170,10 @@ WH_INLINE WH_HOST_DEVICE bool wh__paged_free_lane(const wh_heap *h, void *p, uin
     }
     *page = (uint32_t)(off >> WH_SLAB_PAGE_SHIFT);
     uint64_t in_page = off & (WH_SLAB_PAGE - 1u);
-    uint32_t info = wh_atomic_load(&h->page_info[*page], WH_ACQUIRE);
+    /* relaxed: the allocation of p happens before its free, and it read the
+     * page's set-up with acquire, so this load sees that info or a later one
+     * (an acquire load would empty the SM's L1 in every free) */
+    uint32_t info = wh_atomic_load(&h->page_info[*page], WH_RELAXED);
     if (info == WH_PAGE_FREE) {
         wh__heap_count(&h->ctl->double_frees);
         return false;

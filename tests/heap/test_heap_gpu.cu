@@ -146,15 +146,16 @@ static void check_walk(const wh_heap *h, const char *what) {
 }
 
 /* Frees a warp makes together (heap/slab.h, wh__slab_free_group): lanes of
- * four classes (16 << lane % 4 bytes), so a warp's call holds groups of
+ * four classes (base << lane % 4 bytes: 16-128 B, or 1-8 KiB, whose bitmap
+ * words span pages), so a warp's call holds groups of
  * lanes whose slots share a bitmap word; in each call a NULL (lane 7), a
  * pointer inside a slot (lane 9: foreign) and two lanes freeing one slot
  * (lane 5 frees lane 4's: one double free); lanes split over two branches.
  * The second kernel frees what the first left (lanes 5, 7, 9), the third
  * frees lane 0's slot again (a double free of a freed slot). */
-static __global__ void group_alloc_kernel(wh_heap h, void **held, unsigned long long *n) {
+static __global__ void group_alloc_kernel(wh_heap h, uint32_t base, void **held, unsigned long long *n) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    void *p = wh_malloc(&h, 16u << (threadIdx.x & 3u));
+    void *p = wh_malloc(&h, base << (threadIdx.x & 3u));
     held[t] = p;
     if (!p)
         atomicAdd(n, 1ull);
@@ -179,10 +180,10 @@ static __global__ void group_free_kernel(wh_heap h, void **held, int pass, unsig
         wh_free(&h, p);
     }
 }
-static void grouped_frees(wh_heap_kind kind, uint32_t flags) {
+static void grouped_frees(wh_heap_kind kind, uint32_t flags, uint32_t base) {
     const uint32_t threads = 64u * 256u, warps = threads / 32u;
     heap_flags = flags;
-    wh_heap h = make(kind, 16ull << 20);
+    wh_heap h = make(kind, (uint64_t)base << 20); /* 4x what a round takes */
     heap_flags = 0;
     void **held;
     unsigned long long *d_n, n[2];
@@ -190,7 +191,7 @@ static void grouped_frees(wh_heap_kind kind, uint32_t flags) {
     WH_CUDA_OR_DIE(cudaMalloc(&d_n, sizeof n));
     WH_CUDA_OR_DIE(cudaMemset(d_n, 0, sizeof n));
     for (int round = 0; round < 2; ++round) { /* the heap stays usable: again */
-        group_alloc_kernel<<<threads / 256u, 256>>>(h, held, d_n);
+        group_alloc_kernel<<<threads / 256u, 256>>>(h, base, held, d_n);
         WH_LAUNCH_OR_DIE();
         for (int pass = 0; pass < 3; ++pass) {
             group_free_kernel<<<threads / 256u, 256>>>(h, held, pass, d_n);
@@ -200,10 +201,10 @@ static void grouped_frees(wh_heap_kind kind, uint32_t flags) {
     WH_CUDA_OR_DIE(cudaMemcpy(n, d_n, sizeof n, cudaMemcpyDeviceToHost));
     wh_heap_usage s;
     CHECK(wh_heap_stats(&h, &s) == WH_OK);
-    printf("%-8s%s grouped frees: %u warps x 2 rounds, %llu failed, %llu corrupt; walk: live %llu inconsistent %llu "
-           "double %llu foreign %llu\n",
-           wh_heap_kind_name(kind), flags ? " secure" : "", warps, n[0], n[1], (unsigned long long)s.allocations,
-           (unsigned long long)s.inconsistencies, (unsigned long long)s.double_frees,
+    printf("%-8s%s grouped frees of %u-%u B: %u warps x 2 rounds, %llu failed, %llu corrupt; walk: live %llu "
+           "inconsistent %llu double %llu foreign %llu\n",
+           wh_heap_kind_name(kind), flags ? " secure" : "", base, base * 8u, warps, n[0], n[1],
+           (unsigned long long)s.allocations, (unsigned long long)s.inconsistencies, (unsigned long long)s.double_frees,
            (unsigned long long)s.foreign_frees);
     CHECK_EQ_U64(n[0], 0);
     CHECK_EQ_U64(n[1], 0);
@@ -520,9 +521,13 @@ int main(int argc, char **argv) {
     wh_hs_shape mixed = {small ? 20u : 80u, 4, 256, 8192};
     wh_hs_shape multi = {small ? 20u : 80u, 4, 256, 2048};
     setvbuf(stdout, NULL, _IOLBF, 0);
-    grouped_frees(WH_HEAP_DEFAULT, 0);
-    grouped_frees(WH_HEAP_SLAB, 0);
-    grouped_frees(WH_HEAP_DEFAULT, WH_HEAP_SECURE);
+    grouped_frees(WH_HEAP_DEFAULT, 0, 16);
+    grouped_frees(WH_HEAP_SLAB, 0, 16);
+    grouped_frees(WH_HEAP_DEFAULT, WH_HEAP_SECURE, 16);
+    /* 1-8 KiB: a bitmap word spans pages, and a group's lanes count off
+     * each page's slots together */
+    grouped_frees(WH_HEAP_DEFAULT, 0, 1024);
+    grouped_frees(WH_HEAP_SLAB, 0, 1024);
     out_of_line(WH_HEAP_DEFAULT, small ? 4096u : 262144u);
     out_of_line(WH_HEAP_BUMP, small ? 4096u : 262144u);
     stress(WH_HEAP_DEFAULT, big, mixed, target, budget, small, 8);

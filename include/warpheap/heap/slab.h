@@ -27,11 +27,42 @@
 #include "warpheap/heap/slab_bitmap.h"
 #include "warpheap/heap/secure.h"
 
+/* A free's decrement of its page's live slots: release, so that the slots'
+ * bits are set before the count says they are free; the free that takes it
+ * to zero must also acquire, as it reclaims the page after every other free
+ * of it.  On the GPU that acquire is a fence in that free alone
+ * (wh__rare_reclaim), not an acquire in every free, which would empty the
+ * SM's L1 each time; on the CPU the decrement is acq_rel, as
+ * ThreadSanitizer does not model fences. */
+#if WH_ON_GPU
+#define WH__FREE_SUB_MO         WH_RELEASE
+#define WH__FREE_LAST_ACQUIRE() wh_fence()
+#else
+#define WH__FREE_SUB_MO         WH_ACQ_REL
+#define WH__FREE_LAST_ACQUIRE() ((void)0)
+#endif
+
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
+    WH__FREE_LAST_ACQUIRE(); /* the page's last free */
     if (wh__slab_reclaim(h, c, p, WH__RUN_CHUNK)) wh__pages_back(h, 1u);
 }
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_propagate(const wh_heap *h, uint32_t c, uint32_t w) {
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    (void)wh__bitmap_propagate(&bm, 0, w);
+}
+
+/* wh_bitmap_or_word on word w of class c's bitmap, for a free: the word's
+ * address straight from the heap, and the levels above (when the word was
+ * empty) in a call -- the class's bitmap descriptor, which the summary walk
+ * indexes by level, would live in local memory, made in every free. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_or_word(const wh_heap *h, uint32_t c, uint32_t w, uint64_t mask) {
+    WH_ASSERT(((uint64_t)w << 6) < ((uint64_t)h->npages << wh__slab_lbpp(c)));
+    uint64_t prev = wh_atomic_fetch_or(h->slot_words + h->slot_off[c] + w, mask, WH_RELEASE);
+    if (prev == 0 && mask != 0) wh__rare_propagate(WH__RARE(h), c, w);
+    return prev;
+}
 
 /* The seed of a leader's bitmap searches for class c in its group's round n. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_seed(uint32_t c, uint32_t n) { return wh__heap_seed((uint64_t)n << 8 | c); }
@@ -277,12 +308,13 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
 /* Free of slots, the part a group does together: the lanes of `group` free
  * slots of class c whose bits b lie in one word of its bitmap (wh__paged_free
  * matched them; a group of one lane where they do not).  The leader sets all
- * their bits with one atomic or and, where the word lies in one page (64
- * slots a page or more), takes their count off the page's live slots with one
- * subtraction; the page's last free reclaims it.  A lane whose bit was set
- * already, or whose slot a lower lane of the group frees too, is a double
- * free.  A warp that frees what it allocated together -- neighbouring slots
- * of one segment -- makes two atomics instead of two per lane. */
+ * their bits with one atomic or and takes their count off their page's live
+ * slots with one subtraction (one a page where the word spans pages: under
+ * 64 slots a page); the page's last free reclaims it.  A lane whose bit was
+ * set already, or whose slot a lower lane of the group frees too, is a
+ * double free.  A warp that frees what it allocated together --
+ * neighbouring slots of one segment -- makes two atomics instead of two per
+ * lane. */
 WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, uint32_t page, uint64_t b,
                                                   uint32_t group) {
     unsigned leader = wh_leader(group);
@@ -291,20 +323,18 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     bool dup = false;
     if ((unsigned)wh_popc64(all) != (unsigned)wh_popc32(group)) /* two lanes free one slot (uniform) */
         dup = wh_lane_id() != wh_leader(wh_match_any64(group, b));
-    uint64_t prev = 0;
-    if (is_leader) {
-        wh_bitmap bm = wh__slab_bitmap(h, c);
-        prev = wh_bitmap_or_word(&bm, (uint32_t)(b >> 6), all);
-    }
+    uint64_t prev = is_leader ? wh__slab_or_word(h, c, (uint32_t)(b >> 6), all) : 0;
     if (!alone) prev = wh_shfl64(group, prev, leader);
     bool ok = !dup && !(prev & bit);
     if (!ok) wh__heap_count(&h->ctl->double_frees);
-    /* a word that spans pages (under 64 slots a page): each lane its page */
-    bool own = alone || wh__slab_lbpp(c) < 6u; /* uniform in the group */
-    uint32_t n = own ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(group, ok));
-    if (!(own || is_leader) || !n) return;
+    /* one subtraction for the lanes of each page: a word under 64 slots a
+     * page spans pages, and its lanes match on theirs (a 4-KiB free-all: 2
+     * atomics a warp on the counts, not 32 on two words) */
+    uint32_t mates = alone || wh__slab_lbpp(c) >= 6u ? group : wh_match_any64(group, page); /* uniform in group */
+    uint32_t n = alone ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(mates, ok));
+    if (wh_lane_id() != wh_leader(mates) || !n) return;
     wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
-    uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], n, WH_ACQ_REL) - n;
+    uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) - n;
     if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
 }
 
