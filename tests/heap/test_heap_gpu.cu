@@ -183,7 +183,7 @@ static __global__ void group_free_kernel(wh_heap h, void **held, int pass, unsig
 static void grouped_frees(wh_heap_kind kind, uint32_t flags, uint32_t base) {
     const uint32_t threads = 64u * 256u, warps = threads / 32u;
     heap_flags = flags;
-    wh_heap h = make(kind, (uint64_t)base << 20); /* 4x what a round takes */
+    wh_heap h = make(kind, (uint64_t)base << 20); /* room for a round, many times over */
     heap_flags = 0;
     void **held;
     unsigned long long *d_n, n[2];

@@ -52,10 +52,18 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp_div(const wh_heap *h, uint32_t c,
     return wh_mulhi32(q, h->spp_magic[c]);
 }
 
+/* Word w of class c's slot bitmap at level 0, straight from the heap: for
+ * the free path, where a descriptor (indexed by level in the summary walk)
+ * would be made in local memory. */
+WH_INLINE WH_HOST_DEVICE uint64_t *wh__slab_word(const wh_heap *h, uint32_t c, uint32_t w) {
+    WH_ASSERT(((uint64_t)w << 6) < ((uint64_t)h->npages << wh__slab_lbpp(c)));
+    return h->slot_words + h->slot_off[c] + w;
+}
+
 /* Class c's slot bitmap (a descriptor made on the fly: no memory access). */
 WH_INLINE WH_HOST_DEVICE wh_bitmap wh__slab_bitmap(const wh_heap *h, uint32_t c) {
     wh_bitmap bm;
-    (void)wh_bitmap_layout(&bm, h->slot_words + h->slot_off[c], (uint64_t)h->npages << wh__slab_lbpp(c));
+    (void)wh_bitmap_layout(&bm, wh__slab_word(h, c, 0), (uint64_t)h->npages << wh__slab_lbpp(c));
     return bm;
 }
 

@@ -54,12 +54,10 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_propagate(const wh_heap *h, uint32_t 
 }
 
 /* wh_bitmap_or_word on word w of class c's bitmap, for a free: the word's
- * address straight from the heap, and the levels above (when the word was
- * empty) in a call -- the class's bitmap descriptor, which the summary walk
- * indexes by level, would live in local memory, made in every free. */
+ * address straight from the heap (wh__slab_word), and the levels above (when
+ * the word was empty) in a call, where the descriptor is made. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_or_word(const wh_heap *h, uint32_t c, uint32_t w, uint64_t mask) {
-    WH_ASSERT(((uint64_t)w << 6) < ((uint64_t)h->npages << wh__slab_lbpp(c)));
-    uint64_t prev = wh_atomic_fetch_or(h->slot_words + h->slot_off[c] + w, mask, WH_RELEASE);
+    uint64_t prev = wh_atomic_fetch_or(wh__slab_word(h, c, w), mask, WH_RELEASE);
     if (prev == 0 && mask != 0) wh__rare_propagate(WH__RARE(h), c, w);
     return prev;
 }
@@ -294,8 +292,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
     if (lo + slot >= from) return false;
     *b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
     if (h->flags & WH_HEAP_SECURE) { /* the pattern before the slot is free: not over a free one */
-        wh_bitmap bm = wh__slab_bitmap(h, c);
-        if (wh_atomic_load(wh_bitmap_word(&bm, 0, (uint32_t)(*b >> 6)), WH_ACQUIRE) & (1ull << (*b & 63u))) {
+        if (wh_atomic_load(wh__slab_word(h, c, (uint32_t)(*b >> 6)), WH_ACQUIRE) & (1ull << (*b & 63u))) {
             wh__heap_count(&h->ctl->double_frees);
             *b = ~0ull; /* handled */
             return true;
