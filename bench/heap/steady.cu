@@ -124,6 +124,40 @@ void heap_bench_prof(const wh_heap *h, const char *label) {
     printf("prof    %s:", label);
     for (int i = 0; i < WH_PROF_COUNT; ++i) printf(" %s %llu", names[i], v[i]);
     printf("\n");
+    /* the page pool: free pages, whole aligned free runs of the largest
+     * segment, and the class pages by count (0: held empty, spp: every slot
+     * counted used -- untouched segment slots count so) */
+    uint32_t words = wh_bitmap_level_words(&h->pages, 0), np = h->npages, shift = 0;
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) shift = h->seg_shift[c] > shift ? h->seg_shift[c] : shift;
+    uint64_t *pw = (uint64_t *)malloc(words * sizeof *pw);
+    uint32_t *info = (uint32_t *)malloc(np * sizeof *info), *used = (uint32_t *)malloc(np * sizeof *used);
+    if (!pw || !info || !used) exit(1);
+    WH_CUDA_OR_DIE(cudaMemcpy(pw, wh_bitmap_word(&h->pages, 0, 0), words * sizeof *pw, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(info, h->page_info, np * sizeof *info, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(used, h->page_used, np * sizeof *used, cudaMemcpyDeviceToHost));
+    ull free_pages = 0, runs = 0, run_pages = 1ull << shift, empty = 0, full = 0, part = 0;
+    for (uint64_t r = 0; r + run_pages <= np; r += run_pages) {
+        ull n = 0;
+        for (uint64_t p = r; p < r + run_pages; ++p) n += pw[p >> 6] >> (p & 63u) & 1u;
+        runs += n == run_pages;
+    }
+    for (uint32_t p = 0; p < np; ++p) {
+        free_pages += pw[p >> 6] >> (p & 63u) & 1u;
+        uint32_t c = WH_PAGE_CLASS(info[p]);
+        if (info[p] & (WH_PAGE_RUN_HEAD | WH_PAGE_RUN_TAIL) || c >= WH_SLAB_CLASSES) continue;
+        if (!used[p])
+            empty++;
+        else if (used[p] == wh__slab_spp(c))
+            full++;
+        else
+            part++;
+    }
+    printf("pool    %s: pages %u free %llu runs_free %llu of %llu pages; class pages held empty %llu full %llu "
+           "part %llu\n",
+           label, np, free_pages, runs, run_pages, empty, full, part);
+    free(pw);
+    free(info);
+    free(used);
 #else
     (void)h;
     (void)label;

@@ -474,6 +474,32 @@ static void test_claim_run(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* A run that exists is found with any seed, however few its words among the
+ * words with free pages: one whole aligned two-word run (words 200-201) and a
+ * free page in every third word elsewhere, so that the random tries land in
+ * the run only now and then and the scan of the summary must find it. */
+static void test_claim_run_scan(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
+    uint32_t words = h.npages / 64u;
+    for (uint32_t w = 0; w < words; ++w) (void)wh_bitmap_and_not_word(&h.pages, w, w % 3u == 1u ? ~2ull : ~0ull);
+    (void)wh_bitmap_or_word(&h.pages, 200, ~0ull);
+    (void)wh_bitmap_or_word(&h.pages, 201, ~0ull);
+    unsigned long long before = wh_bitmap_count_host(&h.pages);
+    for (uint64_t seed = 0; seed < 256; ++seed) {
+        uint32_t run = wh__seg_claim_run(&h, 7, wh_hash64(seed));
+        CHECK_EQ_U64(run, 100); /* pages 12800 .. 12927 */
+        CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 128);
+        (void)wh_bitmap_or_word(&h.pages, 200, ~0ull); /* back, for the next seed */
+        (void)wh_bitmap_or_word(&h.pages, 201, ~0ull);
+    }
+    /* none whole: every seed finds none, and puts back what it took */
+    (void)wh_bitmap_and_not_word(&h.pages, 201, 1ull << 9);
+    for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed)) == WH_BITMAP_NONE);
+    CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 1);
+    for (uint32_t w = 0; w < words; ++w) (void)wh_bitmap_or_word(&h.pages, w, ~0ull);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* The summary levels of the page bitmap learn of the words a segment's run
  * emptied only when the segment is installed (wh__seg_finish): after the
  * first allocations of classes whose segments span 2 and 8 words (two
@@ -612,6 +638,7 @@ int main(int argc, char **argv) {
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);
     test_claim_run();
+    test_claim_run_scan();
     test_segment_summary();
     test_wrap();
     test_create_errors();

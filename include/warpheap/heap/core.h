@@ -64,6 +64,8 @@ enum {
     WH_PROF_RETIRE_ALL,     /* take-backs of every class's segments (pool dry) */
     WH_PROF_BACKOFF,        /* requests sent to the bitmap path by a back-off  */
     WH_PROF_UP_CLASS,       /* groups handed on to a larger class (none left)  */
+    WH_PROF_NONE_RUNS,      /* whole aligned runs a failed preparation's scan finds */
+    WH_PROF_NONE_PAGES,     /* free pages it finds                             */
     WH_PROF_COUNT
 };
 /* Their names, in order (the benches print them). */
@@ -71,7 +73,7 @@ enum {
     {                                                                                                      \
         "seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",    \
             "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles", \
-            "span_cycles", "leader_cycles", "retire_all", "backoff", "up_class"                            \
+            "span_cycles", "leader_cycles", "retire_all", "backoff", "up_class", "none_runs", "none_pages" \
     }
 
 /* Counters in device (or host) memory.  The cursor sits on its own 128-byte

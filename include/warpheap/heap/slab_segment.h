@@ -109,59 +109,100 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
     }
 }
 
-/* An aligned run of 1 << shift free pages taken from the page bitmap: inside
- * one word with one and-not (shift < 6), else 1 << (shift - 6) whole aligned
+/* Page words [w, w + nw) (w a multiple of nw) as an aligned run of 1 << shift
+ * free pages: inside word w with one and-not (shift < 6), else the nw whole
  * words, each found all free (a word found otherwise: put back what was
- * taken, try elsewhere).  Its index, or WH_BITMAP_NONE. */
-WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+ * taken).  The run's index, or WH_BITMAP_NONE. */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_t w, uint32_t shift, uint64_t seed) {
     uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
     uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit; /* bits at multiples of npg */
-    uint32_t words = wh_bitmap_level_words(&h->pages, 0);
-    for (uint32_t tries = 0; tries < 8u; ++tries, seed = wh_hash64(seed + tries)) {
+    uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
+    for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k; /* bit i: pages i .. i+npg-1 free */
+    m &= starts;
+    if (!m || w + nw > wh_bitmap_level_words(&h->pages, 0)) return WH_BITMAP_NONE;
+    uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
+    uint64_t take = unit << i;
+    /* Take the words WH__RUN_CHUNK at a time, and check each chunk after
+     * its and-nots: they do not wait for each other (one after the other,
+     * a 16-word run cost 16 round trips), yet the chunk's previous values
+     * stay few (all 16 at once held 32 registers across the allocation
+     * kernel: 207 in heap_bench's, one block of 256 threads per SM).
+     * Lost a race on any word: put back what was taken. */
+    uint64_t got = ~0ull;
+    for (uint32_t k = 0; k < nw; k += WH__RUN_CHUNK) {
+        uint64_t prev[WH__RUN_CHUNK];
+        uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK;
+        for (uint32_t j = 0; j < n; ++j)
+            prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
+        for (uint32_t j = 0; j < n; ++j) got &= prev[j] | ~take;
+        if ((got & take) != take) {
+            /* or_word tells the levels above of each word it refills */
+            for (uint32_t j = 0; j < n; ++j)
+                if (prev[j] & take) (void)wh_bitmap_or_word(&h->pages, w + k + j, prev[j] & take);
+            for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
+            return WH_BITMAP_NONE;
+        }
+    }
+    WH__RUN_FENCE();
+    /* the words we emptied: the levels above learn it after the install
+     * (wh__seg_finish), off the waiters' path; until then they only send a
+     * search to words it finds empty */
+    return (w * 64u + i) >> shift;
+}
+
+/* Where the random tries of wh__seg_claim_run missed.  Near the end of a
+ * fill a few whole runs hide among many partly free words, and a miss costs
+ * much more than a look: the back-off that follows sends requests to the
+ * bitmap path, whose single pages break the runs left (4-KiB refills at a
+ * third of the first fill's rate, after preparations that missed six whole
+ * runs).  So walk the summary from a random word: bit i of level 1 says that
+ * page word i has a free page, and an aligned field of nw such bits names a
+ * group worth a look.  The first group whose words all load free (shift >=
+ * 6; else any: wh__seg_take_run checks the one word) is the answer, or
+ * WH_BITMAP_NONE.  Bounded: at most WH__SEG_SCAN_WORDS summary words and
+ * WH__SEG_SCAN_GROUPS groups.  It only looks; the caller takes (a scan that
+ * took as well held 16 more registers in a kernel with one allocation, even
+ * as a call: a kernel's count follows its heaviest rare entry). */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_scan_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+    const wh_bitmap *pg = &h->pages;
+    if (pg->levels < 2u) return WH_BITMAP_NONE; /* one word: the tries saw it */
+    uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u), l1 = wh_bitmap_level_words(pg, 1), looked = 0;
+    uint64_t starts = ~0ull / (nw == 64u ? ~0ull : (1ull << nw) - 1u); /* bits at multiples of nw */
+    uint32_t s = (uint32_t)(seed % l1);
+    for (uint32_t k = 0; k < l1 && k < WH__SEG_SCAN_WORDS && looked < WH__SEG_SCAN_GROUPS;
+         ++k, s = s + 1u == l1 ? 0u : s + 1u) {
+        uint64_t m = wh_atomic_load(wh_bitmap_word(pg, 1, s), WH_RELAXED);
+        for (uint32_t j = 1; j < nw; j <<= 1) m &= m >> j; /* bit i: words i .. i+nw-1 have free pages */
+        for (m &= starts; m && looked < WH__SEG_SCAN_GROUPS; m &= m - 1u, ++looked) {
+            uint32_t w = s * 64u + (uint32_t)wh_ffs64(m) - 1u, j = 0;
+            while (nw > 1u && j < nw && wh_atomic_load(wh_bitmap_word(pg, 0, w + j), WH_RELAXED) == ~0ull) ++j;
+            if (nw == 1u || j == nw) return w;
+        }
+    }
+    return WH_BITMAP_NONE;
+}
+
+/* An aligned run of 1 << shift free pages taken from the page bitmap: 8
+ * random tries, then up to WH__SEG_SCAN_TAKES groups that a scan of the
+ * summary finds (wh__seg_scan_run); one take for both (wh__seg_take_run
+ * inlined twice: 4 more registers in a kernel).  Its index, or
+ * WH_BITMAP_NONE. */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+    uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u), words = wh_bitmap_level_words(&h->pages, 0);
+    for (uint32_t tries = 0; tries < 8u + WH__SEG_SCAN_TAKES; ++tries, seed = wh_hash64(seed + tries)) {
         bool empty = false;
         /* the first try a guess: where most of the pool is free (a cold
          * start, when every warp waits for this run) it holds, without the
          * descent's dependent round trips */
-        uint32_t w = tries == 0 && words >= nw ? (uint32_t)(seed % (words / nw)) * nw
-                                               : wh__bitmap_descend(&h->pages, seed, &empty);
+        uint32_t w = tries >= 8u                 ? wh__seg_scan_run(h, shift, seed)
+                     : tries == 0 && words >= nw ? (uint32_t)(seed % (words / nw)) * nw
+                                                 : wh__bitmap_descend(&h->pages, seed, &empty);
         if (w == WH_BITMAP_NONE) {
-            if (empty) return WH_BITMAP_NONE;
+            if (empty || tries >= 8u) return WH_BITMAP_NONE; /* the scan found no group */
             continue;
         }
-        w &= ~(nw - 1u);
-        uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
-        for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k; /* bit i: pages i .. i+npg-1 free */
-        m &= starts;
-        if (!m || w + nw > words) continue;
-        uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
-        uint64_t take = unit << i;
-        /* Take the words WH__RUN_CHUNK at a time, and check each chunk after
-         * its and-nots: they do not wait for each other (one after the other,
-         * a 16-word run cost 16 round trips), yet the chunk's previous values
-         * stay few (all 16 at once held 32 registers across the allocation
-         * kernel: 207 in heap_bench's, one block of 256 threads per SM).
-         * Lost a race on any word: put back what was taken. */
-        uint64_t got = ~0ull;
-        for (uint32_t k = 0; k < nw; k += WH__RUN_CHUNK) {
-            uint64_t prev[WH__RUN_CHUNK];
-            uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK;
-            for (uint32_t j = 0; j < n; ++j)
-                prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
-            for (uint32_t j = 0; j < n; ++j) got &= prev[j] | ~take;
-            if ((got & take) != take) {
-                /* or_word tells the levels above of each word it refills */
-                for (uint32_t j = 0; j < n; ++j)
-                    if (prev[j] & take) (void)wh_bitmap_or_word(&h->pages, w + k + j, prev[j] & take);
-                for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
-                break;
-            }
-        }
-        if ((got & take) != take) continue;
-        WH__RUN_FENCE();
-        /* the words we emptied: the levels above learn it after the install
-         * (wh__seg_finish), off the waiters' path; until then they only
-         * send a search to words it finds empty */
-        return (w * 64u + i) >> shift;
+        uint32_t got = wh__seg_take_run(h, w & ~(nw - 1u), shift, seed);
+        if (got != WH_BITMAP_NONE) return got;
     }
     return WH_BITMAP_NONE;
 }
@@ -319,6 +360,28 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t 
     }
 }
 
+#ifdef WH_HEAP_PROFILE
+/* Profile builds: what a failed preparation missed -- the whole aligned runs
+ * of 1 << shift free pages and the free pages in the pool, by a scan. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_prof_runs(const wh_heap *h, uint32_t shift) {
+    uint32_t words = wh_bitmap_level_words(&h->pages, 0), nw = shift < 6u ? 1u : 1u << (shift - 6u);
+    uint64_t runs = 0, pages = 0, unit = shift < 6u ? (1ull << (1u << shift)) - 1u : ~0ull;
+    for (uint32_t w = 0; w < words; w += nw) {
+        bool whole = true;
+        for (uint32_t k = 0; k < nw && w + k < words; ++k) {
+            uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w + k), WH_RELAXED);
+            pages += (uint64_t)wh_popc64(m);
+            whole &= m == ~0ull;
+            if (shift < 6u)
+                for (uint32_t i = 0; i < 64u; i += 1u << shift) runs += (m >> i & unit) == unit;
+        }
+        runs += shift >= 6u && whole;
+    }
+    WH__PROF(h, WH_PROF_NONE_RUNS, runs);
+    WH__PROF(h, WH_PROF_NONE_PAGES, pages);
+}
+#endif
+
 /* Preparing the next segment of class c's way, in three steps, so that the whole
  * group of the leader that finds it missing sets up its pages:
  *   wh__seg_begin  (leader, from wh__slab_begin): class c's flag and an
@@ -352,6 +415,9 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
     }
     if (got == WH_BITMAP_NONE) {
         WH__PROF(h, WH_PROF_PREP_NONE, 1);
+#ifdef WH_HEAP_PROFILE
+        wh__seg_prof_runs(h, h->seg_shift[c]);
+#endif
         wh__seg_back_off(h, c, way);
         return -1;
     }
