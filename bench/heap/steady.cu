@@ -131,18 +131,16 @@ void heap_bench_prof(const wh_heap *h, const char *label) {
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) shift = h->seg_shift[c] > shift ? h->seg_shift[c] : shift;
     uint64_t *pw = (uint64_t *)malloc(words * sizeof *pw);
     uint32_t *info = (uint32_t *)malloc(np * sizeof *info), *used = (uint32_t *)malloc(np * sizeof *used);
-    if (!pw || !info || !used) exit(1);
+    if (!pw || !info || !used) {
+        fprintf(stderr, "heap_bench: no host memory for the pool census of %u pages\n", np);
+        exit(1);
+    }
     WH_CUDA_OR_DIE(cudaMemcpy(pw, wh_bitmap_word(&h->pages, 0, 0), words * sizeof *pw, cudaMemcpyDeviceToHost));
     WH_CUDA_OR_DIE(cudaMemcpy(info, h->page_info, np * sizeof *info, cudaMemcpyDeviceToHost));
     WH_CUDA_OR_DIE(cudaMemcpy(used, h->page_used, np * sizeof *used, cudaMemcpyDeviceToHost));
-    ull free_pages = 0, runs = 0, run_pages = 1ull << shift, empty = 0, full = 0, part = 0;
-    for (uint64_t r = 0; r + run_pages <= np; r += run_pages) {
-        ull n = 0;
-        for (uint64_t p = r; p < r + run_pages; ++p) n += pw[p >> 6] >> (p & 63u) & 1u;
-        runs += n == run_pages;
-    }
+    uint64_t free_pages, runs = wh__prof_free_runs(pw, words, shift, &free_pages);
+    ull empty = 0, full = 0, part = 0;
     for (uint32_t p = 0; p < np; ++p) {
-        free_pages += pw[p >> 6] >> (p & 63u) & 1u;
         uint32_t c = WH_PAGE_CLASS(info[p]);
         if (info[p] & (WH_PAGE_RUN_HEAD | WH_PAGE_RUN_TAIL) || c >= WH_SLAB_CLASSES) continue;
         if (!used[p])
@@ -154,7 +152,7 @@ void heap_bench_prof(const wh_heap *h, const char *label) {
     }
     printf("pool    %s: pages %u free %llu runs_free %llu of %llu pages; class pages held empty %llu full %llu "
            "part %llu\n",
-           label, np, free_pages, runs, run_pages, empty, full, part);
+           label, np, (ull)free_pages, (ull)runs, 1ull << shift, empty, full, part);
     free(pw);
     free(info);
     free(used);

@@ -361,22 +361,31 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t 
 }
 
 #ifdef WH_HEAP_PROFILE
-/* Profile builds: what a failed preparation missed -- the whole aligned runs
- * of 1 << shift free pages and the free pages in the pool, by a scan. */
-WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_prof_runs(const wh_heap *h, uint32_t shift) {
-    uint32_t words = wh_bitmap_level_words(&h->pages, 0), nw = shift < 6u ? 1u : 1u << (shift - 6u);
-    uint64_t runs = 0, pages = 0, unit = shift < 6u ? (1ull << (1u << shift)) - 1u : ~0ull;
-    for (uint32_t w = 0; w < words; w += nw) {
-        bool whole = true;
-        for (uint32_t k = 0; k < nw && w + k < words; ++k) {
-            uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w + k), WH_RELAXED);
-            pages += (uint64_t)wh_popc64(m);
+/* Profile builds: the whole aligned runs of 1 << shift free pages in page
+ * words [0, nwords) -- the page bitmap's level 0, or a copy of it on the host
+ * (bench/heap: the pool census) -- and, in *pages, the free pages. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__prof_free_runs(uint64_t *words, uint32_t nwords, uint32_t shift,
+                                                     uint64_t *pages) {
+    uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u);
+    uint64_t runs = 0, unit = shift < 6u ? (1ull << (1u << shift)) - 1u : ~0ull;
+    *pages = 0;
+    for (uint32_t w = 0; w < nwords; w += nw) {
+        bool whole = w + nw <= nwords;
+        for (uint32_t k = 0; k < nw && w + k < nwords; ++k) {
+            uint64_t m = wh_atomic_load(&words[w + k], WH_RELAXED);
+            *pages += (uint64_t)wh_popc64(m);
             whole &= m == ~0ull;
             if (shift < 6u)
                 for (uint32_t i = 0; i < 64u; i += 1u << shift) runs += (m >> i & unit) == unit;
         }
         runs += shift >= 6u && whole;
     }
+    return runs;
+}
+/* What a failed preparation missed: counted into the profile. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_prof_runs(const wh_heap *h, uint32_t shift) {
+    uint64_t pages,
+        runs = wh__prof_free_runs(wh_bitmap_word(&h->pages, 0, 0), wh_bitmap_level_words(&h->pages, 0), shift, &pages);
     WH__PROF(h, WH_PROF_NONE_RUNS, runs);
     WH__PROF(h, WH_PROF_NONE_PAGES, pages);
 }
