@@ -217,13 +217,13 @@ static void test_seg_backoff(void) {
     p[0] = wh_malloc(&h, 16);
     CHECK(p[0] != NULL);
     CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
-    CHECK_EQ_U64(h.ctl->seg_skip[k], 1u << 16 | 2u); /* one failure: skip 2 */
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 1ull << WH__SKIP_E_SHIFT); /* one failure: skip 2 (wh__skip_limit) */
     CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, 0)), 0);
     for (int i = 1; i <= 2; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL);
     CHECK_EQ_U64(h.ctl->seg_prep[k], 0);       /* the second ended it */
     CHECK((p[3] = wh_malloc(&h, 16)) != NULL); /* tries again, fails again */
     CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
-    CHECK_EQ_U64(h.ctl->seg_skip[k], 2u << 16 | 4u);
+    CHECK_EQ_U64(h.ctl->seg_skip[k], 2ull << WH__SKIP_E_SHIFT); /* two: skip 4 */
     for (uint32_t w = 1; w < words; w += 2) (void)wh_bitmap_or_word(&h.pages, w, 1ull << 5);
     for (int i = 4; i < 8; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL); /* 4 skipped ... */
     CHECK(wh_malloc(&h, 16) != NULL);                                      /* ... then a segment */

@@ -177,6 +177,49 @@ static void burst(unsigned threads) {
 #endif
 
 #ifndef WH_HS_CIRCULAR
+/* The back-off's count (heap/slab_segment.h, wh__seg_backing_off): after e
+ * failed preparations in a row, exactly 2^e of the requests that find the
+ * way empty take the bitmap path, however many race for the count, and the
+ * last of them ends the back-off.  Each thread asks until the back-off has
+ * ended (bounded); the episodes run e = 1 .. WH__SEG_BACKOFF_MAX, then more
+ * at the most, where the races are many. */
+typedef struct skip_job {
+    wh_heap heap;
+    uint32_t c;
+    unsigned long long skipped;
+} skip_job;
+static void skip_worker(unsigned i, void *arg) {
+    skip_job *j = (skip_job *)arg;
+    unsigned long long n = 0;
+    (void)i;
+    for (uint32_t k = 0; k < 1u << 22 && wh_atomic_load(wh__seg_flag(&j->heap, j->c, 0), WH_ACQUIRE) == WH__SEG_BACKING;
+         ++k)
+        n += wh__seg_backing_off(&j->heap, j->c, 0);
+    __atomic_fetch_add(&j->skipped, n, __ATOMIC_RELAXED);
+}
+static void backoff_count(unsigned threads) {
+    skip_job j = {{0}, 0, 0};
+    wh_heap_config cfg = {.bytes = 16u << 20, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST};
+    CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
+    j.c = wh__slab_class_of(&j.heap, 16);
+    unsigned long long over = 0;
+    for (uint32_t e = 1; e <= WH__SEG_BACKOFF_MAX + 8u; ++e) {
+        uint64_t want = 1ull << (e < WH__SEG_BACKOFF_MAX ? e : WH__SEG_BACKOFF_MAX);
+        CHECK(wh__seg_lock(&j.heap, j.c, 0));
+        wh__seg_back_off(&j.heap, j.c, 0); /* a failed preparation: the flag backs off */
+        j.skipped = 0;
+        wh_run_threads(threads, skip_worker, &j);
+        CHECK_EQ_U64(j.skipped, want);
+        CHECK_EQ_U64(j.heap.ctl->seg_prep[wh__seg_index(j.c, 0)], 0); /* ended */
+        over += j.skipped > want ? j.skipped - want : 0;
+    }
+    printf("backoff   %2u threads, %u back-offs: %llu requests skipped beyond the counts\n", threads,
+           WH__SEG_BACKOFF_MAX + 8u, over);
+    CHECK(wh_heap_destroy(&j.heap) == WH_OK);
+}
+#endif
+
+#ifndef WH_HS_CIRCULAR
 /* WRAP reuses live memory by design: no patterns (and no writes, which would
  * race by design); every reservation must lie inside the pool, aligned, and
  * the pool must wrap many times. */
@@ -235,6 +278,7 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 8);
     stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny, true, 8);
     burst(threads * 2u);
+    backoff_count(threads);
     wrap(threads, ops);
     return wh_test_finish("test_heap_stress");
 #else

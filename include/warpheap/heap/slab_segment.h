@@ -109,16 +109,22 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
     }
 }
 
+/* The bits i of m, i a multiple of n (a power of two, at most 64), at which
+ * a field of n set bits begins: aligned runs of free pages in a page word,
+ * or aligned groups of page words with free pages in a summary word. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__aligned_fields(uint64_t m, uint32_t n) {
+    for (uint32_t k = 1; k < n; k <<= 1) m &= m >> k;
+    return m & ~0ull / (n == 64u ? ~0ull : (1ull << n) - 1u); /* bits at multiples of n */
+}
+
 /* Page words [w, w + nw) (w a multiple of nw) as an aligned run of 1 << shift
  * free pages: inside word w with one and-not (shift < 6), else the nw whole
  * words, each found all free (a word found otherwise: put back what was
  * taken).  The run's index, or WH_BITMAP_NONE. */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_t w, uint32_t shift, uint64_t seed) {
     uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
-    uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u, starts = ~0ull / unit; /* bits at multiples of npg */
-    uint64_t m = wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED);
-    for (uint32_t k = 1; k < npg; k <<= 1) m &= m >> k; /* bit i: pages i .. i+npg-1 free */
-    m &= starts;
+    uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u;
+    uint64_t m = wh__aligned_fields(wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED), npg);
     if (!m || w + nw > wh_bitmap_level_words(&h->pages, 0)) return WH_BITMAP_NONE;
     uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
     uint64_t take = unit << i;
@@ -167,13 +173,12 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_scan_run(const wh_heap *h, uint32_
     const wh_bitmap *pg = &h->pages;
     if (pg->levels < 2u) return WH_BITMAP_NONE; /* one word: the tries saw it */
     uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u), l1 = wh_bitmap_level_words(pg, 1), looked = 0;
-    uint64_t starts = ~0ull / (nw == 64u ? ~0ull : (1ull << nw) - 1u); /* bits at multiples of nw */
     uint32_t s = (uint32_t)(seed % l1);
     for (uint32_t k = 0; k < l1 && k < WH__SEG_SCAN_WORDS && looked < WH__SEG_SCAN_GROUPS;
          ++k, s = s + 1u == l1 ? 0u : s + 1u) {
-        uint64_t m = wh_atomic_load(wh_bitmap_word(pg, 1, s), WH_RELAXED);
-        for (uint32_t j = 1; j < nw; j <<= 1) m &= m >> j; /* bit i: words i .. i+nw-1 have free pages */
-        for (m &= starts; m && looked < WH__SEG_SCAN_GROUPS; m &= m - 1u, ++looked) {
+        /* bit i: words i .. i+nw-1 have free pages */
+        uint64_t m = wh__aligned_fields(wh_atomic_load(wh_bitmap_word(pg, 1, s), WH_RELAXED), nw);
+        for (; m && looked < WH__SEG_SCAN_GROUPS; m &= m - 1u, ++looked) {
             uint32_t w = s * 64u + (uint32_t)wh_ffs64(m) - 1u, j = 0;
             while (nw > 1u && j < nw && wh_atomic_load(wh_bitmap_word(pg, 0, w + j), WH_RELAXED) == ~0ull) ++j;
             if (nw == 1u || j == nw) return w;
@@ -272,7 +277,10 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint3
  * WH__SEG_BACKING, and the next 2^e requests that find the way empty take
  * the bitmap path at once (e: consecutive failures, at most
  * WH__SEG_BACKOFF_MAX); the last of them frees the flag, and the request
- * after it tries a preparation again.  The back-off ends at once when frees
+ * after it tries a preparation again.  Every skip is counted (a fetch-add:
+ * a count by CAS let each request that lost the race skip uncounted, and
+ * two failures in a 4-KiB refill sent a thousand requests to the bitmap
+ * path, whose single pages broke the runs left).  The back-off ends at once when frees
  * have given a segment's worth of pages back to the pool since the failure
  * (wh__pages_back; not take-backs, which every preparation that finds the
  * pool dry makes: counted, they ended the other ways' back-offs and sent
@@ -283,27 +291,33 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_unlock(const wh_heap *h, uint32_t c, uint3
  * runs its later preparations needed (256-B refills at a fortieth of the
  * first fill's rate).  A back-off timed instead ended too soon in a
  * mixed-size fill, whose classes then searched and took each other's
- * segments back (a quarter slower). */
-#define WH__SKIP_BACK_SHIFT 20u
+ * segments back (a quarter slower).
+ * The skip word: pages given back at the failure << WH__SKIP_BACK_SHIFT |
+ * e << WH__SKIP_E_SHIFT | requests counted since. */
+#define WH__SKIP_BACK_SHIFT 28u
+#define WH__SKIP_E_SHIFT    24u
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_skip(const wh_heap *h, uint32_t c, uint32_t way) {
     return &h->ctl->seg_skip[wh__seg_index(c, way)];
 }
+/* The requests a skip word lets skip: 2^e. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__skip_limit(uint64_t k) { return 1ull << (k >> WH__SKIP_E_SHIFT & 15u); }
 /* The holder of the flag found no run: give the flag back, backing off. */
 WH_INLINE WH_HOST_DEVICE void wh__seg_back_off(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint64_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) >> 16 & 15u) + 1u;
+    uint64_t *sk = wh__seg_skip(h, c, way), e = (wh_atomic_load(sk, WH_RELAXED) >> WH__SKIP_E_SHIFT & 15u) + 1u;
     if (e > WH__SEG_BACKOFF_MAX) e = WH__SEG_BACKOFF_MAX;
     uint64_t back = wh__pages_back_count(h);
-    wh_atomic_store(sk, back << WH__SKIP_BACK_SHIFT | e << 16 | 1ull << e, WH_RELAXED);
+    wh_atomic_store(sk, back << WH__SKIP_BACK_SHIFT | e << WH__SKIP_E_SHIFT, WH_RELAXED);
     wh_atomic_store(wh__seg_flag(h, c, way), WH__SEG_BACKING, WH_RELEASE);
 }
 /* A request found class c's way empty: true if it is backing off (the
- * request takes the bitmap path); counts the request, and the last one
- * ends the back-off.  One try at the count: a lost race skips uncounted.
- * False, and the back-off ended, when a segment's worth of pages came back
- * since the failure (the request may prepare). */
+ * request takes the bitmap path).  The request is counted, and the one that
+ * spends the count ends the back-off; one that finds it spent neither skips
+ * nor adds (the count passes 2^e only by the adds in flight, far below
+ * 2^WH__SKIP_E_SHIFT).  False, and the back-off ended, when a segment's
+ * worth of pages came back since the failure (the request may prepare). */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t c, uint32_t way) {
     uint32_t *flag = wh__seg_flag(h, c, way), b = WH__SEG_BACKING;
-    uint64_t *sk = wh__seg_skip(h, c, way);
+    uint64_t *sk = wh__seg_skip(h, c, way), counted = (1ull << WH__SKIP_E_SHIFT) - 1u;
     if (wh_atomic_load(flag, WH_ACQUIRE) != WH__SEG_BACKING) return false;
     uint64_t k = wh_atomic_load(sk, WH_RELAXED), back = wh__pages_back_count(h);
     uint64_t grew = (back - (k >> WH__SKIP_BACK_SHIFT)) & ((1ull << (64u - WH__SKIP_BACK_SHIFT)) - 1u);
@@ -311,9 +325,11 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t
         (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
         return false;
     }
+    if ((k & counted) >= wh__skip_limit(k)) return false; /* spent: its last skip ends it */
+    k = wh_atomic_fetch_add(sk, 1ull, WH_RELAXED);
+    if ((k & counted) >= wh__skip_limit(k)) return false;
+    if ((k & counted) + 1u == wh__skip_limit(k)) (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
     WH__PROF(h, WH_PROF_BACKOFF, 1);
-    if ((k & 0xFFFFu) && wh_atomic_cas(sk, &k, k - 1u, WH_RELAXED, WH_RELAXED) && (k & 0xFFFFu) == 1u)
-        (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
     return true;
 }
 
@@ -367,7 +383,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t 
 WH_INLINE WH_HOST_DEVICE uint64_t wh__prof_free_runs(uint64_t *words, uint32_t nwords, uint32_t shift,
                                                      uint64_t *pages) {
     uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u);
-    uint64_t runs = 0, unit = shift < 6u ? (1ull << (1u << shift)) - 1u : ~0ull;
+    uint64_t runs = 0;
     *pages = 0;
     for (uint32_t w = 0; w < nwords; w += nw) {
         bool whole = w + nw <= nwords;
@@ -375,8 +391,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__prof_free_runs(uint64_t *words, uint32_t n
             uint64_t m = wh_atomic_load(&words[w + k], WH_RELAXED);
             *pages += (uint64_t)wh_popc64(m);
             whole &= m == ~0ull;
-            if (shift < 6u)
-                for (uint32_t i = 0; i < 64u; i += 1u << shift) runs += (m >> i & unit) == unit;
+            if (shift < 6u) runs += (uint64_t)wh_popc64(wh__aligned_fields(m, 1u << shift));
         }
         runs += shift >= 6u && whole;
     }
