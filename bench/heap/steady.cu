@@ -8,6 +8,8 @@
  *           the host from the launch to the synchronize, and the heap walk
  *           after every fill and every free: live regions, broken
  *           invariants, bytes still counted in use (none after a free).
+ *           Each timed kernel is launched once with no work first, so that
+ *           the driver's loading of its code is not timed (steady_load).
  *   churn   a heap about 60% full holds 8 objects a thread, log-uniform
  *           sizes; each round every object is, with a probability drawn for
  *           the round (5% to 50%), freed and allocated again with a new size,
@@ -213,6 +215,20 @@ static double steady_mean_slot(const wh_heap *h) {
 
 static uint32_t steady_blocks(uint64_t threads) { return (uint32_t)((threads + 255u) / 256u); }
 
+/* Launch each timed kernel once with no work (count 0: every thread returns
+ * at once), untimed: the driver loads a kernel's code at its first launch
+ * (CUDA's lazy loading), which would otherwise add a few milliseconds to the
+ * first round's host-timed fill. */
+static void steady_load(const wh_heap *h) {
+    steady_fill<<<1, 32>>>(*h, 16, 0, 0, NULL, NULL);
+    WH_LAUNCH_OR_DIE();
+    steady_empty<<<1, 32>>>(*h, 0, NULL);
+    WH_LAUNCH_OR_DIE();
+    steady_churn_round<<<1, 32>>>(*h, 1, 0, 0, 0, NULL, NULL, NULL);
+    WH_LAUNCH_OR_DIE();
+    WH_CUDA_OR_DIE(cudaDeviceSynchronize());
+}
+
 int steady_rounds(const steady_run *r) {
     static const uint32_t sizes[] = {16, 256, 4096, 0};
     FILE *csv = steady_csv(r, "heap_rounds.csv",
@@ -220,12 +236,14 @@ int steady_rounds(const steady_run *r) {
                            "live_after_free,used_after_free,inconsistencies");
     wh_heap h;
     steady_create(&h, r, r->round_bytes);
+    steady_load(&h);
     ull *d_fails;
     int unsound = 0;
     WH_CUDA_OR_DIE(cudaMalloc(&d_fails, sizeof *d_fails));
     fprintf(r->md,
             "\n## Fill 90%%, free all, again: %u rounds, DEFAULT, %llu-byte heap\n\n"
-            "One allocation per thread, then one free per thread; host-timed from the launch to the synchronize. "
+            "One allocation per thread, then one free per thread; host-timed from the launch to the synchronize "
+            "(each kernel launched once with no work before, untimed: the driver loads its code then). "
             "Walk: live regions after the fill / after the free, bytes in use after the free, broken invariants.\n\n"
             "| size | round | allocations / s | frees / s | failed | walk |\n|---|---|---|---|---|---|\n",
             r->rounds, (ull)r->round_bytes);
@@ -291,6 +309,7 @@ int steady_churn(const steady_run *r) {
                            "internal_frag,external_frag,inconsistencies");
     wh_heap h;
     steady_create(&h, r, r->churn_bytes);
+    steady_load(&h);
     uint64_t objects = (uint64_t)(0.6 * (double)r->churn_bytes / steady_mean_slot(&h));
     uint64_t threads = objects / per, n = threads * per;
     void **ptrs;

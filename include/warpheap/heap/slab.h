@@ -53,14 +53,6 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_propagate(const wh_heap *h, uint32_t 
     (void)wh__bitmap_propagate(&bm, 0, w);
 }
 
-/* wh_bitmap_or_word on word w of class c's bitmap, for a free: the word's
- * address straight from the heap (wh__slab_word), and the levels above (when
- * the word was empty) in a call, where the descriptor is made. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_or_word(const wh_heap *h, uint32_t c, uint32_t w, uint64_t mask) {
-    uint64_t prev = wh_atomic_fetch_or(wh__slab_word(h, c, w), mask, WH_RELEASE);
-    if (prev == 0 && mask != 0) wh__rare_propagate(WH__RARE(h), c, w);
-    return prev;
-}
 
 /* The seed of a leader's bitmap searches for class c in its group's round n. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_seed(uint32_t c, uint32_t n) { return wh__heap_seed((uint64_t)n << 8 | c); }
@@ -305,30 +297,38 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
 /* Free of slots, the part a group does together: the lanes of `group` free
  * slots of class c whose bits b lie in one word of its bitmap (wh__paged_free
  * matched them; a group of one lane where they do not).  The leader sets all
- * their bits with one atomic or and takes their count off their page's live
- * slots with one subtraction (one a page where the word spans pages: under
- * 64 slots a page); the page's last free reclaims it.  A lane whose bit was
- * set already, or whose slot a lower lane of the group frees too, is a
- * double free.  A warp that frees what it allocated together --
+ * their bits with one atomic or -- wh_bitmap_or_word's, on the word's address
+ * straight from the heap (wh__slab_word) -- and takes their count off their
+ * page's live slots with one subtraction (one a page where the word spans
+ * pages: under 64 slots a page); the page's last free reclaims it.  A lane
+ * whose bit was set already, or whose slot a lower lane of the group frees
+ * too, is a double free.  A warp that frees what it allocated together --
  * neighbouring slots of one segment -- makes two atomics instead of two per
  * lane. */
 WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, uint32_t page, uint64_t b,
                                                   uint32_t group) {
     unsigned leader = wh_leader(group);
     bool is_leader = wh_lane_id() == leader, alone = !(group & (group - 1u)); /* alone: no collective */
+    uint32_t w = (uint32_t)(b >> 6);
     uint64_t bit = 1ull << (b & 63u), all = alone ? bit : wh_reduce_or64(group, bit);
     bool dup = false;
     if ((unsigned)wh_popc64(all) != (unsigned)wh_popc32(group)) /* two lanes free one slot (uniform) */
         dup = wh_lane_id() != wh_leader(wh_match_any64(group, b));
-    uint64_t prev = is_leader ? wh__slab_or_word(h, c, (uint32_t)(b >> 6), all) : 0;
+    /* release: the slots' last uses before the bits that hand them out again */
+    uint64_t prev = is_leader ? wh_atomic_fetch_or(wh__slab_word(h, c, w), all, WH_RELEASE) : 0;
     if (!alone) prev = wh_shfl64(group, prev, leader);
-    bool ok = !dup && !(prev & bit);
+    bool ok = !dup && !(prev & bit), filled = is_leader && prev == 0;
     if (!ok) wh__heap_count(&h->ctl->double_frees);
     /* one subtraction for the lanes of each page: a word under 64 slots a
      * page spans pages, and its lanes match on theirs (a 4-KiB free-all: 2
      * atomics a warp on the counts, not 32 on two words) */
     uint32_t mates = alone || wh__slab_lbpp(c) >= 6u ? group : wh_match_any64(group, page); /* uniform in group */
     uint32_t n = alone ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(mates, ok));
+    /* The word was empty: its summary bits, re-derived in a call
+     * (wh__bitmap_propagate), after the group's collectives: a call in one
+     * lane splits the warp, and a split warp meets each collective after it
+     * twice, on the slow divergent path. */
+    if (filled) wh__rare_propagate(WH__RARE(h), c, w);
     if (wh_lane_id() != wh_leader(mates) || !n) return;
     wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
     uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) - n;
