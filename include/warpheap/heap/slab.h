@@ -53,7 +53,6 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_propagate(const wh_heap *h, uint32_t 
     (void)wh__bitmap_propagate(&bm, 0, w);
 }
 
-
 /* The seed of a leader's bitmap searches for class c in its group's round n. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_seed(uint32_t c, uint32_t n) { return wh__heap_seed((uint64_t)n << 8 | c); }
 
