@@ -63,8 +63,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_bitmap_level_bits(const wh_bitmap *bm, uint
 WH_INLINE WH_HOST_DEVICE uint32_t wh_bitmap_level_words(const wh_bitmap *bm, uint32_t l) {
     return (wh_bitmap_level_bits(bm, l) + 63u) / 64u;
 }
+/* Level 0 starts at the first word (offset[0] is 0): a word of it needs no
+ * look into the table. */
 WH_INLINE WH_HOST_DEVICE uint64_t *wh_bitmap_word(const wh_bitmap *bm, uint32_t l, uint32_t i) {
-    return bm->words + bm->offset[l] + i;
+    return bm->words + (l ? bm->offset[l] : 0u) + i;
 }
 
 /* Describe a bitmap of nbits bits in mem (8-byte aligned, wh_bitmap_bytes()
@@ -107,14 +109,32 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_fill_word(const wh_bitmap *bm, uint3
 
 /* ---- summary maintenance ----------------------------------------------------- */
 
+/* The summary walk's way up, from level 0's bit count alone: level l's first
+ * word (returned) and its words (*words; 1 at the top).  The walk reads no
+ * table, so a descriptor made on the fly (the heap's class bitmaps) is, to
+ * the compiler, its words and nbits: no table in local memory. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__bitmap_up(uint32_t off, uint32_t *words) {
+    off += *words;
+    *words = (*words + 63u) / 64u;
+    return off;
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh__bitmap_level_at(const wh_bitmap *bm, uint32_t l, uint32_t *words) {
+    uint32_t off = 0;
+    *words = (uint32_t)(((uint64_t)bm->nbits + 63u) / 64u);
+    for (; l > 0; --l) off = wh__bitmap_up(off, words);
+    return off;
+}
+
 /* Container c of level l just changed between zero and non-zero (by this
  * thread).  Re-derive its summary bit, and go up while that changes a summary
  * word between zero and non-zero.  See the header comment for why this is
  * enough and never waits for another thread. */
 WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uint32_t l, uint32_t c) {
-    for (; l + 1 < bm->levels; ++l, c >>= 6) {
-        uint64_t *below = wh_bitmap_word(bm, l, c);
-        uint64_t *above = wh_bitmap_word(bm, l + 1, c >> 6);
+    uint32_t words, off = wh__bitmap_level_at(bm, l, &words);
+    for (; words > 1u; c >>= 6) { /* level l is below the top */
+        uint64_t *below = bm->words + off + c;
+        off = wh__bitmap_up(off, &words);
+        uint64_t *above = bm->words + off + (c >> 6);
         uint64_t bit = 1ull << (c & 63u);
         bool flipped = false; /* did we change above's zero-ness? */
         for (uint32_t n = 0;; ++n) {
@@ -131,13 +151,13 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uin
     return WH_OK;
 }
 
-/* Which of containers c0 .. c0+n-1 of level l are non-zero (bit (c0 + i) % 64
- * for container c0 + i).  On the GPU the loads are relaxed after one
- * sequentially consistent fence, so that they are in flight together; on
- * the CPU each is seq_cst (ThreadSanitizer does not model stand-alone
- * fences).  Either way each load is ordered after everything this thread
- * did before, as a seq_cst load is. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_nonzero(const wh_bitmap *bm, uint32_t l, uint32_t c0, uint32_t n) {
+/* Which of the words c0 .. c0+n-1 of a level (its first word: level) are
+ * non-zero (bit (c0 + i) % 64 for word c0 + i).  On the GPU the loads are
+ * relaxed after one sequentially consistent fence, so that they are in
+ * flight together; on the CPU each is seq_cst (ThreadSanitizer does not
+ * model stand-alone fences).  Either way each load is ordered after
+ * everything this thread did before, as a seq_cst load is. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_nonzero(uint64_t *level, uint32_t c0, uint32_t n) {
     uint64_t nz = 0;
 #if WH_ON_GPU
     wh_fence();
@@ -146,7 +166,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_nonzero(const wh_bitmap *bm, uint32
 #define WH__SPAN_LOAD_MO WH_SEQ_CST
 #endif
     for (uint32_t i = 0; i < n; ++i)
-        nz |= (uint64_t)(wh_atomic_load(wh_bitmap_word(bm, l, c0 + i), WH__SPAN_LOAD_MO) != 0) << ((c0 + i) & 63u);
+        nz |= (uint64_t)(wh_atomic_load(level + c0 + i, WH__SPAN_LOAD_MO) != 0) << ((c0 + i) & 63u);
 #undef WH__SPAN_LOAD_MO
     return nz;
 }
@@ -159,10 +179,11 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_nonzero(const wh_bitmap *bm, uint32
  * One after the other, the 16 page words of a 1024-page bump segment cost
  * 16 x 3 dependent round trips (heap/slab_segment.h: wh__seg_claim_run). */
 WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm, uint32_t l, uint32_t c0, uint32_t n) {
-    if (l + 1 >= bm->levels || n == 0) return WH_OK;
-    uint64_t *above = wh_bitmap_word(bm, l + 1, c0 >> 6);
+    uint32_t words, off = wh__bitmap_level_at(bm, l, &words);
+    if (words <= 1u || n == 0) return WH_OK; /* level l is the top */
+    uint64_t *level = bm->words + off, *above = bm->words + off + words + (c0 >> 6);
     uint64_t span = (n >= 64u ? ~0ull : (1ull << n) - 1u) << (c0 & 63u);
-    uint64_t nz = wh__bitmap_nonzero(bm, l, c0, n);
+    uint64_t nz = wh__bitmap_nonzero(level, c0, n);
     bool flipped = false;
     for (uint32_t k = 0;; ++k) {
         if (k == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
@@ -174,7 +195,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm
             uint64_t prev = wh_atomic_fetch_and(above, ~(span & ~nz), WH_SEQ_CST);
             flipped |= prev != 0 && (prev & ~(span & ~nz)) == 0;
         }
-        uint64_t again = wh__bitmap_nonzero(bm, l, c0, n);
+        uint64_t again = wh__bitmap_nonzero(level, c0, n);
         if (again == nz) break;
         nz = again;
     }

@@ -516,9 +516,45 @@ static void test_segment_summary(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* A page's last free racing a claim of one of its slots (the bitmap path):
+ * the reclaim fails and keeps nothing -- every word it took goes back, with
+ * the summary levels in agreement -- and once the slot's bit is back, the
+ * page goes to the pool.  16 B: 64 words a page, the missing bit in the
+ * middle of a chunk, so words on both sides of it in that chunk were taken;
+ * 1 KiB: one word of its own; 4 KiB: pages share a word. */
+static void test_reclaim_in_flight(void) {
+    static const uint32_t sizes[] = {16, 1024, 4096};
+    for (uint32_t chunk = 1; chunk <= WH__RUN_CHUNK; chunk += WH__RUN_CHUNK - 1u)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+            wh_heap h = make(WH_HEAP_DEFAULT, 64ull << 20);
+            uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
+            uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c), miss = spp * 13u / 25u;
+            wh_bitmap bm = wh__slab_bitmap(&h, c);
+            CHECK(wh_bitmap_try_clear(&h.pages, p)); /* the page, active in class c */
+            h.page_info[p] = WH_PAGE_SLAB(c, 0);
+            for (uint32_t k = 0; k < nw; ++k) (void)wh_bitmap_or_word(&bm, w0 + k, wh__slab_word_mask(c, p, k));
+            uint64_t b = ((uint64_t)p << wh__slab_lbpp(c)) + miss, before[64];
+            CHECK(wh_bitmap_try_clear(&bm, (uint32_t)b)); /* claimed */
+            for (uint32_t k = 0; k < nw; ++k) before[k] = *wh__slab_word(&h, c, w0 + k);
+            CHECK(!wh__slab_reclaim(&h, c, p, chunk));
+            for (uint32_t k = 0; k < nw; ++k) CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k), before[k]);
+            CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
+            CHECK(h.page_info[p] == WH_PAGE_SLAB(c, 0) && !wh_bitmap_get(&h.pages, p));
+            CHECK(wh_bitmap_try_set(&bm, (uint32_t)b)); /* freed: the page's last slot */
+            CHECK(wh__slab_reclaim(&h, c, p, chunk));
+            for (uint32_t k = 0; k < nw; ++k)
+                CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k) & wh__slab_word_mask(c, p, k), 0);
+            CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
+            CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
+            check_walk(&h, 0);
+            CHECK(wh_heap_destroy(&h) == WH_OK);
+        }
+}
+
 /* The fast path's per-class constants (heap/core.h) and the segment form
  * of a leader's result (heap/slab.h: wh__got_seg, wh__got_slot): the
- * reciprocal division is exact for every position below 2^20, and every
+ * reciprocal divisions are exact for every position below 2^20 and every
+ * offset in a page, and every
  * slot of a group -- across a page boundary and into the next segment --
  * is the one that page = (run << shift) + q / spp, slot = q % spp names. */
 static void test_class_constants(uint64_t bytes) {
@@ -527,6 +563,8 @@ static void test_class_constants(uint64_t bytes) {
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
         uint32_t spp = wh__slab_spp(c), shift = h.seg_shift[c], size = wh__slab_size(c);
         CHECK_EQ_U64(h.seg_cap[c], (uint64_t)spp << shift);
+        CHECK_EQ_U64(wh__slab_spp_of(&h, c), spp);
+        for (uint32_t q = 0; q < WH_SLAB_PAGE; ++q) bad += wh__slab_slot_of(&h, c, q) != q / size;
         wh_bitmap bm = wh__slab_bitmap(&h, c);
         CHECK(h.slot_words + h.slot_top[c] == wh_bitmap_word(&bm, bm.levels - 1u, 0));
         if (!wh__seg_class(c, 2u)) continue;
@@ -635,6 +673,7 @@ static void test_options(void) {
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Device heap, one thread on the CPU backend.");
     test_segment_classes();
+    test_reclaim_in_flight();
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);
     test_claim_run();

@@ -28,10 +28,10 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_size(uint32_t c) {
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp(uint32_t c) { return WH_SLAB_PAGE / wh__slab_size(c); }
 /* Bits per page in the class bitmap: spp rounded up to a power of two, so a
  * bit splits into page and slot by shifts (bits past spp are never set). */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_lbpp(uint32_t c) {
-    uint32_t spp = wh__slab_spp(c);
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_lbpp_of(uint32_t spp) {
     return spp <= 1u ? 0u : 32u - (uint32_t)wh_clz32(spp - 1u);
 }
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_lbpp(uint32_t c) { return wh__slab_lbpp_of(wh__slab_spp(c)); }
 
 /* The class a heap serves n from: below WH__SLAB_FINE_PAGES pages (16 MiB)
  * only the powers of two (16 B .. 64 KiB, as many classes as pages to hold
@@ -51,6 +51,17 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const wh_heap *h, uint64_t n
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp_div(const wh_heap *h, uint32_t c, uint32_t q) {
     return wh_mulhi32(q, h->spp_magic[c]);
 }
+
+/* in_page / slot bytes of class c (in_page < WH_SLAB_PAGE = 2^16), and the
+ * class's slots per page, by m = size_magic[c] = ceil(2^32 / size) =
+ * (2^32 + e) / size, e < size <= 2^16: q * m / 2^32 exceeds q / size by
+ * q * e / (size * 2^32) < 1 / size for q <= 2^16, so mulhi(q, m) is exact;
+ * q = 2^16 gives the slots per page, m >> 16 (test_heap checks every
+ * in_page of every class).  The free's lane part: no division. */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_slot_of(const wh_heap *h, uint32_t c, uint32_t in_page) {
+    return wh_mulhi32(in_page, h->size_magic[c]);
+}
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp_of(const wh_heap *h, uint32_t c) { return h->size_magic[c] >> 16; }
 
 /* Word w of class c's slot bitmap at level 0, straight from the heap: for
  * the free path, where a descriptor (indexed by level in the summary walk)

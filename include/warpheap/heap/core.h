@@ -158,6 +158,10 @@ typedef struct wh_heap {
     uint32_t slot_top[WH_SLAB_CLASSES];
     uint32_t seg_cap[WH_SLAB_CLASSES];
     uint32_t spp_magic[WH_SLAB_CLASSES];
+    /* and for the free (heap/classes.h: wh__slab_slot_of), ceil(2^32 / slot
+     * bytes): a slot's index in its page and the page's slots by a
+     * multiply and a shift */
+    uint32_t size_magic[WH_SLAB_CLASSES];
     /* circular */
     uint32_t end;           /* 16-byte unit of the sentinel header              */
     uint32_t split_root;    /* eq. 1: R in units (of one sub-heap)              */

@@ -31,7 +31,7 @@
  * bits are set before the count says they are free; the free that takes it
  * to zero must also acquire, as it reclaims the page after every other free
  * of it.  On the GPU that acquire is a fence in that free alone
- * (wh__rare_reclaim), not an acquire in every free, which would empty the
+ * (wh__rare_free), not an acquire in every free, which would empty the
  * SM's L1 each time; on the CPU the decrement is acq_rel, as
  * ThreadSanitizer does not model fences. */
 #if WH_ON_GPU
@@ -43,14 +43,17 @@
 #endif
 
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_reclaim(const wh_heap *h, uint32_t c, uint32_t p) {
-    WH__FREE_LAST_ACQUIRE(); /* the page's last free */
-    if (wh__slab_reclaim(h, c, p, WH__RUN_CHUNK)) wh__pages_back(h, 1u);
-}
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
-WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_propagate(const wh_heap *h, uint32_t c, uint32_t w) {
+/* A free's rare work: it filled word w of class c's bitmap (its summary
+ * bits), it freed the last slot of page p (the page back to the pool; the
+ * acquire of the page's last free). */
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_free(const wh_heap *h, uint32_t c, uint32_t w, uint32_t p, bool filled,
+                                                bool last) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
-    (void)wh__bitmap_propagate(&bm, 0, w);
+    if (filled) (void)wh__bitmap_propagate(&bm, 0, w);
+    if (!last) return;
+    WH__FREE_LAST_ACQUIRE();
+    if (wh__slab_reclaim(h, c, p, WH__RUN_CHUNK)) wh__pages_back(h, 1u);
 }
 
 /* The seed of a leader's bitmap searches for class c in its group's round n. */
@@ -274,14 +277,14 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
                                                  uint64_t *b) {
     uint32_t c = WH_PAGE_CLASS(info), way = WH_PAGE_WAY(info);
     if (c >= WH_SLAB_CLASSES || way >= h->seg_ways) return false;
-    uint32_t size = wh__slab_size(c), slot = (uint32_t)in_page / size;
-    if (slot * size != in_page || slot >= wh__slab_spp(c)) return false;
+    uint32_t size = wh__slab_size(c), slot = wh__slab_slot_of(h, c, (uint32_t)in_page), spp = wh__slab_spp_of(h, c);
+    if (slot * size != in_page || slot >= spp) return false;
     /* a slot a segment has not handed out yet has its bit clear like a live
      * one: only the state tells it apart (a free of it is foreign) */
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
     uint64_t lo = wh__seg_page_lo(h, c, page), from = wh__seg_from(h, c, page, v);
     if (lo + slot >= from) return false;
-    *b = ((uint64_t)page << wh__slab_lbpp(c)) + slot;
+    *b = ((uint64_t)page << wh__slab_lbpp_of(spp)) + slot;
     if (h->flags & WH_HEAP_SECURE) { /* the pattern before the slot is free: not over a free one */
         if (wh_atomic_load(wh__slab_word(h, c, (uint32_t)(*b >> 6)), WH_ACQUIRE) & (1ull << (*b & 63u))) {
             wh__heap_count(&h->ctl->double_frees);
@@ -321,17 +324,19 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     /* one subtraction for the lanes of each page: a word under 64 slots a
      * page spans pages, and its lanes match on theirs (a 4-KiB free-all: 2
      * atomics a warp on the counts, not 32 on two words) */
-    uint32_t mates = alone || wh__slab_lbpp(c) >= 6u ? group : wh_match_any64(group, page); /* uniform in group */
+    uint32_t mates = alone || wh__slab_spp_of(h, c) > 32u ? group : wh_match_any64(group, page); /* uniform in group */
     uint32_t n = alone ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(mates, ok));
-    /* The word was empty: its summary bits, re-derived in a call
-     * (wh__bitmap_propagate), after the group's collectives: a call in one
-     * lane splits the warp, and a split warp meets each collective after it
-     * twice, on the slow divergent path. */
-    if (filled) wh__rare_propagate(WH__RARE(h), c, w);
-    if (wh_lane_id() != wh_leader(mates) || !n) return;
-    wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
-    uint32_t left = wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) - n;
-    if (left == 0) wh__rare_reclaim(WH__RARE(h), c, page);
+    bool last = false;
+    if (wh_lane_id() == wh_leader(mates) && n) {
+        wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
+        last = wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) == n;
+    }
+    /* The rare work, in one call at the end: the word was empty (its summary
+     * bits), the page's last slot was freed (the page back).  After the
+     * group's collectives, as a call in one lane splits the warp, and a split
+     * warp meets each collective after it twice, on the slow divergent
+     * path; last, so that nothing is live across it. */
+    if (filled || last) wh__rare_free(WH__RARE(h), c, w, page, filled, last);
 }
 
 #endif /* WARPHEAP_HEAP_SLAB_H */

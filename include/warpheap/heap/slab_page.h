@@ -102,9 +102,10 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
     return w0;
 }
 
-/* The and-nots that take a run of words: relaxed and followed by one fence
- * on the GPU, where each acq_rel atomic waits for the one before; acq_rel on
- * the CPU, where ThreadSanitizer does not model a stand-alone fence. */
+/* The compare-and-swaps that take a run of words: relaxed and followed by
+ * one fence on the GPU, where each acq_rel atomic waits for the one before;
+ * acq_rel on the CPU, where ThreadSanitizer does not model a stand-alone
+ * fence. */
 #if WH_ON_GPU
 #define WH__RUN_MO      WH_RELAXED
 #define WH__RUN_FENCE() wh_fence()
@@ -114,19 +115,27 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
 #endif
 #define WH__RUN_CHUNK 4u
 
-/* The page's last slot was freed: try to take the page back (see header).
- * Its words are taken `chunk` (1 .. WH__RUN_CHUNK, a constant) at a time,
- * each chunk checked after its and-nots, which do not wait for each other;
- * the summary level learns of all of them at once (one summary word: a
- * page's words are aligned, at most 64).  A free takes WH__RUN_CHUNK (one
- * after the other, the 64 words of a 16-B page cost 64 round trips and as
- * many summary updates); the allocation's rare paths take 1, so that the
- * chunk's registers stay out of every allocating kernel.  A word short of
- * its page's bits: a claim is in flight, put back what was taken.  True
- * when the page went back to the pool. */
+/* The page's last slot was freed: try to take the page back (see header) --
+ * its bits out of the class bitmap, then the page into the pool's.
+ *
+ * Pages that share a word (under 64 slots): one and-not of the page's bits,
+ * and what it took goes back when some were missing (a claim in flight).  A
+ * page of 64 slots or more (bits 2^lbpp >= 64) owns its words, and a word's
+ * bits past the page's slots are never set, so a word holds all of the
+ * page's bits iff it equals their mask: one compare-and-swap to zero takes
+ * it, one that fails changes nothing and ends the take, and the words taken
+ * before go back.  The swaps go `chunk` (1 .. WH__RUN_CHUNK, a constant) at
+ * a time, not waiting for each other: a free takes WH__RUN_CHUNK (one after
+ * the other, the 64 words of a 16-B page cost 64 round trips); the
+ * allocation's rare paths take 1, so that the chunk's registers stay out of
+ * every allocating kernel.  The summary level learns of the emptied words at
+ * once (one summary word: a page's words are aligned, at most 64); or_word
+ * tells it of each word that goes back.  True when the page went back to
+ * the pool. */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
+    uint64_t *words = wh__slab_word(h, c, w0);
     if (nw == 1u) { /* the page's bits share a word with other pages' */
         uint64_t m = wh__slab_word_mask(c, p, 0), prev = wh_bitmap_and_not_word(&bm, w0, m) & m;
         if (prev != m) {
@@ -134,23 +143,18 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c,
             return false;
         }
     } else {
+        uint64_t taken = 0;
         for (uint32_t k = 0; k < nw; k += chunk) {
-            uint64_t prev[WH__RUN_CHUNK];
             uint32_t n = nw - k < chunk ? nw - k : chunk;
-            bool whole = true;
-            for (uint32_t j = 0; j < n; ++j)
-                prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&bm, 0, w0 + k + j), ~wh__slab_word_mask(c, p, k + j),
-                                              WH__RUN_MO);
             for (uint32_t j = 0; j < n; ++j) {
                 uint64_t m = wh__slab_word_mask(c, p, k + j);
-                whole &= (prev[j] & m) == m;
+                if (wh_atomic_cas(words + k + j, &m, 0ull, WH__RUN_MO, WH_RELAXED)) taken |= 1ull << (k + j);
             }
-            if (!whole) { /* put back: or_word tells the levels above of each word it refills */
-                for (uint32_t j = 0; j < n; ++j) {
-                    uint64_t got = prev[j] & wh__slab_word_mask(c, p, k + j);
-                    if (got) (void)wh_bitmap_or_word(&bm, w0 + k + j, got);
+            if ((uint32_t)wh_popc64(taken) != k + n) { /* give back */
+                for (; taken; taken &= taken - 1u) {
+                    uint32_t j = (uint32_t)wh_ffs64(taken) - 1u;
+                    (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
                 }
-                for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
                 return false;
             }
         }

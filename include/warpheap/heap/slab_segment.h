@@ -223,7 +223,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_from(const wh_heap *h, uint32_t c, uin
 }
 /* Position of page p's first slot in its segment (class c). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_page_lo(const wh_heap *h, uint32_t c, uint32_t p) {
-    return (uint64_t)(p & ((1u << h->seg_shift[c]) - 1u)) * wh__slab_spp(c);
+    return (uint64_t)(p & ((1u << h->seg_shift[c]) - 1u)) * wh__slab_spp_of(h, c);
 }
 /* Of the positions [lo, lo + spp) of one page, those at or past `from`
  * (wh__seg_from): untouched. */
