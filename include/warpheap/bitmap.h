@@ -27,7 +27,8 @@
  * reads and writes, three fences a step on the GPU, cost a 16-B free-all a
  * tenth of its time.)
  *
- * Memory is placed by the caller (host or device memory alike): a wh_bitmap is
+ * Memory is placed by the caller (host or device memory alike; on the GPU in
+ * global memory, not shared memory: the word atomics are `atom.global`): a wh_bitmap is
  * a small descriptor, passed by value to kernels.  Every operation here is
  * header-only and runs on the GPU and on the CPU backend; bulk operations
  * (fill, count, check, indices) are in bitmap_host.c and bitmap_cuda.cu.
@@ -140,8 +141,7 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uin
         for (uint32_t n = 0;; ++n) {
             if (n == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
             bool nz = wh_atomic_load(below, WH_RELAXED) != 0;
-            uint64_t prev =
-                nz ? wh_atomic_fetch_or(above, bit, WH_ACQ_REL) : wh_atomic_fetch_and(above, ~bit, WH_ACQ_REL);
+            uint64_t prev = nz ? wh__atomic_or64(above, bit, WH_ACQ_REL) : wh__atomic_and64(above, ~bit, WH_ACQ_REL);
             uint64_t now = nz ? (prev | bit) : (prev & ~bit);
             flipped |= (prev == 0) != (now == 0);
             if ((wh_atomic_load(below, WH_RELAXED) != 0) == nz) break;
@@ -188,11 +188,11 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm
     for (uint32_t k = 0;; ++k) {
         if (k == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
         if (nz) {
-            uint64_t prev = wh_atomic_fetch_or(above, nz, WH_SEQ_CST);
+            uint64_t prev = wh__atomic_or64(above, nz, WH_SEQ_CST);
             flipped |= prev == 0; /* now non-zero */
         }
         if (span & ~nz) {
-            uint64_t prev = wh_atomic_fetch_and(above, ~(span & ~nz), WH_SEQ_CST);
+            uint64_t prev = wh__atomic_and64(above, ~(span & ~nz), WH_SEQ_CST);
             flipped |= prev != 0 && (prev & ~(span & ~nz)) == 0;
         }
         uint64_t again = wh__bitmap_nonzero(level, c0, n);
@@ -213,7 +213,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_
     /* a word of the bitmap, and never a bit past nbits in the last one */
     WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
     WH_ASSERT(w + 1u < wh_bitmap_level_words(bm, 0) || !(bm->nbits & 63u) || !(mask >> (bm->nbits & 63u)));
-    uint64_t prev = wh_atomic_fetch_or(wh_bitmap_word(bm, 0, w), mask, WH_RELEASE);
+    uint64_t prev = wh__atomic_or64(wh_bitmap_word(bm, 0, w), mask, WH_RELEASE);
     if (prev == 0 && mask != 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
 }
@@ -221,7 +221,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_
  * this thread actually cleared are prev & mask. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_and_not_word(const wh_bitmap *bm, uint32_t w, uint64_t mask) {
     WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
-    uint64_t prev = wh_atomic_fetch_and(wh_bitmap_word(bm, 0, w), ~mask, WH_ACQ_REL);
+    uint64_t prev = wh__atomic_and64(wh_bitmap_word(bm, 0, w), ~mask, WH_ACQ_REL);
     if (prev != 0 && (prev & ~mask) == 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
 }

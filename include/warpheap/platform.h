@@ -155,6 +155,30 @@ static inline void wh__assert_fail(const char *cond, const char *file, int line)
 WH_INLINE __device__ void wh_atomic_add_relaxed(uint32_t *p, uint32_t v) {
     asm volatile("red.relaxed.gpu.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+/* 64-bit or, and and add on a word in global memory (device, managed or
+ * mapped host memory; never shared memory): `atom.global`.  On a generic
+ * pointer (wh_atomic_fetch_or and the like) ptxas tests the address space
+ * at each one and carries a compare-and-swap loop for shared memory, which
+ * has no 64-bit or, and or add: a branch on every free's and allocation's
+ * atomic, and a third of a free kernel's code.  mo is a constant, so the
+ * switch folds; seq_cst is a fence and an acquire, as nvcc makes it. */
+#define WH__ATOM_G64(op, sem, r, a, v) \
+    asm volatile("atom." sem ".gpu.global." op " %0, [%1], %2;" : "=l"(r) : "l"(a), "l"(v) : "memory")
+#define WH__ATOM_G64_FN(name, op)                                                                  \
+    WH_INLINE __device__ uint64_t name(uint64_t *p, uint64_t v, int mo) {                          \
+        uint64_t r, a = (uint64_t)__cvta_generic_to_global(p);                                     \
+        switch (mo) {                                                                              \
+        case WH_RELAXED: WH__ATOM_G64(op, "relaxed", r, a, v); break;                              \
+        case WH_ACQUIRE: WH__ATOM_G64(op, "acquire", r, a, v); break;                              \
+        case WH_RELEASE: WH__ATOM_G64(op, "release", r, a, v); break;                              \
+        case WH_ACQ_REL: WH__ATOM_G64(op, "acq_rel", r, a, v); break;                              \
+        default: asm volatile("fence.sc.gpu;" ::: "memory"); WH__ATOM_G64(op, "acquire", r, a, v); \
+        }                                                                                          \
+        return r;                                                                                  \
+    }
+WH__ATOM_G64_FN(wh__atomic_or64, "or.b64")
+WH__ATOM_G64_FN(wh__atomic_and64, "and.b64")
+WH__ATOM_G64_FN(wh__atomic_add64, "add.u64")
 #else
 #define wh_atomic_load(p, mo)         __atomic_load_n((p), (mo))
 #define wh_atomic_store(p, v, mo)     __atomic_store_n((p), (v), (mo))
@@ -172,6 +196,9 @@ WH_INLINE __device__ void wh_atomic_add_relaxed(uint32_t *p, uint32_t v) {
     * that must order plain data (e.g. before publishing a block). */
 #define wh_fence()                  __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define wh_atomic_add_relaxed(p, v) ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
+#define wh__atomic_or64(p, v, mo)   __atomic_fetch_or((p), (v), (mo))
+#define wh__atomic_and64(p, v, mo)  __atomic_fetch_and((p), (v), (mo))
+#define wh__atomic_add64(p, v, mo)  __atomic_fetch_add((p), (v), (mo))
 /* GCC has no __atomic_fetch_max before 13: a CAS loop, lock-free like the GPU's. */
 #define wh__cpu_fetch_max(p, v, mo)                                                                                    \
     __extension__({                                                                                                    \

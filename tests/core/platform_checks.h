@@ -50,6 +50,15 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_platform_checks(uint64_t *w64, uint32_t *w3
     PC_CHECK(wh_atomic_cas(&w64[0], &e64, 12ull, WH_ACQ_REL, WH_RELAXED) && w64[0] == 12);
     e64 = 3;
     PC_CHECK(!wh_atomic_cas(&w64[0], &e64, 13ull, WH_ACQ_REL, WH_RELAXED) && e64 == 12 && w64[0] == 12);
+    /* the heap's 64-bit or, and and add on global memory, in every order */
+    w64[1] = 6;
+    PC_CHECK(wh__atomic_or64(&w64[1], 1ull << 40, WH_RELAXED) == 6 &&
+             wh__atomic_or64(&w64[1], 1ull, WH_RELEASE) == ((1ull << 40) | 6) &&
+             wh__atomic_or64(&w64[1], 8ull, WH_SEQ_CST) == ((1ull << 40) | 7) && w64[1] == ((1ull << 40) | 15));
+    PC_CHECK(wh__atomic_and64(&w64[1], ~(1ull << 40), WH_ACQ_REL) == ((1ull << 40) | 15) &&
+             wh__atomic_and64(&w64[1], ~1ull, WH_ACQUIRE) == 15 && w64[1] == 14);
+    PC_CHECK(wh__atomic_add64(&w64[1], 1ull << 33, WH_ACQUIRE) == 14 &&
+             wh__atomic_add64(&w64[1], ~0ull, WH_RELAXED) == (1ull << 33) + 14 && w64[1] == (1ull << 33) + 13);
     /* 32-bit atomics */
     w32[0] = 1;
     PC_CHECK(wh_atomic_fetch_add(&w32[0], 2u, WH_RELAXED) == 1 && w32[0] == 3);

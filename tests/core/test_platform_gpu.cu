@@ -42,12 +42,17 @@ static __global__ void warp_kernel(uint32_t *bad) {
     bad[blockIdx.x * blockDim.x + threadIdx.x] = b;
 }
 
-static __global__ void atomics_kernel(uint64_t *c64, uint32_t *c32, uint64_t *orw, uint64_t *mx) {
+/* g: the global-memory forms of the heap (wh__atomic_*64), under contention:
+ * an add of 3, an or and an and-not by every thread. */
+static __global__ void atomics_kernel(uint64_t *c64, uint32_t *c32, uint64_t *orw, uint64_t *mx, uint64_t *g) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     wh_atomic_fetch_add(c64, 1ull, WH_RELAXED);
     wh_atomic_fetch_add(c32, 1u, WH_RELAXED);
     wh_atomic_fetch_or(orw, 1ull << (t & 63u), WH_ACQ_REL);
     wh_atomic_fetch_max(mx, (uint64_t)t, WH_RELAXED);
+    (void)wh__atomic_add64(&g[0], 3ull, WH_ACQUIRE);
+    (void)wh__atomic_or64(&g[1], 1ull << ((t + 7u) & 63u), WH_RELEASE);
+    (void)wh__atomic_and64(&g[2], ~(1ull << (t & 63u)), WH_SEQ_CST);
 }
 
 int main(int argc, char **argv) {
@@ -77,8 +82,11 @@ int main(int argc, char **argv) {
     if (any) fprintf(stderr, "warp check bits: %x\n", any);
     CHECK(any == 0);
 
-    uint64_t *c64, *orw, *mx;
+    uint64_t *c64, *orw, *mx, *g;
     uint32_t *c32;
+    WH_CUDA_OR_DIE(cudaMalloc(&g, 3 * 8));
+    WH_CUDA_OR_DIE(cudaMemset(g, 0, 2 * 8));
+    WH_CUDA_OR_DIE(cudaMemset(g + 2, 0xFF, 8));
     WH_CUDA_OR_DIE(cudaMalloc(&c64, 8));
     WH_CUDA_OR_DIE(cudaMalloc(&orw, 8));
     WH_CUDA_OR_DIE(cudaMalloc(&mx, 8));
@@ -88,9 +96,13 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaMemset(mx, 0, 8));
     WH_CUDA_OR_DIE(cudaMemset(c32, 0, 4));
     const unsigned blocks = 4096, threads = 256;
-    atomics_kernel<<<blocks, threads>>>(c64, c32, orw, mx);
+    atomics_kernel<<<blocks, threads>>>(c64, c32, orw, mx, g);
     WH_LAUNCH_OR_DIE();
-    uint64_t h64 = 0, horw = 0, hmx = 0;
+    uint64_t h64 = 0, horw = 0, hmx = 0, hg[3] = {0, 0, 1};
+    WH_CUDA_OR_DIE(cudaMemcpy(hg, g, sizeof hg, cudaMemcpyDeviceToHost));
+    CHECK_EQ_U64(hg[0], 3ull * blocks * threads);
+    CHECK_EQ_U64(hg[1], ~0ull);
+    CHECK_EQ_U64(hg[2], 0ull);
     uint32_t h32 = 0;
     WH_CUDA_OR_DIE(cudaMemcpy(&h64, c64, 8, cudaMemcpyDeviceToHost));
     WH_CUDA_OR_DIE(cudaMemcpy(&horw, orw, 8, cudaMemcpyDeviceToHost));
@@ -107,5 +119,6 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaFree(orw));
     WH_CUDA_OR_DIE(cudaFree(mx));
     WH_CUDA_OR_DIE(cudaFree(c32));
+    WH_CUDA_OR_DIE(cudaFree(g));
     return wh_test_finish("test_platform_gpu");
 }

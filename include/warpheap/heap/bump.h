@@ -19,8 +19,7 @@
 WH_INLINE WH_HOST_DEVICE void *wh__bump_malloc(const wh_heap *h, uint64_t bytes, uint32_t group) {
     unsigned leader = wh_leader(group);
     uint64_t off = 0;
-    if (wh_lane_id() == leader)
-        off = wh_atomic_fetch_add(&h->ctl->cursor, bytes * (uint64_t)wh_popc32(group), WH_RELAXED);
+    if (wh_lane_id() == leader) off = wh__atomic_add64(&h->ctl->cursor, bytes * (uint64_t)wh_popc32(group), WH_RELAXED);
     off = wh_shfl64(group, off, leader) + (uint64_t)wh_rank(group) * bytes;
     if (off + bytes > h->bytes || off + bytes < off) return (void *)0; /* counted by the caller */
     return h->base + off;

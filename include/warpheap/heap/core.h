@@ -109,7 +109,7 @@ typedef struct wh_heap_ctl {
 } wh_heap_ctl;
 
 #ifdef WH_HEAP_PROFILE
-#define WH__PROF(h, i, n) ((void)wh_atomic_fetch_add(&(h)->ctl->prof[i], (uint64_t)(n), WH_RELAXED))
+#define WH__PROF(h, i, n) ((void)wh__atomic_add64(&(h)->ctl->prof[i], (uint64_t)(n), WH_RELAXED))
 #else
 #define WH__PROF(h, i, n) ((void)0)
 #endif
@@ -212,9 +212,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_seed(uint64_t salt) {
 }
 
 /* Failure and debug counters: only on rare paths. */
-WH_INLINE WH_HOST_DEVICE void wh__heap_count(uint64_t *counter) {
-    (void)wh_atomic_fetch_add(counter, 1ull, WH_RELAXED);
-}
+WH_INLINE WH_HOST_DEVICE void wh__heap_count(uint64_t *counter) { (void)wh__atomic_add64(counter, 1ull, WH_RELAXED); }
 /* Frees gave n pages back to the page pool (a back-off's measure), counted
  * in the shard of the caller's SM (CPU backend: of its stack). */
 WH_INLINE WH_HOST_DEVICE void wh__pages_back(const wh_heap *h, uint32_t n) {
@@ -226,7 +224,7 @@ WH_INLINE WH_HOST_DEVICE void wh__pages_back(const wh_heap *h, uint32_t n) {
     uint32_t s = (uint32_t)wh_hash64((uint64_t)(uintptr_t)&local >> 12);
 #endif
     uint64_t *c = &h->ctl->pages_back[(s % WH__BACK_SHARDS) * WH_CURSOR_STRIDE];
-    (void)wh_atomic_fetch_add(c, (uint64_t)n, WH_RELAXED);
+    (void)wh__atomic_add64(c, (uint64_t)n, WH_RELAXED);
 }
 /* Pages given back so far (all shards; not one instant's sum). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__pages_back_count(const wh_heap *h) {
@@ -238,7 +236,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__pages_back_count(const wh_heap *h) {
 /* WH_HEAP_TRACK: requested bytes in use and their peak. */
 WH_INLINE WH_HOST_DEVICE void wh__heap_track(const wh_heap *h, int64_t delta) {
     if (!(h->flags & WH_HEAP_TRACK)) return;
-    uint64_t now = wh_atomic_fetch_add(&h->ctl->in_use, (uint64_t)delta, WH_RELAXED) + (uint64_t)delta;
+    uint64_t now = wh__atomic_add64(&h->ctl->in_use, (uint64_t)delta, WH_RELAXED) + (uint64_t)delta;
     if (delta > 0) (void)wh_atomic_fetch_max(&h->ctl->peak, now, WH_RELAXED);
 }
 

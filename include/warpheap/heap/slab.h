@@ -181,7 +181,7 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, top, v, false);
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     /* acquire: as in wh__seg_take */
-    uint64_t old = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE), s = wh__seg_s(old);
+    uint64_t old = wh__atomic_add64(st, (uint64_t)want, WH_ACQUIRE), s = wh__seg_s(old);
     WH_ASSERT(s + want < (1ull << WH__SEG_S_BITS)); /* the add never carries into r1 */
     if (!wh__seg_r0(old) || s + want >= cap)        /* it ran out meanwhile */
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, 0, old, true);
@@ -317,7 +317,7 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     if ((unsigned)wh_popc64(all) != (unsigned)wh_popc32(group)) /* two lanes free one slot (uniform) */
         dup = wh_lane_id() != wh_leader(wh_match_any64(group, b));
     /* release: the slots' last uses before the bits that hand them out again */
-    uint64_t prev = is_leader ? wh_atomic_fetch_or(wh__slab_word(h, c, w), all, WH_RELEASE) : 0;
+    uint64_t prev = is_leader ? wh__atomic_or64(wh__slab_word(h, c, w), all, WH_RELEASE) : 0;
     if (!alone) prev = wh_shfl64(group, prev, leader);
     bool ok = !dup && !(prev & bit), filled = is_leader && prev == 0;
     if (!ok) wh__heap_count(&h->ctl->double_frees);

@@ -139,7 +139,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_
         uint64_t prev[WH__RUN_CHUNK];
         uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK;
         for (uint32_t j = 0; j < n; ++j)
-            prev[j] = wh_atomic_fetch_and(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
+            prev[j] = wh__atomic_and64(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
         for (uint32_t j = 0; j < n; ++j) got &= prev[j] | ~take;
         if ((got & take) != take) {
             /* or_word tells the levels above of each word it refills */
@@ -326,7 +326,7 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t
         return false;
     }
     if ((k & counted) >= wh__skip_limit(k)) return false; /* spent: its last skip ends it */
-    k = wh_atomic_fetch_add(sk, 1ull, WH_RELAXED);
+    k = wh__atomic_add64(sk, 1ull, WH_RELAXED);
     if ((k & counted) >= wh__skip_limit(k)) return false;
     if ((k & counted) + 1u == wh__skip_limit(k)) (void)wh_atomic_cas(flag, &b, 0u, WH_RELEASE, WH_RELAXED);
     WH__PROF(h, WH_PROF_BACKOFF, 1);
@@ -477,13 +477,13 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
     /* the other lanes' set-up goes out with our install (cumulative) */
     wh_fence();
     if (!wh__seg_install_fresh(st, r1, cap)) {
-        uint64_t old = wh_atomic_fetch_add(st, r1 << WH__SEG_R_SHIFT1, WH_ACQ_REL);
+        uint64_t old = wh__atomic_add64(st, r1 << WH__SEG_R_SHIFT1, WH_ACQ_REL);
         uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
         if (s >= cap0) {
             /* the current one ran out (or there is none) before we came:
              * nobody rotated, and positions [0, s - cap0) of ours were
              * claimed by adds that found no next segment: orphans */
-            (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+            (void)wh__atomic_add64(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
             uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
             if (orphans) wh__seg_publish(h, c, run, 0, orphans);
             WH__PROF(h, WH_PROF_ORPHANS, orphans);
@@ -561,7 +561,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             }
             /* acquire: the pages' set-up by the preparer whose install
              * (release) this add reads from; a taker publishes nothing */
-            v = wh_atomic_fetch_add(st, (uint64_t)want, WH_ACQUIRE);
+            v = wh__atomic_add64(st, (uint64_t)want, WH_ACQUIRE);
             r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
         }
         uint64_t n1 = 0, n2 = 0;
@@ -571,7 +571,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             if (s + want >= cap0 && r1) { /* we reached the end: rotate */
                 n2 = want - n1 < cap ? want - n1 : cap;
                 if (n2) *x2 = (uint32_t)(n2 << 24 | r1);
-                (void)wh_atomic_fetch_add(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
+                (void)wh__atomic_add64(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
             }
         } else if (r1 && s - cap0 < cap) {
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);

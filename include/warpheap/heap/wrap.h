@@ -18,13 +18,13 @@
 /* Reserve total bytes; returns the offset or UINT64_MAX. */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__wrap_reserve(const wh_heap *h, uint64_t total) {
     if (total > h->bytes) return UINT64_MAX;
-    uint64_t off = wh_atomic_fetch_add(&h->ctl->cursor, total, WH_RELAXED);
+    uint64_t off = wh__atomic_add64(&h->ctl->cursor, total, WH_RELAXED);
     if (off + total <= h->bytes) return off; /* it fits: done        */
     uint64_t cur = off + total;              /* the cursor we left   */
     for (uint32_t n = 0; n < WH_HEAP_RETRY_LIMIT; ++n) {
         if (wh_atomic_cas(&h->ctl->cursor, &cur, total, WH_RELAXED, WH_RELAXED)) return 0; /* wrapped */
         if (cur + total <= h->bytes) {                                                     /* someone else wrapped */
-            off = wh_atomic_fetch_add(&h->ctl->cursor, total, WH_RELAXED);
+            off = wh__atomic_add64(&h->ctl->cursor, total, WH_RELAXED);
             if (off + total <= h->bytes) return off;
             cur = off + total;
         } /* else wrap at its value */

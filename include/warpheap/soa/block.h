@@ -60,7 +60,7 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b);
  * the rollback of a reservation in a block of another type, A.3).  False,
  * with nothing changed, when a slot of `bits` was not taken (a double free). */
 WH_INLINE WH_HOST_DEVICE bool wh__soa_release(const wh_soa *s, uint32_t b, uint64_t bits, uint32_t t) {
-    uint64_t prev = wh_atomic_fetch_and(wh__soa_alloc_word(s, b), ~bits, WH_ACQ_REL);
+    uint64_t prev = wh__atomic_and64(wh__soa_alloc_word(s, b), ~bits, WH_ACQ_REL);
     if ((prev & bits) != bits) { /* the clear changed no bit of a free slot */
         wh__soa_count(s, WH_SOA_CTR_BAD_FREE);
         return false;
@@ -78,7 +78,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__soa_release(const wh_soa *s, uint32_t b, uint6
 WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b) {
     uint64_t *aw = wh__soa_alloc_word(s, b);
     for (uint32_t n = 0; n < WH_SOA_RETRY_LIMIT; ++n) {
-        uint64_t prev = wh_atomic_fetch_or(aw, ~0ull, WH_ACQ_REL);
+        uint64_t prev = wh__atomic_or64(aw, ~0ull, WH_ACQ_REL);
         uint64_t flipped = ~prev;
         if (!flipped) return; /* full, or someone else invalidated it */
         /* We hold some bits: nobody can delete or re-type b now, so its type is stable. */
@@ -93,9 +93,9 @@ WH_INLINE WH_HOST_DEVICE void wh__soa_try_delete(const wh_soa *s, uint32_t b) {
             wh__soa_count(s, WH_SOA_CTR_BLOCKS_FREED);
             return;
         }
-        uint64_t before = wh_atomic_fetch_and(aw, ~flipped, WH_ACQ_REL); /* rollback */
-        wh__soa_sync_active(s, b, t);                                    /* our invalidation made it look full */
-        if ((before & ~flipped) != pad) return;                          /* still has objects */
+        uint64_t before = wh__atomic_and64(aw, ~flipped, WH_ACQ_REL); /* rollback */
+        wh__soa_sync_active(s, b, t);                                 /* our invalidation made it look full */
+        if ((before & ~flipped) != pad) return;                       /* still has objects */
     }
     wh__soa_count(s, WH_SOA_CTR_RETRY_LIMIT);
 }
@@ -117,7 +117,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__soa_reserve(const wh_soa *s, uint32_t b, u
     uint64_t a = wh_atomic_load(aw, WH_RELAXED);
     for (unsigned n = 0; n < 64u && ~a; ++n) { /* each repeat: others took slots */
         uint64_t take = wh__soa_pick_bits(~a, want, (unsigned)(seed >> (6u * (n % 10u))));
-        uint64_t prev = wh_atomic_fetch_or(aw, take, WH_ACQ_REL);
+        uint64_t prev = wh__atomic_or64(aw, take, WH_ACQ_REL);
         uint64_t got = take & ~prev;
         if (got) {
             uint32_t ty = wh_atomic_load(wh__soa_type_word(s, b), WH_ACQUIRE);
