@@ -203,6 +203,33 @@ static void test_up_class(wh_heap_kind kind) {
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE);
 }
 
+/* No failure while room remains, across classes: one 16-B allocation gives
+ * its class a bump segment of several pages, all but one slot untouched; a
+ * larger class then fills the heap.  When the pool runs dry, the larger
+ * class's preparation or page activation takes the 16-B segment's untouched
+ * pages back (wh__seg_retire_all), so it gets every page but the one that
+ * holds the 16-B slot, full; a smaller class's pages are out of reach of
+ * the hand-on to larger classes, so nothing else serves it. */
+static void test_dry_takes_back(wh_heap_kind kind, size_t size) {
+    enum { MAX = 1 << 17 };
+    static void *ptrs[MAX];
+    wh_heap h = make(kind, 16u << 20); /* 256 pages: 16-B segments of 4 */
+    uint32_t c16 = wh__slab_class_of(&h, 16), n = 0;
+    void *tiny = wh_malloc(&h, 16);
+    CHECK(tiny != NULL);
+    CHECK(h.seg_shift[c16] >= 1); /* a segment of more than one page: untouched pages to take back */
+    while (n < MAX && (ptrs[n] = wh_malloc(&h, size)) != NULL) ++n;
+    uint32_t spp = wh__slab_spp(wh__slab_class_of(&h, size));
+    printf("%-9s size %6zu beside a 16-B segment: %u allocations (%u pages of %u slots)\n", wh_heap_kind_name(kind),
+           size, n, h.npages - 1u, spp);
+    CHECK_EQ_U64(n, (uint64_t)(h.npages - 1u) * spp);
+    check_walk(&h, n + 1u);
+    for (uint32_t k = 0; k < n; ++k) wh_free(&h, ptrs[k]);
+    wh_free(&h, tiny);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* The back-off (heap/slab_segment.h, wh__seg_back_off): free pages everywhere
  * but no aligned run of a 16-B segment's 128 pages.  A request is served by
  * the bitmap path, the class's flag says it backs off for the next 2 requests that
@@ -697,6 +724,9 @@ int main(int argc, char **argv) {
     test_reuse_when_dry(WH_HEAP_SLAB, 256);
     test_up_class(WH_HEAP_DEFAULT);
     test_up_class(WH_HEAP_SLAB);
+    test_dry_takes_back(WH_HEAP_DEFAULT, 256);
+    test_dry_takes_back(WH_HEAP_DEFAULT, 4096);
+    test_dry_takes_back(WH_HEAP_SLAB, 1024);
     test_fragmentation();
     test_circ_gone(WH_HEAP_CIRCULAR);
     test_circ_gone(WH_HEAP_CIRCULAR_FUSED);
