@@ -27,11 +27,12 @@
  * reads and writes, three fences a step on the GPU, cost a 16-B free-all a
  * tenth of its time.)
  *
- * Memory is placed by the caller (host or device memory alike; on the GPU in
- * global memory, not shared memory: the word atomics are `atom.global`): a wh_bitmap is
- * a small descriptor, passed by value to kernels.  Every operation here is
- * header-only and runs on the GPU and on the CPU backend; bulk operations
- * (fill, count, check, indices) are in bitmap_host.c and bitmap_cuda.cu.
+ * Memory is placed by the caller, host or device memory alike; on the GPU it
+ * is global memory, not shared memory (the word atomics are `atom.global`).
+ * A wh_bitmap is a small descriptor, passed by value to kernels.  Every
+ * operation here is header-only and runs on the GPU and on the CPU backend;
+ * bulk operations (fill, count, check, indices) are in bitmap_host.c and
+ * bitmap_cuda.cu.
  */
 #ifndef WARPHEAP_BITMAP_H
 #define WARPHEAP_BITMAP_H
