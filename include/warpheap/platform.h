@@ -483,4 +483,11 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_hash64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+/* A number in [0, n) from the high half of a hash: a multiply, not a 64-bit
+ * remainder, which the GPU computes in a called routine of a hundred
+ * instructions (whose registers add to its caller's). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__below(uint64_t seed, uint32_t n) {
+    return (uint32_t)(((seed >> 32) * (uint64_t)n) >> 32);
+}
+
 #endif /* WARPHEAP_PLATFORM_H */

@@ -40,6 +40,14 @@ extern "C" wh_status wh__heap_init_device(wh_heap *h) {
         wh_bitmap bm;
         wh_status st = wh_bitmap_init_device(&bm, h->pages.words, h->npages, true, 0);
         if (st != WH_OK) return st;
+        uint32_t n = wh__whole_words(h->npages);
+        uint64_t *whole = (uint64_t *)malloc(8u * (size_t)n);
+        if (!whole)
+            return wh__fail(WH_ERR_OUT_OF_MEMORY, "heap: %u words of host memory for the whole-word summary", n);
+        for (uint32_t k = 0; k < n; ++k) whole[k] = wh__whole_empty(h->npages, k);
+        cudaError_t e = cudaMemcpy(h->page_whole, whole, 8u * (size_t)n, cudaMemcpyHostToDevice);
+        free(whole);
+        WH_CUDA_TRY(e);
     }
     if (h->flags & WH_HEAP_SECURE) WH_CUDA_TRY(cudaMemset(h->base, WH__HEAP_FREED_BYTE, h->bytes)); /* heap/secure.h */
     if (h->end) {

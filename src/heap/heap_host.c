@@ -13,8 +13,10 @@ static bool on_host(const wh_heap *h) { return !WH_HAVE_CUDA || (h->flags & WH_H
 static void init_host(wh_heap *h) {
     memset(h->meta_alloc, 0, h->meta_bytes);
     memcpy((void *)h->dev, h, sizeof *h);
-    if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT)
+    if (h->kind == WH_HEAP_SLAB || h->kind == WH_HEAP_DEFAULT) {
         (void)wh_bitmap_init_host(&h->pages, h->pages.words, h->npages, true);
+        for (uint32_t k = 0; k < wh__whole_words(h->npages); ++k) h->page_whole[k] = wh__whole_empty(h->npages, k);
+    }
     if (h->flags & WH_HEAP_SECURE) memset(h->base, WH__HEAP_FREED_BYTE, h->bytes); /* heap/secure.h */
     for (uint32_t k = 0; k < h->subheaps; ++k)
         h->cursors[(size_t)k * WH_CURSOR_STRIDE] = (uint64_t)k * h->subheap_units;

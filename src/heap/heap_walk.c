@@ -86,6 +86,9 @@ static void walk_paged(const wh_heap *h, walk *w) {
     }
     end_free_run(w);
     s->inconsistencies += wh_bitmap_check_host(&h->pages);
+    for (uint32_t k = 0; k < h->npages / 64u; ++k) /* a wholly free page word has its whole bit */
+        if (*wh_bitmap_word(&h->pages, 0, k) == ~0ull && !(h->page_whole[k >> 6] >> (k & 63u) & 1u))
+            s->inconsistencies++;
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) { /* no free bit outside its pages */
         wh_bitmap bm = wh__slab_bitmap(h, c);
         s->inconsistencies += wh_bitmap_check_host(&bm);

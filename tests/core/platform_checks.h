@@ -34,6 +34,15 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_platform_checks(uint64_t *w64, uint32_t *w3
              wh_nth_set_bit64(0xB4ull, 4) == 64);
     PC_CHECK(wh_log2_64(1) == 0 && wh_log2_64(4096) == 12 && wh_log2_64(4097) == 12);
     PC_CHECK(wh_hash64(1) != wh_hash64(2));
+    /* wh__below: in range at both ends, and every value of a small range met */
+    PC_CHECK(wh__below(~0ull, 7u) == 6u && wh__below(0ull, 7u) == 0u && wh__below(~0ull, 1u) == 0u);
+    PC_CHECK(wh__below(~0ull, 0xFFFFFFFFu) == 0xFFFFFFFEu && wh__below(1ull << 63, 10u) == 5u);
+    uint32_t met = 0;
+    for (uint64_t i = 0; i < 256u; ++i) {
+        uint32_t v = wh__below(wh_hash64(i), 13u);
+        met |= v < 13u ? 1u << v : 1u << 31;
+    }
+    PC_CHECK(met == (1u << 13) - 1u);
     /* 64-bit atomics: each returns the old value */
     w64[0] = 5;
     PC_CHECK(wh_atomic_load(&w64[0], WH_ACQUIRE) == 5);

@@ -26,6 +26,16 @@ static wh_heap make(wh_heap_kind kind, uint64_t bytes) {
     return h;
 }
 
+/* Pages of page word w taken and given back as the heap's own paths take
+ * and give them: the page bitmap and its whole-word summary
+ * (heap/page_whole.h). */
+static uint64_t take_pages(const wh_heap *h, uint32_t w, uint64_t mask) {
+    uint64_t prev = wh_bitmap_and_not_word(&h->pages, w, mask);
+    if (prev & mask) wh__whole_taken(h, w, 1u);
+    return prev;
+}
+static uint64_t give_pages(const wh_heap *h, uint32_t w, uint64_t mask) { return wh__pages_or(h, w, mask); }
+
 static void check_walk(const wh_heap *h, uint64_t live) {
     wh_heap_usage s;
     CHECK(wh_heap_stats(h, &s) == WH_OK);
@@ -239,7 +249,7 @@ static void test_seg_backoff(void) {
     wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
     uint32_t c = wh__slab_class_of(&h, 16), k = wh__seg_index(c, 0), words = h.npages / 64u;
     CHECK_EQ_U64(h.seg_shift[c], 7); /* runs of 2 words */
-    for (uint32_t w = 1; w < words; w += 2) CHECK(wh_bitmap_and_not_word(&h.pages, w, 1ull << 5) & (1ull << 5));
+    for (uint32_t w = 1; w < words; w += 2) CHECK(take_pages(&h, w, 1ull << 5) & (1ull << 5));
     void *p[8];
     p[0] = wh_malloc(&h, 16);
     CHECK(p[0] != NULL);
@@ -251,7 +261,7 @@ static void test_seg_backoff(void) {
     CHECK((p[3] = wh_malloc(&h, 16)) != NULL); /* tries again, fails again */
     CHECK_EQ_U64(h.ctl->seg_prep[k], WH__SEG_BACKING);
     CHECK_EQ_U64(h.ctl->seg_skip[k], 2ull << WH__SKIP_E_SHIFT); /* two: skip 4 */
-    for (uint32_t w = 1; w < words; w += 2) (void)wh_bitmap_or_word(&h.pages, w, 1ull << 5);
+    for (uint32_t w = 1; w < words; w += 2) (void)give_pages(&h, w, 1ull << 5);
     for (int i = 4; i < 8; ++i) CHECK((p[i] = wh_malloc(&h, 16)) != NULL); /* 4 skipped ... */
     CHECK(wh_malloc(&h, 16) != NULL);                                      /* ... then a segment */
     CHECK(wh__seg_r0(*wh__seg_state(&h, c, 0)) != 0);
@@ -488,11 +498,11 @@ static void test_claim_run(void) {
     uint32_t words = h.npages / 64u;
     /* one busy page in every odd word: each aligned two-word run (shift 7)
      * is broken, while its first word looks whole */
-    for (uint32_t w = 1; w < words; w += 2) CHECK(wh_bitmap_and_not_word(&h.pages, w, 1ull << 5) & (1ull << 5));
+    for (uint32_t w = 1; w < words; w += 2) CHECK(take_pages(&h, w, 1ull << 5) & (1ull << 5));
     unsigned long long before = wh_bitmap_count_host(&h.pages);
     for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, seed) == WH_BITMAP_NONE);
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before); /* every word put back */
-    (void)wh_bitmap_or_word(&h.pages, 11, 1ull << 5);     /* words 10-11: the only whole run */
+    (void)give_pages(&h, 11, 1ull << 5);                  /* words 10-11: the only whole run */
     uint32_t run = WH_BITMAP_NONE;
     for (uint64_t seed = 0; seed < 4096 && run == WH_BITMAP_NONE; ++seed) run = wh__seg_claim_run(&h, 7, seed);
     CHECK_EQ_U64(run, 5); /* pages 640 .. 767 */
@@ -508,22 +518,59 @@ static void test_claim_run(void) {
 static void test_claim_run_scan(void) {
     wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
     uint32_t words = h.npages / 64u;
-    for (uint32_t w = 0; w < words; ++w) (void)wh_bitmap_and_not_word(&h.pages, w, w % 3u == 1u ? ~2ull : ~0ull);
-    (void)wh_bitmap_or_word(&h.pages, 200, ~0ull);
-    (void)wh_bitmap_or_word(&h.pages, 201, ~0ull);
+    for (uint32_t w = 0; w < words; ++w) (void)take_pages(&h, w, w % 3u == 1u ? ~2ull : ~0ull);
+    (void)give_pages(&h, 200, ~0ull);
+    (void)give_pages(&h, 201, ~0ull);
     unsigned long long before = wh_bitmap_count_host(&h.pages);
     for (uint64_t seed = 0; seed < 256; ++seed) {
         uint32_t run = wh__seg_claim_run(&h, 7, wh_hash64(seed));
         CHECK_EQ_U64(run, 100); /* pages 12800 .. 12927 */
         CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 128);
-        (void)wh_bitmap_or_word(&h.pages, 200, ~0ull); /* back, for the next seed */
-        (void)wh_bitmap_or_word(&h.pages, 201, ~0ull);
+        (void)give_pages(&h, 200, ~0ull); /* back, for the next seed */
+        (void)give_pages(&h, 201, ~0ull);
     }
     /* none whole: every seed finds none, and puts back what it took */
-    (void)wh_bitmap_and_not_word(&h.pages, 201, 1ull << 9);
+    (void)take_pages(&h, 201, 1ull << 9);
     for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed)) == WH_BITMAP_NONE);
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 1);
-    for (uint32_t w = 0; w < words; ++w) (void)wh_bitmap_or_word(&h.pages, w, ~0ull);
+    for (uint32_t w = 0; w < words; ++w) (void)give_pages(&h, w, ~0ull);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* As above, but every other word has free pages too, so that the page
+ * bitmap's summary cannot tell the run from the 127 partly free groups: the
+ * whole-word summary (heap/page_whole.h) finds it with any seed, after
+ * pages were taken and given back in every word; and a bit left over a word
+ * taken from behind its back (stale) is cleared by the search that meets
+ * it; once all is given back, the walk finds every word with its bit. */
+static void test_claim_run_whole(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
+    uint32_t words = h.npages / 64u;
+    for (uint32_t w = 0; w < words; ++w) CHECK(take_pages(&h, w, ~0ull) == ~0ull);
+    for (uint32_t w = 0; w < words; ++w) (void)give_pages(&h, w, w == 200u || w == 201u ? ~0ull : 0xFF00ull);
+    unsigned long long before = wh_bitmap_count_host(&h.pages);
+    for (uint64_t seed = 0; seed < 256; ++seed) {
+        uint32_t run = wh__seg_claim_run(&h, 7, wh_hash64(seed));
+        CHECK_EQ_U64(run, 100); /* pages 12800 .. 12927 */
+        CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 128);
+        CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 0); /* words 200-201: taken */
+        (void)give_pages(&h, 200, ~0ull);
+        (void)give_pages(&h, 201, ~0ull);
+        CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 3u); /* given back: whole again */
+    }
+    /* a page of word 201 taken without its bit cleared: the bit is stale,
+     * no run is whole, and the searches clear it */
+    CHECK(wh_bitmap_and_not_word(&h.pages, 201, 1ull << 9) == ~0ull);
+    CHECK_EQ_U64(h.page_whole[3] >> 9 & 1u, 1u);
+    for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed)) == WH_BITMAP_NONE);
+    CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 1);
+    CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 1u); /* word 200 whole, 201 not */
+    (void)give_pages(&h, 201, 1ull << 9);
+    CHECK_EQ_U64(wh__seg_claim_run(&h, 7, 1), 100);
+    (void)give_pages(&h, 200, ~0ull);
+    (void)give_pages(&h, 201, ~0ull);
+    for (uint32_t w = 0; w < words; ++w) (void)give_pages(&h, w, ~0ull);
+    check_walk(&h, 0);
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -705,6 +752,7 @@ int main(int argc, char **argv) {
     test_class_constants(256ull << 20);
     test_claim_run();
     test_claim_run_scan();
+    test_claim_run_whole();
     test_segment_summary();
     test_wrap();
     test_create_errors();

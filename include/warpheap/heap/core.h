@@ -140,10 +140,11 @@ typedef struct wh_heap {
      * WH__SEG_MIN_PAGES pages; 2, the tiled classes too, from
      * WH__SEG_TILED_MIN_PAGES */
     uint32_t slab_segs;
-    uint32_t *page_info; /* WH_PAGE_FREE, class + 1, or run head / tail      */
-    uint32_t *page_used; /* live slots of a slab page (reclaim at zero)      */
-    uint64_t *page_req;  /* requested bytes of a page run                    */
-    wh_bitmap pages;     /* 1 = page free                                    */
+    uint32_t *page_info;  /* WH_PAGE_FREE, class + 1, or run head / tail      */
+    uint32_t *page_used;  /* live slots of a slab page (reclaim at zero)      */
+    uint64_t *page_req;   /* requested bytes of a page run                    */
+    wh_bitmap pages;      /* 1 = page free                                    */
+    uint64_t *page_whole; /* 1 = page word wholly free (heap/page_whole.h)    */
     /* class c's slot bitmap (1 = slot free in an active page): words at
      * slot_words + slot_off[c], npages << wh__slab_lbpp(c) bits (see
      * wh__slab_bitmap: a descriptor per class would make this struct, passed

@@ -22,7 +22,7 @@
 #ifndef WARPHEAP_HEAP_PAGERUN_H
 #define WARPHEAP_HEAP_PAGERUN_H
 
-#include "warpheap/heap/core.h"
+#include "warpheap/heap/page_whole.h"
 #include "warpheap/heap/secure.h"
 
 /* Positions i where bits i..i+n-1 of v are all set (1 <= n <= 64). */
@@ -46,9 +46,10 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_try_word(const wh_heap *h, uint32_t w, uin
         uint64_t prev = wh_bitmap_and_not_word(&h->pages, w, mask) & mask;
         if (prev == mask) {
             *first = w * 64u + i;
+            wh__whole_taken(h, w, 1u);
             return true;
         }
-        if (prev) (void)wh_bitmap_or_word(&h->pages, w, prev); /* put back */
+        if (prev) (void)wh__pages_or(h, w, prev); /* put back */
     }
     return false;
 }
@@ -70,11 +71,12 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_try_range(const wh_heap *h, uint32_t first
         uint64_t m = wh__run_word_mask(first, n, w);
         uint64_t prev = wh_bitmap_and_not_word(&h->pages, w, m) & m;
         if (prev != m) {
-            if (prev) (void)wh_bitmap_or_word(&h->pages, w, prev);
-            for (uint32_t j = w0; j < w; ++j) (void)wh_bitmap_or_word(&h->pages, j, wh__run_word_mask(first, n, j));
+            if (prev) (void)wh__pages_or(h, w, prev);
+            for (uint32_t j = w0; j < w; ++j) (void)wh__pages_or(h, j, wh__run_word_mask(first, n, j));
             return false;
         }
     }
+    wh__whole_taken(h, w0, w1 - w0 + 1u);
     return true;
 }
 
@@ -146,7 +148,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__run_free(const wh_heap *h, uint32_t info, uint
     if (h->flags & WH_HEAP_SECURE) wh__secure_fill(h->base + (uint64_t)p * WH_SLAB_PAGE, req);
     for (uint32_t k = 1; k < n; ++k) wh_atomic_store(&h->page_info[p + k], WH_PAGE_FREE, WH_RELAXED);
     for (uint32_t w = p >> 6; w <= (uint32_t)(((uint64_t)p + n - 1u) >> 6); ++w)
-        (void)wh_bitmap_or_word(&h->pages, w, wh__run_word_mask(p, n, w));
+        (void)wh__pages_or(h, w, wh__run_word_mask(p, n, w));
     wh__pages_back(h, n);
     return true;
 }

@@ -25,6 +25,7 @@
 #define WARPHEAP_HEAP_SLAB_PAGE_H
 
 #include "warpheap/heap/classes.h"
+#include "warpheap/heap/page_whole.h"
 
 /* Add the live slots of claimed bits `got` of word w, class c, to their
  * pages. */
@@ -80,6 +81,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
     uint32_t p = wh_bitmap_find_and_clear(&h->pages, wh__slab_activation_seed(h, c, seed));
     *got = 0;
     if (p == WH_BITMAP_NONE) return WH_BITMAP_NONE;
+    wh__whole_taken(h, p >> 6, 1u);
     /* a page whose bit was set is free: its info says so */
     WH_ASSERT(p < h->npages && wh_atomic_load(&h->page_info[p], WH_ACQUIRE) == WH_PAGE_FREE);
     uint32_t spp = wh__slab_spp(c);
@@ -162,7 +164,7 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c,
         (void)wh__bitmap_propagate_span(&bm, 0, w0, nw);
     }
     wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
-    (void)wh_bitmap_try_set(&h->pages, p);
+    (void)wh__pages_set(h, p);
     return true;
 }
 

@@ -93,7 +93,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
         uint32_t p = (uint32_t)((run << h->seg_shift[c]) + j), whole = (uint32_t)spp;
         if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
             wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
-            (void)wh_bitmap_try_set(&h->pages, p);
+            (void)wh__pages_set(h, p);
             q += k;
             continue;
         }
@@ -144,15 +144,16 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_
         if ((got & take) != take) {
             /* or_word tells the levels above of each word it refills */
             for (uint32_t j = 0; j < n; ++j)
-                if (prev[j] & take) (void)wh_bitmap_or_word(&h->pages, w + k + j, prev[j] & take);
-            for (uint32_t j = 0; j < k; ++j) (void)wh_bitmap_or_word(&h->pages, w + j, take);
+                if (prev[j] & take) (void)wh__pages_or(h, w + k + j, prev[j] & take);
+            for (uint32_t j = 0; j < k; ++j) (void)wh__pages_or(h, w + j, take);
             return WH_BITMAP_NONE;
         }
     }
     WH__RUN_FENCE();
     /* the words we emptied: the levels above learn it after the install
      * (wh__seg_finish), off the waiters' path; until then they only send a
-     * search to words it finds empty */
+     * search to words it finds empty.  Their whole bits now. */
+    wh__whole_taken(h, w, nw);
     return (w * 64u + i) >> shift;
 }
 
@@ -161,27 +162,34 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_
  * much more than a look: the back-off that follows sends requests to the
  * bitmap path, whose single pages break the runs left (4-KiB refills at a
  * third of the first fill's rate, after preparations that missed six whole
- * runs).  So walk the summary from a random word: bit i of level 1 says that
- * page word i has a free page, and an aligned field of nw such bits names a
- * group worth a look.  The first group whose words all load free (shift >=
- * 6; else any: wh__seg_take_run checks the one word) is the answer, or
- * WH_BITMAP_NONE.  Bounded: at most WH__SEG_SCAN_WORDS summary words and
- * WH__SEG_SCAN_GROUPS groups.  It only looks; the caller takes (a scan that
- * took as well held 16 more registers in a kernel with one allocation, even
- * as a call: a kernel's count follows its heaviest rare entry). */
+ * runs).  Runs of whole words (shift >= 6): the whole-word summary
+ * (heap/page_whole.h), from a random word, at most WH__SEG_SCAN_WHOLE
+ * words: an aligned field of nw set bits names a group worth a look, and the first
+ * group whose words all load free is the answer; a word found partly used
+ * has its stale bit cleared.  Runs inside a word: the page bitmap's summary
+ * (bit i of level 1: page word i has a free page), from a random word, at
+ * most WH__SEG_SCAN_WORDS words.  At most WH__SEG_SCAN_GROUPS groups looked
+ * at either way; WH_BITMAP_NONE if none is found.  It only looks; the
+ * caller takes (a scan that took as well held 16 more registers in a
+ * kernel with one allocation, even as a call: a kernel's count follows its
+ * heaviest rare entry). */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_scan_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
     const wh_bitmap *pg = &h->pages;
     if (pg->levels < 2u) return WH_BITMAP_NONE; /* one word: the tries saw it */
-    uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u), l1 = wh_bitmap_level_words(pg, 1), looked = 0;
-    uint32_t s = (uint32_t)(seed % l1);
-    for (uint32_t k = 0; k < l1 && k < WH__SEG_SCAN_WORDS && looked < WH__SEG_SCAN_GROUPS;
-         ++k, s = s + 1u == l1 ? 0u : s + 1u) {
-        /* bit i: words i .. i+nw-1 have free pages */
-        uint64_t m = wh__aligned_fields(wh_atomic_load(wh_bitmap_word(pg, 1, s), WH_RELAXED), nw);
+    bool whole = shift >= 6u;
+    uint32_t nw = whole ? 1u << (shift - 6u) : 1u, looked = 0;
+    uint32_t l1 = whole ? wh__whole_words(h->npages) : wh_bitmap_level_words(pg, 1);
+    uint64_t *sum = whole ? h->page_whole : wh_bitmap_word(pg, 1, 0);
+    uint32_t s = wh__below(seed, l1), most = whole ? WH__SEG_SCAN_WHOLE : WH__SEG_SCAN_WORDS;
+    for (uint32_t k = 0; k < l1 && k < most && looked < WH__SEG_SCAN_GROUPS; ++k, s = s + 1u == l1 ? 0u : s + 1u) {
+        /* bit i: words i .. i+nw-1 are whole (have a free page) */
+        uint64_t m = wh__aligned_fields(wh_atomic_load(sum + s, WH_RELAXED), nw);
         for (; m && looked < WH__SEG_SCAN_GROUPS; m &= m - 1u, ++looked) {
             uint32_t w = s * 64u + (uint32_t)wh_ffs64(m) - 1u, j = 0;
-            while (nw > 1u && j < nw && wh_atomic_load(wh_bitmap_word(pg, 0, w + j), WH_RELAXED) == ~0ull) ++j;
-            if (nw == 1u || j == nw) return w;
+            if (!whole) return w;
+            while (j < nw && wh_atomic_load(wh_bitmap_word(pg, 0, w + j), WH_RELAXED) == ~0ull) ++j;
+            if (j == nw) return w;
+            wh__whole_stale(h, w + j);
         }
     }
     return WH_BITMAP_NONE;
@@ -200,7 +208,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
          * start, when every warp waits for this run) it holds, without the
          * descent's dependent round trips */
         uint32_t w = tries >= 8u                 ? wh__seg_scan_run(h, shift, seed)
-                     : tries == 0 && words >= nw ? (uint32_t)(seed % (words / nw)) * nw
+                     : tries == 0 && words >= nw ? wh__below(seed, words / nw) * nw
                                                  : wh__bitmap_descend(&h->pages, seed, &empty);
         if (w == WH_BITMAP_NONE) {
             if (empty || tries >= 8u) return WH_BITMAP_NONE; /* the scan found no group */
