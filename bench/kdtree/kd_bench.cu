@@ -178,6 +178,7 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         row->builds++;
         row->failed_builds += st.alloc_failures != 0;
         row->st.alloc_failures += st.alloc_failures;
+        if (st.alloc_fail_max > row->st.alloc_fail_max) row->st.alloc_fail_max = st.alloc_fail_max;
         give_back(g, k, &cfg.heap);
     }
     if (reps && row->reps) {
@@ -201,11 +202,11 @@ static double sd_bytes(const kd_build_stats *s) {
 
 static void print_row(const kd_row *r) {
     printf("%-12s %9u  %3ux  %-11s %9.2f ms (min %.2f, %u reps)  nodes %llu refs/tri %.2f allocs %llu "
-           "mean %.1f B sd %.1f B fails %llu (%u of %u builds) check %s  %s\n",
+           "mean %.1f B sd %.1f B fails %llu (%u of %u builds, the largest %llu B) check %s  %s\n",
            r->scene, r->tris, r->heap_x, r->kind, r->ms_median, r->ms_min, r->reps, (unsigned long long)r->st.nodes,
            r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs, mean_bytes(&r->st),
            sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures, r->failed_builds, r->builds,
-           r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"), r->status);
+           (unsigned long long)r->st.alloc_fail_max, r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"), r->status);
     const kd_build_stats *s = &r->st;
     if (g_profile && s->prof[KD_CYC_NODE]) {
         double splits = (double)(s->nodes > 1u ? (s->nodes - 1u) / 2u : 1u), node = (double)s->prof[KD_CYC_NODE];
@@ -290,6 +291,9 @@ static const kd_row *find(const kd_row *rows, int n, const char *scene, uint32_t
 
 static void fmt_ms(char *buf, size_t n, const kd_row *r) {
     if (!r) snprintf(buf, n, "-");
+    else if (r->st.alloc_failures && r->reps && r->st.alloc_fail_max)
+        snprintf(buf, n, "%.2f (%llu allocs failed, the largest %.1f KiB)", r->ms_median,
+                 (unsigned long long)r->st.alloc_failures, (double)r->st.alloc_fail_max / 1024.0);
     else if (r->st.alloc_failures && r->reps)
         snprintf(buf, n, "%.2f (%llu allocs failed)", r->ms_median, (unsigned long long)r->st.alloc_failures);
     else if (strcmp(r->status, "ok") && r->reps) snprintf(buf, n, "%.2f (%s)", r->ms_median, r->status);

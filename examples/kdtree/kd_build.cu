@@ -61,7 +61,7 @@ typedef struct kd_counters {
     uint64_t nodes, pad1[15];
     uint64_t inflight, pad2[15];
     uint64_t leaves, pad3[15];
-    uint64_t allocs, bytes, bytes_sq, fails, overflow, timeouts, refs, depth, root_fail;
+    uint64_t allocs, bytes, bytes_sq, fails, fail_max, overflow, timeouts, refs, depth, root_fail;
     uint64_t prof[KD_PROF];
     uint64_t alloc_n[KD_PCLASSES], alloc_cyc[KD_PCLASSES], free_n[KD_PCLASSES], free_cyc[KD_PCLASSES];
 } kd_counters;
@@ -81,7 +81,7 @@ typedef struct kd_args {
 
 /* Per-warp figures, summed in registers of lane 0 and flushed once. */
 typedef struct kd_local {
-    uint64_t allocs, bytes, bytes_sq, fails, refs, depth;
+    uint64_t allocs, bytes, bytes_sq, fails, fail_max, refs, depth;
     uint64_t prof[KD_PROF];
 } kd_local;
 
@@ -405,7 +405,11 @@ static __device__ bool kd_split_alloc(const kd_args *a, uint32_t nl, uint32_t nr
     f = __shfl_sync(KD_FULL, f, 0);
     if (!ok || f == KD_NONE) {
         if (lane < 2u) kd_list_free(a, mine, lane ? nr : nl, 1u << lane);
-        if (lane == 0 && !ok) acc->fails += 1u;
+        if (lane == 0 && !ok) {
+            uint64_t fl = !l && nl ? kd_list_bytes(nl) : 0, fr = !r && nr ? kd_list_bytes(nr) : 0;
+            acc->fails += 1u;
+            if ((fl > fr ? fl : fr) > acc->fail_max) acc->fail_max = fl > fr ? fl : fr;
+        }
         return false;
     }
     if (lane == 0) {
@@ -567,6 +571,7 @@ static __global__ void __launch_bounds__(KD_BLOCK, KD_MIN_BLOCKS) kd_build_kerne
         (void)wh_atomic_fetch_add(&c->bytes, acc.bytes, WH_RELAXED);
         (void)wh_atomic_fetch_add(&c->bytes_sq, acc.bytes_sq, WH_RELAXED);
         (void)wh_atomic_fetch_add(&c->fails, acc.fails, WH_RELAXED);
+        if (acc.fail_max) (void)wh_atomic_fetch_max(&c->fail_max, acc.fail_max, WH_RELAXED);
         (void)wh_atomic_fetch_add(&c->refs, acc.refs, WH_RELAXED);
         (void)wh_atomic_fetch_max(&c->depth, acc.depth, WH_RELAXED);
         for (int k = 0; k < KD_PROF; ++k)
@@ -711,6 +716,7 @@ extern "C" int kd_gpu_build(kd_gpu *g, const kd_build_config *cfg, kd_build_stat
     st->bytes = c.bytes;
     st->bytes_sq = c.bytes_sq;
     st->alloc_failures = c.fails + c.root_fail;
+    st->alloc_fail_max = c.fail_max;
     st->node_overflow = c.overflow;
     st->timeouts = c.timeouts;
     st->depth = (uint32_t)c.depth;

@@ -47,6 +47,7 @@ typedef struct kd_build_stats {
     uint64_t nodes, leaves, refs;     /* refs: sum over leaves              */
     uint64_t allocs, bytes, bytes_sq; /* lists allocated (root included)    */
     uint64_t alloc_failures;          /* a failed list: the node became a leaf */
+    uint64_t alloc_fail_max;          /* bytes of the largest failed list  */
     uint64_t node_overflow, timeouts; /* node table full; waits that gave up */
     uint32_t depth;                   /* deepest leaf                       */
     float ms;                         /* build, CUDA events                 */
