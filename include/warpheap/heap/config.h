@@ -115,17 +115,15 @@
  * that class and way take the bitmap path at once (e at most this), unless
  * a segment's worth of pages comes back to the pool first. */
 #define WH__SEG_BACKOFF_MAX     10u
-/* A search for an aligned run whose random tries missed walks at most
- * WH__SEG_SCAN_WORDS words of the page bitmap's summary (1024 page words, 4
- * GiB of pages) for a run inside a word, or WH__SEG_SCAN_WHOLE words of the
- * whole-word summary (16 GiB) for a run of whole words, from a random one;
- * looks at most at WH__SEG_SCAN_GROUPS groups of page words in them, and
- * tries to take at most WH__SEG_SCAN_TAKES groups it finds free before the
- * preparation fails (heap/slab_segment.h: wh__seg_scan_run).  Each look is
+/* A search for an aligned run walks at most WH__SEG_SCAN_WORDS words of the
+ * page bitmap's summary (1024 page words, 4 GiB of pages) for a run inside
+ * a word, or WH__SEG_SCAN_WHOLE words of the whole-word summary (16 GiB)
+ * for a run of whole words, from a random one, and tries to take at most
+ * WH__SEG_SCAN_TAKES groups it names before random descents
+ * (heap/slab_segment.h: wh__seg_scan_run, wh__seg_claim_run).  Each look is
  * a round trip with the class's preparation flag held. */
 #define WH__SEG_SCAN_WORDS      16u
 #define WH__SEG_SCAN_WHOLE      64u
-#define WH__SEG_SCAN_GROUPS     8u
 #define WH__SEG_SCAN_TAKES      2u
 /* Counters of the pages given back to the pool (wh_heap_ctl.pages_back). */
 #define WH__BACK_SHARDS         8u

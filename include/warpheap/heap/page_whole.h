@@ -16,7 +16,7 @@
  *     (wh__whole_taken): nobody fills those words again before its pages
  *     come back, so no set that the clear could undo is in flight;
  *   - a bit set by an or whose word was taken from again meanwhile costs a
- *     search one load, and that search clears it (wh__whole_stale).
+ *     search a failed take, and that search clears it (wh__whole_stale).
  * At rest, every wholly free word has its bit (the walk checks it).  A
  * search's clear and a fill's set cannot lose the bit between them: the
  * clear is an acq_rel and-not followed by a load of the word, the set an

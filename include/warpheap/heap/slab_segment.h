@@ -157,65 +157,67 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_
     return (w * 64u + i) >> shift;
 }
 
-/* Where the random tries of wh__seg_claim_run missed.  Near the end of a
- * fill a few whole runs hide among many partly free words, and a miss costs
- * much more than a look: the back-off that follows sends requests to the
- * bitmap path, whose single pages break the runs left (4-KiB refills at a
- * third of the first fill's rate, after preparations that missed six whole
- * runs).  Runs of whole words (shift >= 6): the whole-word summary
- * (heap/page_whole.h), from a random word, at most WH__SEG_SCAN_WHOLE
- * words: an aligned field of nw set bits names a group worth a look, and the first
- * group whose words all load free is the answer; a word found partly used
- * has its stale bit cleared.  Runs inside a word: the page bitmap's summary
- * (bit i of level 1: page word i has a free page), from a random word, at
- * most WH__SEG_SCAN_WORDS words.  At most WH__SEG_SCAN_GROUPS groups looked
- * at either way; WH_BITMAP_NONE if none is found.  It only looks; the
- * caller takes (a scan that took as well held 16 more registers in a
- * kernel with one allocation, even as a call: a kernel's count follows its
- * heaviest rare entry). */
-WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_scan_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
+/* A group of page words worth a take, for an aligned run of 1 << shift
+ * pages, from a summary walked from a random word.  Near the end of a fill
+ * a few whole runs hide among many partly free words, and a miss costs much
+ * more than a look: the back-off that follows sends requests to the bitmap
+ * path, whose single pages break the runs left (4-KiB refills at a third of
+ * the first fill's rate, after preparations that missed six whole runs).
+ * Runs of whole words (shift >= 6): the whole-word summary
+ * (heap/page_whole.h), at most WH__SEG_SCAN_WHOLE of its words, where an
+ * aligned field of nw set bits is a group whose words were all free when
+ * last seen; one of them picked by the seed, so that preparers at once take
+ * different ones.  Runs inside a word: the page bitmap's summary (bit i of
+ * level 1: page word i has a free page), at most WH__SEG_SCAN_WORDS words.
+ * The group's first word, or WH_BITMAP_NONE, and *all when the walk saw the
+ * whole summary (so no run is left).  It only looks; the caller takes (a
+ * scan that took as well held 16 more registers in a kernel with one
+ * allocation, even as a call: a kernel's count follows its heaviest rare
+ * entry). */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_scan_run(const wh_heap *h, uint32_t shift, uint64_t seed, bool *all) {
     const wh_bitmap *pg = &h->pages;
-    if (pg->levels < 2u) return WH_BITMAP_NONE; /* one word: the tries saw it */
     bool whole = shift >= 6u;
-    uint32_t nw = whole ? 1u << (shift - 6u) : 1u, looked = 0;
+    uint32_t nw = whole ? 1u << (shift - 6u) : 1u;
     uint32_t l1 = whole ? wh__whole_words(h->npages) : wh_bitmap_level_words(pg, 1);
+    uint32_t most = whole ? WH__SEG_SCAN_WHOLE : WH__SEG_SCAN_WORDS;
+    *all = l1 <= most;
+    if (!whole && pg->levels < 2u) return WH_BITMAP_NONE; /* one word: the guess saw it */
     uint64_t *sum = whole ? h->page_whole : wh_bitmap_word(pg, 1, 0);
-    uint32_t s = wh__below(seed, l1), most = whole ? WH__SEG_SCAN_WHOLE : WH__SEG_SCAN_WORDS;
-    for (uint32_t k = 0; k < l1 && k < most && looked < WH__SEG_SCAN_GROUPS; ++k, s = s + 1u == l1 ? 0u : s + 1u) {
+    uint32_t s = wh__below(seed, l1);
+    for (uint32_t k = 0; k < l1 && k < most; ++k, s = s + 1u == l1 ? 0u : s + 1u) {
         /* bit i: words i .. i+nw-1 are whole (have a free page) */
         uint64_t m = wh__aligned_fields(wh_atomic_load(sum + s, WH_RELAXED), nw);
-        for (; m && looked < WH__SEG_SCAN_GROUPS; m &= m - 1u, ++looked) {
-            uint32_t w = s * 64u + (uint32_t)wh_ffs64(m) - 1u, j = 0;
-            if (!whole) return w;
-            while (j < nw && wh_atomic_load(wh_bitmap_word(pg, 0, w + j), WH_RELAXED) == ~0ull) ++j;
-            if (j == nw) return w;
-            wh__whole_stale(h, w + j);
-        }
+        if (m) return s * 64u + wh__bitmap_pick(m, wh__bitmap_rot(seed, 1));
     }
     return WH_BITMAP_NONE;
 }
 
-/* An aligned run of 1 << shift free pages taken from the page bitmap: 8
- * random tries, then up to WH__SEG_SCAN_TAKES groups that a scan of the
- * summary finds (wh__seg_scan_run); one take for both (wh__seg_take_run
- * inlined twice: 4 more registers in a kernel).  Its index, or
- * WH_BITMAP_NONE. */
+/* An aligned run of 1 << shift free pages taken from the page bitmap: a
+ * guess first (where most of the pool is free, a cold start when every warp
+ * waits for this run, it holds without a search's round trips), then up to
+ * WH__SEG_SCAN_TAKES groups the summaries name (wh__seg_scan_run), then
+ * random descents of the page bitmap, 8 in all; none when the walk of the
+ * summary saw all of it and found no group.  A whole-word group whose take
+ * failed has the bits of its partly used words cleared (wh__whole_stale).
+ * One take for all (wh__seg_take_run inlined twice: 4 more registers in a
+ * kernel).  Its index, or WH_BITMAP_NONE. */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
     uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u), words = wh_bitmap_level_words(&h->pages, 0);
     for (uint32_t tries = 0; tries < 8u + WH__SEG_SCAN_TAKES; ++tries, seed = wh_hash64(seed + tries)) {
-        bool empty = false;
-        /* the first try a guess: where most of the pool is free (a cold
-         * start, when every warp waits for this run) it holds, without the
-         * descent's dependent round trips */
-        uint32_t w = tries >= 8u                 ? wh__seg_scan_run(h, shift, seed)
+        bool empty = false, all = false, scan = tries >= 1u && tries <= WH__SEG_SCAN_TAKES;
+        uint32_t w = scan                        ? wh__seg_scan_run(h, shift, seed, &all)
                      : tries == 0 && words >= nw ? wh__below(seed, words / nw) * nw
                                                  : wh__bitmap_descend(&h->pages, seed, &empty);
         if (w == WH_BITMAP_NONE) {
-            if (empty || tries >= 8u) return WH_BITMAP_NONE; /* the scan found no group */
+            if (empty || all) return WH_BITMAP_NONE; /* no page, or the summary has no group */
             continue;
         }
-        uint32_t got = wh__seg_take_run(h, w & ~(nw - 1u), shift, seed);
+        w &= ~(nw - 1u);
+        uint32_t got = wh__seg_take_run(h, w, shift, seed);
         if (got != WH_BITMAP_NONE) return got;
+        if (scan && shift >= 6u)
+            for (uint32_t j = 0; j < nw; ++j)
+                if (wh_atomic_load(wh_bitmap_word(&h->pages, 0, w + j), WH_RELAXED) != ~0ull) wh__whole_stale(h, w + j);
     }
     return WH_BITMAP_NONE;
 }
