@@ -540,9 +540,11 @@ static void test_claim_run_scan(void) {
 /* As above, but every other word has free pages too, so that the page
  * bitmap's summary cannot tell the run from the 127 partly free groups: the
  * whole-word summary (heap/page_whole.h) finds it with any seed, after
- * pages were taken and given back in every word; and a bit left over a word
- * taken from behind its back (stale) is cleared by the search that meets
- * it; once all is given back, the walk finds every word with its bit. */
+ * pages were taken and given back in every word.  A bit left over a word
+ * taken from behind its back (stale) costs the searches a failed take and
+ * nothing else: none finds a run, each puts back what it took; a take of a
+ * page of that word clears the bit.  Once all is given back, the walk finds
+ * every word with its bit. */
 static void test_claim_run_whole(void) {
     wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, 256 words */
     uint32_t words = h.npages / 64u;
@@ -559,13 +561,15 @@ static void test_claim_run_whole(void) {
         CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 3u); /* given back: whole again */
     }
     /* a page of word 201 taken without its bit cleared: the bit is stale,
-     * no run is whole, and the searches clear it */
+     * and no run is whole */
     CHECK(wh_bitmap_and_not_word(&h.pages, 201, 1ull << 9) == ~0ull);
-    CHECK_EQ_U64(h.page_whole[3] >> 9 & 1u, 1u);
+    CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 3u);
     for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed)) == WH_BITMAP_NONE);
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 1);
-    CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 1u); /* word 200 whole, 201 not */
-    (void)give_pages(&h, 201, 1ull << 9);
+    CHECK(take_pages(&h, 201, 1ull << 10) == ~(1ull << 9)); /* a take clears it */
+    CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 1u);            /* word 200 whole, 201 not */
+    (void)give_pages(&h, 201, 3ull << 9);
+    CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 3u);
     CHECK_EQ_U64(wh__seg_claim_run(&h, 7, 1), 100);
     (void)give_pages(&h, 200, ~0ull);
     (void)give_pages(&h, 201, ~0ull);

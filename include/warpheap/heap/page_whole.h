@@ -15,14 +15,13 @@
  *   - a thread that took pages clears the bits of their words
  *     (wh__whole_taken): nobody fills those words again before its pages
  *     come back, so no set that the clear could undo is in flight;
- *   - a bit set by an or whose word was taken from again meanwhile costs a
- *     search a failed take, and that search clears it (wh__whole_stale).
- * At rest, every wholly free word has its bit (the walk checks it).  A
- * search's clear and a fill's set cannot lose the bit between them: the
- * clear is an acq_rel and-not followed by a load of the word, the set an
- * acq_rel or after the or that filled it; either the clear comes first in
- * the bit's order, and the set lands after it, or the clear reads the set,
- * and its load then sees the filled word and puts the bit back. */
+ *   - an or that filled a word whose pages are taken again before its bit
+ *     is set leaves the bit over a partly used word: a search that follows
+ *     it loses a take (and puts back what it took), nothing more, until
+ *     the word is taken from again.
+ * So, at rest, every wholly free word has its bit (the walk checks it): a
+ * clear never undoes a set, because the clearing thread holds a page of the
+ * word, and the set comes only after that page is back. */
 #ifndef WARPHEAP_HEAP_PAGE_WHOLE_H
 #define WARPHEAP_HEAP_PAGE_WHOLE_H
 
@@ -65,15 +64,6 @@ WH_INLINE WH_HOST_DEVICE void wh__whole_taken(const wh_heap *h, uint32_t w, uint
         if (wh_atomic_load(hw, WH_RELAXED) & m) (void)wh__atomic_and64(hw, ~m, WH_ACQ_REL);
         w += k;
     }
-}
-
-/* A search found page word w partly used under a set whole bit: clear it,
- * and set it again if the word was filled meanwhile (see above). */
-WH_INLINE WH_HOST_DEVICE void wh__whole_stale(const wh_heap *h, uint32_t w) {
-    uint64_t bit = 1ull << (w & 63u), *hw = &h->page_whole[w >> 6];
-    (void)wh__atomic_and64(hw, ~bit, WH_ACQ_REL);
-    if (wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_ACQUIRE) == ~0ull)
-        (void)wh__atomic_or64(hw, bit, WH_ACQ_REL);
 }
 
 #endif /* WARPHEAP_HEAP_PAGE_WHOLE_H */

@@ -169,8 +169,8 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_
  * last seen; one of them picked by the seed, so that preparers at once take
  * different ones.  Runs inside a word: the page bitmap's summary (bit i of
  * level 1: page word i has a free page), at most WH__SEG_SCAN_WORDS words.
- * The group's first word, or WH_BITMAP_NONE, and *all when the walk saw the
- * whole summary (so no run is left).  It only looks; the caller takes (a
+ * The group's first word, or WH_BITMAP_NONE, and *all when the walk saw
+ * the whole summary (so no run is left).  It only looks; the caller takes (a
  * scan that took as well held 16 more registers in a kernel with one
  * allocation, even as a call: a kernel's count follows its heaviest rare
  * entry). */
@@ -197,9 +197,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_scan_run(const wh_heap *h, uint32_
  * waits for this run, it holds without a search's round trips), then up to
  * WH__SEG_SCAN_TAKES groups the summaries name (wh__seg_scan_run), then
  * random descents of the page bitmap, 8 in all; none when the walk of the
- * summary saw all of it and found no group.  A whole-word group whose take
- * failed has the bits of its partly used words cleared (wh__whole_stale).
- * One take for all (wh__seg_take_run inlined twice: 4 more registers in a
+ * summary saw all of it and found no group.  One take for all (wh__seg_take_run inlined twice: 4 more registers in a
  * kernel).  Its index, or WH_BITMAP_NONE. */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32_t shift, uint64_t seed) {
     uint32_t nw = shift < 6u ? 1u : 1u << (shift - 6u), words = wh_bitmap_level_words(&h->pages, 0);
@@ -215,9 +213,6 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
         w &= ~(nw - 1u);
         uint32_t got = wh__seg_take_run(h, w, shift, seed);
         if (got != WH_BITMAP_NONE) return got;
-        if (scan && shift >= 6u)
-            for (uint32_t j = 0; j < nw; ++j)
-                if (wh_atomic_load(wh_bitmap_word(&h->pages, 0, w + j), WH_RELAXED) != ~0ull) wh__whole_stale(h, w + j);
     }
     return WH_BITMAP_NONE;
 }
