@@ -240,6 +240,42 @@ static void test_dry_takes_back(wh_heap_kind kind, size_t size) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* A way's preparations guess the run after its current segment first
+ * (wh__seg_claim_run's `next`): in a fresh heap one thread's 4-KiB
+ * allocations take segment after segment, each the run after the one
+ * before, until the heap's last run; the walk is sound after all of it and
+ * after the frees.  A random guess instead lands anywhere. */
+static void test_seg_next_run(void) {
+    enum { MAX = 1 << 16 };
+    static void *ptrs[MAX];
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages */
+    uint32_t c = wh__slab_class_of(&h, 4096), shift = h.seg_shift[c], runs = h.npages >> shift;
+    uint64_t cap = h.seg_cap[c], seg_bytes = (uint64_t)WH_SLAB_PAGE << shift;
+    CHECK(wh__seg_on(&h, c) && shift >= 6u && runs >= 16u);
+    CHECK(cap * 8u <= MAX);
+    uint32_t n = (uint32_t)(cap * 8u), follows = 0, jumps = 0, prev = WH_BITMAP_NONE;
+    for (uint32_t k = 0; k < n; ++k) {
+        ptrs[k] = wh_malloc(&h, 4096);
+        CHECK(ptrs[k] != NULL);
+        if (k % cap) continue;
+        uint32_t run = (uint32_t)(((uint8_t *)ptrs[k] - h.base) / seg_bytes); /* a segment's first slot */
+        if (prev != WH_BITMAP_NONE) {
+            if (run == prev + 1u)
+                ++follows;
+            else if (prev + 1u < runs)
+                ++jumps; /* only past the last run may it jump */
+        }
+        prev = run;
+    }
+    printf("4-KiB segments of %u pages: %u followed the one before, %u jumped\n", 1u << shift, follows, jumps);
+    CHECK_EQ_U64(jumps, 0);
+    CHECK(follows >= 6u);
+    check_walk(&h, n);
+    for (uint32_t k = 0; k < n; ++k) wh_free(&h, ptrs[k]);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* The back-off (heap/slab_segment.h, wh__seg_back_off): free pages everywhere
  * but no aligned run of a 16-B segment's 128 pages.  A request is served by
  * the bitmap path, the class's flag says it backs off for the next 2 requests that
@@ -500,11 +536,12 @@ static void test_claim_run(void) {
      * is broken, while its first word looks whole */
     for (uint32_t w = 1; w < words; w += 2) CHECK(take_pages(&h, w, 1ull << 5) & (1ull << 5));
     unsigned long long before = wh_bitmap_count_host(&h.pages);
-    for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, seed) == WH_BITMAP_NONE);
+    for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, seed, WH_BITMAP_NONE) == WH_BITMAP_NONE);
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before); /* every word put back */
     (void)give_pages(&h, 11, 1ull << 5);                  /* words 10-11: the only whole run */
     uint32_t run = WH_BITMAP_NONE;
-    for (uint64_t seed = 0; seed < 4096 && run == WH_BITMAP_NONE; ++seed) run = wh__seg_claim_run(&h, 7, seed);
+    for (uint64_t seed = 0; seed < 4096 && run == WH_BITMAP_NONE; ++seed)
+        run = wh__seg_claim_run(&h, 7, seed, WH_BITMAP_NONE);
     CHECK_EQ_U64(run, 5); /* pages 640 .. 767 */
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before + 1 - 128);
     CHECK(*wh_bitmap_word(&h.pages, 0, 10) == 0 && *wh_bitmap_word(&h.pages, 0, 11) == 0);
@@ -523,7 +560,7 @@ static void test_claim_run_scan(void) {
     (void)give_pages(&h, 201, ~0ull);
     unsigned long long before = wh_bitmap_count_host(&h.pages);
     for (uint64_t seed = 0; seed < 256; ++seed) {
-        uint32_t run = wh__seg_claim_run(&h, 7, wh_hash64(seed));
+        uint32_t run = wh__seg_claim_run(&h, 7, wh_hash64(seed), WH_BITMAP_NONE);
         CHECK_EQ_U64(run, 100); /* pages 12800 .. 12927 */
         CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 128);
         (void)give_pages(&h, 200, ~0ull); /* back, for the next seed */
@@ -531,7 +568,8 @@ static void test_claim_run_scan(void) {
     }
     /* none whole: every seed finds none, and puts back what it took */
     (void)take_pages(&h, 201, 1ull << 9);
-    for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed)) == WH_BITMAP_NONE);
+    for (uint64_t seed = 0; seed < 64; ++seed)
+        CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed), WH_BITMAP_NONE) == WH_BITMAP_NONE);
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 1);
     for (uint32_t w = 0; w < words; ++w) (void)give_pages(&h, w, ~0ull);
     CHECK(wh_heap_destroy(&h) == WH_OK);
@@ -552,7 +590,7 @@ static void test_claim_run_whole(void) {
     for (uint32_t w = 0; w < words; ++w) (void)give_pages(&h, w, w == 200u || w == 201u ? ~0ull : 0xFF00ull);
     unsigned long long before = wh_bitmap_count_host(&h.pages);
     for (uint64_t seed = 0; seed < 256; ++seed) {
-        uint32_t run = wh__seg_claim_run(&h, 7, wh_hash64(seed));
+        uint32_t run = wh__seg_claim_run(&h, 7, wh_hash64(seed), WH_BITMAP_NONE);
         CHECK_EQ_U64(run, 100); /* pages 12800 .. 12927 */
         CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 128);
         CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 0); /* words 200-201: taken */
@@ -564,13 +602,14 @@ static void test_claim_run_whole(void) {
      * and no run is whole */
     CHECK(wh_bitmap_and_not_word(&h.pages, 201, 1ull << 9) == ~0ull);
     CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 3u);
-    for (uint64_t seed = 0; seed < 64; ++seed) CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed)) == WH_BITMAP_NONE);
+    for (uint64_t seed = 0; seed < 64; ++seed)
+        CHECK(wh__seg_claim_run(&h, 7, wh_hash64(seed), WH_BITMAP_NONE) == WH_BITMAP_NONE);
     CHECK_EQ_U64(wh_bitmap_count_host(&h.pages), before - 1);
     CHECK(take_pages(&h, 201, 1ull << 10) == ~(1ull << 9)); /* a take clears it */
     CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 1u);            /* word 200 whole, 201 not */
     (void)give_pages(&h, 201, 3ull << 9);
     CHECK_EQ_U64(h.page_whole[3] >> 8 & 3u, 3u);
-    CHECK_EQ_U64(wh__seg_claim_run(&h, 7, 1), 100);
+    CHECK_EQ_U64(wh__seg_claim_run(&h, 7, 1, WH_BITMAP_NONE), 100);
     (void)give_pages(&h, 200, ~0ull);
     (void)give_pages(&h, 201, ~0ull);
     for (uint32_t w = 0; w < words; ++w) (void)give_pages(&h, w, ~0ull);
@@ -757,6 +796,7 @@ int main(int argc, char **argv) {
     test_claim_run();
     test_claim_run_scan();
     test_claim_run_whole();
+    test_seg_next_run();
     test_segment_summary();
     test_wrap();
     test_create_errors();

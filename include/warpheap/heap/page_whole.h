@@ -56,12 +56,15 @@ WH_INLINE WH_HOST_DEVICE bool wh__pages_set(const wh_heap *h, uint32_t p) {
 
 /* The whole bits of page words [w, w + n), cleared by a thread that holds
  * a page of each: an and-not where a load finds one set (taking a page from
- * a word that was not whole costs the load alone). */
+ * a word that was not whole costs the load alone).  Relaxed, its result
+ * unused, so that nobody waits for it (a reduction on the GPU): the set it
+ * must come before follows it in happens-before anyway, through the pages'
+ * hand-out and return. */
 WH_INLINE WH_HOST_DEVICE void wh__whole_taken(const wh_heap *h, uint32_t w, uint32_t n) {
     for (uint32_t e = w + n; w < e;) {
         uint32_t k = 64u - (w & 63u) < e - w ? 64u - (w & 63u) : e - w; /* words in this whole word */
         uint64_t m = (k >= 64u ? ~0ull : (1ull << k) - 1u) << (w & 63u), *hw = &h->page_whole[w >> 6];
-        if (wh_atomic_load(hw, WH_RELAXED) & m) (void)wh__atomic_and64(hw, ~m, WH_ACQ_REL);
+        if (wh_atomic_load(hw, WH_RELAXED) & m) (void)wh__atomic_and64(hw, ~m, WH_RELAXED);
         w += k;
     }
 }
