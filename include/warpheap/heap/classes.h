@@ -71,10 +71,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t *wh__slab_word(const wh_heap *h, uint32_t c, u
     return h->slot_words + h->slot_off[c] + w;
 }
 
-/* Class c's slot bitmap (a descriptor made on the fly: no memory access). */
+/* Class c's slot bitmap (a descriptor made on the fly: no memory access;
+ * the slots per page from size_magic, not a division -- a free that fills a
+ * word makes one for its summary bit, every other 16-B free-all warp). */
 WH_INLINE WH_HOST_DEVICE wh_bitmap wh__slab_bitmap(const wh_heap *h, uint32_t c) {
     wh_bitmap bm;
-    (void)wh_bitmap_layout(&bm, wh__slab_word(h, c, 0), (uint64_t)h->npages << wh__slab_lbpp(c));
+    (void)wh_bitmap_layout(&bm, wh__slab_word(h, c, 0), (uint64_t)h->npages << wh__slab_lbpp_of(wh__slab_spp_of(h, c)));
     return bm;
 }
 
