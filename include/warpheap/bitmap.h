@@ -219,12 +219,17 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_
     return prev;
 }
 /* Clear the bits of mask in level-0 word w; returns the word before.  The bits
- * this thread actually cleared are prev & mask. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_and_not_word(const wh_bitmap *bm, uint32_t w, uint64_t mask) {
+ * this thread actually cleared are prev & mask.  Acq_rel: the claim acquires
+ * what the setters released with the bits (wh__bitmap_and_not_mo: relaxed,
+ * for a caller that acquired them already). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_and_not_mo(const wh_bitmap *bm, uint32_t w, uint64_t mask, int mo) {
     WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
-    uint64_t prev = wh__atomic_and64(wh_bitmap_word(bm, 0, w), ~mask, WH_ACQ_REL);
+    uint64_t prev = wh__atomic_and64(wh_bitmap_word(bm, 0, w), ~mask, mo);
     if (prev != 0 && (prev & ~mask) == 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
+}
+WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_and_not_word(const wh_bitmap *bm, uint32_t w, uint64_t mask) {
+    return wh__bitmap_and_not_mo(bm, w, mask, WH_ACQ_REL);
 }
 
 /* ---- single bits --------------------------------------------------------------- */

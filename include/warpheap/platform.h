@@ -149,7 +149,10 @@ static inline void wh__assert_fail(const char *cond, const char *file, int line)
 #define wh_atomic_exchange(p, v, mo)  __nv_atomic_exchange_n((p), (v), (mo), WH__SCOPE)
 #define wh_atomic_cas(p, expected, desired, mo_ok, mo_fail) \
     __nv_atomic_compare_exchange_n((p), (expected), (desired), false, (mo_ok), (mo_fail), WH__SCOPE)
-#define wh_fence() __nv_atomic_thread_fence(WH_SEQ_CST, WH__SCOPE)
+#define wh_fence()         __nv_atomic_thread_fence(WH_SEQ_CST, WH__SCOPE)
+/* An acquire fence: the relaxed reads before it acquire what their writers
+ * released (fence.acq_rel, lighter than the sequentially consistent one). */
+#define wh_fence_acquire() __nv_atomic_thread_fence(WH_ACQUIRE, WH__SCOPE)
 /* Relaxed add whose result nobody reads: `red`, which the thread does not wait
  * for, so a loop of them issues back to back (an `atom` waits for its answer). */
 WH_INLINE __device__ void wh_atomic_add_relaxed(uint32_t *p, uint32_t v) {
@@ -195,6 +198,7 @@ WH__ATOM_G64_FN(wh__atomic_add64, "add.u64")
     * ordered read-modify-writes instead and keeps wh_fence() for the few places
     * that must order plain data (e.g. before publishing a block). */
 #define wh_fence()                  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define wh_fence_acquire()          __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define wh_atomic_add_relaxed(p, v) ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
 #define wh__atomic_or64(p, v, mo)   __atomic_fetch_or((p), (v), (mo))
 #define wh__atomic_and64(p, v, mo)  __atomic_fetch_and((p), (v), (mo))

@@ -41,11 +41,11 @@ static void end_free_run(walk *w) {
 /* A slab page of class c: its free slots from the class bitmap; the rest of
  * the page past its last slot is overhead. */
 static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, uint32_t way, uint64_t *class_free) {
-    uint32_t spp = wh__slab_spp(c), w0 = wh__slab_page_word(c, p);
+    uint32_t spp = wh__slab_spp(c), w0 = wh__slab_page_word(h, c, p);
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint64_t nfree = 0;
-    for (uint32_t k = 0; k < wh__slab_page_words(c); ++k)
-        nfree += (uint64_t)wh_popc64(*wh_bitmap_word(&bm, 0, w0 + k) & wh__slab_word_mask(c, p, k));
+    for (uint32_t k = 0; k < wh__slab_page_words(h, c); ++k)
+        nfree += (uint64_t)wh_popc64(*wh_bitmap_word(&bm, 0, w0 + k) & wh__slab_word_mask(h, c, p, k));
     class_free[c] += nfree;
     /* slots a bump segment has yet to hand out: counted by the page, free here */
     uint64_t size = wh__slab_size(c), untouched = wh__seg_untouched(h, c, p, *wh__seg_state(h, c, way));

@@ -78,6 +78,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh_platform_checks(uint64_t *w64, uint32_t *w3
     uint32_t e32 = 42;
     PC_CHECK(wh_atomic_cas(&w32[0], &e32, 43u, WH_SEQ_CST, WH_SEQ_CST) && w32[0] == 43);
     wh_fence();
+    wh_fence_acquire();
     /* bounded waits: no look for 0 tries; for 4, four looks on the GPU, and on
      * the CPU looks for 4 us and one more after them */
     unsigned looks = 0;

@@ -645,11 +645,11 @@ static void test_reclaim_in_flight(void) {
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
             wh_heap h = make(WH_HEAP_DEFAULT, 64ull << 20);
             uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
-            uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c), miss = spp * 13u / 25u;
+            uint32_t w0 = wh__slab_page_word(&h, c, p), nw = wh__slab_page_words(&h, c), miss = spp * 13u / 25u;
             wh_bitmap bm = wh__slab_bitmap(&h, c);
             CHECK(wh_bitmap_try_clear(&h.pages, p)); /* the page, active in class c */
             h.page_info[p] = WH_PAGE_SLAB(c, 0);
-            for (uint32_t k = 0; k < nw; ++k) (void)wh_bitmap_or_word(&bm, w0 + k, wh__slab_word_mask(c, p, k));
+            for (uint32_t k = 0; k < nw; ++k) (void)wh_bitmap_or_word(&bm, w0 + k, wh__slab_word_mask(&h, c, p, k));
             uint64_t b = ((uint64_t)p << wh__slab_lbpp(c)) + miss, before[64];
             CHECK(wh_bitmap_try_clear(&bm, (uint32_t)b)); /* claimed */
             for (uint32_t k = 0; k < nw; ++k) before[k] = *wh__slab_word(&h, c, w0 + k);
@@ -660,7 +660,7 @@ static void test_reclaim_in_flight(void) {
             CHECK(wh_bitmap_try_set(&bm, (uint32_t)b)); /* freed: the page's last slot */
             CHECK(wh__slab_reclaim(&h, c, p, chunk));
             for (uint32_t k = 0; k < nw; ++k)
-                CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k) & wh__slab_word_mask(c, p, k), 0);
+                CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k) & wh__slab_word_mask(&h, c, p, k), 0);
             CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
             CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
             check_walk(&h, 0);

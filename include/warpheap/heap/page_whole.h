@@ -48,10 +48,14 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__pages_or(const wh_heap *h, uint32_t w, uin
         (void)wh__atomic_or64(&h->page_whole[w >> 6], 1ull << (w & 63u), WH_ACQ_REL);
     return prev;
 }
-/* Page p back to the pool: true if its bit was clear (wh_bitmap_try_set). */
-WH_INLINE WH_HOST_DEVICE bool wh__pages_set(const wh_heap *h, uint32_t p) {
-    uint64_t bit = 1ull << (p & 63u);
-    return !(wh__pages_or(h, p >> 6, bit) & bit);
+/* Page p, emptied of its class by this thread, back to the pool: its info
+ * says free, then its bit.  The store is relaxed: the or's release publishes
+ * it to whoever takes the page, and only a holder of the page acts on its
+ * info (a free that reads it for a pointer into a free page is a foreign
+ * free either way). */
+WH_INLINE WH_HOST_DEVICE void wh__page_back(const wh_heap *h, uint32_t p) {
+    wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELAXED);
+    (void)wh__pages_or(h, p >> 6, 1ull << (p & 63u));
 }
 
 /* The whole bits of page words [w, w + n), cleared by a thread that holds

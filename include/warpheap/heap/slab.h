@@ -36,7 +36,7 @@
  * ThreadSanitizer does not model fences. */
 #if WH_ON_GPU
 #define WH__FREE_SUB_MO         WH_RELEASE
-#define WH__FREE_LAST_ACQUIRE() wh_fence()
+#define WH__FREE_LAST_ACQUIRE() wh_fence_acquire()
 #else
 #define WH__FREE_SUB_MO         WH_ACQ_REL
 #define WH__FREE_LAST_ACQUIRE() ((void)0)
@@ -46,11 +46,15 @@
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
 /* A free's rare work: it filled word w of class c's bitmap (its summary
  * bits), it freed the last slot of page p (the page back to the pool; the
- * acquire of the page's last free). */
+ * acquire of the page's last free).  The summary first: nothing of it is
+ * live across the reclaim, the heavier of the two (the other order costs a
+ * free kernel three registers). */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_free(const wh_heap *h, uint32_t c, uint32_t w, uint32_t p, bool filled,
                                                 bool last) {
-    wh_bitmap bm = wh__slab_bitmap(h, c);
-    if (filled) (void)wh__bitmap_propagate(&bm, 0, w);
+    if (filled) {
+        wh_bitmap bm = wh__slab_bitmap(h, c);
+        (void)wh__bitmap_propagate(&bm, 0, w);
+    }
     if (!last) return;
     WH__FREE_LAST_ACQUIRE();
     if (wh__slab_reclaim(h, c, p, WH__RUN_CHUNK)) wh__pages_back(h, 1u);
@@ -261,7 +265,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
                       (uint64_t)((uint8_t *)mine - h->base) < (uint64_t)h->npages * WH_SLAB_PAGE &&
                       ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) % wh__slab_size(c) == 0 &&
                       ((uint64_t)((uint8_t *)mine - h->base) & (WH_SLAB_PAGE - 1u)) / wh__slab_size(c) <
-                          wh__slab_spp(c));
+                          wh__slab_spp_of(h, c));
         }
         done += took;
     }

@@ -30,7 +30,7 @@
 /* Add the live slots of claimed bits `got` of word w, class c, to their
  * pages. */
 WH_INLINE WH_HOST_DEVICE void wh__slab_used_add(const wh_heap *h, uint32_t c, uint32_t w, uint64_t got) {
-    uint32_t l = wh__slab_lbpp(c);
+    uint32_t l = wh__slab_lbpp_at(h, c);
     if (l >= 6u) {
         (void)wh_atomic_fetch_add(&h->page_used[w >> (l - 6u)], (uint32_t)wh_popc64(got), WH_RELAXED);
         return;
@@ -44,15 +44,16 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_used_add(const wh_heap *h, uint32_t c, ui
 }
 
 /* Page p's bits in class c's bitmap: its first word, how many words hold
- * slot bits, and the slot bits of its k-th word. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_word(uint32_t c, uint32_t p) {
-    return (uint32_t)(((uint64_t)p << wh__slab_lbpp(c)) >> 6);
+ * slot bits, and the slot bits of its k-th word (the class's shape from the
+ * heap's constants: no division). */
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_word(const wh_heap *h, uint32_t c, uint32_t p) {
+    return (uint32_t)(((uint64_t)p << wh__slab_lbpp_at(h, c)) >> 6);
 }
-WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_words(uint32_t c) {
-    return wh__slab_lbpp(c) < 6u ? 1u : (wh__slab_spp(c) + 63u) / 64u;
+WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_page_words(const wh_heap *h, uint32_t c) {
+    return wh__slab_lbpp_at(h, c) < 6u ? 1u : (wh__slab_spp_of(h, c) + 63u) / 64u;
 }
-WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(uint32_t c, uint32_t p, uint32_t k) {
-    uint32_t spp = wh__slab_spp(c), l = wh__slab_lbpp(c);
+WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_word_mask(const wh_heap *h, uint32_t c, uint32_t p, uint32_t k) {
+    uint32_t spp = wh__slab_spp_of(h, c), l = wh__slab_lbpp_at(h, c);
     if (l < 6u) return ((1ull << spp) - 1u) << (((uint64_t)p << l) & 63u);
     uint32_t left = spp - 64u * k;
     return left >= 64u ? ~0ull : (1ull << left) - 1u;
@@ -84,7 +85,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
     wh__whole_taken(h, p >> 6, 1u);
     /* a page whose bit was set is free: its info says so */
     WH_ASSERT(p < h->npages && wh_atomic_load(&h->page_info[p], WH_ACQUIRE) == WH_PAGE_FREE);
-    uint32_t spp = wh__slab_spp(c);
+    uint32_t spp = wh__slab_spp_of(h, c);
     if (want > spp) want = spp;
     if (want > 64u) want = 64u;
     /* add, not store: a free of the page's previous life may still have its
@@ -93,13 +94,13 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
      * that decrement's partner and leave the count below the live slots. */
     (void)wh_atomic_fetch_add(&h->page_used[p], (uint32_t)want, WH_RELAXED);
     wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, 0u), WH_RELEASE);
-    uint32_t w0 = wh__slab_page_word(c, p);
-    uint64_t pmask = wh__slab_word_mask(c, p, 0);
+    uint32_t w0 = wh__slab_page_word(h, c, p);
+    uint64_t pmask = wh__slab_word_mask(h, c, p, 0);
     unsigned shift = (unsigned)(wh_ffs64(pmask) - 1);
     uint64_t take = (want == 64u ? ~0ull : ((1ull << want) - 1u)) << shift;
     if (pmask & ~take) (void)wh_bitmap_or_word(bm, w0, pmask & ~take);
-    for (uint32_t k = 1; k < wh__slab_page_words(c); ++k)
-        (void)wh_bitmap_or_word(bm, w0 + k, wh__slab_word_mask(c, p, k));
+    for (uint32_t k = 1; k < wh__slab_page_words(h, c); ++k)
+        (void)wh_bitmap_or_word(bm, w0 + k, wh__slab_word_mask(h, c, p, k));
     *got = take;
     return w0;
 }
@@ -136,10 +137,12 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
  * the pool. */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
-    uint32_t w0 = wh__slab_page_word(c, p), nw = wh__slab_page_words(c);
+    uint32_t w0 = wh__slab_page_word(h, c, p), nw = wh__slab_page_words(h, c);
     uint64_t *words = wh__slab_word(h, c, w0);
     if (nw == 1u) { /* the page's bits share a word with other pages' */
-        uint64_t m = wh__slab_word_mask(c, p, 0), prev = wh_bitmap_and_not_word(&bm, w0, m) & m;
+        /* relaxed: the caller acquired the frees of the page (the last
+         * free's fence, the publisher's acq_rel subtraction) */
+        uint64_t m = wh__slab_word_mask(h, c, p, 0), prev = wh__bitmap_and_not_mo(&bm, w0, m, WH_RELAXED) & m;
         if (prev != m) {
             if (prev) (void)wh_bitmap_or_word(&bm, w0, prev);
             return false;
@@ -149,13 +152,13 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c,
         for (uint32_t k = 0; k < nw; k += chunk) {
             uint32_t n = nw - k < chunk ? nw - k : chunk;
             for (uint32_t j = 0; j < n; ++j) {
-                uint64_t m = wh__slab_word_mask(c, p, k + j);
+                uint64_t m = wh__slab_word_mask(h, c, p, k + j);
                 if (wh_atomic_cas(words + k + j, &m, 0ull, WH__RUN_MO, WH_RELAXED)) taken |= 1ull << (k + j);
             }
             if ((uint32_t)wh_popc64(taken) != k + n) { /* give back */
                 for (; taken; taken &= taken - 1u) {
                     uint32_t j = (uint32_t)wh_ffs64(taken) - 1u;
-                    (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(c, p, j));
+                    (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(h, c, p, j));
                 }
                 return false;
             }
@@ -163,8 +166,7 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c,
         WH__RUN_FENCE();
         (void)wh__bitmap_propagate_span(&bm, 0, w0, nw);
     }
-    wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
-    (void)wh__pages_set(h, p);
+    wh__page_back(h, p);
     return true;
 }
 

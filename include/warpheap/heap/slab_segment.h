@@ -92,8 +92,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
         uint32_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
         uint32_t p = (uint32_t)((run << h->seg_shift[c]) + j), whole = (uint32_t)spp;
         if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
-            wh_atomic_store(&h->page_info[p], WH_PAGE_FREE, WH_RELEASE);
-            (void)wh__pages_set(h, p);
+            wh__page_back(h, p);
             q += k;
             continue;
         }
@@ -248,7 +247,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched_at(uint64_t lo, uint64_t spp
 /* Slots of page p, class c, that the segments of state v still hold
  * untouched: neither handed out nor free (the walk counts them free). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
-    return wh__seg_untouched_at(wh__seg_page_lo(h, c, p), wh__slab_spp(c), wh__seg_from(h, c, p, v));
+    return wh__seg_untouched_at(wh__seg_page_lo(h, c, p), wh__slab_spp_of(h, c), wh__seg_from(h, c, p, v));
 }
 
 /* Take back what class c's segments hold untouched (the rest of the current
