@@ -67,7 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #if defined(__CUDACC__)
-static __host__ __device__ __noinline__ void wh__assert_fail(const char *cond, const char *file, int line) {
+static inline __host__ __device__ __noinline__ void wh__assert_fail(const char *cond, const char *file, int line) {
 #if defined(__CUDA_ARCH__)
     printf("warpheap: assertion failed: %s (%s:%d, block %d thread %d)\n", cond, file, line, (int)blockIdx.x,
            (int)threadIdx.x);

@@ -242,7 +242,7 @@ static void test_image(void) {
     for (int i = 0; i < 300; ++i) {
         ps[i] = wh_soa_alloc(&s, i % 3 ? Pt_TYPE : Qt_TYPE);
         CHECK(ps[i] != 0);
-        WH_GET(Pt, Pt_from(ps[i]), x) = (float)i;
+        if (ps[i]) WH_GET(Pt, Pt_from(ps[i]), x) = (float)i;
     }
     wh_soa img;
     void *owned = NULL;
