@@ -140,8 +140,8 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c,
     uint32_t w0 = wh__slab_page_word(h, c, p), nw = wh__slab_page_words(h, c);
     uint64_t *words = wh__slab_word(h, c, w0);
     if (nw == 1u) { /* the page's bits share a word with other pages' */
-        /* relaxed: the caller acquired the frees of the page (the last
-         * free's fence, the publisher's acq_rel subtraction) */
+        /* relaxed: the caller acquired the page's frees already (the last
+         * free's WH__FREE_LAST_ACQUIRE, the publisher's acq_rel subtraction) */
         uint64_t m = wh__slab_word_mask(h, c, p, 0), prev = wh__bitmap_and_not_mo(&bm, w0, m, WH_RELAXED) & m;
         if (prev != m) {
             if (prev) (void)wh_bitmap_or_word(&bm, w0, prev);
