@@ -332,7 +332,8 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     uint32_t n = alone ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(mates, ok));
     bool last = false;
     if (wh_lane_id() == wh_leader(mates) && n) {
-        wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
+        if (h->flags & WH_HEAP_TRACK) /* first: no slot size computed where nothing counts */
+            wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
         last = wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) == n;
     }
     /* The rare work, in one call at the end: the word was empty (its summary
