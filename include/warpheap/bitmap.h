@@ -12,10 +12,9 @@
  * summary bit until this thread flips it, which makes a thread wait for a
  * summary update that another thread has yet to do -- possibly a lane of its
  * own warp.  Here a summary bit is *re-derived* instead: the thread that changed
- * a container from zero to non-zero (or back) writes the summary bit to match
- * its change (idempotent or/and), then reads the container; if that read
- * disagrees (the container changed meanwhile), it writes to match the read
- * and reads again, and so on.  The summary writes are acq_rel
+ * a container from zero to non-zero (or back) reads the container, writes the
+ * summary bit to match (idempotent or/and), and reads the container again; if
+ * it changed meanwhile, it repeats.  The summary writes are acq_rel
  * read-modify-writes, so each one reads from the one before it in the summary
  * word's order and synchronizes with it: the thread of the last one has seen
  * every container change whose thread wrote the summary before, and a change
