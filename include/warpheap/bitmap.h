@@ -128,32 +128,26 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__bitmap_level_at(const wh_bitmap *bm, uint3
 }
 
 /* Container c of level l just changed between zero and non-zero (by this
- * thread, whose change left it non-zero iff nz).  Re-derive its summary bit,
- * and go up while that changes a summary word between zero and non-zero.
- * See the header comment for why this is enough and never waits for another
- * thread.  The first summary write follows nz, not a load: only the reads
- * after the writes carry the argument, and one that disagrees repeats the
- * write (a fill's walk: two round trips to the word instead of three). */
-WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uint32_t l, uint32_t c, bool nz) {
+ * thread).  Re-derive its summary bit, and go up while that changes a summary
+ * word between zero and non-zero.  See the header comment for why this is
+ * enough and never waits for another thread. */
+WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate(const wh_bitmap *bm, uint32_t l, uint32_t c) {
     uint32_t words, off = wh__bitmap_level_at(bm, l, &words);
     for (; words > 1u; c >>= 6) { /* level l is below the top */
         uint64_t *below = bm->words + off + c;
         off = wh__bitmap_up(off, &words);
         uint64_t *above = bm->words + off + (c >> 6);
         uint64_t bit = 1ull << (c & 63u);
-        bool flipped = false, left = false; /* we changed above's zero-ness; above after our last write */
+        bool flipped = false; /* did we change above's zero-ness? */
         for (uint32_t n = 0;; ++n) {
             if (n == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
+            bool nz = wh_atomic_load(below, WH_RELAXED) != 0;
             uint64_t prev = nz ? wh__atomic_or64(above, bit, WH_ACQ_REL) : wh__atomic_and64(above, ~bit, WH_ACQ_REL);
             uint64_t now = nz ? (prev | bit) : (prev & ~bit);
             flipped |= (prev == 0) != (now == 0);
-            left = now != 0;
-            bool again = wh_atomic_load(below, WH_RELAXED) != 0;
-            if (again == nz) break;
-            nz = again;
+            if ((wh_atomic_load(below, WH_RELAXED) != 0) == nz) break;
         }
         if (!flipped) break;
-        nz = left; /* above, as our last write left it */
     }
     return WH_OK;
 }
@@ -191,24 +185,22 @@ WH_INLINE WH_HOST_DEVICE wh_status wh__bitmap_propagate_span(const wh_bitmap *bm
     uint64_t *level = bm->words + off, *above = bm->words + off + words + (c0 >> 6);
     uint64_t span = (n >= 64u ? ~0ull : (1ull << n) - 1u) << (c0 & 63u);
     uint64_t nz = wh__bitmap_nonzero(level, c0, n);
-    bool flipped = false, left = false; /* as in wh__bitmap_propagate */
+    bool flipped = false;
     for (uint32_t k = 0;; ++k) {
         if (k == WH_BITMAP_RETRY_LIMIT) return WH_ERR_RETRY_LIMIT;
         if (nz) {
             uint64_t prev = wh__atomic_or64(above, nz, WH_SEQ_CST);
             flipped |= prev == 0; /* now non-zero */
-            left = true;
         }
         if (span & ~nz) {
             uint64_t prev = wh__atomic_and64(above, ~(span & ~nz), WH_SEQ_CST);
             flipped |= prev != 0 && (prev & ~(span & ~nz)) == 0;
-            left = (prev & ~(span & ~nz)) != 0;
         }
         uint64_t again = wh__bitmap_nonzero(level, c0, n);
         if (again == nz) break;
         nz = again;
     }
-    return flipped ? wh__bitmap_propagate(bm, l + 1, c0 >> 6, left) : WH_OK;
+    return flipped ? wh__bitmap_propagate(bm, l + 1, c0 >> 6) : WH_OK;
 }
 
 /* ---- word operations (the building blocks; also used for coalesced claims) ---- */
@@ -223,7 +215,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_
     WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
     WH_ASSERT(w + 1u < wh_bitmap_level_words(bm, 0) || !(bm->nbits & 63u) || !(mask >> (bm->nbits & 63u)));
     uint64_t prev = wh__atomic_or64(wh_bitmap_word(bm, 0, w), mask, WH_RELEASE);
-    if (prev == 0 && mask != 0) (void)wh__bitmap_propagate(bm, 0, w, true);
+    if (prev == 0 && mask != 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
 }
 /* Clear the bits of mask in level-0 word w; returns the word before.  The bits
@@ -233,7 +225,7 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_or_word(const wh_bitmap *bm, uint32_
 WH_INLINE WH_HOST_DEVICE uint64_t wh__bitmap_and_not_mo(const wh_bitmap *bm, uint32_t w, uint64_t mask, int mo) {
     WH_ASSERT(w < wh_bitmap_level_words(bm, 0));
     uint64_t prev = wh__atomic_and64(wh_bitmap_word(bm, 0, w), ~mask, mo);
-    if (prev != 0 && (prev & ~mask) == 0) (void)wh__bitmap_propagate(bm, 0, w, false);
+    if (prev != 0 && (prev & ~mask) == 0) (void)wh__bitmap_propagate(bm, 0, w);
     return prev;
 }
 WH_INLINE WH_HOST_DEVICE uint64_t wh_bitmap_and_not_word(const wh_bitmap *bm, uint32_t w, uint64_t mask) {

@@ -78,38 +78,6 @@ static void test_single_bits(void) {
     free(mem);
 }
 
-/* A summary walk starts from its own change's result, not a load: where a
- * later change undid it before the walk (a word filled, then emptied by
- * another thread), the walk's read after its write disagrees and it writes
- * again, up the levels too.  Both orders of two changes, by hand. */
-static void test_walk_of_undone_change(void) {
-    wh_bitmap bm;
-    uint64_t *mem = make(&bm, 64u * 64u * 64u, false); /* three levels */
-    uint64_t *word = wh_bitmap_word(&bm, 0, 70);
-    /* the filler's or, the emptier's and-not, then the filler's walk */
-    __atomic_fetch_or(word, 1ull << 7, __ATOMIC_RELEASE);
-    __atomic_fetch_and(word, ~(1ull << 7), __ATOMIC_ACQ_REL);
-    CHECK(wh__bitmap_propagate(&bm, 0, 70, true) == WH_OK);
-    CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0); /* every level zero again */
-    CHECK_EQ_U64(*wh_bitmap_word(&bm, 1, 1), 0);
-    CHECK_EQ_U64(*wh_bitmap_word(&bm, 2, 0), 0);
-    /* the emptier's walk (its guess right) leaves it as it is */
-    CHECK(wh__bitmap_propagate(&bm, 0, 70, false) == WH_OK);
-    CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
-    /* filled again and its walk: the bits up to the top */
-    __atomic_fetch_or(word, 1ull << 7, __ATOMIC_RELEASE);
-    CHECK(wh__bitmap_propagate(&bm, 0, 70, true) == WH_OK);
-    CHECK_EQ_U64(*wh_bitmap_word(&bm, 1, 1), 1ull << 6);
-    CHECK_EQ_U64(*wh_bitmap_word(&bm, 2, 0), 1ull << 1);
-    CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
-    /* emptied, and a walk that guesses wrong the other way */
-    __atomic_fetch_and(word, 0ull, __ATOMIC_ACQ_REL);
-    CHECK(wh__bitmap_propagate(&bm, 0, 70, true) == WH_OK);
-    CHECK_EQ_U64(*wh_bitmap_word(&bm, 2, 0), 0);
-    CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
-    free(mem);
-}
-
 /* Rotation spreads searches: different seeds find different bits. */
 static void test_rotation(void) {
     wh_bitmap bm;
@@ -223,7 +191,6 @@ int main(int argc, char **argv) {
     uint64_t sizes[] = {1, 2, 63, 64, 65, 127, 4096, 4097, 262145};
     for (unsigned k = 0; k < sizeof sizes / sizeof *sizes; ++k) test_fill_and_drain(sizes[k]);
     test_single_bits();
-    test_walk_of_undone_change();
     test_rotation();
     test_claim();
     test_indices();

@@ -53,7 +53,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_free(const wh_heap *h, uint32_t c, ui
                                                 bool last) {
     if (filled) {
         wh_bitmap bm = wh__slab_bitmap(h, c);
-        (void)wh__bitmap_propagate(&bm, 0, w, true);
+        (void)wh__bitmap_propagate(&bm, 0, w);
     }
     if (!last) return;
     WH__FREE_LAST_ACQUIRE();
