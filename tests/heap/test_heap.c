@@ -4,6 +4,13 @@
  * and misaligned pointers, exhaustion, a heap too small or too large, unknown
  * kinds and flags); alignment; exhaustion and recovery; the heap walk and the
  * fragmentation equations on known layouts. */
+#include <stdint.h>
+
+/* The other side of a reclaim's lost race (test_reclaim_lost_free), run
+ * where the reclaim holds some of the page's bits. */
+static void reclaim_lost(const void *h, uint32_t c, uint32_t p);
+#define WH__RECLAIM_LOST(h, c, p) reclaim_lost(h, c, p)
+
 #include "warpheap/heap.h"
 #include "wh_test.h"
 
@@ -668,6 +675,54 @@ static void test_reclaim_in_flight(void) {
         }
 }
 
+/* The race that test_reclaim_in_flight stops before: the claim in flight
+ * counts its slot after the page's count reached zero, and its free comes
+ * while the reclaim (the page's previous last free) holds the page's other
+ * bits -- that free's own take finds them gone and leaves the page.  The
+ * reclaim must then find the page empty and take it: a page kept by its
+ * class with every slot free is lost to the other classes and to page
+ * runs. */
+static struct {
+    wh_heap *h;
+    uint32_t c, p, slot;
+    bool armed;
+} lost;
+static void reclaim_lost(const void *hv, uint32_t c, uint32_t p) {
+    if (!lost.armed || hv != lost.h || c != lost.c || p != lost.p) return;
+    lost.armed = false; /* the free's own lost take comes here too */
+    uint64_t b = ((uint64_t)p << wh__slab_lbpp(c)) + lost.slot;
+    wh__slab_used_add(lost.h, c, (uint32_t)(b >> 6), 1ull << (b & 63u)); /* the claim counts its slot */
+    wh_free(lost.h, lost.h->base + (uint64_t)p * WH_SLAB_PAGE + (uint64_t)lost.slot * wh__slab_size(c));
+}
+static void test_reclaim_lost_free(void) {
+    static const uint32_t sizes[] = {16, 1024, 4096};
+    for (uint32_t chunk = 1; chunk <= WH__RUN_CHUNK; chunk += WH__RUN_CHUNK - 1u)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+            wh_heap h;
+            wh_heap_config cfg = {.bytes = 64ull << 20, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST};
+            CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+            uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
+            uint32_t w0 = wh__slab_page_word(&h, c, p), nw = wh__slab_page_words(&h, c), miss = spp * 13u / 25u;
+            wh_bitmap bm = wh__slab_bitmap(&h, c);
+            CHECK(wh_bitmap_try_clear(&h.pages, p)); /* the page, active in class c, count zero */
+            h.page_info[p] = WH_PAGE_SLAB(c, 0);
+            for (uint32_t k = 0; k < nw; ++k) (void)wh_bitmap_or_word(&bm, w0 + k, wh__slab_word_mask(&h, c, p, k));
+            CHECK(wh_bitmap_try_clear(&bm, (uint32_t)(((uint64_t)p << wh__slab_lbpp(c)) + miss))); /* claimed */
+            lost.h = &h, lost.c = c, lost.p = p, lost.slot = miss, lost.armed = true;
+            bool back = wh__slab_reclaim(&h, c, p, chunk);
+            if (!back)
+                printf("reclaim   %u B, chunk %u: the page stays in its class, every slot free\n", sizes[i], chunk);
+            CHECK(!lost.armed); /* the race ran */
+            CHECK(back);
+            CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
+            for (uint32_t k = 0; k < nw; ++k)
+                CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k) & wh__slab_word_mask(&h, c, p, k), 0);
+            CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
+            check_walk(&h, 0);
+            CHECK(wh_heap_destroy(&h) == WH_OK);
+        }
+}
+
 /* The fast path's per-class constants (heap/core.h) and the segment form
  * of a leader's result (heap/slab.h: wh__got_seg, wh__got_slot): the
  * reciprocal divisions are exact for every position below 2^20 and every
@@ -791,6 +846,7 @@ int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Device heap, one thread on the CPU backend.");
     test_segment_classes();
     test_reclaim_in_flight();
+    test_reclaim_lost_free();
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);
     test_claim_run();

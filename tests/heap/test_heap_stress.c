@@ -92,6 +92,24 @@ static void spread_over_ways(const wh_heap_config *cfg, unsigned threads) {
     free(j.p);
 }
 
+#ifndef WH_HS_CIRCULAR
+/* Pages of the page pool (SLAB and DEFAULT): with nothing allocated and the
+ * segments trimmed, every page is back in it -- a page held by its class with
+ * every slot free is lost to the other classes and to page runs. */
+static uint32_t pool_pages(const wh_heap *h) {
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < wh_bitmap_level_words(&h->pages, 0); ++w)
+        n += (uint32_t)wh_popc64(wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED));
+    return n;
+}
+static void check_pages_back(wh_heap *h, const char *what) {
+    CHECK(wh_heap_trim(h) == WH_OK);
+    uint32_t n = pool_pages(h);
+    if (n != h->npages) printf("%-9s %u of %u pages in the pool after everything was freed\n", what, n, h->npages);
+    CHECK_EQ_U64(n, h->npages);
+}
+#endif
+
 /* ways: of the slab classes' bump segments (wh_heap_config.ways; 0: the
  * heap's choice, one way below 512 MiB) */
 static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_shape shape, bool exhaust,
@@ -139,6 +157,9 @@ static void stress(wh_heap_kind kind, uint64_t bytes, unsigned threads, wh_hs_sh
         CHECK_EQ_U64(s.allocations, 0);
         CHECK_EQ_U64(s.used_bytes, 0);
         CHECK(s.peak_bytes > 0);
+#ifndef WH_HS_CIRCULAR
+        check_pages_back(&j.heap, wh_heap_kind_name(kind));
+#endif
         if (exhaust) fill_to_exhaustion(&j.heap, shape.small_max);
         /* recovery: after the storm, the whole heap serves again */
         void *p = wh_malloc(&j.heap, (size_t)(kind == WH_HEAP_SLAB ? WH_SLAB_MAX : s.largest_free / 2));
@@ -172,6 +193,48 @@ static void burst(unsigned threads) {
     for (int round = 0; round < 20; ++round) wh_run_threads(threads, burst_worker, &j);
     printf("burst     %2u threads x 16 objects x 20 rounds into 16 pages: %llu failed\n", threads, j.failed);
     CHECK_EQ_U64(j.failed, 0);
+    CHECK(wh_heap_destroy(&j.heap) == WH_OK);
+}
+#endif
+
+#ifndef WH_HS_CIRCULAR
+/* Pages emptied and taken back all the time: threads allocate and free one
+ * object at a time, of sizes whose pages hold few slots (bitmap path, one
+ * word a page or several), in a heap of a few pages.  A page's last free
+ * races the claims of the page's slots; once all is freed every page must be
+ * back in the pool. */
+typedef struct churn_job {
+    wh_heap heap;
+    uint32_t ops, size;
+    unsigned long long failed;
+} churn_job;
+static void churn_worker(unsigned i, void *arg) {
+    churn_job *j = (churn_job *)arg;
+    void *p[4] = {NULL, NULL, NULL, NULL};
+    unsigned long long failed = 0;
+    for (uint32_t k = 0; k < j->ops; ++k) {
+        uint32_t r = (uint32_t)wh_hash64((uint64_t)i << 32 | k), s = r & 3u;
+        if (p[s]) {
+            wh_free(&j->heap, p[s]);
+            p[s] = NULL;
+        } else {
+            failed += (p[s] = wh_malloc(&j->heap, j->size)) == NULL;
+        }
+    }
+    for (int s = 0; s < 4; ++s) wh_free(&j->heap, p[s]);
+    __atomic_fetch_add(&j->failed, failed, __ATOMIC_RELAXED);
+}
+static void reclaim_churn(unsigned threads, uint32_t ops, uint32_t size) {
+    churn_job j = {{0}, ops, size, 0};
+    wh_heap_config cfg = {.bytes = 1u << 20, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST};
+    CHECK(wh_heap_create(&j.heap, &cfg) == WH_OK);
+    wh_run_threads(threads, churn_worker, &j);
+    printf("churn     %2u threads x %u ops of %u B in 16 pages: %llu failed\n", threads, ops, size, j.failed);
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&j.heap, &s) == WH_OK);
+    CHECK_EQ_U64(s.allocations, 0);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    check_pages_back(&j.heap, "churn");
     CHECK(wh_heap_destroy(&j.heap) == WH_OK);
 }
 #endif
@@ -278,6 +341,8 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 8);
     stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny, true, 8);
     burst(threads * 2u);
+    reclaim_churn(threads, ops * 2u, 3000); /* 21 slots: pages share a word */
+    reclaim_churn(threads, ops * 2u, 768);  /* 85 slots: two words a page */
     backoff_count(threads);
     wrap(threads, ops);
     return wh_test_finish("test_heap_stress");

@@ -14,8 +14,9 @@
  * Pages are activated per class from the shared `pages` bitmap and given back
  * when their last slot is freed: the freeing thread collects all slot bits of
  * the page with and-not; if it got them all the page is empty and its own,
- * otherwise it puts them back (a concurrent claim is in flight).  Nobody waits
- * for anybody.  The live-slot counter page_used is only a hint for when to
+ * otherwise it puts them back (a concurrent claim is in flight), and tries
+ * again, boundedly, when the page's count says the page emptied meanwhile.
+ * Nobody waits for anybody.  The live-slot counter page_used is only a hint for when to
  * try; the bits decide.  It is only ever added to and subtracted from, across
  * a page's lives, so that a late decrement from a previous life still meets
  * its increment, and a stale reclaim it triggers finds the old class's bits
@@ -118,24 +119,24 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
 #endif
 #define WH__RUN_CHUNK 4u
 
-/* The page's last slot was freed: try to take the page back (see header) --
- * its bits out of the class bitmap, then the page into the pool's.
+/* One try at page p's bits in class c's bitmap, all or none: true when it
+ * took them all (the page is empty and the caller's), false when some were
+ * missing (a claim in flight) and what it took went back.
  *
  * Pages that share a word (under 64 slots): one and-not of the page's bits,
- * and what it took goes back when some were missing (a claim in flight).  A
- * page of 64 slots or more (bits 2^lbpp >= 64) owns its words, and a word's
- * bits past the page's slots are never set, so a word holds all of the
- * page's bits iff it equals their mask: one compare-and-swap to zero takes
- * it, one that fails changes nothing and ends the take, and the words taken
- * before go back.  The swaps go `chunk` (1 .. WH__RUN_CHUNK, a constant) at
- * a time, not waiting for each other: a free takes WH__RUN_CHUNK (one after
- * the other, the 64 words of a 16-B page cost 64 round trips); the
- * allocation's rare paths take 1, so that the chunk's registers stay out of
- * every allocating kernel.  The summary level learns of the emptied words at
- * once (one summary word: a page's words are aligned, at most 64); or_word
- * tells it of each word that goes back.  True when the page went back to
- * the pool. */
-WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
+ * and what it took goes back when some were missing.  A page of 64 slots or
+ * more (bits 2^lbpp >= 64) owns its words, and a word's bits past the page's
+ * slots are never set, so a word holds all of the page's bits iff it equals
+ * their mask: one compare-and-swap to zero takes it, one that fails changes
+ * nothing and ends the take, and the words taken before go back.  The swaps
+ * go `chunk` (1 .. WH__RUN_CHUNK, a constant) at a time, not waiting for each
+ * other: a free takes WH__RUN_CHUNK (one after the other, the 64 words of a
+ * 16-B page cost 64 round trips); the allocation's rare paths take 1, so that
+ * the chunk's registers stay out of every allocating kernel.  The summary
+ * level learns of the emptied words at once (one summary word: a page's
+ * words are aligned, at most 64); or_word tells it of each word that goes
+ * back. */
+WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_take_page(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
     wh_bitmap bm = wh__slab_bitmap(h, c);
     uint32_t w0 = wh__slab_page_word(h, c, p), nw = wh__slab_page_words(h, c);
     uint64_t *words = wh__slab_word(h, c, w0);
@@ -143,29 +144,50 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c,
         /* relaxed: the caller acquired the page's frees already (the last
          * free's WH__FREE_LAST_ACQUIRE, the publisher's acq_rel subtraction) */
         uint64_t m = wh__slab_word_mask(h, c, p, 0), prev = wh__bitmap_and_not_mo(&bm, w0, m, WH_RELAXED) & m;
-        if (prev != m) {
-            if (prev) (void)wh_bitmap_or_word(&bm, w0, prev);
+        if (prev == m) return true;
+        WH__RECLAIM_LOST(h, c, p);
+        if (prev) (void)wh_bitmap_or_word(&bm, w0, prev);
+        return false;
+    }
+    uint64_t taken = 0;
+    for (uint32_t k = 0; k < nw; k += chunk) {
+        uint32_t n = nw - k < chunk ? nw - k : chunk;
+        for (uint32_t j = 0; j < n; ++j) {
+            uint64_t m = wh__slab_word_mask(h, c, p, k + j);
+            if (wh_atomic_cas(words + k + j, &m, 0ull, WH__RUN_MO, WH_RELAXED)) taken |= 1ull << (k + j);
+        }
+        if ((uint32_t)wh_popc64(taken) != k + n) { /* give back */
+            WH__RECLAIM_LOST(h, c, p);
+            for (; taken; taken &= taken - 1u) {
+                uint32_t j = (uint32_t)wh_ffs64(taken) - 1u;
+                (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(h, c, p, j));
+            }
             return false;
         }
-    } else {
-        uint64_t taken = 0;
-        for (uint32_t k = 0; k < nw; k += chunk) {
-            uint32_t n = nw - k < chunk ? nw - k : chunk;
-            for (uint32_t j = 0; j < n; ++j) {
-                uint64_t m = wh__slab_word_mask(h, c, p, k + j);
-                if (wh_atomic_cas(words + k + j, &m, 0ull, WH__RUN_MO, WH_RELAXED)) taken |= 1ull << (k + j);
-            }
-            if ((uint32_t)wh_popc64(taken) != k + n) { /* give back */
-                for (; taken; taken &= taken - 1u) {
-                    uint32_t j = (uint32_t)wh_ffs64(taken) - 1u;
-                    (void)wh_bitmap_or_word(&bm, w0 + j, wh__slab_word_mask(h, c, p, j));
-                }
-                return false;
-            }
-        }
-        WH__RUN_FENCE();
-        (void)wh__bitmap_propagate_span(&bm, 0, w0, nw);
     }
+    WH__RUN_FENCE();
+    (void)wh__bitmap_propagate_span(&bm, 0, w0, nw);
+    return true;
+}
+
+/* The page's last slot was freed: take the page back (see header) -- its
+ * bits out of the class bitmap, then the page into the pool.  True when the
+ * page went back.
+ *
+ * A try that finds a bit missing may race the free of that very slot: the
+ * claim that held it counts it after this free's count reached zero, and
+ * its free then finds the bits this try holds gone and leaves the page, so
+ * the page would stay in its class with every slot free.  So after a failed
+ * try the page's count is read with a read-modify-write: either it orders
+ * after that free's subtraction (release) and says zero -- the page is empty
+ * again, one more try -- or that subtraction reads this one (acq_rel) and
+ * that free's own take finds every bit given back.  Bounded: a claim still
+ * in flight keeps the count at zero and the bit missing, and its free
+ * reclaims the page. */
+WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
+    if (!wh__slab_take_page(h, c, p, chunk) &&
+        (wh_atomic_fetch_add(&h->page_used[p], 0u, WH_ACQ_REL) != 0u || !wh__slab_take_page(h, c, p, chunk)))
+        return false;
     wh__page_back(h, p);
     return true;
 }
