@@ -67,9 +67,6 @@
 /* Looks for a slot in all before a request fails: past the gate, and after a
  * failed activation, when the page pool was empty for a moment. */
 #define WH__SLAB_TAKE_TRIES 64u
-/* Tries of a page's reclaim beyond its first, while the page's count says
- * it is empty (heap/slab_page.h: wh__slab_reclaim). */
-#define WH__RECLAIM_TRIES   2u
 /* Where a page's reclaim lost the race for the page's bits and holds some
  * of them, before it gives them back: nothing.  A test runs the race's other
  * side there (test_heap.c: test_reclaim_lost_free); nothing else should. */

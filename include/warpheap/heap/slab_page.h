@@ -181,9 +181,10 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_take_page(const wh_heap *h, uint32_t 
  * try the page's count is read with a read-modify-write: either it orders
  * after that free's subtraction (release) and says zero -- the page is empty
  * again, one more try -- or that subtraction reads this one (acq_rel) and
- * that free's own take finds every bit given back.  Bounded: a claim still
- * in flight keeps the count at zero and the bit missing, and its free
- * reclaims the page. */
+ * that free's own take finds every bit given back.  One more try, no
+ * more: a claim still in flight keeps the count at zero and the bit
+ * missing, and its free reclaims the page (two such second tries at once
+ * can still both fail). */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
     if (!wh__slab_take_page(h, c, p, chunk) &&
         (wh_atomic_fetch_add(&h->page_used[p], 0u, WH_ACQ_REL) != 0u || !wh__slab_take_page(h, c, p, chunk)))
