@@ -104,7 +104,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
         }
         /* one try, not wh__slab_reclaim's second: inlined here, in the
          * allocation's rare path, that one cost every allocating kernel two
-         * registers (98 against 96) and a sixth of the 4-KiB fill rate.  A
+         * registers (98 against 96) and a fifth of the 4-KiB fill rate.  A
          * page its race leaves with the class goes back after the class's
          * next claim and free of one of its slots. */
         if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k &&
