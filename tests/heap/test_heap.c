@@ -646,6 +646,20 @@ static void test_segment_summary(void) {
  * page goes to the pool.  16 B: 64 words a page, the missing bit in the
  * middle of a chunk, so words on both sides of it in that chunk were taken;
  * 1 KiB: one word of its own; 4 KiB: pages share a word. */
+/* Page p made active in class c by hand, its count zero, its slots free in
+ * the class bitmap but slot `miss`, which a claim in flight holds; the
+ * slot's bit. */
+static uint64_t page_with_claim(wh_heap *h, uint32_t c, uint32_t p, uint32_t miss) {
+    uint32_t w0 = wh__slab_page_word(h, c, p), nw = wh__slab_page_words(h, c);
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    CHECK(wh_bitmap_try_clear(&h->pages, p));
+    h->page_info[p] = WH_PAGE_SLAB(c, 0);
+    for (uint32_t k = 0; k < nw; ++k) (void)wh_bitmap_or_word(&bm, w0 + k, wh__slab_word_mask(h, c, p, k));
+    uint64_t b = ((uint64_t)p << wh__slab_lbpp(c)) + miss;
+    CHECK(wh_bitmap_try_clear(&bm, (uint32_t)b));
+    return b;
+}
+
 static void test_reclaim_in_flight(void) {
     static const uint32_t sizes[] = {16, 1024, 4096};
     for (uint32_t chunk = 1; chunk <= WH__RUN_CHUNK; chunk += WH__RUN_CHUNK - 1u)
@@ -654,11 +668,7 @@ static void test_reclaim_in_flight(void) {
             uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
             uint32_t w0 = wh__slab_page_word(&h, c, p), nw = wh__slab_page_words(&h, c), miss = spp * 13u / 25u;
             wh_bitmap bm = wh__slab_bitmap(&h, c);
-            CHECK(wh_bitmap_try_clear(&h.pages, p)); /* the page, active in class c */
-            h.page_info[p] = WH_PAGE_SLAB(c, 0);
-            for (uint32_t k = 0; k < nw; ++k) (void)wh_bitmap_or_word(&bm, w0 + k, wh__slab_word_mask(&h, c, p, k));
-            uint64_t b = ((uint64_t)p << wh__slab_lbpp(c)) + miss, before[64];
-            CHECK(wh_bitmap_try_clear(&bm, (uint32_t)b)); /* claimed */
+            uint64_t b = page_with_claim(&h, c, p, miss), before[64];
             for (uint32_t k = 0; k < nw; ++k) before[k] = *wh__slab_word(&h, c, w0 + k);
             CHECK(!wh__slab_reclaim(&h, c, p, chunk));
             for (uint32_t k = 0; k < nw; ++k) CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k), before[k]);
@@ -704,10 +714,7 @@ static void test_reclaim_lost_free(void) {
             uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
             uint32_t w0 = wh__slab_page_word(&h, c, p), nw = wh__slab_page_words(&h, c), miss = spp * 13u / 25u;
             wh_bitmap bm = wh__slab_bitmap(&h, c);
-            CHECK(wh_bitmap_try_clear(&h.pages, p)); /* the page, active in class c, count zero */
-            h.page_info[p] = WH_PAGE_SLAB(c, 0);
-            for (uint32_t k = 0; k < nw; ++k) (void)wh_bitmap_or_word(&bm, w0 + k, wh__slab_word_mask(&h, c, p, k));
-            CHECK(wh_bitmap_try_clear(&bm, (uint32_t)(((uint64_t)p << wh__slab_lbpp(c)) + miss))); /* claimed */
+            (void)page_with_claim(&h, c, p, miss);
             lost.h = &h, lost.c = c, lost.p = p, lost.slot = miss, lost.armed = true;
             bool back = wh__slab_reclaim(&h, c, p, chunk);
             if (!back)

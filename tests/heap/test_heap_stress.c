@@ -93,19 +93,15 @@ static void spread_over_ways(const wh_heap_config *cfg, unsigned threads) {
 }
 
 #ifndef WH_HS_CIRCULAR
-/* Pages of the page pool (SLAB and DEFAULT): with nothing allocated and the
- * segments trimmed, every page is back in it -- a page held by its class with
- * every slot free is lost to the other classes and to page runs. */
-static uint32_t pool_pages(const wh_heap *h) {
-    uint32_t n = 0;
-    for (uint32_t w = 0; w < wh_bitmap_level_words(&h->pages, 0); ++w)
-        n += (uint32_t)wh_popc64(wh_atomic_load(wh_bitmap_word(&h->pages, 0, w), WH_RELAXED));
-    return n;
-}
+/* The page pool (SLAB and DEFAULT): with nothing allocated and the segments
+ * trimmed, every page is back in it -- a page held by its class with every
+ * slot free is lost to the other classes and to page runs. */
 static void check_pages_back(wh_heap *h, const char *what) {
     CHECK(wh_heap_trim(h) == WH_OK);
-    uint32_t n = pool_pages(h);
-    if (n != h->npages) printf("%-9s %u of %u pages in the pool after everything was freed\n", what, n, h->npages);
+    uint64_t n = wh_bitmap_count_host(&h->pages);
+    if (n != h->npages)
+        printf("%-9s %llu of %u pages in the pool after everything was freed\n", what, (unsigned long long)n,
+               h->npages);
     CHECK_EQ_U64(n, h->npages);
 }
 #endif

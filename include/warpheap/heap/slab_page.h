@@ -14,13 +14,13 @@
  * Pages are activated per class from the shared `pages` bitmap and given back
  * when their last slot is freed: the freeing thread collects all slot bits of
  * the page with and-not; if it got them all the page is empty and its own,
- * otherwise it puts them back (a concurrent claim is in flight), and tries
- * again, boundedly, when the page's count says the page emptied meanwhile.
- * Nobody waits for anybody.  The live-slot counter page_used is only a hint for when to
- * try; the bits decide.  It is only ever added to and subtracted from, across
- * a page's lives, so that a late decrement from a previous life still meets
- * its increment, and a stale reclaim it triggers finds the old class's bits
- * gone and does nothing.
+ * otherwise it puts them back (a concurrent claim is in flight) and tries
+ * once more when the page's count says the page emptied meanwhile.  Nobody
+ * waits for anybody.  The live-slot counter page_used is only a hint for when
+ * to try; the bits decide.  It is only ever added to and subtracted from,
+ * across a page's lives, so that a late decrement from a previous life still
+ * meets its increment, and a stale reclaim it triggers finds the old class's
+ * bits gone and does nothing.
  */
 #ifndef WARPHEAP_HEAP_SLAB_PAGE_H
 #define WARPHEAP_HEAP_SLAB_PAGE_H
