@@ -34,7 +34,7 @@ typedef struct wh_heap_config {
     wh_heap_kind kind;
     uint32_t flags;    /* WH_HEAP_HOST, WH_HEAP_TRACK, WH_HEAP_SECURE                    */
     uint32_t ways;     /* SLAB, DEFAULT: bump-segment states per size class, 1, 2, 4
-                     * or 8 (WH_SEG_WAYS_MAX); 0 = 1, 2 from 4 GiB, 4 from 8 GiB */
+                     * or 8 (WH_SEG_WAYS_MAX); 0 = 1, 2 from 4 GiB, 8 from 8 GiB */
     uint32_t subheaps; /* CIRCULAR_MULTI, CIRCULAR_FUSED_MULTI: sub-heaps, one cursor
                         * each; 0 = the GPU's SM count (a host heap: 16)            */
     /* optional: the caller's memory, [region, region + bytes), aligned to

@@ -113,20 +113,26 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * the classes' segments would hold most of the heap. */
         h->slab_fine = h->npages >= WH__SLAB_FINE_PAGES;
         h->slab_segs = h->npages < WH__SEG_MIN_PAGES ? 0u : h->npages < WH__SEG_TILED_MIN_PAGES ? 1u : 2u;
-        /* Ways (heap/slab_segment.h): cfg->ways, else 2 from 4 GiB, 4 from 8
-         * GiB.  With 4 ways one size fills 90% of 9.4 GB at 1.68e10
-         * allocations/s (16 B; 1.38e10 with one) and 1.46e10 (256 B; 5.2e9),
-         * where 8 ways fall to 2.5-3.5e9 at 256 B.  But every way holds
-         * segments of its own: the k-d tree's 2M-triangle builds (1.6 GB
-         * heaps, sizes of many classes) run 9-23% slower with 4 ways and
-         * may fail a page run, their free pages spread over more partly used
-         * segments; so heaps under 4 GiB keep one way. */
+        /* Ways (heap/slab_segment.h): cfg->ways, else 2 from 4 GiB, 8 from 8
+         * GiB.  A way prepares one segment at a time, and a 4-KiB class's
+         * segment (1024 pages, 16K slots) lasts a whole GPU a few microseconds,
+         * a preparation ~10 times that: the tiled classes run at the rate of
+         * the ways' preparations.  Against 4 ways, 8 fill 90% of 9.4 GB at
+         * 8.8e9 allocations/s at 4 KiB (5.5e9), 3.7e10 at 16 B (3.5e10) and
+         * 3.3e10 at 256 B (3.2e10), and one 4-KiB object per thread for 1M
+         * threads takes 0.125 ms (0.196).  But every way holds segments of its
+         * own: the k-d tree's 2M-triangle builds (1.6 GB heaps, sizes of many
+         * classes) run 9-23% slower with 4 ways and may fail a page run, their
+         * free pages spread over more partly used segments; so heaps under
+         * 4 GiB keep one way. */
         if (cfg->ways & (cfg->ways - 1u) || cfg->ways > WH_SEG_WAYS_MAX)
             return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: %u ways per slab class, want a power of two up to %u",
                             cfg->ways, WH_SEG_WAYS_MAX);
         h->seg_ways = cfg->ways;
         if (!h->seg_ways)
-            for (h->seg_ways = 1; h->seg_ways < 4u && (32768ull << h->seg_ways) <= h->npages;) h->seg_ways <<= 1;
+            h->seg_ways = h->npages >= (uint32_t)((8ull << 30) >> WH_SLAB_PAGE_SHIFT)   ? 8u
+                          : h->npages >= (uint32_t)((4ull << 30) >> WH_SLAB_PAGE_SHIFT) ? 2u
+                                                                                        : 1u;
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             uint32_t shift = 0, spp = wh__slab_spp(c);
             while (shift < 10u && ((uint64_t)spp << shift) < (1u << 19) &&

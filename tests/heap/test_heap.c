@@ -11,6 +11,7 @@
 static void reclaim_lost(const void *h, uint32_t c, uint32_t p);
 #define WH__RECLAIM_LOST(h, c, p) reclaim_lost(h, c, p)
 
+#include "../../src/heap/heap_internal.h" /* wh__heap_plan: layouts without memory */
 #include "warpheap/heap.h"
 #include "wh_test.h"
 
@@ -103,6 +104,27 @@ static void test_create_errors(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
     CHECK(wh_heap_destroy(NULL) == WH_ERR_INVALID_ARGUMENT);
     CHECK(wh_heap_stats(NULL, NULL) == WH_ERR_INVALID_ARGUMENT);
+}
+
+/* The ways a slab heap gets by its size (ways = 0): 1 below 4 GiB, 2 from
+ * 4 GiB, 8 from 8 GiB; planned, not allocated. */
+static void test_default_ways(void) {
+    static const struct {
+        uint64_t bytes;
+        uint32_t ways;
+    } want[] = {{1ull << 20, 1}, {(4ull << 30) - WH_SLAB_PAGE, 1},
+                {4ull << 30, 2}, {(8ull << 30) - WH_SLAB_PAGE, 2},
+                {8ull << 30, 8}, {32ull << 30, 8}};
+    for (unsigned i = 0; i < sizeof want / sizeof *want; ++i) {
+        for (unsigned k = 0; k < 2; ++k) {
+            wh_heap_config cfg = {
+                .bytes = want[i].bytes, .kind = k ? WH_HEAP_SLAB : WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST};
+            wh_heap h = {0};
+            size_t arena = 0;
+            CHECK(wh__heap_plan(&h, &cfg, &arena) == WH_OK);
+            CHECK_EQ_U64(h.seg_ways, want[i].ways);
+        }
+    }
 }
 
 static void test_bad_calls(wh_heap_kind kind) {
@@ -863,6 +885,7 @@ int main(int argc, char **argv) {
     test_segment_summary();
     test_wrap();
     test_create_errors();
+    test_default_ways();
     test_build_record();
     test_options();
     for (unsigned k = 0; k < sizeof kinds / sizeof *kinds; ++k) {
