@@ -335,6 +335,35 @@ static void test_seg_backoff(void) {
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
+/* A request whose way backs off (its last preparation found no run) takes
+ * a slot from another way's segment, not from the bitmap path: at the end
+ * of a fill that runs the pool out of aligned runs, the ways that still
+ * hold segments serve the ways that cannot prepare one. */
+static void test_seg_hop(void) {
+    wh_heap h;
+    wh_heap_config cfg = {.bytes = 1ull << 30, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST, .ways = 2};
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    uint32_t c = wh__slab_class_of(&h, 16), own = wh__seg_way(&h), other = own ^ 1u, run = 0;
+    /* the other way's segment, as a leader's group prepares it */
+    CHECK(wh__seg_begin(&h, c, other, 1u, &run) == 1 && run != WH_BITMAP_NONE);
+    wh__seg_setup(&h, c, other, run, 0, 1);
+    wh__seg_finish(&h, c, other, run);
+    /* this thread's way: no segment, backing off after a failure */
+    *wh__seg_skip(&h, c, own) = wh__pages_back_count(&h) << WH__SKIP_BACK_SHIFT | 5ull << WH__SKIP_E_SHIFT;
+    *wh__seg_flag(&h, c, own) = WH__SEG_BACKING;
+    void *p = wh_malloc(&h, 16);
+    CHECK(p != NULL);
+    CHECK_EQ_U64(wh__seg_s(*wh__seg_state(&h, c, other)), 1); /* the other way's first slot */
+    CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, own)), 0);  /* nothing prepared here */
+    CHECK_EQ_U64(h.ctl->activating[c], 0);
+    uint32_t page = (uint32_t)(((uint8_t *)p - h.base) >> WH_SLAB_PAGE_SHIFT);
+    CHECK_EQ_U64(WH_PAGE_WAY(h.page_info[page]), other);
+    check_walk(&h, 1);
+    wh_free(&h, p);
+    check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* A back-off ends once a segment's worth of pages has come back to the pool:
  * a heap filled with one size until an allocation fails (the class's way
  * backs off, its segments taken back), then emptied, serves the next request
@@ -897,6 +926,7 @@ int main(int argc, char **argv) {
     }
     test_seg_backoff();
     test_seg_backoff_pool_grew();
+    test_seg_hop();
     test_reuse_when_dry(WH_HEAP_DEFAULT, 64);
     test_reuse_when_dry(WH_HEAP_DEFAULT, 48);
     test_reuse_when_dry(WH_HEAP_SLAB, 256);

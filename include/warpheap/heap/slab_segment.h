@@ -33,7 +33,10 @@
  * 132-SM GPU).  When no aligned run of free pages is left, or the state stays
  * empty for WH__SEG_POLLS looks, the request takes the bitmap path
  * (heap/slab_bitmap.h).  All of this is per way: large heaps give a class up
- * to WH_SEG_WAYS_MAX independent states, one per group of SMs (wh__seg_way).
+ * to WH_SEG_WAYS_MAX independent states, one per group of SMs (wh__seg_way);
+ * a request whose way has no segment and nobody preparing one (its last
+ * preparation found no run) takes slots from the other ways' segments
+ * before the bitmap path.
  *
  * Reclaim is lazy: a segment's untouched slots stay with its class until the
  * page pool runs dry (a page activation, a segment preparation or a page run
@@ -558,6 +561,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) { return 
 WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, unsigned want, uint64_t v,
                                                bool added, uint64_t *b1, uint32_t *x2, bool *begin) {
     uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
+    uint32_t hops = 0; /* ways looked at past the caller's */
     *x2 = 0;
     if (!wh__seg_on(h, c)) return 0;
     if (!added) WH__PROF(h, WH_PROF_SEG_CALLS, 1);
@@ -566,12 +570,18 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
         if (!added) {                                    /* (else the add is made: its outcome below) */
             if (!(s < cap0 || (r1 && s - cap0 < cap))) { /* nothing to hand out */
                 WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
-                if (wh__seg_wants_next(h, c, way, v)) {
+                if (!hops && wh__seg_wants_next(h, c, way, v)) {
                     *begin = true; /* prepare it, then look again */
                     return 0;
                 }
-                /* nobody prepares one after a failure: the bitmap path */
-                if (!r1 && wh__seg_backing_off(h, c, way)) return 0;
+                /* nobody prepares one after a failure: one look at each
+                 * other way's segments (no wait, no preparation: those are
+                 * their own requests'), then the bitmap path */
+                if (hops || (!r1 && wh__seg_backing_off(h, c, way))) {
+                    if (++hops >= h->seg_ways) return 0;
+                    way = (way + 1u) & (h->seg_ways - 1u), st = wh__seg_state(h, c, way);
+                    continue;
+                }
                 /* an empty pool will not fill by waiting: the bitmap path
                  * (a look now and then: a line every waiter reads) */
                 if ((n & 7u) == 0 && wh__pages_dry(h)) {
@@ -599,7 +609,7 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
             *b1 = (r1 - 1u) << 32 | (s - cap0);
         }
-        *begin = wh__seg_wants_next(h, c, way, v);
+        *begin = !hops && wh__seg_wants_next(h, c, way, v); /* the caller prepares its own way's */
         if (n1 + n2 || *begin) return (unsigned)(n1 + n2);
     }
     WH__PROF(h, WH_PROF_SEG_FALLBACK, 1);
