@@ -123,11 +123,10 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
          * threads takes 0.125 ms (0.196).  Not more: 16 ways (a build with
          * WH_SEG_WAYS_MAX 16) fill at 6.0e9 at 4 KiB against 8.9e9 for 8 in
          * the same build, and take 0.179 ms for the 1M 4-KiB objects against
-         * 0.121.  And every way holds segments of its
-         * own: the k-d tree's 2M-triangle builds (1.6 GB heaps, sizes of many
-         * classes) run 9-23% slower with 4 ways and may fail a page run, their
-         * free pages spread over more partly used segments; so heaps under
-         * 4 GiB keep one way. */
+         * 0.121.  And every way holds segments of its own: the k-d tree's
+         * 2M-triangle builds (1.6 GB heaps, sizes of many classes) run 9-23%
+         * slower with 4 ways and may fail a page run, their free pages spread
+         * over more partly used segments; so heaps under 4 GiB keep one way. */
         if (cfg->ways & (cfg->ways - 1u) || cfg->ways > WH_SEG_WAYS_MAX)
             return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: %u ways per slab class, want a power of two up to %u",
                             cfg->ways, WH_SEG_WAYS_MAX);

@@ -353,6 +353,10 @@ static void test_seg_hop(void) {
     *wh__seg_flag(&h, c, own) = WH__SEG_BACKING;
     void *p = wh_malloc(&h, 16);
     CHECK(p != NULL);
+    /* the request went through this way's back-off (counted there): the way
+     * the test derived is the one the allocation used, so the slot below
+     * comes from the look at the other way, not from a request of its own */
+    CHECK_EQ_U64(*wh__seg_skip(&h, c, own) & ((1ull << WH__SKIP_E_SHIFT) - 1u), 1);
     CHECK_EQ_U64(wh__seg_s(*wh__seg_state(&h, c, other)), 1); /* the other way's first slot */
     CHECK_EQ_U64(wh__seg_r0(*wh__seg_state(&h, c, own)), 0);  /* nothing prepared here */
     CHECK_EQ_U64(h.ctl->activating[c], 0);
