@@ -335,6 +335,12 @@ static void test_seg_backoff(void) {
     CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
 }
 
+/* On the CPU a thread's way comes from a stack address inside wh_malloc.
+ * Called out of line from one frame, every call has the same frame and so
+ * the same way, which a first allocation from a fresh heap shows (its slot
+ * lies in a page of that way). */
+static __attribute__((noinline)) void *malloc_one_frame(wh_heap *h, size_t n) { return wh_malloc(h, n); }
+
 /* A request whose way backs off (its last preparation found no run) takes
  * a slot from another way's segment, not from the bitmap path: at the end
  * of a fill that runs the pool out of aligned runs, the ways that still
@@ -343,7 +349,13 @@ static void test_seg_hop(void) {
     wh_heap h;
     wh_heap_config cfg = {.bytes = 1ull << 30, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST, .ways = 2};
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
-    uint32_t c = wh__slab_class_of(&h, 16), own = wh__seg_way(&h), other = own ^ 1u, run = 0;
+    void *probe = malloc_one_frame(&h, 16);
+    CHECK(probe != NULL);
+    uint32_t own = WH_PAGE_WAY(h.page_info[((uint8_t *)probe - h.base) >> WH_SLAB_PAGE_SHIFT]);
+    wh_free(&h, probe);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    uint32_t c = wh__slab_class_of(&h, 16), other = own ^ 1u, run = 0;
     /* the other way's segment, as a leader's group prepares it */
     CHECK(wh__seg_begin(&h, c, other, 1u, &run) == 1 && run != WH_BITMAP_NONE);
     wh__seg_setup(&h, c, other, run, 0, 1);
@@ -351,7 +363,7 @@ static void test_seg_hop(void) {
     /* this thread's way: no segment, backing off after a failure */
     *wh__seg_skip(&h, c, own) = wh__pages_back_count(&h) << WH__SKIP_BACK_SHIFT | 5ull << WH__SKIP_E_SHIFT;
     *wh__seg_flag(&h, c, own) = WH__SEG_BACKING;
-    void *p = wh_malloc(&h, 16);
+    void *p = malloc_one_frame(&h, 16);
     CHECK(p != NULL);
     /* the request went through this way's back-off (counted there): the way
      * the test derived is the one the allocation used, so the slot below
