@@ -387,9 +387,18 @@ static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t cou
     if (ptrs) WH_CUDA_OR_DIE(cudaFree(ptrs));
 }
 
+/* Where a heap is at the first failed allocation, over its size: slots and
+ * runs beyond the requests (class rounding), tails and headers, free
+ * regions, the largest one; and what later rounds still get (more than a
+ * little: the failure came while room remained). */
+typedef struct util_rest {
+    double rounding, overhead, free, largest, later;
+} util_rest;
+
 /* Rounds of `round` threads until the first failed allocation; the bytes
- * requested successfully until then, over the heap size. */
-static double bench_util(uint32_t size, uint32_t round) {
+ * requested successfully until then, over the heap size.  rest: where the
+ * rest of the heap is then, and what up to 64 more rounds get. */
+static double bench_util(uint32_t size, uint32_t round, util_rest *rest) {
     ull ok = 0, fails = 0;
     WH_CUDA_OR_DIE(cudaMemset(d_bytes, 0, sizeof(ull)));
     uint32_t r = 0;
@@ -404,6 +413,32 @@ static double bench_util(uint32_t size, uint32_t round) {
     fprintf(csv, "util,%s,%s,%u,%u,%u,%u,0,%.6f,%llu\n", cur_a->name, size ? "single" : "mixed", size, round, round, r, u, fails);
     printf("util    %-15s %-6s size %5u: %.4f of %llu bytes at the first failure (%u rounds of %u)\n", cur_a->name,
            size ? "single" : "mixed", size, u, (ull)cur_bytes, r, round);
+    if (rest) {
+        wh_heap_usage st;
+        if (wh_heap_stats(&cur, &st) != WH_OK) {
+            fprintf(stderr, "heap_bench: util: %s\n", wh_last_error());
+            exit(1);
+        }
+        double b = (double)cur_bytes;
+        rest->rounding = ((double)st.used_bytes - (double)ok) / b;
+        rest->overhead = (double)st.overhead_bytes / b;
+        rest->free = (double)st.free_bytes / b;
+        rest->largest = (double)st.largest_free / b;
+        ull later = ok;
+        for (uint32_t k = 0; k < 64u; ++k, ++r) {
+            cur_a->util<<<(round + 255u) / 256u, 256>>>(cur, round, (uint64_t)r * round, size, d_bytes, d_fails);
+            WH_LAUNCH_OR_DIE();
+        }
+        WH_CUDA_OR_DIE(cudaMemcpy(&later, d_bytes, sizeof later, cudaMemcpyDeviceToHost));
+        (void)read_fails();
+        rest->later = (double)(later - ok) / b;
+        fprintf(csv, "util_rest,%s,%s,%u,%u,%u,%u,0,%.6f,%.6f\n", cur_a->name, size ? "single" : "mixed", size, round,
+                round, r, rest->rounding, rest->free);
+        printf("util    %-15s %-6s size %5u: at the failure %.4f rounding, %.4f tails and headers, %.4f free (largest "
+               "%.6f); 64 more rounds got %.4f\n",
+               cur_a->name, size ? "single" : "mixed", size, rest->rounding, rest->overhead, rest->free, rest->largest,
+               rest->later);
+    }
     reset_heap();
     return u;
 }
@@ -565,11 +600,24 @@ int main(int argc, char **argv) {
     /* utilisation at the first failure */
     fprintf(md, "\n## Heap utilisation at the first failed allocation (256 MiB heap)\n\n"
             "| allocator | 64 B objects | mixed 16 B - 4 KiB |\n|---|---|---|\n");
+    util_rest rest[NALLOC];
     for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* not CUDA's: it has no walk */
         if (!run_test("util") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], 256ull << 20);
-        double u64 = bench_util(64, 4096), umix = bench_util(0, 1024);
+        double u64 = bench_util(64, 4096, NULL), umix = bench_util(0, 1024, &rest[a]);
         fprintf(md, "| %s | %.4f | %.4f |\n", allocators[a].name, u64, umix);
+    }
+    if (run_test("util")) {
+        fprintf(md, "\nThe rest of the heap at the first failure of the mixed sizes, over the heap: slots and runs "
+                    "beyond the requests (class rounding), page tails and headers, free regions and the largest "
+                    "one; then what 64 more rounds of 1024 requests got (a failure while room remained lets them "
+                    "get more than a little).\n\n"
+                    "| allocator | rounding | tails, headers | free | largest free | 64 more rounds |\n"
+                    "|---|---|---|---|---|---|\n");
+        for (unsigned a = 0; a + 1 < NALLOC; ++a)
+            if (run_kind(&allocators[a]))
+                fprintf(md, "| %s | %.4f | %.4f | %.4f | %.6f | %.4f |\n", allocators[a].name, rest[a].rounding,
+                        rest[a].overhead, rest[a].free, rest[a].largest, rest[a].later);
     }
     /* steady state: refills, frees, churn (DEFAULT) */
     int unsound = 0;
