@@ -13,7 +13,9 @@
  *           thread, untimed) has started every way's first segment: what
  *           the cold start of a class costs is one minus the other
  *   fill90  fill 90% of a 9.4 GB heap with one size: allocations / s
- *   util    heap utilisation at the first failed allocation (64 B; mixed)
+ *   util    heap utilisation at the first failed allocation (64 B; mixed),
+ *           and for the mixed sizes where the rest of the heap is then
+ *           (class rounding, tails, free) and what later rounds still get
  *   regs    registers and local memory of a kernel with one allocation and
  *           one free (Table 1), the allocation alone, the free alone; per
  *           kind (wh_malloc_as) and for wh_malloc (any kind)
