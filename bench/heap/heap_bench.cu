@@ -391,11 +391,18 @@ static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t cou
 
 /* Where a heap is at the first failed allocation, over its size: slots and
  * runs beyond the requests (class rounding), tails and headers, free
- * regions, the largest one; and what later rounds still get (more than a
- * little: the failure came while room remained). */
+ * regions, the largest one; and what later rounds still get (requests
+ * small enough for the slots left; much more: the failure came while room
+ * remained). */
 typedef struct util_rest {
     double rounding, overhead, free, largest, later;
 } util_rest;
+
+/* One round of the utilisation test: `round` threads, the sizes of round r. */
+static void util_round(uint32_t size, uint32_t round, uint32_t r) {
+    cur_a->util<<<(round + 255u) / 256u, 256>>>(cur, round, (uint64_t)r * round, size, d_bytes, d_fails);
+    WH_LAUNCH_OR_DIE();
+}
 
 /* Rounds of `round` threads until the first failed allocation; the bytes
  * requested successfully until then, over the heap size.  rest: where the
@@ -405,8 +412,7 @@ static double bench_util(uint32_t size, uint32_t round, util_rest *rest) {
     WH_CUDA_OR_DIE(cudaMemset(d_bytes, 0, sizeof(ull)));
     uint32_t r = 0;
     for (; r < 100000u && fails == 0; ++r) {
-        cur_a->util<<<(round + 255u) / 256u, 256>>>(cur, round, (uint64_t)r * round, size, d_bytes, d_fails);
-        WH_LAUNCH_OR_DIE();
+        util_round(size, round, r);
         WH_CUDA_OR_DIE(cudaMemcpy(&fails, d_fails, sizeof fails, cudaMemcpyDeviceToHost));
     }
     WH_CUDA_OR_DIE(cudaMemcpy(&ok, d_bytes, sizeof ok, cudaMemcpyDeviceToHost));
@@ -427,10 +433,7 @@ static double bench_util(uint32_t size, uint32_t round, util_rest *rest) {
         rest->free = (double)st.free_bytes / b;
         rest->largest = (double)st.largest_free / b;
         ull later = ok;
-        for (uint32_t k = 0; k < 64u; ++k, ++r) {
-            cur_a->util<<<(round + 255u) / 256u, 256>>>(cur, round, (uint64_t)r * round, size, d_bytes, d_fails);
-            WH_LAUNCH_OR_DIE();
-        }
+        for (uint32_t k = 0; k < 64u; ++k, ++r) util_round(size, round, r);
         WH_CUDA_OR_DIE(cudaMemcpy(&later, d_bytes, sizeof later, cudaMemcpyDeviceToHost));
         (void)read_fails();
         rest->later = (double)(later - ok) / b;
@@ -602,7 +605,7 @@ int main(int argc, char **argv) {
     /* utilisation at the first failure */
     fprintf(md, "\n## Heap utilisation at the first failed allocation (256 MiB heap)\n\n"
             "| allocator | 64 B objects | mixed 16 B - 4 KiB |\n|---|---|---|\n");
-    util_rest rest[NALLOC];
+    util_rest rest[NALLOC] = {};
     for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* not CUDA's: it has no walk */
         if (!run_test("util") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], 256ull << 20);
