@@ -121,10 +121,16 @@ class Used:
         self.peak = max(self.peak, self.total - free)
 
 
+def step_seconds(times, first):
+    """Each step's wall time from the end of the one before, from step `first` on
+    (every step ends on a value read back, so a step's GPU work is in it)."""
+    return [b - a for a, b in zip(times[first - 1:], times[first:])]
+
+
 def train(torch, model, used, steps, gen, log):
     F = torch.nn.functional
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-    losses, t0 = [], None
+    losses, t0, times = [], None, []
     for step in range(steps):
         if step == WARMUP:
             torch.cuda.synchronize()
@@ -141,14 +147,15 @@ def train(torch, model, used, steps, gen, log):
         opt.zero_grad(set_to_none=True)
         losses.append(loss.item())
         used.sample()
+        times.append(time.perf_counter())
         if (step + 1) % 50 == 0 or step + 1 == steps:
             log(f"train step {step + 1}/{steps}: length {n}, loss {losses[-1]:.4f}")
     torch.cuda.synchronize()
-    return losses, (steps - WARMUP) / (time.perf_counter() - t0)
+    return losses, (steps - WARMUP) / (time.perf_counter() - t0), step_seconds(times, WARMUP)
 
 
 def infer(torch, model, used, steps, gen, log):
-    outs, t0 = [], None
+    outs, t0, times = [], None, []
     with torch.inference_mode():
         for step in range(steps):
             if step == WARMUP:
@@ -161,10 +168,11 @@ def infer(torch, model, used, steps, gen, log):
                 logits = model(seq)
             outs.append(logits[:, -1].float().argmax(-1).sum().item() + logits.float().mean().item())
             used.sample()
+            times.append(time.perf_counter())
             if (step + 1) % 50 == 0 or step + 1 == steps:
                 log(f"infer step {step + 1}/{steps}: batch {b}, length {n}")
     torch.cuda.synchronize()
-    return outs, (steps - WARMUP) / (time.perf_counter() - t0)
+    return outs, (steps - WARMUP) / (time.perf_counter() - t0), step_seconds(times, WARMUP)
 
 
 TRACE_ENTRIES = 4_000_000  # the memory history's bound: a trace that reaches it was cut
@@ -214,8 +222,8 @@ def child(name, train_steps, infer_steps, trace=None):
     gen = torch.Generator().manual_seed(1)
     used = Used(torch)
     model = build_model(torch).cuda()
-    losses, train_rate = train(torch, model, used, train_steps, gen, log)
-    outs, infer_rate = infer(torch, model, used, infer_steps, gen, log)
+    losses, train_rate, train_times = train(torch, model, used, train_steps, gen, log)
+    outs, infer_rate, infer_times = infer(torch, model, used, infer_steps, gen, log)
     if trace:
         log(f"trace: {write_trace(torch, trace)} events in {trace}")
         return
@@ -231,6 +239,7 @@ def child(name, train_steps, infer_steps, trace=None):
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "train_steps": train_steps, "train_steps_per_s": train_rate, "losses": losses,
            "infer_steps": infer_steps, "infer_steps_per_s": infer_rate, "infer_outputs": outs,
+           "train_step_s": train_times, "infer_step_s": infer_times,
            "reserved_peak": reserved_peak, "used_base": used.base, "used_peak": used.peak, "stats": stats}
     if on_warpheap:
         res["record_stream_hooked"] = warpheap.torch.record_stream_hooked()
