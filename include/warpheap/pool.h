@@ -48,16 +48,21 @@ typedef enum wh_pool_growth {
                                   to share blocks between processes              */
 } wh_pool_growth;
 
-/* VMM growth: whether it waits for the streams to keep its budget.  A piece
- * of physical memory can move or be unmapped only when no work queued
- * before its block's free can still reach it. */
+/* VMM growth: whether it uses the requesting stream's own free blocks to
+ * keep its budget.  A piece of physical memory can be unmapped only when no
+ * work queued before its block's free can still reach it. */
 typedef enum wh_pool_footprint {
     WH_POOL_FOOTPRINT_TIGHT = 0, /* default: when the budget is reached and the
                                      requesting stream's own free blocks could
-                                     keep the growth within it, wait for that
+                                     keep the growth within it, their pieces
+                                     are mapped where the request needs them
+                                     too, without a wait: the old addresses
+                                     stay mapped until the stream's work queued
+                                     before the move is done (stats.retired).
+                                     Where that is not enough, wait for that
                                      stream's queued work (once a request, the
                                      lock held; never another stream's, nor one
-                                     being captured into a graph) and move their
+                                     being captured into a graph) and move
                                      pieces (stats.waits counts the waits)       */
     WH_POOL_FOOTPRINT_LOOSE = 1, /* never wait: only blocks whose streams' work
                                      is done move; while every stream is busy
@@ -140,6 +145,11 @@ typedef struct wh_pool_stats {
     uint64_t waits;       /* VMM growths that waited for the streams' work so
                              that pieces under their freed blocks could move
                              (config.footprint TIGHT)                        */
+    uint64_t retired;     /* VMM: bytes of address range whose pieces moved
+                             away from the requesting stream's own free
+                             blocks without a wait, still mapped there for
+                             the work queued before the move (its memory is
+                             counted once, in reserved, where it moved)      */
 } wh_pool_stats;
 
 /* A live allocation, as wh_pool_live_blocks lists it. */

@@ -15,7 +15,7 @@ DEVICES = 64  # the plug-in's pools: devices 0..63
 STATS_FIELDS = ("in_use", "in_use_peak", "requested", "reserved", "reserved_peak", "cached", "largest_free",
                 "allocs", "frees", "failures", "tag_hits", "arenas", "arena_allocs", "arena_frees", "growths",
                 "moves", "bytes_released", "driver_ns", "pending", "tag_cached", "retries",
-                "corruptions", "waits")
+                "corruptions", "waits", "retired")
 
 
 class PoolStats(ctypes.Structure):

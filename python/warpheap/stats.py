@@ -21,7 +21,7 @@ TORCH_KEYS = {
 
 # what PyTorch has no name for, under warpheap.
 WARPHEAP_KEYS = ("cached", "largest_free", "tag_hits", "tag_cached", "pending", "growths", "moves", "bytes_released",
-                 "driver_ns")
+                 "driver_ns", "retired")
 
 
 def torch_stats(s):

@@ -150,6 +150,7 @@ wh_status wh_pool_destroy(wh_pool *p) {
     uint64_t live = p->st.allocs - p->st.frees, bytes = p->st.in_use;
     (void)wh__wait_streams(p);
     wh__pending_poll(p); /* their events go back first */
+    if (p->use_vmm) wh__vmm_retire_poll(p, true);
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
     wh__poison_stop(p);
@@ -209,6 +210,7 @@ wh_status wh_pool_get_stats(wh_pool *p, wh_pool_stats *s) {
     *s = p->st;
     s->reserved = wh__reserved(p);
     s->cached = s->reserved - s->in_use;
+    s->retired = p->vmm.retired_bytes;
     s->largest_free = 0;
     for (uint32_t i = 0; i < wh__nlanes(p); ++i) {
         uint64_t l = wh_blocks_largest_free(p->core, i);
@@ -237,18 +239,19 @@ static wh_status wh__check_locked(wh_pool *p) {
         return wh__fail(WH_ERR_CORRUPT, "pool: block core check failed at core/walk.h:%u, block %u", r.error,
                         r.bad_block);
     const wh_block *d = wh_blocks_desc(p->core);
-    uint64_t n[5] = {0}, live_bytes = 0, requested = 0, mapped = 0, arena_sum = 0;
+    uint64_t n[WH__RETIRED + 1] = {0}, live_bytes = 0, requested = 0, mapped = 0, arena_sum = 0;
     for (uint32_t b = 0; b < p->core->capacity; ++b) {
         uint32_t s = p->info[b].state;
         if ((s != WH__FREE_OR_CORE) != (d[b].state == WH_BLOCK_USED))
             return wh__fail(WH_ERR_CORRUPT, "pool: block %u: pool state %u, core state %u", b, s, d[b].state);
-        n[s <= WH__HOLE ? s : WH__FREE_OR_CORE]++;
+        n[s <= WH__RETIRED ? s : WH__FREE_OR_CORE]++;
         if (s == WH__LIVE) {
             live_bytes += d[b].size;
             requested += p->info[b].requested;
         }
-        if (s == WH__HOLE && !p->use_vmm) return wh__fail(WH_ERR_CORRUPT, "pool: hole %u without a range", b);
-        if (s != WH__FREE_OR_CORE && s != WH__HOLE && wh__map_get(p, wh__user_addr(p, b)) != b)
+        if ((s == WH__HOLE || s == WH__RETIRED) && !p->use_vmm)
+            return wh__fail(WH_ERR_CORRUPT, "pool: hole or retired block %u without a range", b);
+        if (s != WH__FREE_OR_CORE && s != WH__HOLE && s != WH__RETIRED && wh__map_get(p, wh__user_addr(p, b)) != b)
             return wh__fail(WH_ERR_CORRUPT, "pool: block %u at 0x%" PRIx64 " missing from the address map", b,
                             wh__user_addr(p, b));
     }
@@ -268,15 +271,15 @@ static wh_status wh__check_locked(wh_pool *p) {
                 return wh__fail(WH_ERR_CORRUPT, "pool: tag entry %u holds a block that is not kept", i);
         }
     if (live_bytes != p->st.in_use || requested != p->st.requested || n[WH__TAGGED] != tagged ||
-        tagged != p->st.tag_cached || n[WH__PENDING] != p->npending || mapped + n[WH__HOLE] != r.used ||
-        r.used != p->core->nused || arena_sum != r.arena_bytes || r.arena_bytes != p->core->arena_bytes ||
-        p->narenas != r.arenas || p->st.allocs - p->st.frees != n[WH__LIVE])
-        return wh__fail(WH_ERR_CORRUPT,
-                        "pool: stats disagree with the heap walk: in use %" PRIu64 "/%" PRIu64 ", live %" PRIu64
-                        "/%" PRIu64 ", tagged %" PRIu64 "/%u, pending %" PRIu64 "/%u, mapped %" PRIu64
-                        "/%u, arenas %" PRIu64 "/%" PRIu64,
-                        live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED], tagged,
-                        n[WH__PENDING], p->npending, mapped + n[WH__HOLE], r.used, arena_sum, r.arena_bytes);
+        tagged != p->st.tag_cached || n[WH__PENDING] != p->npending ||
+        mapped + n[WH__HOLE] + n[WH__RETIRED] != r.used || r.used != p->core->nused || arena_sum != r.arena_bytes ||
+        r.arena_bytes != p->core->arena_bytes || p->narenas != r.arenas || p->st.allocs - p->st.frees != n[WH__LIVE])
+        return wh__fail(
+            WH_ERR_CORRUPT,
+            "pool: stats disagree with the heap walk: in use %" PRIu64 "/%" PRIu64 ", live %" PRIu64 "/%" PRIu64
+            ", tagged %" PRIu64 "/%u, pending %" PRIu64 "/%u, mapped %" PRIu64 "/%u, arenas %" PRIu64 "/%" PRIu64,
+            live_bytes, p->st.in_use, n[WH__LIVE], p->st.allocs - p->st.frees, n[WH__TAGGED], tagged, n[WH__PENDING],
+            p->npending, mapped + n[WH__HOLE] + n[WH__RETIRED], r.used, arena_sum, r.arena_bytes);
     wh_status st = wh__check_slots(p);
     if (st == WH_OK && p->use_vmm) st = wh__vmm_check(p);
     return st == WH_OK ? wh__secure_check(p) : st;

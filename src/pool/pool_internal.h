@@ -24,7 +24,9 @@
 #define WH__PENDING_EVENTS 8u      /* events a pending block can wait on        */
 #define WH__PENDING_POLL   256u    /* pending blocks that make free() poll      */
 
-enum { WH__FREE_OR_CORE = 0, WH__LIVE = 1, WH__TAGGED = 2, WH__PENDING = 3, WH__HOLE = 4 };
+/* WH__RETIRED: a piece's old address after the piece moved from a stream's
+ * own free block (pool_vmm.c), mapped until that stream's queued work is done. */
+enum { WH__FREE_OR_CORE = 0, WH__LIVE = 1, WH__TAGGED = 2, WH__PENDING = 3, WH__HOLE = 4, WH__RETIRED = 5 };
 
 typedef struct wh__info { /* the pool's view of a USED descriptor */
     const void *tag;
@@ -76,6 +78,15 @@ typedef struct wh__arena {
  * (a tensor copied to another GPU, a peer's kernel reading it). */
 #define WH__VMM_READERS 16
 
+/* A piece moved from a stream's free block: its old address (block, a USED
+ * descriptor of state WH__RETIRED) stays mapped until ev, recorded on that
+ * stream after the move, has completed. */
+typedef struct wh__retired {
+    uint32_t block;
+    bool recorded; /* ev was recorded: else only a wait for every stream ends it */
+    wh__event ev;
+} wh__retired;
+
 /* Growth by the driver's virtual-memory calls (pool_vmm.c): one address
  * range reserved at create is the core's only arena; the parts with no
  * physical memory behind them are USED blocks of state WH__HOLE, so every
@@ -84,13 +95,17 @@ typedef struct wh__arena {
 typedef struct wh__vmm {
     uint64_t base, size, gran; /* the range and the mapping granule          */
     uint64_t hole_bytes;       /* unbacked bytes: reserved = size - these     */
+    uint64_t retired_bytes;    /* old addresses of moved pieces: not reserved */
     uint64_t walk_frees;       /* frees counter at the last release walk     */
     uint64_t big;              /* the largest request that reached growth     */
     uint32_t ngran, head;      /* granules; the arena's first descriptor      */
     uint32_t *piece;           /* per granule: first granule of its piece, or NONE */
     uint32_t *plen;            /* per first granule: granules in the piece    */
-    uint64_t *handle;          /* per first granule: driver allocation handle */
-    void *raw;                 /* CPU: the mmap'ed range                      */
+    uint64_t *handle;          /* per first granule: driver allocation handle
+                                  (a retired piece shares it with its new place) */
+    wh__retired *retired;      /* old addresses still mapped                  */
+    uint32_t nretired, retired_cap;
+    void *raw; /* CPU: the mmap'ed range                      */
     int device;
     uint32_t nreaders;            /* devices given access to what is mapped:     */
     int readers[WH__VMM_READERS]; /* the pool's device, then its peers        */
@@ -164,6 +179,10 @@ void wh__vmm_destroy(wh_pool *p);
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
 uint32_t wh__vmm_alloc(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait); /* wait: wh__wait_streams first */
+/* Unmap the old addresses of moved pieces whose streams' work is done
+ * (waited: every stream's work queued before them is, as after a
+ * successful wh__wait_streams). */
+void wh__vmm_retire_poll(wh_pool *p, bool waited);
 wh_status wh__vmm_check(wh_pool *p);
 
 /* Extra bytes a block needs so that an address in it is a multiple of align
@@ -224,8 +243,11 @@ static inline void *wh__room(void *arr, uint32_t n, uint32_t *cap, size_t size) 
     return t;
 }
 
-/* Bytes backed by the driver: arenas, or the range less its holes. */
-static inline uint64_t wh__reserved(const wh_pool *p) { return p->core->arena_bytes - p->vmm.hole_bytes; }
+/* Bytes backed by the driver: arenas, or the range less its holes and the
+ * old addresses of moved pieces (their memory is counted where it moved). */
+static inline uint64_t wh__reserved(const wh_pool *p) {
+    return p->core->arena_bytes - p->vmm.hole_bytes - p->vmm.retired_bytes;
+}
 /* Free bytes in the core, of every index (holes are used blocks). */
 static inline uint64_t wh__free_bytes(const wh_pool *p) { return p->core->arena_bytes - p->core->used_bytes; }
 

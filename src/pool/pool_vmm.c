@@ -21,7 +21,13 @@
  * to move, free pieces are unmapped and become holes again: reserved tracks
  * live memory.  Only READY blocks: a stream's own free blocks may still be
  * read by work queued on it, so the walk first waits for the streams
- * (wh__reclaim).
+ * (wh__reclaim).  A growth may still move pieces from its own stream's free
+ * blocks without a wait: the piece is mapped where the request needs it as
+ * well, and its old address stays mapped, a retired USED block, until an
+ * event recorded on the stream after the move completes.  Later work on the
+ * stream reaches the memory only at the new address, so the physical
+ * memory is never used twice at once, and the host does not stop the GPU's
+ * queue.
  *
  * Every piece costs the driver ~50-90 us to map or move, however large,
  * and only whole pieces can be moved or unmapped: a piece under both a live
@@ -296,6 +302,27 @@ static bool wh__is_hole(const wh_pool *p, uint32_t b) { return b != WH_BLOCK_NON
 
 static uint32_t wh__gran_of(const wh_pool *p, uint64_t addr) { return (uint32_t)((addr - p->vmm.base) / p->vmm.gran); }
 
+/* Used block u, its memory unmapped, becomes a hole, joined with the holes
+ * next to it; the hole's descriptor. */
+static uint32_t wh__hole_join(wh_pool *p, uint32_t u) {
+    const wh_block *d = wh_blocks_desc(p->core);
+    p->vmm.hole_bytes += d[u].size;
+    wh__poison(p, d[u].addr, d[u].size, false); /* holes are not the pool's */
+    p->info[u] = (wh__info){.state = WH__HOLE};
+    if (wh__is_hole(p, d[u].next)) {
+        uint32_t n = d[u].next;
+        wh_blocks_join_used(p->core, u);
+        p->info[n] = (wh__info){0};
+    }
+    uint32_t prev = d[u].prev;
+    if (wh__is_hole(p, prev)) {
+        wh_blocks_join_used(p->core, prev);
+        p->info[u] = (wh__info){0};
+        u = prev;
+    }
+    return u;
+}
+
 /* Turn [a, a + n granules) of free READY block f, all whole pieces, into a
  * hole, joined with holes next to it.  Returns the block after it.  kept:
  * NULL (the pieces are released), or [a, e) is one piece, unmapped and its
@@ -312,22 +339,7 @@ static uint32_t wh__punch(wh_pool *p, uint32_t f, uint32_t a, uint32_t e, uint64
             n = p->vmm.plen[g];
             wh__unmap_piece(p, g);
         }
-    p->vmm.hole_bytes += (uint64_t)(e - a) * p->vmm.gran;
-    wh__poison(p, wh__addr(p, a), (uint64_t)(e - a) * p->vmm.gran, false); /* holes are not the pool's */
-    p->info[u] = (wh__info){.state = WH__HOLE};
-    const wh_block *d = wh_blocks_desc(p->core);
-    if (wh__is_hole(p, d[u].next)) {
-        uint32_t n = d[u].next;
-        wh_blocks_join_used(p->core, u);
-        p->info[n] = (wh__info){0};
-    }
-    uint32_t prev = d[u].prev;
-    if (wh__is_hole(p, prev)) {
-        wh_blocks_join_used(p->core, prev);
-        p->info[u] = (wh__info){0};
-        u = prev;
-    }
-    return d[u].next;
+    return wh_blocks_desc(p->core)[wh__hole_join(p, u)].next;
 }
 
 /* Granules [*a, *e) of the pieces that lie wholly under backed block b. */
@@ -339,9 +351,11 @@ static void wh__whole_pieces(const wh_pool *p, const wh_block *b, uint32_t *a, u
     if (*a < *e && v->piece[*e - 1] + v->plen[v->piece[*e - 1]] > *e) *e = v->piece[*e - 1];
 }
 
-static bool wh__ready_free(const wh_pool *p, const wh_block *b) {
-    return b->state == WH_BLOCK_FREE && b->index == WH__READY && b->size >= p->vmm.gran;
+/* A free block of index idx that may hold a whole piece. */
+static bool wh__free_in(const wh_pool *p, const wh_block *b, uint32_t idx) {
+    return b->state == WH_BLOCK_FREE && b->index == idx && b->size >= p->vmm.gran;
 }
+static bool wh__ready_free(const wh_pool *p, const wh_block *b) { return wh__free_in(p, b, WH__READY); }
 
 /* Unmap whole pieces under free READY blocks until reserved <= target (all
  * it can when target is 0).  wait: first wait for the streams' work queued
@@ -352,7 +366,7 @@ static bool wh__ready_free(const wh_pool *p, const wh_block *b) {
  * stream's kernel). */
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
     wh__vmm *v = &p->vmm;
-    if (wait) (void)wh__wait_streams(p);
+    wh__vmm_retire_poll(p, wait && wh__wait_streams(p));
     wh__pending_poll(p);
     wh__reclaim(p);
     v->walk_frees = p->st.frees;
@@ -545,19 +559,19 @@ static bool wh__better(uint64_t n, uint64_t best, uint64_t want) {
     return best < want && n > best;                /* else: the largest */
 }
 
-/* The whole piece under a free READY block that best serves a fill of want
- * bytes into a hole of room bytes: the smallest of at least want, else the
+/* The whole piece under a free block of index idx that best serves a fill of
+ * want bytes into a hole of room bytes: the smallest of at least want, else the
  * largest that fits; of pieces of one size, the one under the smallest free
  * block (the least likely to serve a request as it is: cutting a large free
  * block costs the next request that it would have fitted a move).  The
  * blocks next to the hole are left alone (they are what the fill extends). */
-static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, uint64_t room) {
+static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, uint64_t room, uint32_t idx) {
     const wh_block *d = wh_blocks_desc(p->core);
     const wh__vmm *v = &p->vmm;
     wh__src best = {WH_BLOCK_NONE, 0, 0};
     uint64_t best_block = 0; /* size of best's free block */
     for (uint32_t b = v->head, k = 0; b != WH_BLOCK_NONE && k < p->core->capacity; b = d[b].next, ++k) {
-        if (!wh__ready_free(p, &d[b]) || b == d[hole].prev || b == d[hole].next) continue;
+        if (!wh__free_in(p, &d[b], idx) || b == d[hole].prev || b == d[hole].next) continue;
         uint32_t a, e;
         wh__whole_pieces(p, &d[b], &a, &e);
         for (uint32_t g = a; g < e; g += v->plen[g]) {
@@ -573,14 +587,40 @@ static wh__src wh__move_source(const wh_pool *p, uint32_t hole, uint64_t want, u
 }
 
 /* Move piece src, whole, to granule g of a hole; the caller sets the access
- * of the pieces moved side by side with one call.  False (nothing changed but the piece given back to the driver, if it was
- * unmapped) when it cannot. */
-static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src) {
+ * of the pieces moved side by side with one call.  From READY the piece is
+ * unmapped first.  From lane idx, whose stream may still have work queued
+ * that reads the piece's old address, it is mapped at g as well and its old
+ * address retired: a USED block until an event recorded on that stream after
+ * the move completes (wh__vmm_retire_poll).  Work queued later on the stream
+ * reaches the memory only through g, so nothing waits.  False (nothing
+ * changed but the piece given back to the driver, if it was unmapped) when
+ * it cannot. */
+static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, uint32_t idx) {
     if (!wh__blocks_have_spares(p->core, 3)) return false; /* carve 2, wh__fill_done 1 */
-    uint32_t n = (uint32_t)(src.bytes / p->vmm.gran);
+    wh__vmm *v = &p->vmm;
+    uint32_t n = (uint32_t)(src.bytes / v->gran);
     uint64_t h = 0;
+    if (idx != WH__READY) {
+        wh__retired *r = wh__room(v->retired, v->nretired, &v->retired_cap, sizeof *r);
+        if (!r) return false;
+        v->retired = r;
+        uint32_t u = wh_blocks_carve(p->core, src.block, wh__addr(p, src.g), src.bytes);
+        if (u == WH_BLOCK_NONE) return false;
+        if (wh__map_handle(p, g, n, v->handle[src.g]) != WH_OK) {
+            p->info[u] = (wh__info){0};
+            wh_blocks_free(p->core, u, idx); /* back where it was, still mapped */
+            return false;
+        }
+        p->info[u] = (wh__info){.state = WH__RETIRED};
+        v->retired_bytes += src.bytes;
+        r = &v->retired[v->nretired++];
+        *r = (wh__retired){.block = u};
+        r->recorded = wh__event_record(p, &r->ev, p->slots[idx].stream) == WH_OK;
+        p->st.moves++;
+        return true;
+    }
     wh__punch(p, src.block, src.g, src.g + n, &h);
-    if (p->vmm.piece[src.g] != WH_BLOCK_NONE) return false; /* not carved */
+    if (v->piece[src.g] != WH_BLOCK_NONE) return false; /* not carved */
     if (wh__map_handle(p, g, n, h) != WH_OK) {
         wh__drop(p, h, src.bytes); /* the source is a hole now */
         p->st.reserved = wh__reserved(p);
@@ -590,14 +630,37 @@ static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src) {
     return true;
 }
 
-/* Over the budget: back f by moving pieces from free blocks (at most
+/* Old address i of a moved piece: unmapped (the handle lives on where the
+ * piece went) and a hole. */
+static void wh__retire_end(wh_pool *p, uint32_t i) {
+    wh__vmm *v = &p->vmm;
+    wh__retired r = v->retired[i];
+    const wh_block *d = wh_blocks_desc(p->core);
+    uint64_t bytes;
+    v->retired_bytes -= d[r.block].size;
+    (void)wh__unmap_keep(p, wh__gran_of(p, d[r.block].addr), &bytes);
+    wh__event_release(p, &r.ev);
+    v->retired[i] = v->retired[--v->nretired];
+    wh__hole_join(p, r.block);
+}
+
+void wh__vmm_retire_poll(wh_pool *p, bool waited) {
+    for (uint32_t i = p->vmm.nretired; i-- > 0;) {
+        wh__retired *r = &p->vmm.retired[i];
+        if (waited || (r->recorded && wh__event_done(p, &r->ev))) wh__retire_end(p, i);
+    }
+}
+
+/* Over the budget: back f by moving pieces from free blocks of index idx
+ * (READY, or the requesting stream's lane: wh__move_piece) (at most
  * WH__MOVES of them) to f's side of its hole, side by side, with one
  * cuMemSetAccess over them all (~11 us a call besides ~23 us a piece;
  * requests that move pieces move ~2 on average), then allocate.
  * NONE if that did not do: what was moved stays, free, next to the block it
  * extends, and the growth maps the rest.  (The sources' holes never touch
  * f's hole: the blocks next to it are not sources.) */
-static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t size, uint64_t align, uint32_t slot) {
+static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t size, uint64_t align, uint32_t slot,
+                              uint32_t idx) {
     (void)need;
     if (f.hole == WH_BLOCK_NONE) return WH_BLOCK_NONE;
     const wh_block *d = wh_blocks_desc(p->core);
@@ -611,9 +674,10 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     if (whole) f.side = -1;
     uint32_t lo = wh__gran_of(p, d[f.hole].addr), hi = lo + (uint32_t)(hs / G);
     for (int k = 0; k < WH__MOVES && done < f.bytes; ++k) {
-        wh__src src = wh__move_source(p, f.hole, f.bytes - done, hs - done);
+        wh__src src = wh__move_source(p, f.hole, f.bytes - done, hs - done, idx);
         uint32_t n = (uint32_t)(src.bytes / G), done_g = (uint32_t)(done / G);
-        if (src.block == WH_BLOCK_NONE || !wh__move_piece(p, f.side < 0 ? lo + done_g : hi - done_g - n, src)) break;
+        if (src.block == WH_BLOCK_NONE || !wh__move_piece(p, f.side < 0 ? lo + done_g : hi - done_g - n, src, idx))
+            break;
         done += src.bytes;
     }
     if (!done) return WH_BLOCK_NONE;
@@ -632,6 +696,7 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
 /* Grow for a request of size at alignment align on slot, then allocate it.
  * NONE if the budget or the cap (config.max_bytes) or the device says no. */
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
+    if (p->vmm.nretired) wh__vmm_retire_poll(p, false);
     uint64_t need = size + wh__align_pad(p, align);
     uint64_t cap = p->cfg.max_bytes, G = p->vmm.gran;
     bool waited = false;
@@ -642,16 +707,26 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
         if (cap && budget > cap) budget = cap;
         bool over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
         if (attempt == 0 && over) {
-            uint32_t b = wh__move_find(p, f, need, size, align, slot);
+            uint32_t b = wh__move_find(p, f, need, size, align, slot, WH__READY);
             if (b != WH_BLOCK_NONE) return b;
+            f = wh__choose(p, need, slot); /* pieces that moved there filled part of f's hole */
+            reserved = wh__reserved(p);
             /* The requesting stream's own free blocks could keep the
-             * growth within the budget: wait for its queued work, so that
-             * their pieces can move, and look again, once.  Other streams'
-             * work is not waited for: a long kernel there would hold this
-             * request. */
+             * growth within the budget: move their pieces without waiting
+             * (wh__move_piece retires their old addresses), and map the
+             * rest; where none can move, wait for its queued work, so that
+             * they merge into READY, and look again, once.  Other streams' work is not
+             * waited for: a long kernel there would hold this request.  A
+             * stream being captured into a graph neither waits nor retires
+             * (an event recorded there is part of the graph). */
             uint64_t past = f.hole == WH_BLOCK_NONE || reserved + f.bytes < budget ? 0 : reserved + f.bytes - budget;
-            if (!waited && past && p->cfg.footprint == WH_POOL_FOOTPRINT_TIGHT && slot < wh__nlanes(p) &&
-                wh_blocks_index(p->core, slot)->free_bytes >= (past > G ? past : G)) {
+            bool own = past && p->cfg.footprint == WH_POOL_FOOTPRINT_TIGHT && slot != WH__READY &&
+                       slot < wh__nlanes(p) && p->slots[slot].state == WH__SLOT_LIVE &&
+                       wh_blocks_index(p->core, slot)->free_bytes >= (past > G ? past : G) &&
+                       !wh__stream_capturing(p, p->slots[slot].stream);
+            uint64_t moves = p->st.moves;
+            if (own && (b = wh__move_find(p, f, need, size, align, slot, slot)) != WH_BLOCK_NONE) return b;
+            if (own && !waited && p->st.moves == moves) {
                 waited = true;
                 if (wh__lane_settle(p, slot)) {
                     p->st.waits++;
@@ -786,9 +861,11 @@ wh_status wh__vmm_create(wh_pool *p) {
     return WH_OK;
 }
 
-/* Everything goes back: every piece, then the range. */
+/* Everything goes back: every piece, then the range.  (The pool's destroy
+ * has ended the retired addresses: each handle is released once.) */
 void wh__vmm_destroy(wh_pool *p) {
     wh__vmm *v = &p->vmm;
+    free(v->retired);
     for (uint32_t g = 0; v->piece && g < v->ngran; ++g)
         if (v->piece[g] == g) wh__unmap_piece(p, g);
 #if WH_HAVE_CUDA
@@ -806,7 +883,7 @@ void wh__vmm_destroy(wh_pool *p) {
 wh_status wh__vmm_check(wh_pool *p) {
     const wh__vmm *v = &p->vmm;
     const wh_block *d = wh_blocks_desc(p->core);
-    uint64_t holes = 0;
+    uint64_t holes = 0, nret = 0;
     for (uint32_t g = 0; g < v->ngran; ++g) {
         uint32_t s = v->piece[g];
         if (s != WH_BLOCK_NONE && (s > g || s + v->plen[s] <= g || v->piece[s] != s))
@@ -819,6 +896,7 @@ wh_status wh__vmm_check(wh_pool *p) {
         if (hole && ((d[b].addr - v->base) % v->gran || d[b].size % v->gran))
             return wh__fail(WH_ERR_CORRUPT, "pool: hole %u is not granule-aligned", b);
         holes += hole ? d[b].size : 0;
+        nret += p->info[b].state == WH__RETIRED;
         uint32_t g0 = wh__gran_of(p, d[b].addr), g1 = wh__gran_of(p, d[b].addr + d[b].size - 1);
         for (uint32_t g = g0; g <= g1; ++g)
             if ((v->piece[g] == WH_BLOCK_NONE) != hole)
@@ -828,5 +906,17 @@ wh_status wh__vmm_check(wh_pool *p) {
     if (holes != v->hole_bytes)
         return wh__fail(WH_ERR_CORRUPT, "pool: holes sum to %llu B, recorded %llu B", (unsigned long long)holes,
                         (unsigned long long)v->hole_bytes);
+    uint64_t retired = 0;
+    if (nret != v->nretired)
+        return wh__fail(WH_ERR_CORRUPT, "pool: %llu retired blocks, %u listed", (unsigned long long)nret, v->nretired);
+    for (uint32_t i = 0; i < v->nretired; ++i) {
+        uint32_t b = v->retired[i].block;
+        if (b >= p->core->capacity || p->info[b].state != WH__RETIRED)
+            return wh__fail(WH_ERR_CORRUPT, "pool: retired entry %u names block %u, not a retired block", i, b);
+        retired += d[b].size;
+    }
+    if (retired != v->retired_bytes)
+        return wh__fail(WH_ERR_CORRUPT, "pool: retired addresses sum to %llu B, recorded %llu B",
+                        (unsigned long long)retired, (unsigned long long)v->retired_bytes);
     return WH_OK;
 }
