@@ -693,6 +693,20 @@ static uint32_t wh__move_find(wh_pool *p, wh__fill f, uint64_t need, uint64_t si
     return wh_blocks_alloc_aligned(p->core, size, align, slot);
 }
 
+/* Whether growth by fill f takes reserved past budget by no more than the
+ * free bytes of slot's lane (config.footprint TIGHT; not READY, nor a stream
+ * being captured into a graph, where an event recorded or a wait would be
+ * part of the graph). */
+static bool wh__own_covers(wh_pool *p, wh__fill f, uint64_t budget, uint32_t slot) {
+    uint64_t reserved = wh__reserved(p), G = p->vmm.gran;
+    if (f.hole == WH_BLOCK_NONE || reserved + f.bytes <= budget || p->cfg.footprint != WH_POOL_FOOTPRINT_TIGHT ||
+        slot == WH__READY || slot >= wh__nlanes(p) || p->slots[slot].state != WH__SLOT_LIVE)
+        return false;
+    uint64_t past = reserved + f.bytes - budget;
+    return wh_blocks_index(p->core, slot)->free_bytes >= (past > G ? past : G) &&
+           !wh__stream_capturing(p, p->slots[slot].stream);
+}
+
 /* Grow for a request of size at alignment align on slot, then allocate it.
  * NONE if the budget or the cap (config.max_bytes) or the device says no. */
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
@@ -710,28 +724,23 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
             uint32_t b = wh__move_find(p, f, need, size, align, slot, WH__READY);
             if (b != WH_BLOCK_NONE) return b;
             f = wh__choose(p, need, slot); /* pieces that moved there filled part of f's hole */
-            reserved = wh__reserved(p);
             /* The requesting stream's own free blocks could keep the
              * growth within the budget: move their pieces without waiting
-             * (wh__move_piece retires their old addresses), and map the
-             * rest; where none can move, wait for its queued work, so that
-             * they merge into READY, and look again, once.  Other streams' work is not
-             * waited for: a long kernel there would hold this request.  A
-             * stream being captured into a graph neither waits nor retires
-             * (an event recorded there is part of the graph). */
-            uint64_t past = f.hole == WH_BLOCK_NONE || reserved + f.bytes < budget ? 0 : reserved + f.bytes - budget;
-            bool own = past && p->cfg.footprint == WH_POOL_FOOTPRINT_TIGHT && slot != WH__READY &&
-                       slot < wh__nlanes(p) && p->slots[slot].state == WH__SLOT_LIVE &&
-                       wh_blocks_index(p->core, slot)->free_bytes >= (past > G ? past : G) &&
-                       !wh__stream_capturing(p, p->slots[slot].stream);
-            uint64_t moves = p->st.moves;
-            if (own && (b = wh__move_find(p, f, need, size, align, slot, slot)) != WH_BLOCK_NONE) return b;
-            if (own && !waited && p->st.moves == moves) {
-                waited = true;
-                if (wh__lane_settle(p, slot)) {
-                    p->st.waits++;
-                    attempt = -1; /* attempt 0 again, the lane's blocks READY */
-                    continue;
+             * (wh__move_piece retires their old addresses); where that
+             * leaves it past the budget and they still could, wait for the
+             * stream's queued work, so that they merge into READY, and look
+             * again, once.  Other streams' work is not waited for: a long
+             * kernel there would hold this request. */
+            if (wh__own_covers(p, f, budget, slot)) {
+                if ((b = wh__move_find(p, f, need, size, align, slot, slot)) != WH_BLOCK_NONE) return b;
+                f = wh__choose(p, need, slot);
+                if (!waited && wh__own_covers(p, f, budget, slot)) {
+                    waited = true;
+                    if (wh__lane_settle(p, slot)) {
+                        p->st.waits++;
+                        attempt = -1; /* attempt 0 again, the lane's blocks READY */
+                        continue;
+                    }
                 }
             }
             f = wh__choose(p, need, slot);
