@@ -15,10 +15,12 @@ takes them when it is created, at the device's first allocation:
   max_streams        streams with a free index of their own, 1..62 (62); any
                      number of streams is served
   max_blocks         block descriptors, 2..2^28 (2^18)
-  footprint          tight | loose: whether growth past its budget waits for
-                     the requesting stream's queued work so that memory it
-                     freed can move where the request needs it (docs/pool.md,
-                     Range growth) (tight)
+  footprint          tight | loose: whether growth past its budget moves
+                     memory the requesting stream freed where the request
+                     needs it (its old address kept mapped until the
+                     stream's queued work is done), and waits for that work
+                     where that is not enough (docs/pool.md, Range growth)
+                     (tight)
   vmm_slack_pm       growth's budget: the peak in use plus this many
                      thousandths of it, 1..1000 (30; the C library's
                      default is 100)
