@@ -149,8 +149,8 @@ wh_status wh_pool_destroy(wh_pool *p) {
     pthread_mutex_lock(&p->lock);
     uint64_t live = p->st.allocs - p->st.frees, bytes = p->st.in_use;
     (void)wh__wait_streams(p);
-    wh__pending_poll(p); /* their events go back first */
-    if (p->use_vmm) wh__vmm_retire_poll(p, true);
+    wh__pending_poll(p);                                /* their events go back first */
+    if (p->use_vmm) wh__vmm_retire_poll(p, UINT64_MAX); /* every old address goes now */
     for (uint32_t i = 0; i < p->npending; ++i)
         for (uint32_t k = 0; k < p->pending[i].nev; ++k) wh__event_release(p, &p->pending[i].ev[k]);
     wh__poison_stop(p);

@@ -84,6 +84,7 @@ typedef struct wh__arena {
 typedef struct wh__retired {
     uint32_t block;
     bool recorded; /* ev was recorded: else only a wait for every stream ends it */
+    uint64_t seq;  /* wh__vmm.retire_seq when it was made */
     wh__event ev;
 } wh__retired;
 
@@ -105,7 +106,8 @@ typedef struct wh__vmm {
                                   (a retired piece shares it with its new place) */
     wh__retired *retired;      /* old addresses still mapped                  */
     uint32_t nretired, retired_cap;
-    void *raw; /* CPU: the mmap'ed range                      */
+    uint64_t retire_seq; /* retired entries made so far                      */
+    void *raw;           /* CPU: the mmap'ed range                      */
     int device;
     uint32_t nreaders;            /* devices given access to what is mapped:     */
     int readers[WH__VMM_READERS]; /* the pool's device, then its peers        */
@@ -179,10 +181,11 @@ void wh__vmm_destroy(wh_pool *p);
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
 uint32_t wh__vmm_alloc(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot);
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait); /* wait: wh__wait_streams first */
-/* Unmap the old addresses of moved pieces whose streams' work is done
- * (waited: every stream's work queued before them is, as after a
- * successful wh__wait_streams). */
-void wh__vmm_retire_poll(wh_pool *p, bool waited);
+/* Unmap the old addresses of moved pieces whose streams' work is done: their
+ * events have completed, or they were made before `before` (a retire_seq
+ * taken before a successful wh__wait_streams, which releases the lock: an
+ * entry made meanwhile was not waited for; 0: none). */
+void wh__vmm_retire_poll(wh_pool *p, uint64_t before);
 wh_status wh__vmm_check(wh_pool *p);
 
 /* Extra bytes a block needs so that an address in it is a multiple of align

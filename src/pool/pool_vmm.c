@@ -366,7 +366,8 @@ static bool wh__ready_free(const wh_pool *p, const wh_block *b) { return wh__fre
  * stream's kernel). */
 void wh__vmm_release(wh_pool *p, uint64_t target, bool wait) {
     wh__vmm *v = &p->vmm;
-    wh__vmm_retire_poll(p, wait && wh__wait_streams(p));
+    uint64_t before = v->retire_seq; /* entries made while the wait has the lock released are not waited for */
+    wh__vmm_retire_poll(p, wait && wh__wait_streams(p) ? before : 0);
     wh__pending_poll(p);
     wh__reclaim(p);
     v->walk_frees = p->st.frees;
@@ -614,7 +615,7 @@ static bool wh__move_piece(wh_pool *p, uint32_t g, wh__src src, uint32_t idx) {
         p->info[u] = (wh__info){.state = WH__RETIRED};
         v->retired_bytes += src.bytes;
         r = &v->retired[v->nretired++];
-        *r = (wh__retired){.block = u};
+        *r = (wh__retired){.block = u, .seq = v->retire_seq++};
         r->recorded = wh__event_record(p, &r->ev, p->slots[idx].stream) == WH_OK;
         p->st.moves++;
         return true;
@@ -644,10 +645,10 @@ static void wh__retire_end(wh_pool *p, uint32_t i) {
     wh__hole_join(p, r.block);
 }
 
-void wh__vmm_retire_poll(wh_pool *p, bool waited) {
+void wh__vmm_retire_poll(wh_pool *p, uint64_t before) {
     for (uint32_t i = p->vmm.nretired; i-- > 0;) {
         wh__retired *r = &p->vmm.retired[i];
-        if (waited || (r->recorded && wh__event_done(p, &r->ev))) wh__retire_end(p, i);
+        if (r->seq < before || (r->recorded && wh__event_done(p, &r->ev))) wh__retire_end(p, i);
     }
 }
 
@@ -710,7 +711,7 @@ static bool wh__own_covers(wh_pool *p, wh__fill f, uint64_t budget, uint32_t slo
 /* Grow for a request of size at alignment align on slot, then allocate it.
  * NONE if the budget or the cap (config.max_bytes) or the device says no. */
 uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t slot) {
-    if (p->vmm.nretired) wh__vmm_retire_poll(p, false);
+    if (p->vmm.nretired) wh__vmm_retire_poll(p, 0);
     uint64_t need = size + wh__align_pad(p, align);
     uint64_t cap = p->cfg.max_bytes, G = p->vmm.gran;
     bool waited = false;
