@@ -12,6 +12,7 @@
 #include "pool_check.h"
 #include "../../bench/pool/rmm_pattern.h" /* the benchmark's traces */
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -283,6 +284,74 @@ static void growth_moves_ready_then_own(void) {
     CHECK(wh_pool_destroy(p) == WH_OK);
 }
 
+/* A wait for the streams releases the pool's lock, so another thread's
+ * growth may retire an old address meanwhile, on a stream still busy: the
+ * release walk after the wait must not unmap it.  T1 asks for more than the
+ * cap on stream 2 and waits for every stream (stream 1 idle by then, stream
+ * 2 held busy); meanwhile the main thread's growth on stream 1, busy again,
+ * moves stream 1's freed 32 MiB under its request; stream 2 goes idle.
+ * Once T1 waits for stream 1 again (past its walk), the old address must
+ * still be retired. */
+static _Atomic bool r_s1_busy, r_s2_busy;
+static _Atomic unsigned r_t1_s1, r_t1_s2; /* T1's queries of streams 1 and 2 */
+static pthread_t r_t1;
+static bool race_busy(wh_stream s, void *u) {
+    (void)u;
+    bool t1 = pthread_equal(pthread_self(), r_t1);
+    if (s == S(1)) {
+        if (t1) r_t1_s1++;
+        return r_s1_busy;
+    }
+    if (s == S(2) && t1) r_t1_s2++;
+    return s == S(2) && r_s2_busy;
+}
+static void *race_t1(void *pool) { return wh_pool_alloc(pool, 40 * MIB, S(2)); }
+static bool await_count(_Atomic unsigned *n, unsigned at_least) { /* bounded: 10 s */
+    for (int i = 0; i < 10000 && *n < at_least; ++i) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    return *n >= at_least;
+}
+static void retire_during_wait(void) {
+    wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU,
+                                            .vmm_granule = 2 * MIB,
+                                            .vmm_slack_pm = 1,
+                                            .max_bytes = 64 * MIB,
+                                            .stream_busy = race_busy,
+                                            .stream_wait_ms = 2000});
+    r_s1_busy = r_s2_busy = false;
+    r_t1_s1 = r_t1_s2 = 0;
+    char *a = wh_pool_alloc(p, 32 * MIB, S(1)), *c = wh_pool_alloc(p, 2 * MIB, S(1)),
+         *y = wh_pool_alloc(p, 2 * MIB, S(1));
+    CHECK(a && c && y);
+    if (!a || !c || !y) return;
+    r_s1_busy = r_s2_busy = true;
+    CHECK(wh_pool_free(p, a, S(1)) == WH_OK);
+    CHECK(wh_pool_free(p, y, S(1)) == WH_OK);
+    CHECK(pthread_create(&r_t1, NULL, race_t1, p) == 0);
+    CHECK(await_count(&r_t1_s1, 2)); /* T1 waits for stream 1 */
+    r_s1_busy = false;
+    CHECK(await_count(&r_t1_s2, 1)); /* T1 waits for stream 2, the lock released */
+    r_s1_busy = true;
+    char *b = wh_pool_alloc(p, 34 * MIB, S(1));
+    CHECK(b != NULL);
+    wh_pool_stats s = pool_stats(p);
+    CHECK_EQ_U64(s.retired, 32 * MIB);
+    unsigned s1 = r_t1_s1;
+    r_s2_busy = false;
+    CHECK(await_count(&r_t1_s1, s1 + 1)); /* T1 is past its walk */
+    s = pool_stats(p);
+    printf("a growth during another thread's wait: %llu MiB still retired after that thread's walk\n",
+           (unsigned long long)(s.retired / MIB));
+    CHECK_EQ_U64(s.retired, 32 * MIB); /* stream 1 is still busy */
+    r_s1_busy = false;
+    void *t1 = NULL;
+    CHECK(pthread_join(r_t1, &t1) == 0);
+    if (t1) CHECK(wh_pool_free(p, t1, S(2)) == WH_OK);
+    if (b) CHECK(wh_pool_free(p, b, S(1)) == WH_OK);
+    CHECK(wh_pool_free(p, c, S(1)) == WH_OK);
+    check_ok(p);
+    CHECK(wh_pool_destroy(p) == WH_OK);
+}
+
 /* config.footprint and config.vmm_slack_pm: bad values are named. */
 static void footprint_config(void) {
     wh_pool *p = NULL;
@@ -301,6 +370,7 @@ int main(int argc, char **argv) {
     growth_waits_for_own_stream(WH_POOL_FOOTPRINT_TIGHT);
     growth_waits_for_own_stream(WH_POOL_FOOTPRINT_LOOSE);
     growth_moves_ready_then_own();
+    retire_during_wait();
     footprint_config();
     default_is_range();
     futhark_loop();
