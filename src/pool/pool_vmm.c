@@ -744,8 +744,7 @@ uint32_t wh__vmm_grow_find(wh_pool *p, uint64_t size, uint64_t align, uint32_t s
                     }
                 }
             }
-            f = wh__choose(p, need, slot);
-            reserved = wh__reserved(p);
+            reserved = wh__reserved(p); /* f is chosen after the last move */
             over = f.hole == WH_BLOCK_NONE || reserved + f.bytes > budget;
         }
         /* Unmap free pieces first, at most once per nused + 256 frees unless

@@ -182,7 +182,7 @@ static bool busy_queued(wh_stream s, void *u) {
  * reserved stays within the budget, and the live data stays.  Once the
  * stream's work is done, the next growth unmaps the old addresses.  LOOSE
  * never waits and maps the 48 MiB. */
-static void growth_waits_for_own_stream(wh_pool_footprint fp) {
+static void growth_on_own_stream(wh_pool_footprint fp) {
     wh_pool *p = pool_make((wh_pool_config){.backend = WH_POOL_CPU,
                                             .vmm_granule = 2 * MIB,
                                             .stream_busy = busy_queued,
@@ -367,8 +367,8 @@ int main(int argc, char **argv) {
     wh_test_no_options(argc, argv,
                        "The pool's default growth (config.growth = WH_POOL_GROW_DEFAULT) on the CPU backend.");
     growth_does_not_wait();
-    growth_waits_for_own_stream(WH_POOL_FOOTPRINT_TIGHT);
-    growth_waits_for_own_stream(WH_POOL_FOOTPRINT_LOOSE);
+    growth_on_own_stream(WH_POOL_FOOTPRINT_TIGHT);
+    growth_on_own_stream(WH_POOL_FOOTPRINT_LOOSE);
     growth_moves_ready_then_own();
     retire_during_wait();
     footprint_config();
