@@ -45,21 +45,12 @@
 
 typedef unsigned long long ull;
 
-/* WH_BENCH_MIN_BLOCKS=n (a build option): the kernels declare n resident
- * blocks of 256 threads per SM, which caps their registers (an experiment:
- * occupancy against spills) */
-#ifdef WH_BENCH_MIN_BLOCKS
-#  define WH_BENCH_LB __launch_bounds__(256, WH_BENCH_MIN_BLOCKS)
-#else
-#  define WH_BENCH_LB
-#endif
-
 /* ---- allocators: one set of kernels each, the kind fixed at compile time so
  * that each kernel holds only its own kind's code (fair register counts) ---- */
 #define WH_BENCH_ALLOCATOR(NAME, ALLOC, FREE)                                                 \
     static __device__ __forceinline__ void *NAME##_alloc(const wh_heap *h, size_t n) { ALLOC; } \
     static __device__ __forceinline__ void NAME##_free(const wh_heap *h, void *p) { FREE; }   \
-    static __global__ void WH_BENCH_LB NAME##_ad(wh_heap h, size_t size, int per_warp, uint32_t threads, ull *fails) { \
+    static __global__ void NAME##_ad(wh_heap h, size_t size, int per_warp, uint32_t threads, ull *fails) { \
         uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
         if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                          \
         void *p = NAME##_alloc(&h, size);                                                     \
@@ -67,7 +58,7 @@ typedef unsigned long long ull;
         *(volatile char *)p = 1;                                                              \
         NAME##_free(&h, p);                                                                   \
     }                                                                                         \
-    static __global__ void WH_BENCH_LB NAME##_acd(wh_heap h, size_t size, int iters, int per_warp, uint32_t threads, ull *fails) { \
+    static __global__ void NAME##_acd(wh_heap h, size_t size, int iters, int per_warp, uint32_t threads, ull *fails) { \
         uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
         if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                          \
         void *ps[100];                                                                        \
@@ -77,7 +68,7 @@ typedef unsigned long long ull;
         }                                                                                     \
         for (int i = 0; i < iters; ++i) if (ps[i]) NAME##_free(&h, ps[i]);                    \
     }                                                                                         \
-    static __global__ void WH_BENCH_LB NAME##_prob(wh_heap h, size_t size, void **slots, uint64_t seed, uint32_t threads, ull *fails) { \
+    static __global__ void NAME##_prob(wh_heap h, size_t size, void **slots, uint64_t seed, uint32_t threads, ull *fails) { \
         uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
         if (t >= threads || wh_lane_id() != 0) return;                                        \
         uint32_t w = t / 32u;                                                                 \
@@ -92,7 +83,7 @@ typedef unsigned long long ull;
         }                                                                                     \
     }                                                                                         \
     /* thread t < count allocates n objects (pointers kept when ptrs != NULL) */              \
-    static __global__ void WH_BENCH_LB NAME##_many(wh_heap h, size_t size, uint32_t n, uint64_t count, void **ptrs, ull *fails) { \
+    static __global__ void NAME##_many(wh_heap h, size_t size, uint32_t n, uint64_t count, void **ptrs, ull *fails) { \
         uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                         \
         if (t >= count) return;                                                               \
         for (uint32_t k = 0; k < n; ++k) {                                                    \
@@ -101,28 +92,28 @@ typedef unsigned long long ull;
             if (ptrs) ptrs[t * n + k] = p;                                                    \
         }                                                                                     \
     }                                                                                         \
-    static __global__ void WH_BENCH_LB NAME##_freemany(wh_heap h, uint32_t n, uint64_t count, void **ptrs) { \
+    static __global__ void NAME##_freemany(wh_heap h, uint32_t n, uint64_t count, void **ptrs) { \
         uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                         \
         if (t >= count) return;                                                               \
         for (uint32_t k = 0; k < n; ++k) if (ptrs[t * n + k]) NAME##_free(&h, ptrs[t * n + k]); \
     }                                                                                         \
     /* one round of the utilisation test: size 0 = mixed 16 B .. 4 KiB */                     \
-    static __global__ void WH_BENCH_LB NAME##_util(wh_heap h, uint32_t count, uint64_t seed, uint32_t size, ull *ok_bytes, ull *fails) { \
+    static __global__ void NAME##_util(wh_heap h, uint32_t count, uint64_t seed, uint32_t size, ull *ok_bytes, ull *fails) { \
         uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
         if (t >= count) return;                                                               \
         uint32_t n = size ? size : 16u + (uint32_t)(wh_hash64(seed + t) % 4081u);             \
         void *p = NAME##_alloc(&h, n);                                                        \
         if (p) atomicAdd(ok_bytes, (ull)n); else atomicAdd(fails, 1ull);                      \
     }                                                                                         \
-    static __global__ void WH_BENCH_LB NAME##_reg(wh_heap h, size_t n, void **out) {                      \
+    static __global__ void NAME##_reg(wh_heap h, size_t n, void **out) {                      \
         void *p = NAME##_alloc(&h, n);                                                        \
         out[threadIdx.x] = p;                                                                 \
         NAME##_free(&h, p);                                                                   \
     }                                                                                         \
-    static __global__ void WH_BENCH_LB NAME##_rega(wh_heap h, size_t n, void **out) {                     \
+    static __global__ void NAME##_rega(wh_heap h, size_t n, void **out) {                     \
         out[threadIdx.x] = NAME##_alloc(&h, n);                                               \
     }                                                                                         \
-    static __global__ void WH_BENCH_LB NAME##_regf(wh_heap h, size_t n, void **out) {                     \
+    static __global__ void NAME##_regf(wh_heap h, size_t n, void **out) {                     \
         (void)n;                                                                              \
         NAME##_free(&h, out[threadIdx.x]);                                                    \
     }
@@ -143,13 +134,13 @@ WH_BENCH_ALLOCATOR(cfmu, WH_KIND_ALLOC(WH_HEAP_CIRCULAR_FUSED_MULTI), WH_KIND_FR
 
 /* wh_malloc and wh_free, the kind read from the heap at run time: every
  * kind's code in one kernel */
-static __global__ void WH_BENCH_LB any_reg(wh_heap h, size_t n, void **out) {
+static __global__ void any_reg(wh_heap h, size_t n, void **out) {
     void *p = wh_malloc(&h, n);
     out[threadIdx.x] = p;
     wh_free(&h, p);
 }
-static __global__ void WH_BENCH_LB any_rega(wh_heap h, size_t n, void **out) { out[threadIdx.x] = wh_malloc(&h, n); }
-static __global__ void WH_BENCH_LB any_regf(wh_heap h, size_t n, void **out) {
+static __global__ void any_rega(wh_heap h, size_t n, void **out) { out[threadIdx.x] = wh_malloc(&h, n); }
+static __global__ void any_regf(wh_heap h, size_t n, void **out) {
     (void)n;
     wh_free(&h, out[threadIdx.x]);
 }

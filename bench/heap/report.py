@@ -103,6 +103,22 @@ for a in allocs:
         cells.append('%.4g' % float(r['ms']) if r else '-')
     p('| %s | %s |' % (a, ' | '.join(cells)))
 
+if any(r['test'] == 'onewarm' for r in R):
+    p('\n## One allocation per thread, 1M threads, over BUMP: a fresh heap and a warm one\n')
+    p('The allocation kernel\'s time over BUMP\'s, same workload and size.  Fresh (`one`): the heap as created, '
+      'so the kernel also waits for the first bump segment of each class\'s ways; warm (`onewarm`): a small '
+      'kernel has started every way\'s first segment.\n')
+    p('| allocator | fresh 16 B | fresh 256 B | fresh 4 KiB | warm 16 B | warm 256 B | warm 4 KiB |')
+    p('|---|---|---|---|---|---|---|')
+    for a in allocs:
+        if a in ('bump', 'cuda-malloc'): continue
+        cells = []
+        for test in ('one', 'onewarm'):
+            for s in (16, 256, 4096):
+                r, b = get(test, a, size=s), get(test, 'bump', size=s)
+                cells.append('%.2fx' % (float(r['ms']) / float(b['ms'])) if r and b and float(b['ms']) > 0 else '-')
+        p('| %s | %s |' % (a, ' | '.join(cells)))
+
 p('\n## Fill 90% of a 9.4 GB heap with one size (allocations / s)\n')
 p('| allocator | 16 B | 256 B | 4 KiB |')
 p('|---|---|---|---|')
