@@ -22,9 +22,9 @@ _Static_assert(offsetof(wh_heap_ctl, seg) % 128u == 0, "wh_heap_ctl.seg alignmen
 static size_t align_up(size_t n, size_t a) { return (n + a - 1u) / a * a; }
 
 /* Metadata block: ctl | desc | cursors | states (circular) | page_info |
- * page_used | page_req | pages | whole | slots[c] (slab and default). */
+ * page_used | page_req | pages | whole | strand | slots[c] (slab and default). */
 typedef struct meta_layout {
-    size_t desc, cursors, states, info, used, req, pages, whole, slots[WH_SLAB_CLASSES], total;
+    size_t desc, cursors, states, info, used, req, pages, whole, strand, slots[WH_SLAB_CLASSES], total;
 } meta_layout;
 
 static meta_layout layout_of(const wh_heap *h) {
@@ -49,6 +49,8 @@ static meta_layout layout_of(const wh_heap *h) {
         off = align_up(off + wh_bitmap_bytes(h->npages), META_ALIGN);
         m.whole = off;
         off = align_up(off + 8u * (size_t)wh__whole_words(h->npages), META_ALIGN);
+        m.strand = off;
+        off = align_up(off + 8u * (((size_t)h->npages + 63u) / 64u), META_ALIGN);
         for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
             m.slots[c] = off;
             off = align_up(off + wh_bitmap_bytes((uint64_t)h->npages << wh__slab_lbpp(c)), META_ALIGN);
@@ -233,6 +235,7 @@ void wh__heap_bind(wh_heap *h, void *arena, void *meta) {
     h->page_req = (uint64_t *)(mb + m.req);
     (void)wh_bitmap_layout(&h->pages, mb + m.pages, h->npages);
     h->page_whole = (uint64_t *)(mb + m.whole);
+    h->page_strand = (uint64_t *)(mb + m.strand);
     h->slot_words = (uint64_t *)(mb + m.slots[0]);
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
         h->slot_off[c] = (uint32_t)((m.slots[c] - m.slots[0]) / 8u);

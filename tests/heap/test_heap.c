@@ -836,6 +836,44 @@ static void test_reclaim_lost_free(void) {
         }
 }
 
+/* A reclaim whose second try misses a bit with the page's count at zero --
+ * the bit comes a moment later: a claim's slot freed at once, or on the GPU
+ * a free's or reaching its word after its subtraction reached the count --
+ * leaves the page with its class, every slot free.  It must not stay there:
+ * wh_heap_trim gives it back, and so does an allocation that finds the page
+ * pool dry (here a page-sized one, which gets every page of the heap). */
+static void test_reclaim_stranded(void) {
+    static const uint32_t sizes[] = {16, 1024, 4096};
+    for (int dry = 0; dry < 2; ++dry)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+            wh_heap h = make(WH_HEAP_DEFAULT, 16ull << 20);
+            uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
+            uint32_t w0 = wh__slab_page_word(&h, c, p), nw = wh__slab_page_words(&h, c);
+            wh_bitmap bm = wh__slab_bitmap(&h, c);
+            uint64_t b = page_with_claim(&h, c, p, spp / 3u);
+            CHECK(!wh__slab_reclaim(&h, c, p, WH__RUN_CHUNK)); /* count zero, a bit missing */
+            CHECK(wh_bitmap_try_set(&bm, (uint32_t)b));        /* the bit it missed */
+            CHECK(h.page_info[p] == WH_PAGE_SLAB(c, 0) && !wh_bitmap_get(&h.pages, p));
+            check_walk(&h, 0);
+            uint32_t got = 0;
+            if (dry) {
+                static void *ptrs[1024];
+                while (got < 1024u && (ptrs[got] = wh_malloc(&h, WH_SLAB_PAGE)) != NULL) ++got;
+                printf("stranded  %4u B: %u page-sized allocations of %u pages\n", sizes[i], got, h.npages);
+                CHECK_EQ_U64(got, h.npages);
+                for (uint32_t k = 0; k < got; ++k) wh_free(&h, ptrs[k]);
+            } else {
+                CHECK(wh_heap_trim(&h) == WH_OK);
+                CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
+            }
+            for (uint32_t k = 0; k < nw; ++k)
+                CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k) & wh__slab_word_mask(&h, c, p, k), 0);
+            CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
+            check_walk(&h, 0);
+            CHECK(wh_heap_destroy(&h) == WH_OK);
+        }
+}
+
 /* The fast path's per-class constants (heap/core.h) and the segment form
  * of a leader's result (heap/slab.h: wh__got_seg, wh__got_slot): the
  * reciprocal divisions are exact for every position below 2^20 and every
@@ -960,6 +998,7 @@ int main(int argc, char **argv) {
     test_segment_classes();
     test_reclaim_in_flight();
     test_reclaim_lost_free();
+    test_reclaim_stranded();
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);
     test_claim_run();

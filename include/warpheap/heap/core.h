@@ -94,7 +94,10 @@ typedef struct wh_heap_ctl {
      * pages_back at the failure << 20 | consecutive failures << 16 |
      * requests left to skip (heap/slab_segment.h) */
     uint64_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
-    uint64_t pad1[10]; /* seg starts on a 128-byte line */
+    /* slab: a page was marked in page_strand since the last sweep
+     * (heap/slab_page.h: wh__slab_sweep) */
+    uint64_t strands;
+    uint64_t pad1[9]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
@@ -140,11 +143,12 @@ typedef struct wh_heap {
      * WH__SEG_MIN_PAGES pages; 2, the tiled classes too, from
      * WH__SEG_TILED_MIN_PAGES */
     uint32_t slab_segs;
-    uint32_t *page_info;  /* WH_PAGE_FREE, class + 1, or run head / tail      */
-    uint32_t *page_used;  /* live slots of a slab page (reclaim at zero)      */
-    uint64_t *page_req;   /* requested bytes of a page run                    */
-    wh_bitmap pages;      /* 1 = page free                                    */
-    uint64_t *page_whole; /* 1 = page word wholly free (heap/page_whole.h)    */
+    uint32_t *page_info;   /* WH_PAGE_FREE, class + 1, or run head / tail      */
+    uint32_t *page_used;   /* live slots of a slab page (reclaim at zero)      */
+    uint64_t *page_req;    /* requested bytes of a page run                    */
+    wh_bitmap pages;       /* 1 = page free                                    */
+    uint64_t *page_whole;  /* 1 = page word wholly free (heap/page_whole.h)    */
+    uint64_t *page_strand; /* 1 = a reclaim left the page with its class     */
     /* class c's slot bitmap (1 = slot free in an active page): words at
      * slot_words + slot_off[c], npages << wh__slab_lbpp(c) bits (see
      * wh__slab_bitmap: a descriptor per class would make this struct, passed

@@ -27,28 +27,27 @@
 #include "warpheap/heap/slab_bitmap.h"
 #include "warpheap/heap/secure.h"
 
-/* A free's decrement of its page's live slots: release, so that the slots'
- * bits are set before the count says they are free; the free that takes it
- * to zero must also acquire, as it reclaims the page after every other free
- * of it.  On the GPU that acquire is a fence in that free alone
- * (wh__rare_free), not an acquire in every free, which would empty the
- * SM's L1 each time; on the CPU the decrement is acq_rel, as
- * ThreadSanitizer does not model fences. */
+/* A free's subtraction from its page's live slots.  On the GPU it is
+ * relaxed and goes out with the or that sets the slots' bits, neither
+ * waiting for the other: a release would wait for the or first, one more
+ * round trip in every free.  So the count may reach zero before a bit is
+ * there; the bits decide (the reclaim takes them and acquires the frees'
+ * or with a fence), and a reclaim that misses a bit this way strands the
+ * page for a sweep (heap/slab_page.h).  On the CPU it is acq_rel, after the
+ * or: the free that takes the count to zero then sees every bit, and
+ * ThreadSanitizer checks that order. */
 #if WH_ON_GPU
-#define WH__FREE_SUB_MO         WH_RELEASE
-#define WH__FREE_LAST_ACQUIRE() wh_fence_acquire()
+#define WH__FREE_SUB_MO WH_RELAXED
 #else
-#define WH__FREE_SUB_MO         WH_ACQ_REL
-#define WH__FREE_LAST_ACQUIRE() ((void)0)
+#define WH__FREE_SUB_MO WH_ACQ_REL
 #endif
 
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
 /* A free's rare work: it filled word w of class c's bitmap (its summary
- * bits), it freed the last slot of page p (the page back to the pool; the
- * acquire of the page's last free).  The summary first: nothing of it is
- * live across the reclaim, the heavier of the two (the other order costs a
- * free kernel three registers). */
+ * bits), it freed the last slot of page p (the page back to the pool).  The
+ * summary first: nothing of it is live across the reclaim, the heavier of
+ * the two (the other order costs a free kernel three registers). */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_free(const wh_heap *h, uint32_t c, uint32_t w, uint32_t p, bool filled,
                                                 bool last) {
     if (filled) {
@@ -56,7 +55,6 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_free(const wh_heap *h, uint32_t c, ui
         (void)wh__bitmap_propagate(&bm, 0, w);
     }
     if (!last) return;
-    WH__FREE_LAST_ACQUIRE();
     if (wh__slab_reclaim(h, c, p, WH__RUN_CHUNK)) wh__pages_back(h, 1u);
 }
 
@@ -320,22 +318,29 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     bool dup = false;
     if ((unsigned)wh_popc64(all) != (unsigned)wh_popc32(group)) /* two lanes free one slot (uniform) */
         dup = wh_lane_id() != wh_leader(wh_match_any64(group, b));
-    /* release: the slots' last uses before the bits that hand them out again */
-    uint64_t prev = is_leader ? wh__atomic_or64(wh__slab_word(h, c, w), all, WH_RELEASE) : 0;
-    if (!alone) prev = wh_shfl64(group, prev, leader);
-    bool ok = !dup && !(prev & bit), filled = is_leader && prev == 0;
-    if (!ok) wh__heap_count(&h->ctl->double_frees);
     /* one subtraction for the lanes of each page: a word under 64 slots a
      * page spans pages, and its lanes match on theirs (a 4-KiB free-all: 2
      * atomics a warp on the counts, not 32 on two words) */
     uint32_t mates = alone || wh__slab_spp_of(h, c) > 32u ? group : wh_match_any64(group, page); /* uniform in group */
-    uint32_t n = alone ? (uint32_t)ok : (uint32_t)wh_popc32(wh_ballot(mates, ok));
-    bool last = false;
-    if (wh_lane_id() == wh_leader(mates) && n) {
-        if (h->flags & WH_HEAP_TRACK) /* first: no slot size computed where nothing counts */
-            wh__heap_track(h, -(int64_t)n * (int64_t)wh__slab_size(c));
-        last = wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) == n;
+    bool counter = wh_lane_id() == wh_leader(mates);
+    uint32_t n = alone ? 1u : (uint32_t)wh_popc32(mates);
+    /* The or and the subtraction go out together (WH__FREE_SUB_MO): the
+     * subtraction counts every lane of the page, and the lanes the or finds
+     * freeing a free slot are added back after. */
+    /* release: the slots' last uses before the bits that hand them out again */
+    uint64_t prev = is_leader ? wh__atomic_or64(wh__slab_word(h, c, w), all, WH_RELEASE) : 0;
+    uint32_t old = counter ? wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) : 0;
+    if (!alone) prev = wh_shfl64(group, prev, leader);
+    bool ok = !dup && !(prev & bit), filled = is_leader && prev == 0;
+    bool last = counter && old == n;
+    if (!ok) wh__heap_count(&h->ctl->double_frees);
+    uint32_t bad = alone ? (uint32_t)!ok : wh_ballot(mates, !ok);
+    if (bad && counter) { /* back up by the lanes that freed nothing; the page's last free may be this add */
+        uint32_t k = (uint32_t)wh_popc32(bad);
+        last = wh_atomic_fetch_add(&h->page_used[page], k, WH_ACQ_REL) + k == 0u;
     }
+    if (counter && (h->flags & WH_HEAP_TRACK))
+        wh__heap_track(h, -(int64_t)(n - (uint32_t)wh_popc32(bad)) * (int64_t)wh__slab_size(c));
     /* The rare work, in one call at the end: the word was empty (its summary
      * bits), the page's last slot was freed (the page back).  After the
      * group's collectives, as a call in one lane splits the warp, and a split

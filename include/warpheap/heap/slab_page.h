@@ -16,8 +16,13 @@
  * the page with and-not; if it got them all the page is empty and its own,
  * otherwise it puts them back (a concurrent claim is in flight) and tries
  * once more when the page's count says the page emptied meanwhile.  Nobody
- * waits for anybody.  The live-slot counter page_used is only a hint for when
- * to try; the bits decide.  It is only ever added to and subtracted from,
+ * waits for anybody.  A page whose second try fails while its count says
+ * empty may stay with its class, every slot free (the bit it missed came a
+ * moment later: a claim's slot freed at once, or on the GPU a free whose
+ * count arrived before its bit); it is marked *stranded*, and the next sweep
+ * -- when the page pool runs dry, and in wh_heap_trim -- takes it back if
+ * its bits are all there.  The live-slot counter page_used is only a hint
+ * for when to try; the bits decide.  It is only ever added to and subtracted from,
  * across a page's lives, so that a late decrement from a previous life still
  * meets its increment, and a stale reclaim it triggers finds the old class's
  * bits gone and does nothing.
@@ -109,13 +114,17 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
 /* The compare-and-swaps that take a run of words: relaxed and followed by
  * one fence on the GPU, where each acq_rel atomic waits for the one before;
  * acq_rel on the CPU, where ThreadSanitizer does not model a stand-alone
- * fence. */
+ * fence.  A page's one and-not (pages that share a word) is followed by an
+ * acquire fence on the GPU, the lighter one: it acquires the frees whose
+ * bits it took. */
 #if WH_ON_GPU
-#define WH__RUN_MO      WH_RELAXED
-#define WH__RUN_FENCE() wh_fence()
+#define WH__RUN_MO         WH_RELAXED
+#define WH__RUN_FENCE()    wh_fence()
+#define WH__TAKE_ACQUIRE() wh_fence_acquire()
 #else
-#define WH__RUN_MO      WH_ACQ_REL
-#define WH__RUN_FENCE() ((void)0)
+#define WH__RUN_MO         WH_ACQ_REL
+#define WH__RUN_FENCE()    ((void)0)
+#define WH__TAKE_ACQUIRE() ((void)0)
 #endif
 #define WH__RUN_CHUNK 4u
 
@@ -141,10 +150,13 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_take_page(const wh_heap *h, uint32_t 
     uint32_t w0 = wh__slab_page_word(h, c, p), nw = wh__slab_page_words(h, c);
     uint64_t *words = wh__slab_word(h, c, w0);
     if (nw == 1u) { /* the page's bits share a word with other pages' */
-        /* relaxed: the caller acquired the page's frees already (the last
-         * free's WH__FREE_LAST_ACQUIRE, the publisher's acq_rel subtraction) */
-        uint64_t m = wh__slab_word_mask(h, c, p, 0), prev = wh__bitmap_and_not_mo(&bm, w0, m, WH_RELAXED) & m;
-        if (prev == m) return true;
+        /* the bits' frees acquired: by an acquire fence after the and-not
+         * on the GPU, by the and-not itself on the CPU */
+        uint64_t m = wh__slab_word_mask(h, c, p, 0), prev = wh__bitmap_and_not_mo(&bm, w0, m, WH__RUN_MO) & m;
+        if (prev == m) {
+            WH__TAKE_ACQUIRE();
+            return true;
+        }
         WH__RECLAIM_LOST(h, c, p);
         if (prev) (void)wh_bitmap_or_word(&bm, w0, prev);
         return false;
@@ -170,6 +182,14 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_take_page(const wh_heap *h, uint32_t 
     return true;
 }
 
+/* Page p stays with its class after a failed reclaim: its mark for the
+ * next sweep (wh__slab_sweep), the bit before the flag that sends a sweep
+ * to look. */
+WH_INLINE WH_HOST_DEVICE void wh__page_strand(const wh_heap *h, uint32_t p) {
+    (void)wh_atomic_fetch_or(&h->page_strand[p >> 6], 1ull << (p & 63u), WH_RELAXED);
+    wh_atomic_store(&h->ctl->strands, 1ull, WH_RELEASE);
+}
+
 /* The page's last slot was freed: take the page back (see header) -- its
  * bits out of the class bitmap, then the page into the pool.  True when the
  * page went back.
@@ -183,14 +203,44 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_take_page(const wh_heap *h, uint32_t 
  * again, one more try -- or that subtraction reads this one (acq_rel) and
  * that free's own take finds every bit given back.  One more try, no
  * more: a claim still in flight keeps the count at zero and the bit
- * missing, and its free reclaims the page (two such second tries at once
- * can still both fail). */
+ * missing, and its free reclaims the page.  Two such second tries at once
+ * can still both fail, and on the GPU a free's or may reach its word after
+ * its subtraction reached the count (heap/slab.h: WH__FREE_SUB_MO): a second
+ * try that fails with the count at zero strands the page, and a sweep
+ * takes it back. */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
-    if (!wh__slab_take_page(h, c, p, chunk) &&
-        (wh_atomic_fetch_add(&h->page_used[p], 0u, WH_ACQ_REL) != 0u || !wh__slab_take_page(h, c, p, chunk)))
-        return false;
+    if (!wh__slab_take_page(h, c, p, chunk)) {
+        if (wh_atomic_fetch_add(&h->page_used[p], 0u, WH_ACQ_REL) != 0u) return false;
+        if (!wh__slab_take_page(h, c, p, chunk)) {
+            wh__page_strand(h, p);
+            return false;
+        }
+    }
     wh__page_back(h, p);
     return true;
+}
+
+/* The sweep: every stranded page whose slots are all free in its class
+ * bitmap goes back to the pool (the page pool ran dry: wh__seg_retire_all;
+ * wh_heap_trim).  A mark outlives its cause harmlessly: a page given back,
+ * made active again or holding a live slot keeps some bit clear, and its
+ * take fails; the bits decide, as in a reclaim.  Nothing when no page was
+ * marked since the last sweep. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_sweep(const wh_heap *h) {
+    if (!wh_atomic_load(&h->ctl->strands, WH_RELAXED) || !wh_atomic_exchange(&h->ctl->strands, 0ull, WH_ACQ_REL))
+        return;
+    uint32_t n = 0;
+    WH_PRAGMA_UNROLL1
+    for (uint32_t w = 0; w < (h->npages + 63u) / 64u; ++w) {
+        if (!wh_atomic_load(&h->page_strand[w], WH_RELAXED)) continue;
+        for (uint64_t m = wh_atomic_exchange(&h->page_strand[w], 0ull, WH_ACQ_REL); m; m &= m - 1u) {
+            uint32_t p = w * 64u + (uint32_t)wh_ffs64(m) - 1u, info = wh_atomic_load(&h->page_info[p], WH_ACQUIRE);
+            uint32_t c = WH_PAGE_CLASS(info);
+            if (info & (WH_PAGE_RUN_HEAD | WH_PAGE_RUN_TAIL) || c >= WH_SLAB_CLASSES) continue;
+            if (wh__slab_take_page(h, c, p, 1u)) wh__page_back(h, p), ++n;
+        }
+    }
+    if (n) wh__pages_back(h, n);
 }
 
 /* No free page in the pool (the page bitmap's top word is empty). */

@@ -386,10 +386,12 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, u
 }
 
 /* Every way of every class but `except` (wh__seg_index; WH__SEG_ALL: none)
- * gives back what its segments hold untouched. */
+ * gives back what its segments hold untouched, and the stranded pages go
+ * back (wh__slab_sweep). */
 #define WH__SEG_ALL (WH_SLAB_CLASSES * WH_SEG_WAYS_MAX)
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t except) {
     WH__PROF(h, WH_PROF_RETIRE_ALL, 1);
+    wh__slab_sweep(h);
     WH_PRAGMA_UNROLL1
     for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o) {
         WH_PRAGMA_UNROLL1
