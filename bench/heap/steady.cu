@@ -132,23 +132,22 @@ void heap_bench_prof(const wh_heap *h, const char *label) {
     uint32_t words = wh_bitmap_level_words(&h->pages, 0), np = h->npages, shift = 0;
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) shift = h->seg_shift[c] > shift ? h->seg_shift[c] : shift;
     uint64_t *pw = (uint64_t *)malloc(words * sizeof *pw);
-    uint32_t *info = (uint32_t *)malloc(np * sizeof *info), *used = (uint32_t *)malloc(wh__used_entries(np) * sizeof *used);
+    uint32_t *info = (uint32_t *)malloc(np * sizeof *info), *used = (uint32_t *)malloc(np * sizeof *used);
     if (!pw || !info || !used) {
         fprintf(stderr, "heap_bench: no host memory for the pool census of %u pages\n", np);
         exit(1);
     }
     WH_CUDA_OR_DIE(cudaMemcpy(pw, wh_bitmap_word(&h->pages, 0, 0), words * sizeof *pw, cudaMemcpyDeviceToHost));
     WH_CUDA_OR_DIE(cudaMemcpy(info, h->page_info, np * sizeof *info, cudaMemcpyDeviceToHost));
-    WH_CUDA_OR_DIE(cudaMemcpy(used, h->page_used, wh__used_entries(np) * sizeof *used, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(used, h->page_used, np * sizeof *used, cudaMemcpyDeviceToHost));
     uint64_t free_pages, runs = wh__prof_free_runs(pw, words, shift, &free_pages);
     ull empty = 0, full = 0, part = 0;
     for (uint32_t p = 0; p < np; ++p) {
         uint32_t c = WH_PAGE_CLASS(info[p]);
         if (info[p] & (WH_PAGE_RUN_HEAD | WH_PAGE_RUN_TAIL) || c >= WH_SLAB_CLASSES) continue;
-        uint32_t u = used[wh__used_index(np, p)];
-        if (!u)
+        if (!used[p])
             empty++;
-        else if (u == wh__slab_spp(c))
+        else if (used[p] == wh__slab_spp(c))
             full++;
         else
             part++;

@@ -42,7 +42,7 @@ static meta_layout layout_of(const wh_heap *h) {
         m.info = off;
         off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
         m.used = off;
-        off = align_up(off + 4u * (size_t)wh__used_entries(h->npages), META_ALIGN);
+        off = align_up(off + 4u * (size_t)h->npages, META_ALIGN);
         m.req = off;
         off = align_up(off + 8u * (size_t)h->npages, META_ALIGN);
         m.pages = off;

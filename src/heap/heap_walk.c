@@ -50,7 +50,7 @@ static void walk_slab_page(const wh_heap *h, walk *w, uint32_t p, uint32_t c, ui
     /* slots a bump segment has yet to hand out: counted by the page, free here */
     uint64_t size = wh__slab_size(c), untouched = wh__seg_untouched(h, c, p, *wh__seg_state(h, c, way));
     uint64_t live = spp - nfree - untouched;
-    if (*wh__page_used(h, p) != spp - nfree || nfree + untouched > spp) w->s->inconsistencies++;
+    if (h->page_used[p] != spp - nfree || nfree + untouched > spp) w->s->inconsistencies++;
     for (uint64_t i = 0; i < live; ++i) used_region(w, size, 0, false);
     for (uint64_t i = 0; i < nfree + untouched; ++i) free_region(w, size);
     w->s->overhead_bytes += WH_SLAB_PAGE - (uint64_t)spp * size;

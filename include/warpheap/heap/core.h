@@ -144,7 +144,7 @@ typedef struct wh_heap {
      * WH__SEG_TILED_MIN_PAGES */
     uint32_t slab_segs;
     uint32_t *page_info;   /* WH_PAGE_FREE, class + 1, or run head / tail      */
-    uint32_t *page_used;   /* live slots of a slab page (wh__page_used)        */
+    uint32_t *page_used;   /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;    /* requested bytes of a page run                    */
     wh_bitmap pages;       /* 1 = page free                                    */
     uint64_t *page_whole;  /* 1 = page word wholly free (heap/page_whole.h)    */
@@ -214,21 +214,6 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_seed(uint64_t salt) {
     int local;
     return wh_hash64((uint64_t)(uintptr_t)&local ^ salt);
 #endif
-}
-
-/* Page p's live-slot count (page_used).  The counts of neighbouring pages
- * lie on different 128-byte lines -- 32 of them a line apart, then the
- * next column -- as a kernel frees neighbouring pages at once: in a 16-B
- * free-all the warps resident together free some 66 pages, whose counts in
- * page order fill three lines, and every free's subtraction queued on those
- * three. */
-WH_INLINE WH_HOST_DEVICE uint32_t wh__used_index(uint32_t npages, uint32_t p) {
-    return (p & 31u) * ((npages + 31u) >> 5) + (p >> 5);
-}
-/* Entries of page_used for npages pages. */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__used_entries(uint32_t npages) { return 32ull * ((npages + 31u) >> 5); }
-WH_INLINE WH_HOST_DEVICE uint32_t *wh__page_used(const wh_heap *h, uint32_t p) {
-    return h->page_used + wh__used_index(h->npages, p);
 }
 
 /* Failure and debug counters: only on rare paths. */

@@ -329,7 +329,7 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
      * freeing a free slot are added back after. */
     /* release: the slots' last uses before the bits that hand them out again */
     uint64_t prev = is_leader ? wh__atomic_or64(wh__slab_word(h, c, w), all, WH_RELEASE) : 0;
-    uint32_t old = counter ? wh_atomic_fetch_sub(wh__page_used(h, page), n, WH__FREE_SUB_MO) : 0;
+    uint32_t old = counter ? wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) : 0;
     if (!alone) prev = wh_shfl64(group, prev, leader);
     bool ok = !dup && !(prev & bit), filled = is_leader && prev == 0;
     bool last = counter && old == n;
@@ -337,7 +337,7 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     uint32_t bad = alone ? (uint32_t)!ok : wh_ballot(mates, !ok);
     if (bad && counter) { /* back up by the lanes that freed nothing; the page's last free may be this add */
         uint32_t k = (uint32_t)wh_popc32(bad);
-        last = wh_atomic_fetch_add(wh__page_used(h, page), k, WH_ACQ_REL) + k == 0u;
+        last = wh_atomic_fetch_add(&h->page_used[page], k, WH_ACQ_REL) + k == 0u;
     }
     if (counter && (h->flags & WH_HEAP_TRACK))
         wh__heap_track(h, -(int64_t)(n - (uint32_t)wh_popc32(bad)) * (int64_t)wh__slab_size(c));

@@ -38,14 +38,14 @@
 WH_INLINE WH_HOST_DEVICE void wh__slab_used_add(const wh_heap *h, uint32_t c, uint32_t w, uint64_t got) {
     uint32_t l = wh__slab_lbpp_at(h, c);
     if (l >= 6u) {
-        (void)wh_atomic_fetch_add(wh__page_used(h, w >> (l - 6u)), (uint32_t)wh_popc64(got), WH_RELAXED);
+        (void)wh_atomic_fetch_add(&h->page_used[w >> (l - 6u)], (uint32_t)wh_popc64(got), WH_RELAXED);
         return;
     }
     uint32_t bpp = 1u << l;
     uint64_t pmask = (1ull << bpp) - 1u;
     for (uint32_t k = 0; k < 64u / bpp; ++k) {
         uint64_t m = got & (pmask << (k * bpp));
-        if (m) (void)wh_atomic_fetch_add(wh__page_used(h, (w << (6u - l)) + k), (uint32_t)wh_popc64(m), WH_RELAXED);
+        if (m) (void)wh_atomic_fetch_add(&h->page_used[(w << (6u - l)) + k], (uint32_t)wh_popc64(m), WH_RELAXED);
     }
 }
 
@@ -98,7 +98,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_activate(const wh_heap *h, const 
      * decrement in flight (it sets its slot bit first, so the reclaim that
      * freed the page could already see every bit free); a store would lose
      * that decrement's partner and leave the count below the live slots. */
-    (void)wh_atomic_fetch_add(wh__page_used(h, p), (uint32_t)want, WH_RELAXED);
+    (void)wh_atomic_fetch_add(&h->page_used[p], (uint32_t)want, WH_RELAXED);
     wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, 0u), WH_RELEASE);
     uint32_t w0 = wh__slab_page_word(h, c, p);
     uint64_t pmask = wh__slab_word_mask(h, c, p, 0);
@@ -210,7 +210,7 @@ WH_INLINE WH_HOST_DEVICE void wh__page_strand(const wh_heap *h, uint32_t p) {
  * takes it back. */
 WH__SLAB_RARE WH_HOST_DEVICE bool wh__slab_reclaim(const wh_heap *h, uint32_t c, uint32_t p, uint32_t chunk) {
     if (!wh__slab_take_page(h, c, p, chunk)) {
-        if (wh_atomic_fetch_add(wh__page_used(h, p), 0u, WH_ACQ_REL) != 0u) return false;
+        if (wh_atomic_fetch_add(&h->page_used[p], 0u, WH_ACQ_REL) != 0u) return false;
         if (!wh__slab_take_page(h, c, p, chunk)) {
             wh__page_strand(h, p);
             return false;

@@ -94,7 +94,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
     for (uint32_t q = (uint32_t)q0; q < end;) {
         uint32_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
         uint32_t p = (uint32_t)((run << h->seg_shift[c]) + j), whole = (uint32_t)spp;
-        if (k == spp && wh_atomic_cas(wh__page_used(h, p), &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
+        if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
             wh__page_back(h, p);
             q += k;
             continue;
@@ -110,7 +110,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
          * registers (98 against 96) and a fifth of the 4-KiB fill rate.  A
          * page its race leaves with the class is stranded (the sweep takes
          * it back, heap/slab_page.h). */
-        if (wh_atomic_fetch_sub(wh__page_used(h, p), (uint32_t)k, WH_ACQ_REL) == (uint32_t)k) {
+        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k) {
             if (wh__slab_take_page(h, c, p, 1u))
                 wh__page_back(h, p);
             else
@@ -493,7 +493,7 @@ WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32
     WH_PRAGMA_UNROLL1
     for (uint32_t j = rank; j < 1u << shift; j += lanes) {
         uint32_t p = (run << shift) + j;
-        wh_atomic_add_relaxed(wh__page_used(h, p), spp);
+        wh_atomic_add_relaxed(&h->page_used[p], spp);
         wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, way), WH_RELAXED);
     }
 }
