@@ -874,6 +874,35 @@ static void test_reclaim_stranded(void) {
         }
 }
 
+/* A double free gives no page back, even where its count says the page is
+ * empty: on the GPU other double frees of the page may be on their way,
+ * and an or of theirs landing after the reclaim would set a bit of a page
+ * in the pool (double frees then went unseen and the walk found the page's
+ * bits inconsistent).  A stranded page -- count zero, every bit set --
+ * double-freed stays stranded; trim gives it back. */
+static void test_double_free_strands(void) {
+    static const uint32_t sizes[] = {16, 1024, 4096};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+        wh_heap h = make(WH_HEAP_DEFAULT, 16ull << 20);
+        uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
+        wh_bitmap bm = wh__slab_bitmap(&h, c);
+        uint64_t b = page_with_claim(&h, c, p, spp / 3u);
+        CHECK(!wh__slab_reclaim(&h, c, p, WH__RUN_CHUNK));
+        CHECK(wh_bitmap_try_set(&bm, (uint32_t)b));
+        wh_free(&h, h.base + (uint64_t)p * WH_SLAB_PAGE + (uint64_t)(spp / 2u) * wh__slab_size(c));
+        wh_heap_usage s;
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK_EQ_U64(s.double_frees, 1);
+        CHECK(h.page_info[p] == WH_PAGE_SLAB(c, 0) && !wh_bitmap_get(&h.pages, p));
+        CHECK_EQ_U64(s.inconsistencies, 0);
+        CHECK(wh_heap_trim(&h) == WH_OK);
+        CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
+        CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
+        check_walk(&h, 0);
+        CHECK(wh_heap_destroy(&h) == WH_OK);
+    }
+}
+
 /* The fast path's per-class constants (heap/core.h) and the segment form
  * of a leader's result (heap/slab.h: wh__got_seg, wh__got_slot): the
  * reciprocal divisions are exact for every position below 2^20 and every
@@ -999,6 +1028,7 @@ int main(int argc, char **argv) {
     test_reclaim_in_flight();
     test_reclaim_lost_free();
     test_reclaim_stranded();
+    test_double_free_strands();
     test_class_constants(1ull << 20);
     test_class_constants(256ull << 20);
     test_claim_run();

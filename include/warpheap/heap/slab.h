@@ -335,9 +335,16 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     bool last = counter && old == n;
     if (!ok) wh__heap_count(&h->ctl->double_frees);
     uint32_t bad = alone ? (uint32_t)!ok : wh_ballot(mates, !ok);
-    if (bad && counter) { /* back up by the lanes that freed nothing; the page's last free may be this add */
+    /* Back up by the lanes that freed nothing.  A double free reclaims no
+     * page: other double frees of the page may still be on their way, and
+     * an or of theirs landing after the reclaim would set a bit of a page
+     * given back.  So where this add takes the count to zero, the page is
+     * stranded (the sweep takes it back); the subtraction's zero, this add
+     * still to come, was no page's last free. */
+    if (bad && counter) {
         uint32_t k = (uint32_t)wh_popc32(bad);
-        last = wh_atomic_fetch_add(&h->page_used[page], k, WH_ACQ_REL) + k == 0u;
+        if (wh_atomic_fetch_add(&h->page_used[page], k, WH_ACQ_REL) + k == 0u) wh__page_strand(h, page);
+        last = false;
     }
     if (counter && (h->flags & WH_HEAP_TRACK))
         wh__heap_track(h, -(int64_t)(n - (uint32_t)wh_popc32(bad)) * (int64_t)wh__slab_size(c));
