@@ -766,6 +766,17 @@ static uint64_t page_with_claim(wh_heap *h, uint32_t c, uint32_t p, uint32_t mis
     return b;
 }
 
+/* Page p back in the pool, none of its bits left in class c's bitmap, the
+ * summary levels in agreement, the walk sound. */
+static void check_page_back(const wh_heap *h, uint32_t c, uint32_t p) {
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    uint32_t w0 = wh__slab_page_word(h, c, p), nw = wh__slab_page_words(h, c);
+    CHECK(h->page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h->pages, p));
+    for (uint32_t k = 0; k < nw; ++k) CHECK_EQ_U64(*wh__slab_word(h, c, w0 + k) & wh__slab_word_mask(h, c, p, k), 0);
+    CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
+    check_walk(h, 0);
+}
+
 static void test_reclaim_in_flight(void) {
     static const uint32_t sizes[] = {16, 1024, 4096};
     for (uint32_t chunk = 1; chunk <= WH__RUN_CHUNK; chunk += WH__RUN_CHUNK - 1u)
@@ -817,9 +828,7 @@ static void test_reclaim_lost_free(void) {
             wh_heap h;
             wh_heap_config cfg = {.bytes = 64ull << 20, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST};
             CHECK(wh_heap_create(&h, &cfg) == WH_OK);
-            uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
-            uint32_t w0 = wh__slab_page_word(&h, c, p), nw = wh__slab_page_words(&h, c), miss = spp * 13u / 25u;
-            wh_bitmap bm = wh__slab_bitmap(&h, c);
+            uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, miss = wh__slab_spp(c) * 13u / 25u;
             (void)page_with_claim(&h, c, p, miss);
             lost.h = &h, lost.c = c, lost.p = p, lost.slot = miss, lost.armed = true;
             bool back = wh__slab_reclaim(&h, c, p, chunk);
@@ -827,13 +836,19 @@ static void test_reclaim_lost_free(void) {
                 printf("reclaim   %u B, chunk %u: the page stays in its class, every slot free\n", sizes[i], chunk);
             CHECK(!lost.armed); /* the race ran */
             CHECK(back);
-            CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
-            for (uint32_t k = 0; k < nw; ++k)
-                CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k) & wh__slab_word_mask(&h, c, p, k), 0);
-            CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
-            check_walk(&h, 0);
+            check_page_back(&h, c, p);
             CHECK(wh_heap_destroy(&h) == WH_OK);
         }
+}
+
+/* Page p of class c stranded: a reclaim's second try misses a bit with the
+ * page's count at zero, then the bit comes. */
+static void strand_page(wh_heap *h, uint32_t c, uint32_t p) {
+    wh_bitmap bm = wh__slab_bitmap(h, c);
+    uint64_t b = page_with_claim(h, c, p, wh__slab_spp(c) / 3u);
+    CHECK(!wh__slab_reclaim(h, c, p, WH__RUN_CHUNK)); /* count zero, a bit missing */
+    CHECK(wh_bitmap_try_set(&bm, (uint32_t)b));       /* the bit it missed */
+    CHECK(h->page_info[p] == WH_PAGE_SLAB(c, 0) && !wh_bitmap_get(&h->pages, p));
 }
 
 /* A reclaim whose second try misses a bit with the page's count at zero --
@@ -847,13 +862,8 @@ static void test_reclaim_stranded(void) {
     for (int dry = 0; dry < 2; ++dry)
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
             wh_heap h = make(WH_HEAP_DEFAULT, 16ull << 20);
-            uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
-            uint32_t w0 = wh__slab_page_word(&h, c, p), nw = wh__slab_page_words(&h, c);
-            wh_bitmap bm = wh__slab_bitmap(&h, c);
-            uint64_t b = page_with_claim(&h, c, p, spp / 3u);
-            CHECK(!wh__slab_reclaim(&h, c, p, WH__RUN_CHUNK)); /* count zero, a bit missing */
-            CHECK(wh_bitmap_try_set(&bm, (uint32_t)b));        /* the bit it missed */
-            CHECK(h.page_info[p] == WH_PAGE_SLAB(c, 0) && !wh_bitmap_get(&h.pages, p));
+            uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u;
+            strand_page(&h, c, p);
             check_walk(&h, 0);
             uint32_t got = 0;
             if (dry) {
@@ -864,12 +874,8 @@ static void test_reclaim_stranded(void) {
                 for (uint32_t k = 0; k < got; ++k) wh_free(&h, ptrs[k]);
             } else {
                 CHECK(wh_heap_trim(&h) == WH_OK);
-                CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
             }
-            for (uint32_t k = 0; k < nw; ++k)
-                CHECK_EQ_U64(*wh__slab_word(&h, c, w0 + k) & wh__slab_word_mask(&h, c, p, k), 0);
-            CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
-            check_walk(&h, 0);
+            check_page_back(&h, c, p);
             CHECK(wh_heap_destroy(&h) == WH_OK);
         }
 }
@@ -884,21 +890,16 @@ static void test_double_free_strands(void) {
     static const uint32_t sizes[] = {16, 1024, 4096};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
         wh_heap h = make(WH_HEAP_DEFAULT, 16ull << 20);
-        uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u, spp = wh__slab_spp(c);
-        wh_bitmap bm = wh__slab_bitmap(&h, c);
-        uint64_t b = page_with_claim(&h, c, p, spp / 3u);
-        CHECK(!wh__slab_reclaim(&h, c, p, WH__RUN_CHUNK));
-        CHECK(wh_bitmap_try_set(&bm, (uint32_t)b));
-        wh_free(&h, h.base + (uint64_t)p * WH_SLAB_PAGE + (uint64_t)(spp / 2u) * wh__slab_size(c));
+        uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u;
+        strand_page(&h, c, p);
+        wh_free(&h, h.base + (uint64_t)p * WH_SLAB_PAGE + (uint64_t)(wh__slab_spp(c) / 2u) * wh__slab_size(c));
         wh_heap_usage s;
         CHECK(wh_heap_stats(&h, &s) == WH_OK);
         CHECK_EQ_U64(s.double_frees, 1);
         CHECK(h.page_info[p] == WH_PAGE_SLAB(c, 0) && !wh_bitmap_get(&h.pages, p));
         CHECK_EQ_U64(s.inconsistencies, 0);
         CHECK(wh_heap_trim(&h) == WH_OK);
-        CHECK(h.page_info[p] == WH_PAGE_FREE && wh_bitmap_get(&h.pages, p));
-        CHECK_EQ_U64(wh_bitmap_check_host(&bm), 0);
-        check_walk(&h, 0);
+        check_page_back(&h, c, p);
         CHECK(wh_heap_destroy(&h) == WH_OK);
     }
 }
