@@ -87,13 +87,13 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint32_t kind, 
 }
 
 /* DEFAULT above WH_DEFAULT_SLAB_MAX: a page run; when none is free, the
- * slab classes give back the pages their bump segments hold untouched, and
- * one more try.  A
+ * slab classes give back the pages their bump segments hold untouched and
+ * the stranded pages (wh__seg_retire_all), and one more try.  A
  * call on the GPU: inlined, the run search's registers counted in every
  * kernel that allocates small objects (heap_bench's `one`: 140 against 115). */
 WH__SLAB_COLD WH_HOST_DEVICE void *wh__default_run_malloc(const wh_heap *h, uint64_t n) {
     void *p = wh__run_malloc(h, n);
-    if (!p && h->slab_segs) {
+    if (!p) {
         wh__rare_retire_all(WH__RARE(h));
         p = wh__run_malloc(h, n);
     }

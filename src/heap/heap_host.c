@@ -155,7 +155,7 @@ wh_status wh_heap_destroy(wh_heap *h) {
 wh_status wh_heap_trim(const wh_heap *h) {
     wh__clear_error();
     if (!h || !h->meta_alloc) return wh__fail(WH_ERR_INVALID_ARGUMENT, "heap: trim of no heap");
-    if (!h->slab_segs) return WH_OK;
+    if (h->kind != WH_HEAP_SLAB && h->kind != WH_HEAP_DEFAULT) return WH_OK; /* no pages to give back */
     if (!on_host(h)) {
 #if WH_HAVE_CUDA
         return wh__heap_trim_device(h);

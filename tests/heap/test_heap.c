@@ -856,12 +856,15 @@ static void strand_page(wh_heap *h, uint32_t c, uint32_t p) {
  * a free's or reaching its word after its subtraction reached the count --
  * leaves the page with its class, every slot free.  It must not stay there:
  * wh_heap_trim gives it back, and so does an allocation that finds the page
- * pool dry (here a page-sized one, which gets every page of the heap). */
+ * pool dry (here a page-sized one, which gets every page of the heap), in a
+ * heap with bump segments and in one too small for them. */
 static void test_reclaim_stranded(void) {
     static const uint32_t sizes[] = {16, 1024, 4096};
-    for (int dry = 0; dry < 2; ++dry)
+    for (int k = 0; k < 4; ++k)
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
-            wh_heap h = make(WH_HEAP_DEFAULT, 16ull << 20);
+            bool dry = k & 1, small = k & 2; /* small: no bump segments */
+            wh_heap h = make(WH_HEAP_DEFAULT, small ? 512ull << 10 : 16ull << 20);
+            CHECK((h.slab_segs == 0) == small);
             uint32_t c = wh__slab_class(sizes[i]), p = h.npages - 1u;
             strand_page(&h, c, p);
             check_walk(&h, 0);
@@ -871,7 +874,7 @@ static void test_reclaim_stranded(void) {
                 while (got < 1024u && (ptrs[got] = wh_malloc(&h, WH_SLAB_PAGE)) != NULL) ++got;
                 printf("stranded  %4u B: %u page-sized allocations of %u pages\n", sizes[i], got, h.npages);
                 CHECK_EQ_U64(got, h.npages);
-                for (uint32_t k = 0; k < got; ++k) wh_free(&h, ptrs[k]);
+                for (uint32_t j = 0; j < got; ++j) wh_free(&h, ptrs[j]);
             } else {
                 CHECK(wh_heap_trim(&h) == WH_OK);
             }

@@ -324,30 +324,28 @@ WH_INLINE WH_HOST_DEVICE void wh__slab_free_group(const wh_heap *h, uint32_t c, 
     uint32_t mates = alone || wh__slab_spp_of(h, c) > 32u ? group : wh_match_any64(group, page); /* uniform in group */
     bool counter = wh_lane_id() == wh_leader(mates);
     uint32_t n = alone ? 1u : (uint32_t)wh_popc32(mates);
-    /* The or and the subtraction go out together (WH__FREE_SUB_MO): the
+    /* The or (release: the slots' last uses before the bits that hand them
+     * out again) and the subtraction go out together (WH__FREE_SUB_MO): the
      * subtraction counts every lane of the page, and the lanes the or finds
      * freeing a free slot are added back after. */
-    /* release: the slots' last uses before the bits that hand them out again */
     uint64_t prev = is_leader ? wh__atomic_or64(wh__slab_word(h, c, w), all, WH_RELEASE) : 0;
     uint32_t old = counter ? wh_atomic_fetch_sub(&h->page_used[page], n, WH__FREE_SUB_MO) : 0;
     if (!alone) prev = wh_shfl64(group, prev, leader);
     bool ok = !dup && !(prev & bit), filled = is_leader && prev == 0;
     bool last = counter && old == n;
     if (!ok) wh__heap_count(&h->ctl->double_frees);
-    uint32_t bad = alone ? (uint32_t)!ok : wh_ballot(mates, !ok);
-    /* Back up by the lanes that freed nothing.  A double free reclaims no
+    uint32_t bad = alone ? (uint32_t)!ok : (uint32_t)wh_popc32(wh_ballot(mates, !ok)); /* lanes that freed nothing */
+    /* Back up by those lanes.  A double free reclaims no
      * page: other double frees of the page may still be on their way, and
      * an or of theirs landing after the reclaim would set a bit of a page
      * given back.  So where this add takes the count to zero, the page is
      * stranded (the sweep takes it back); the subtraction's zero, this add
      * still to come, was no page's last free. */
     if (bad && counter) {
-        uint32_t k = (uint32_t)wh_popc32(bad);
-        if (wh_atomic_fetch_add(&h->page_used[page], k, WH_ACQ_REL) + k == 0u) wh__page_strand(h, page);
+        if (wh_atomic_fetch_add(&h->page_used[page], bad, WH_ACQ_REL) + bad == 0u) wh__page_strand(h, page);
         last = false;
     }
-    if (counter && (h->flags & WH_HEAP_TRACK))
-        wh__heap_track(h, -(int64_t)(n - (uint32_t)wh_popc32(bad)) * (int64_t)wh__slab_size(c));
+    if (counter && (h->flags & WH_HEAP_TRACK)) wh__heap_track(h, -(int64_t)(n - bad) * (int64_t)wh__slab_size(c));
     /* The rare work, in one call at the end: the word was empty (its summary
      * bits), the page's last slot was freed (the page back).  After the
      * group's collectives, as a call in one lane splits the warp, and a split

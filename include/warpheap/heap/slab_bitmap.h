@@ -52,9 +52,10 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
             }
             /* no free page: the first time, the classes' segments give back
              * what they hold untouched (a small heap runs dry with most of
-             * it there); then slots may still be published by other
-             * activators or freed by other threads -- look again, boundedly */
-            if (tries == 0 && h->slab_segs) wh__seg_retire_all(h, WH__SEG_ALL);
+             * it there) and the stranded pages go back; then slots may
+             * still be published by other activators or freed by other
+             * threads -- look again, boundedly */
+            if (tries == 0) wh__seg_retire_all(h, WH__SEG_ALL);
         } else {
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
         }

@@ -231,7 +231,7 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__slab_sweep(const wh_heap *h) {
         return;
     uint32_t n = 0;
     WH_PRAGMA_UNROLL1
-    for (uint32_t w = 0; w < (h->npages + 63u) / 64u; ++w) {
+    for (uint32_t w = 0; w < wh_bitmap_level_words(&h->pages, 0); ++w) {
         if (!wh_atomic_load(&h->page_strand[w], WH_RELAXED)) continue;
         for (uint64_t m = wh_atomic_exchange(&h->page_strand[w], 0ull, WH_ACQ_REL); m; m &= m - 1u) {
             uint32_t p = w * 64u + (uint32_t)wh_ffs64(m) - 1u, info = wh_atomic_load(&h->page_info[p], WH_ACQUIRE);
