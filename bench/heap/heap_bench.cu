@@ -212,7 +212,6 @@ static void override_seg_shift(int n) {
                (2ull << shift) <= cur.npages)
             shift++;
         cur.seg_shift[c] = (uint8_t)shift;
-        cur.seg_cap[c] = wh__slab_spp(c) << shift;
     }
 }
 

@@ -98,7 +98,7 @@ extern "C" wh_status wh__heap_destroy_device(wh_heap *h) {
     return WH_OK;
 }
 
-static __global__ void trim_kernel(wh_heap h) { wh__seg_retire_all(&h, WH__SEG_ALL); }
+static __global__ void trim_kernel(wh_heap h) { wh__seg_trim(&h); }
 
 extern "C" wh_status wh__heap_trim_device(const wh_heap *h) {
     trim_kernel<<<1, 1>>>(*h);

@@ -161,7 +161,7 @@ wh_status wh_heap_trim(const wh_heap *h) {
         return wh__heap_trim_device(h);
 #endif
     }
-    wh__seg_retire_all(h, WH__SEG_ALL);
+    wh__seg_trim(h);
     return WH_OK;
 }
 

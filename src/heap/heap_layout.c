@@ -143,7 +143,6 @@ wh_status wh__heap_plan(wh_heap *h, const wh_heap_config *cfg, size_t *arena_byt
                    ((uint64_t)WH__SEG_HEAP_DIV << (shift + 1u)) <= h->npages)
                 shift++;
             h->seg_shift[c] = (uint8_t)shift;
-            h->seg_cap[c] = spp << shift;
             h->spp_magic[c] = spp > 1u ? (uint32_t)(((1ull << 32) + spp - 1u) / spp) : 0u;
             h->size_magic[c] = (uint32_t)(((1ull << 32) + wh__slab_size(c) - 1u) / wh__slab_size(c));
         }

@@ -318,7 +318,7 @@ static void test_seg_next_run(void) {
     static void *ptrs[MAX];
     wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages */
     uint32_t c = wh__slab_class_of(&h, 4096), shift = h.seg_shift[c], runs = h.npages >> shift;
-    uint64_t cap = h.seg_cap[c], seg_bytes = (uint64_t)WH_SLAB_PAGE << shift;
+    uint64_t cap = (uint64_t)wh__slab_spp(c) << shift, seg_bytes = (uint64_t)WH_SLAB_PAGE << shift;
     CHECK(wh__seg_on(&h, c) && shift >= 6u && runs >= 16u);
     CHECK(cap * 8u <= MAX);
     uint32_t n = (uint32_t)(cap * 8u), follows = 0, jumps = 0, prev = WH_BITMAP_NONE;
@@ -341,6 +341,60 @@ static void test_seg_next_run(void) {
     check_walk(&h, n);
     for (uint32_t k = 0; k < n; ++k) wh_free(&h, ptrs[k]);
     check_walk(&h, 0);
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
+/* Segment sizes follow the classes that share the pool (wh__seg_shift): a
+ * class alone gets its largest segment; once every class with segments has
+ * prepared one, each new segment is at most 1/(WH__SEG_SHARE n) of the heap,
+ * so a 16-B class whose current segment is of the largest size goes on in a
+ * smaller next one (a rotation between segments of two sizes), the walk
+ * sound throughout; a trim forgets the classes, and the next class alone
+ * gets its largest segment again. */
+static void test_seg_share(void) {
+    wh_heap h = make(WH_HEAP_DEFAULT, 1ull << 30); /* 16384 pages, one way */
+    uint32_t c16 = wh__slab_class_of(&h, 16), n = 1, got = 0;
+    uint64_t *st16 = wh__seg_state(&h, c16, 0);
+    void *one[WH_SLAB_CLASSES] = {0};
+    one[c16] = wh_malloc(&h, 16);
+    CHECK(one[c16] != NULL);
+    uint64_t first = wh__seg_r0(*st16);
+    CHECK_EQ_U64(wh__seg_pages(first), 1ull << h.seg_shift[c16]); /* alone: the largest */
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
+        if (c == c16 || !wh__seg_on(&h, c) || c != wh__slab_class_of(&h, wh__slab_size(c))) continue;
+        CHECK((one[c] = wh_malloc(&h, wh__slab_size(c))) != NULL);
+        ++n;
+        uint32_t share = (uint32_t)wh_log2_64(h.npages / (WH__SEG_SHARE * (uint64_t)n));
+        uint32_t want = share < h.seg_shift[c] ? share : h.seg_shift[c];
+        got += wh__seg_pages(wh__seg_r0(*wh__seg_state(&h, c, 0))) == 1ull << want;
+    }
+    printf("segment sizes as %u classes join: %u of %u as the share says\n", n, got, n - 1u);
+    CHECK(n >= 20u);
+    CHECK_EQ_U64(got, n - 1u);
+    /* the 16-B class through its largest segment into a smaller one */
+    uint32_t spp = wh__slab_spp(c16), small = (uint32_t)wh_log2_64(h.npages / (WH__SEG_SHARE * (uint64_t)n));
+    CHECK(small < h.seg_shift[c16]);
+    uint64_t count = ((uint64_t)spp << h.seg_shift[c16]) + ((uint64_t)spp << small) / 2u;
+    void **p = (void **)malloc(count * sizeof *p);
+    CHECK(p != NULL);
+    for (uint64_t k = 1; k < count; ++k) CHECK((p[k] = wh_malloc(&h, 16)) != NULL);
+    uint64_t now = wh__seg_r0(*st16);
+    CHECK(now != first && wh__seg_pages(now) == 1ull << small);
+    CHECK_EQ_U64(wh__seg_s(*st16), count - ((uint64_t)spp << h.seg_shift[c16]));
+    check_walk(&h, count - 1u + n);
+    for (uint64_t k = 1; k < count; ++k) wh_free(&h, p[k]);
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c)
+        if (one[c]) wh_free(&h, one[c]);
+    check_walk(&h, 0);
+    CHECK(wh_heap_trim(&h) == WH_OK);
+    for (uint32_t k = 0; k < WH__SEG_USED_WORDS; ++k) CHECK_EQ_U64(h.ctl->seg_used[k], 0);
+    uint32_t c4k = wh__slab_class_of(&h, 4096);
+    void *q = wh_malloc(&h, 4096);
+    CHECK(q != NULL);
+    CHECK_EQ_U64(wh__seg_pages(wh__seg_r0(*wh__seg_state(&h, c4k, 0))), 1ull << h.seg_shift[c4k]);
+    wh_free(&h, q);
+    check_walk(&h, 0);
+    free(p);
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
@@ -394,11 +448,11 @@ static void test_seg_hop(void) {
     wh_free(&h, probe);
     CHECK(wh_heap_destroy(&h) == WH_OK);
     CHECK(wh_heap_create(&h, &cfg) == WH_OK);
-    uint32_t c = wh__slab_class_of(&h, 16), other = own ^ 1u, run = 0;
+    uint32_t c = wh__slab_class_of(&h, 16), other = own ^ 1u, code = 0;
     /* the other way's segment, as a leader's group prepares it */
-    CHECK(wh__seg_begin(&h, c, other, 1u, &run) == 1 && run != WH_BITMAP_NONE);
-    wh__seg_setup(&h, c, other, run, 0, 1);
-    wh__seg_finish(&h, c, other, run);
+    CHECK(wh__seg_begin(&h, c, other, 1u, &code) == 1 && code != WH_BITMAP_NONE);
+    wh__seg_setup(&h, c, other, code, 0, 1);
+    wh__seg_finish(&h, c, other, code);
     /* this thread's way: no segment, backing off after a failure */
     *wh__seg_skip(&h, c, own) = wh__pages_back_count(&h) << WH__SKIP_BACK_SHIFT | 5ull << WH__SKIP_E_SHIFT;
     *wh__seg_flag(&h, c, own) = WH__SEG_BACKING;
@@ -428,7 +482,7 @@ static void test_seg_hop(void) {
 static void test_seg_backoff_pool_grew(void) {
     wh_heap h = make(WH_HEAP_DEFAULT, 16ull << 20); /* 256 pages */
     uint32_t c = wh__slab_class_of(&h, 16), k = wh__seg_index(c, 0);
-    uint64_t n = 0, cap = h.seg_cap[c];
+    uint64_t n = 0, cap = (uint64_t)wh__slab_spp(c) << h.seg_shift[c];
     void **ptrs = (void **)malloc((size_t)(h.bytes / 16u) * sizeof *ptrs);
     CHECK(ptrs != NULL);
     while (n < h.bytes / 16u && (ptrs[n] = wh_malloc(&h, 16)) != NULL) ++n;
@@ -910,15 +964,14 @@ static void test_double_free_strands(void) {
 /* The fast path's per-class constants (heap/core.h) and the segment form
  * of a leader's result (heap/slab.h: wh__got_seg, wh__got_slot): the
  * reciprocal divisions are exact for every position below 2^20 and every
- * offset in a page, and every
- * slot of a group -- across a page boundary and into the next segment --
- * is the one that page = (run << shift) + q / spp, slot = q % spp names. */
+ * offset in a page; segment codes name their runs; and every slot of a
+ * group -- across a page boundary and into the next segment, of another
+ * size -- is the one that page = p0 + q / spp, slot = q % spp names. */
 static void test_class_constants(uint64_t bytes) {
     wh_heap h = make(WH_HEAP_DEFAULT, bytes);
     uint64_t bad = 0, checked = 0;
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) {
         uint32_t spp = wh__slab_spp(c), shift = h.seg_shift[c], size = wh__slab_size(c);
-        CHECK_EQ_U64(h.seg_cap[c], (uint64_t)spp << shift);
         CHECK_EQ_U64(wh__slab_spp_of(&h, c), spp);
         for (uint32_t q = 0; q < WH_SLAB_PAGE; ++q) bad += wh__slab_slot_of(&h, c, q) != q / size;
         wh_bitmap bm = wh__slab_bitmap(&h, c);
@@ -926,23 +979,29 @@ static void test_class_constants(uint64_t bytes) {
         if (!wh__seg_class(c, 2u)) continue;
         for (uint32_t q = 0; q < (1u << 20); ++q) bad += wh__slab_spp_div(&h, c, q) != q / spp;
         for (uint32_t k = 0; k < 2000u; ++k) {
-            uint64_t x = wh_hash64(c * 7919u + k);
-            uint32_t run = (uint32_t)(x % (h.npages >> shift)), run2 = (uint32_t)((x >> 20) % (h.npages >> shift));
-            uint32_t most = h.seg_cap[c] < 32u ? (uint32_t)h.seg_cap[c] : 32u; /* a segment may hold 16 */
+            uint64_t x = wh_hash64(c * 7919u + k), y = wh_hash64(x);
+            /* two segments of any size up to the class's largest */
+            uint32_t k1 = (uint32_t)(y % (shift + 1u)), k2 = (uint32_t)((y >> 8) % (shift + 1u));
+            uint32_t p1 = (uint32_t)(x % (h.npages >> k1)) << k1, p2 = (uint32_t)((x >> 20) % (h.npages >> k2)) << k2;
+            uint32_t code = (uint32_t)wh__seg_code(p1, k1), code2 = (uint32_t)wh__seg_code(p2, k2);
+            CHECK(wh__seg_p0(code) == p1 && wh__seg_pages(code) == 1ull << k1 && code < (1u << 21));
+            CHECK(wh__seg_p0(code2) == p2 && wh__seg_cap(&h, c, code2) == (uint64_t)spp << k2);
+            uint32_t cap = spp << k1, cap2 = spp << k2;
+            uint32_t most = cap < 32u ? cap : 32u; /* a segment may hold 16 */
             uint32_t n1 = 1u + (uint32_t)(x >> 40) % most, n2 = (uint32_t)(x >> 50) % (most + 1u - n1);
+            if (n2 > cap2) n2 = cap2;
             /* near a page's end half of the time, so that the group crosses it */
-            uint32_t q = (uint32_t)((x >> 8) % h.seg_cap[c]);
+            uint32_t q = (uint32_t)((x >> 8) % cap);
             if (k & 1u) {
                 uint32_t end = (q / spp + 1u) * spp, back = 1u + (uint32_t)(x >> 56) % 32u;
                 q = end > back ? end - back : 0u; /* spp may be 16 (tiled classes) */
             }
-            if (q + n1 > h.seg_cap[c]) q = h.seg_cap[c] - n1;
-            wh__slab_got g = wh__got_seg(&h, c, run, q, n1, run2, n2);
+            if (q + n1 > cap) q = cap - n1;
+            wh__slab_got g = wh__got_seg(&h, c, code, q, n1, code2, n2);
             CHECK_EQ_U64(wh__got_count(&g), n1 + n2);
             for (uint32_t r = 0; r < n1 + n2; ++r) {
-                uint32_t rr = r < n1 ? run : run2, qq = r < n1 ? q + r : r - n1;
-                uint8_t *want =
-                    h.base + (((uint64_t)rr << shift) + qq / spp) * WH_SLAB_PAGE + (uint64_t)(qq % spp) * size;
+                uint32_t pp = r < n1 ? p1 : p2, qq = r < n1 ? q + r : r - n1;
+                uint8_t *want = h.base + ((uint64_t)pp + qq / spp) * WH_SLAB_PAGE + (uint64_t)(qq % spp) * size;
                 bad += (uint8_t *)wh__got_slot(&h, c, &g, r) != want;
                 checked++;
             }
@@ -1039,6 +1098,7 @@ int main(int argc, char **argv) {
     test_claim_run_scan();
     test_claim_run_whole();
     test_seg_next_run();
+    test_seg_share();
     test_segment_summary();
     test_wrap();
     test_create_errors();

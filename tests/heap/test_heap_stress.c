@@ -336,6 +336,9 @@ int main(int argc, char **argv) {
      * the ways' segments run the pool dry and are taken back */
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 8);
     stress(WH_HEAP_DEFAULT, 1ull << 20, threads, tiny, true, 8);
+    /* segments of 32 to 128 pages: each class's shrink as classes and ways
+     * join (wh__seg_shift), so a way's current and next differ in size */
+    stress(WH_HEAP_DEFAULT, 1ull << 30, threads, mixed, false, 8);
     burst(threads * 2u);
     reclaim_churn(threads, ops * 2u, 3000); /* 21 slots: pages share a word */
     reclaim_churn(threads, ops * 2u, 768);  /* 85 slots: two words a page */

@@ -76,7 +76,9 @@
 
 /* ---- bump segments (heap/slab_segment.h) ------------------------------------ */
 
-/* The state word: s (22 bits), r1 (21 bits), r0 (21 bits). */
+/* The state word: s (22 bits), r1 (21 bits), r0 (21 bits); r0 and r1 hold
+ * a segment's code, 2 p0 + 2^k for the aligned run of 2^k pages from page
+ * p0, under 2^21 as a slab heap has fewer than 2^20 pages. */
 #define WH__SEG_S_BITS          22u
 #define WH__SEG_R_SHIFT1        22u
 #define WH__SEG_R_SHIFT0        43u
@@ -102,8 +104,22 @@
  * hold up to half of a small heap (the k-d tree's 24-page heaps failed
  * allocations with them). */
 #define WH__SEG_TILED_MIN_PAGES 256u
-/* A bump segment is at most 1/WH__SEG_HEAP_DIV of the heap's pages. */
+/* A bump segment is at most 1/WH__SEG_HEAP_DIV of the heap's pages... */
 #define WH__SEG_HEAP_DIV        64u
+/* ... and at most 1/(WH__SEG_SHARE n) of them where n class ways have
+ * prepared segments (wh__seg_shift), but not below 2^WH__SEG_SHARE_MIN
+ * pages for that.  Up to 8 class ways (one class on every way) the second
+ * bound is above the first.  The segments of a mixed-size workload -- 27
+ * classes on 8 ways -- asked for several heaps under the first bound alone:
+ * most preparations found no run and the requests went to the bitmap path
+ * (a 4 GiB CPU heap filled with log-uniform 16 B - 4 KiB requests: 2.0M
+ * bitmap-path calls, 180K with the second).  The floor keeps small heaps'
+ * segments as they are: 1-page segments in a 24 MiB heap spread the classes
+ * over every page, and page-sized requests failed (test_heap_stress). */
+#define WH__SEG_SHARE           16u
+#define WH__SEG_SHARE_MIN       5u
+/* Words of wh_heap_ctl.seg_used, a bit per class and way. */
+#define WH__SEG_USED_WORDS      ((WH_SLAB_CLASSES * WH_SEG_WAYS_MAX + 63u) / 64u)
 /* The next segment is prepared once the current one has handed out
  * cap >> WH__SEG_NEXT_SHIFT slots.  A preparation holds its warp ~20 us;
  * started at install, it runs at a kernel's tail whenever a way crosses into

@@ -97,7 +97,11 @@ typedef struct wh_heap_ctl {
     /* slab: a page was marked in page_strand since the last sweep
      * (heap/slab_page.h: wh__slab_sweep) */
     uint64_t strands;
-    uint64_t pad1[9]; /* seg starts on a 128-byte line */
+    /* slab: the class ways that have prepared a bump segment since the
+     * heap was made, reset or trimmed, a bit each (wh__seg_index): how many
+     * share the pool decides a segment's size (heap/slab_segment.h) */
+    uint64_t seg_used[WH__SEG_USED_WORDS];
+    uint64_t pad1[2]; /* seg starts on a 128-byte line */
     /* slab bump segments, one state word per class and way on its own
      * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
     uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
@@ -136,7 +140,7 @@ typedef struct wh_heap {
     uint32_t kind, flags;
     /* slab and default */
     uint32_t npages;
-    uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: 2^shift pages */
+    uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: up to 2^shift pages */
     uint32_t seg_ways;                  /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
     uint32_t slab_fine;                 /* all 52 classes (16 MiB and up)                   */
     /* bump segments (heap/slab_segment.h, wh__seg_class): 0 none; 1 from
@@ -157,11 +161,9 @@ typedef struct wh_heap {
     uint32_t slot_off[WH_SLAB_CLASSES];
     /* class c's constants for the fast path (heap/slab.h: wh__slab_get),
      * so that it makes no bitmap descriptor and divides nothing: its
-     * bitmap's top word (an index into slot_words), the slots of one of its
-     * bump segments (spp << seg_shift[c]), and ceil(2^32 / spp), with
-     * which q / spp = mulhi(q, spp_magic[c]) for every q < 2^20 */
+     * bitmap's top word (an index into slot_words) and ceil(2^32 / spp),
+     * with which q / spp = mulhi(q, spp_magic[c]) for every q < 2^20 */
     uint32_t slot_top[WH_SLAB_CLASSES];
-    uint32_t seg_cap[WH_SLAB_CLASSES];
     uint32_t spp_magic[WH_SLAB_CLASSES];
     /* and for the free (heap/classes.h: wh__slab_slot_of), ceil(2^32 / slot
      * bytes): a slot's index in its page and the page's slots by a

@@ -94,15 +94,16 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_bits(uint32_t w, uint64_t got) {
     if (w != WH_BITMAP_NONE) g.x = (uint64_t)w * 64u, g.y = got;
     return g;
 }
-/* Segment form: positions q .. q+n1-1 of segment run, then 0 .. n2-1 of
- * segment run2 (n1 + n2 <= 32 < spp: a page boundary is crossed at most once). */
-WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_seg(const wh_heap *h, uint32_t c, uint32_t run, uint32_t q, uint32_t n1,
-                                                  uint32_t run2, uint32_t n2) {
-    uint32_t shift = h->seg_shift[c], spp = h->seg_cap[c] >> shift, size = wh__slab_size(c);
+/* Segment form: positions q .. q+n1-1 of segment `code` (wh__seg_code),
+ * then 0 .. n2-1 of segment code2 (n1 + n2 <= 32 < spp: a page boundary is
+ * crossed at most once, or the slots tile their pages). */
+WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_seg(const wh_heap *h, uint32_t c, uint32_t code, uint32_t q, uint32_t n1,
+                                                  uint32_t code2, uint32_t n2) {
+    uint32_t spp = wh__slab_spp_of(h, c), size = wh__slab_size(c);
     uint32_t j = wh__slab_spp_div(h, c, q), slot = q - j * spp;
     wh__slab_got g = wh__got_none();
-    g.x = (uint64_t)(uintptr_t)(h->base + (((uint64_t)run << shift) + j) * WH_SLAB_PAGE + (uint64_t)slot * size);
-    if (n2) g.y = (uint64_t)(uintptr_t)(h->base + ((uint64_t)run2 << shift) * WH_SLAB_PAGE);
+    g.x = (uint64_t)(uintptr_t)(h->base + (uint64_t)(wh__seg_p0(code) + j) * WH_SLAB_PAGE + (uint64_t)slot * size);
+    if (n2) g.y = (uint64_t)(uintptr_t)(h->base + (uint64_t)wh__seg_p0(code2) * WH_SLAB_PAGE);
     g.info = WH__GOT_SEG | n1 | n2 << 6 | (spp - slot) << 12 | (WH_SLAB_PAGE - spp * size) >> 4 << 25;
     return g;
 }
@@ -147,7 +148,7 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, ui
     bool begin = false;
     unsigned k = wh__seg_take(h, c, way, want, v, added, &b1, &x2, &begin), n2 = x2 >> 24 & 127u;
     wh__slab_got g = wh__got_none();
-    if (k) g = wh__got_seg(h, c, (uint32_t)(b1 >> 32), (uint32_t)b1, k - n2, (x2 & 0xFFFFFFu) - 1u, n2);
+    if (k) g = wh__got_seg(h, c, (uint32_t)(b1 >> 32), (uint32_t)b1, k - n2, x2 & 0xFFFFFFu, n2);
     if (begin)
         g.prep = WH__PREP_BEGIN;
     else if (!k)
@@ -173,21 +174,22 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, ui
  * wh__slab_get_rare. */
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                    unsigned want) {
-    uint64_t *st = wh__seg_state(h, c, way), cap = h->seg_cap[c];
+    uint64_t *st = wh__seg_state(h, c, way);
     /* both loads issued before either is waited for: one round trip (the
      * class bitmap's top word only for a class without segments) */
     bool seg = wh__seg_on(h, c);
     uint64_t top = !seg ? wh_atomic_load(h->slot_words + h->slot_top[c], WH_RELAXED) : 0;
     uint64_t v = seg ? wh_atomic_load(st, WH_RELAXED) : 0;
-    if (top || !wh__seg_r0(v) || wh__seg_s(v) + want >= cap)
+    /* (no current segment: a capacity of 0) */
+    if (top || wh__seg_s(v) + want >= wh__seg_cap(h, c, wh__seg_r0(v)))
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, top, v, false);
     WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     /* acquire: as in wh__seg_take */
     uint64_t old = wh__atomic_add64(st, (uint64_t)want, WH_ACQUIRE), s = wh__seg_s(old);
-    WH_ASSERT(s + want < (1ull << WH__SEG_S_BITS)); /* the add never carries into r1 */
-    if (!wh__seg_r0(old) || s + want >= cap)        /* it ran out meanwhile */
+    WH_ASSERT(s + want < (1ull << WH__SEG_S_BITS));     /* the add never carries into r1 */
+    if (s + want >= wh__seg_cap(h, c, wh__seg_r0(old))) /* it ran out meanwhile */
         return wh__slab_get_rare(WH__RARE(h), c, way, n, want, 0, old, true);
-    wh__slab_got g = wh__got_seg(h, c, (uint32_t)wh__seg_r0(old) - 1u, (uint32_t)s, want, 0, 0);
+    wh__slab_got g = wh__got_seg(h, c, (uint32_t)wh__seg_r0(old), (uint32_t)s, want, 0, 0);
     if (wh__seg_wants_next(h, c, way, old)) g.prep = WH__PREP_BEGIN;
     return g;
 }
@@ -284,7 +286,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
     /* a slot a segment has not handed out yet has its bit clear like a live
      * one: only the state tells it apart (a free of it is foreign) */
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
-    uint64_t lo = wh__seg_page_lo(h, c, page), from = wh__seg_from(h, c, page, v);
+    uint64_t lo, from = wh__seg_from(h, c, page, v, &lo);
     if (lo + slot >= from) return false;
     *b = ((uint64_t)page << wh__slab_lbpp_of(spp)) + slot;
     if (h->flags & WH_HEAP_SECURE) { /* the pattern before the slot is free: not over a free one */

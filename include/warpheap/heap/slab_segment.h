@@ -5,10 +5,11 @@
  *
  * Publishing a fresh page slot by slot and claiming the slots back costs a
  * warp several atomics, plus a page activation every few warps.  Instead a
- * class hands out consecutive slots of a *segment* -- 1 << seg_shift[c]
- * aligned pages taken from the page pool at once -- by one atomic add per
- * warp on the class's state word:
- *     r0 (21 bits): current segment + 1, r1 (21 bits): next segment + 1,
+ * class hands out consecutive slots of a *segment* -- an aligned run of
+ * 2^k pages taken from the page pool at once -- by one atomic add per warp
+ * on the class's state word:
+ *     r0 (21 bits): current segment, r1 (21 bits): next segment, each as
+ *                   its code (wh__seg_code: first page and size; 0 none),
  *     s (22 bits): slots handed out of the current one (positions past its
  *                  capacity lie in the next one).
  * Slots are never published: a slot's bit is set only when it is freed, so
@@ -36,7 +37,9 @@
  * to WH_SEG_WAYS_MAX independent states, one per group of SMs (wh__seg_way);
  * a request whose way has no segment and nobody preparing one (its last
  * preparation found no run) takes slots from the other ways' segments
- * before the bitmap path.
+ * before the bitmap path.  A segment's size is chosen when it is prepared
+ * (wh__seg_shift): the class's largest, unless many classes and ways share
+ * the pool; a way's current and next segments may differ in size.
  *
  * Reclaim is lazy: a segment's untouched slots stay with its class until the
  * page pool runs dry (a page activation, a segment preparation or a page run
@@ -71,8 +74,16 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_index(uint32_t c, uint32_t way) { retu
 WH_INLINE WH_HOST_DEVICE uint64_t *wh__seg_state(const wh_heap *h, uint32_t c, uint32_t way) {
     return &h->ctl->seg[(size_t)wh__seg_index(c, way) * WH_CURSOR_STRIDE];
 }
-/* Slots of one segment of class c; its slot bits are [run * cap, run * cap + cap). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c) { return h->seg_cap[c]; }
+/* A segment's code: 2 p0 + 2^k for the aligned run of 2^k pages from page
+ * p0 -- its first page and its size in one field, 0 for none.  The lowest
+ * set bit is 2^k, the pages; the rest, shifted down, is p0. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_code(uint32_t p0, uint32_t k) { return 2ull * p0 + (1ull << k); }
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_pages(uint64_t code) { return code & (0u - code); }
+WH_INLINE WH_HOST_DEVICE uint32_t wh__seg_p0(uint64_t code) { return (uint32_t)((code ^ wh__seg_pages(code)) >> 1); }
+/* Slots of segment `code` of class c (0: none). */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_cap(const wh_heap *h, uint32_t c, uint64_t code) {
+    return (uint64_t)wh__slab_spp_of(h, c) * wh__seg_pages(code);
+}
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_s(uint64_t v) { return v & ((1ull << WH__SEG_S_BITS) - 1u); }
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r1(uint64_t v) { return (v >> WH__SEG_R_SHIFT1) & ((1ull << 21) - 1u); }
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_r0(uint64_t v) { return v >> WH__SEG_R_SHIFT0; }
@@ -81,19 +92,20 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uin
     return ((r1 - r0) << WH__SEG_R_SHIFT0) - (r1 << WH__SEG_R_SHIFT1) - cap0;
 }
 
-/* Positions [q0, q0 + n) of segment `run` of class c, handed to nobody,
+/* Positions [q0, q0 + n) of segment `code` of class c, handed to nobody,
  * become free.  A whole page of them goes straight back to the pool when its
  * count is exactly its slots (CAS: nothing else in flight on it); otherwise,
  * and for part of a page, the slot bits are set and taken off the page's
  * count, as a free does. */
-WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t run, uint64_t q0, uint64_t n) {
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t code, uint64_t q0,
+                                                  uint64_t n) {
     /* positions of a segment: under 2^20 (heap_layout.c), 32-bit arithmetic */
     uint32_t end = (uint32_t)(q0 + n), spp = wh__slab_spp(c);
     uint32_t l = wh__slab_lbpp(c);
     wh_bitmap bm = wh__slab_bitmap(h, c);
     for (uint32_t q = (uint32_t)q0; q < end;) {
         uint32_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
-        uint32_t p = (uint32_t)((run << h->seg_shift[c]) + j), whole = (uint32_t)spp;
+        uint32_t p = wh__seg_p0(code) + j, whole = (uint32_t)spp;
         if (k == spp && wh_atomic_cas(&h->page_used[p], &whole, 0u, WH_ACQ_REL, WH_RELAXED)) {
             wh__page_back(h, p);
             q += k;
@@ -237,18 +249,24 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_claim_run(const wh_heap *h, uint32
     return WH_BITMAP_NONE;
 }
 
-/* The positions [from, cap) of page p's segment that the segments of state
- * v still hold untouched (from = cap: none). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_from(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
-    uint64_t cap = wh__seg_cap(h, c), r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
-    uint64_t run = (uint64_t)(p >> h->seg_shift[c]) + 1u;
-    if (run == r0 && s < cap0) return s;
-    if (run == r1) return s > cap0 ? (s - cap0 < cap ? s - cap0 : cap) : 0;
-    return cap;
-}
-/* Position of page p's first slot in its segment (class c). */
-WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_page_lo(const wh_heap *h, uint32_t c, uint32_t p) {
-    return (uint64_t)(p & ((1u << h->seg_shift[c]) - 1u)) * wh__slab_spp_of(h, c);
+/* Page p of class c and the segments of state v: the position from which
+ * the segment that holds p hands out nothing yet (~0: p lies in neither,
+ * every slot of it was handed out), and in *lo the position of p's first
+ * slot in that segment. */
+WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_from(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v, uint64_t *lo) {
+    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), spp = wh__slab_spp_of(h, c);
+    uint64_t n0 = wh__seg_pages(r0), n1 = wh__seg_pages(r1), cap0 = spp * n0, cap1 = spp * n1;
+    uint64_t j0 = (uint64_t)p - wh__seg_p0(r0), j1 = (uint64_t)p - wh__seg_p0(r1); /* past the end: wraps */
+    *lo = 0;
+    if (j0 < n0) {
+        *lo = j0 * spp;
+        return s < cap0 ? s : cap0;
+    }
+    if (j1 < n1) {
+        *lo = j1 * spp;
+        return s > cap0 ? (s - cap0 < cap1 ? s - cap0 : cap1) : 0;
+    }
+    return ~0ull;
 }
 /* Of the positions [lo, lo + spp) of one page, those at or past `from`
  * (wh__seg_from): untouched. */
@@ -259,7 +277,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched_at(uint64_t lo, uint64_t spp
 /* Slots of page p, class c, that the segments of state v still hold
  * untouched: neither handed out nor free (the walk counts them free). */
 WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c, uint32_t p, uint64_t v) {
-    return wh__seg_untouched_at(wh__seg_page_lo(h, c, p), wh__slab_spp_of(h, c), wh__seg_from(h, c, p, v));
+    uint64_t lo, from = wh__seg_from(h, c, p, v, &lo);
+    return wh__seg_untouched_at(lo, wh__slab_spp_of(h, c), from);
 }
 
 /* Take back what class c's segments hold untouched (the rest of the current
@@ -268,12 +287,12 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_untouched(const wh_heap *h, uint32_t c
  * one is used up and a next one is there).  One CAS: it fails when the class
  * hands out meanwhile, and then it is busy anyway. */
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_take_back(const wh_heap *h, uint32_t c, uint32_t way) {
-    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), v = wh_atomic_load(st, WH_ACQUIRE);
-    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
-    if (!r0 || s >= cap) return;
+    uint64_t *st = wh__seg_state(h, c, way), v = wh_atomic_load(st, WH_ACQUIRE);
+    uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = wh__seg_cap(h, c, r0);
+    if (!r0 || s >= cap0) return;
     if (!wh_atomic_cas(st, &v, 0ull, WH_ACQ_REL, WH_RELAXED)) return;
-    wh__seg_publish(h, c, r0 - 1u, s, cap - s);
-    if (r1) wh__seg_publish(h, c, r1 - 1u, 0, cap);
+    wh__seg_publish(h, c, r0, s, cap0 - s);
+    if (r1) wh__seg_publish(h, c, r1, 0, wh__seg_cap(h, c, r1));
 }
 
 /* The flag of class c's way (seg_prep): one holder at a time prepares or
@@ -362,14 +381,14 @@ WH__SLAB_RARE WH_HOST_DEVICE bool wh__seg_backing_off(const wh_heap *h, uint32_t
  * pool-dry paths and wh_heap_trim. */
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, uint32_t way) {
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
-    if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c)) return; /* nothing untouched */
+    if (!wh__seg_r0(v) || wh__seg_s(v) >= wh__seg_cap(h, c, wh__seg_r0(v))) return; /* nothing untouched */
     if (!wh__seg_lock(h, c, way)) return;
     wh__seg_take_back(h, c, way);
     wh__seg_unlock(h, c, way);
 }
 
-/* The current segment is used up (or there is none): install segment r1 - 1
- * as the current one with nothing handed out, by CAS.  Only adds that saw a
+/* The current segment is used up (or there is none): install segment r1
+ * (a code) of class c as the current one with nothing handed out, by CAS.  Only adds that saw a
  * slot change the state meanwhile, and they stop once it is used up, so the
  * CAS soon holds.  Installing it as the next one instead would make the
  * positions that those late adds claimed past the end "orphans": published
@@ -377,12 +396,11 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, u
  * bitmap path (48K orphans, 1.6M bitmap claims in one fill of 256-B
  * objects).  False: the current one has slots, or the CAS kept
  * failing (bounded): the caller installs it as the next one. */
-WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(uint64_t *st, uint64_t r1, uint64_t cap) {
+WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(const wh_heap *h, uint32_t c, uint64_t *st, uint64_t r1) {
     uint64_t v = wh_atomic_load(st, WH_RELAXED);
     const uint32_t limit = WH__SEG_FRESH_TRIES; /* a variable: no warning at 0 */
     for (uint32_t tries = 0; tries < limit; ++tries) {
-        uint64_t cap0 = wh__seg_r0(v) ? cap : 0;
-        if (wh__seg_s(v) < cap0) return false;
+        if (wh__seg_s(v) < wh__seg_cap(h, c, wh__seg_r0(v))) return false;
         if (wh_atomic_cas(st, &v, r1 << WH__SEG_R_SHIFT0, WH_ACQ_REL, WH_RELAXED)) return true;
     }
     return false;
@@ -401,6 +419,14 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t 
         for (uint32_t way = 0; way < h->seg_ways; ++way)
             if (wh__seg_index(o, way) != except) wh__seg_retire(h, o, way);
     }
+}
+
+/* wh_heap_trim: every class gives back what its segments hold untouched,
+ * and counts as a user of the pool (wh__seg_shift) again only once it
+ * prepares a segment. */
+WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_trim(const wh_heap *h) {
+    wh__seg_retire_all(h, WH__SEG_ALL);
+    for (uint32_t k = 0; k < WH__SEG_USED_WORDS; ++k) wh_atomic_store(&h->ctl->seg_used[k], 0ull, WH_RELAXED);
 }
 
 #ifdef WH_HEAP_PROFILE
@@ -433,19 +459,38 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_prof_runs(const wh_heap *h, uint32_t s
 }
 #endif
 
+/* The size of the next segment of class c's way, 2^shift pages: the class's
+ * largest (h->seg_shift[c], at most 1/WH__SEG_HEAP_DIV of the heap), unless
+ * the class ways that have prepared segments (this one now among them) are
+ * so many that WH__SEG_SHARE segments each would pass the heap.  One class
+ * on every way gets the largest; a mixed-size workload gets segments that
+ * its classes can all hold at once. */
+WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_shift(const wh_heap *h, uint32_t c, uint32_t way) {
+    uint32_t i = wh__seg_index(c, way), n = 0;
+    uint64_t *mine = &h->ctl->seg_used[i >> 6], bit = 1ull << (i & 63u);
+    if (!(wh_atomic_load(mine, WH_RELAXED) & bit)) (void)wh__atomic_or64(mine, bit, WH_RELAXED);
+    WH_PRAGMA_UNROLL1
+    for (uint32_t k = 0; k < WH__SEG_USED_WORDS; ++k)
+        n += (uint32_t)wh_popc64(wh_atomic_load(&h->ctl->seg_used[k], WH_RELAXED));
+    uint64_t share = h->npages / ((uint64_t)WH__SEG_SHARE * (n ? n : 1u));
+    uint32_t shift = share ? (uint32_t)wh_log2_64(share) : 0u, most = h->seg_shift[c];
+    if (shift < WH__SEG_SHARE_MIN) shift = WH__SEG_SHARE_MIN;
+    return shift < most ? shift : most;
+}
+
 /* Preparing the next segment of class c's way, in three steps, so that the whole
  * group of the leader that finds it missing sets up its pages:
  *   wh__seg_begin  (leader, from wh__slab_begin): class c's flag and an
  *                  aligned run of free pages;
  *   wh__seg_setup  (every lane of the group): the pages' counts and class;
  *   wh__seg_finish (leader, after the group's barrier): install, flag back.
- * begin returns 1 with *run set: the flag is ours, set the run up and finish
- * it; 1 with *run = WH_BITMAP_NONE: a next segment is there already; 0:
+ * begin returns 1 with *code set: the flag is ours, set the segment up and
+ * finish it; 1 with *code = WH_BITMAP_NONE: a next segment is there already; 0:
  * someone else holds the flag; -1: no aligned run of free pages, even after
  * taking back what the other classes' segments held. */
 WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
-                                               uint32_t *run) {
-    *run = WH_BITMAP_NONE;
+                                               uint32_t *code) {
+    *code = WH_BITMAP_NONE;
     WH__PROF_T(t0);
     if (!wh__seg_lock(h, c, way)) return 0;
     WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
@@ -455,9 +500,10 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
         wh__seg_unlock(h, c, way);
         return 1;
     }
-    /* the run after the current one (r0 is its index + 1), if there is one */
-    uint32_t got =
-        wh__seg_claim_run(h, h->seg_shift[c], seed, wh__seg_r0(v) ? (uint32_t)wh__seg_r0(v) : WH_BITMAP_NONE);
+    /* the first run of this size past the current one, if there is one */
+    uint32_t shift = wh__seg_shift(h, c, way), r0 = (uint32_t)wh__seg_r0(v);
+    uint32_t next = r0 ? (wh__seg_p0(r0) + (uint32_t)wh__seg_pages(r0) + (1u << shift) - 1u) >> shift : WH_BITMAP_NONE;
+    uint32_t got = wh__seg_claim_run(h, shift, seed, next);
     if (got == WH_BITMAP_NONE && wh__pages_dry(h)) {
         /* the pool ran dry: what the other classes hold untouched is worth
          * more to this request than to them.  Not when free pages are left
@@ -465,57 +511,57 @@ WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uin
          * would make them all prepare again, each likely to fail the same
          * way (the k-d tree: a storm of take-backs and searches) */
         wh__seg_retire_all(h, wh__seg_index(c, way));
-        got = wh__seg_claim_run(h, h->seg_shift[c], wh_hash64(seed), WH_BITMAP_NONE);
+        got = wh__seg_claim_run(h, shift, wh_hash64(seed), WH_BITMAP_NONE);
     }
     if (got == WH_BITMAP_NONE) {
         WH__PROF(h, WH_PROF_PREP_NONE, 1);
 #ifdef WH_HEAP_PROFILE
-        wh__seg_prof_runs(h, h->seg_shift[c]);
+        wh__seg_prof_runs(h, shift);
 #endif
         wh__seg_back_off(h, c, way);
         return -1;
     }
     uint64_t *sk = wh__seg_skip(h, c, way);
     if (wh_atomic_load(sk, WH_RELAXED)) wh_atomic_store(sk, 0ull, WH_RELAXED); /* failures in a row: none */
-    *run = got;
+    *code = (uint32_t)wh__seg_code(got << shift, shift);
     WH__PROF(h, WH_PROF_BEGIN_CYCLES, WH__PROF_CLOCK() - t0);
     return 1;
 }
 
-/* Lane `rank` of `lanes` sets up its share of the pages of segment `run`:
+/* Lane `rank` of `lanes` sets up its share of the pages of segment `code`:
  * consecutive lanes write consecutive pages, so a warp's writes coalesce (one
  * thread alone takes ~240 cycles a page, 130 us for the 1024 pages of a
  * 256 B segment).  Relaxed and not waited for (`red`): the install in
  * wh__seg_finish publishes them.  An add, not a store: see wh__slab_activate. */
-WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run, uint32_t rank,
+WH_INLINE WH_HOST_DEVICE void wh__seg_setup(const wh_heap *h, uint32_t c, uint32_t way, uint32_t code, uint32_t rank,
                                             uint32_t lanes) {
-    uint32_t shift = h->seg_shift[c], spp = wh__slab_spp(c);
+    uint32_t n = (uint32_t)wh__seg_pages(code), p0 = wh__seg_p0(code), spp = wh__slab_spp(c);
     WH_PRAGMA_UNROLL1
-    for (uint32_t j = rank; j < 1u << shift; j += lanes) {
-        uint32_t p = (run << shift) + j;
+    for (uint32_t j = rank; j < n; j += lanes) {
+        uint32_t p = p0 + j;
         wh_atomic_add_relaxed(&h->page_used[p], spp);
         wh_atomic_store(&h->page_info[p], WH_PAGE_SLAB(c, way), WH_RELAXED);
     }
 }
 
-/* Install segment `run` of class c, set up by the group (whose barrier
+/* Install segment `code` of class c, set up by the group (whose barrier
  * ordered its writes before this), as the current one if that is used up,
  * else as the next one; give the flag back. */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t way, uint32_t run) {
-    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c), r1 = (uint64_t)run + 1u;
+WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, uint32_t way, uint32_t code) {
+    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c, code), r1 = code;
     WH__PROF_T(t0);
     /* the other lanes' set-up goes out with our install (cumulative) */
     wh_fence();
-    if (!wh__seg_install_fresh(st, r1, cap)) {
+    if (!wh__seg_install_fresh(h, c, st, r1)) {
         uint64_t old = wh__atomic_add64(st, r1 << WH__SEG_R_SHIFT1, WH_ACQ_REL);
-        uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = r0 ? cap : 0;
+        uint64_t r0 = wh__seg_r0(old), s = wh__seg_s(old), cap0 = wh__seg_cap(h, c, r0);
         if (s >= cap0) {
             /* the current one ran out (or there is none) before we came:
              * nobody rotated, and positions [0, s - cap0) of ours were
              * claimed by adds that found no next segment: orphans */
             (void)wh__atomic_add64(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
             uint64_t orphans = s - cap0 < cap ? s - cap0 : cap;
-            if (orphans) wh__seg_publish(h, c, run, 0, orphans);
+            if (orphans) wh__seg_publish(h, c, code, 0, orphans);
             WH__PROF(h, WH_PROF_ORPHANS, orphans);
         }
     }
@@ -525,8 +571,8 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
     /* the page words the run emptied (wh__seg_claim_run): the levels above
      * learn it now, for all of them at once (one summary word: the run is
      * aligned, at most 16 words) */
-    uint32_t shift = h->seg_shift[c], p0 = run << shift;
-    (void)wh__bitmap_propagate_span(&h->pages, 0, p0 >> 6, shift < 6u ? 1u : 1u << (shift - 6u));
+    uint32_t n = (uint32_t)wh__seg_pages(code);
+    (void)wh__bitmap_propagate_span(&h->pages, 0, wh__seg_p0(code) >> 6, n < 64u ? 1u : n >> 6);
     WH__PROF(h, WH_PROF_SPAN_CYCLES, WH__PROF_CLOCK() - t1);
 }
 
@@ -535,7 +581,7 @@ WH__SLAB_COLD WH_HOST_DEVICE void wh__seg_finish(const wh_heap *h, uint32_t c, u
  * it begins preparing it (wh__seg_begin), so that it is ready when the
  * current one runs out. */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, uint32_t way, uint64_t v) {
-    uint64_t at = wh__seg_r0(v) ? wh__seg_cap(h, c) >> WH__SEG_NEXT_SHIFT : 0u;
+    uint64_t at = wh__seg_cap(h, c, wh__seg_r0(v)) >> WH__SEG_NEXT_SHIFT;
     return !wh__seg_r1(v) && wh__seg_s(v) >= at && !wh_atomic_load(wh__seg_flag(h, c, way), WH_RELAXED);
 }
 
@@ -551,9 +597,9 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_class(uint32_t c, uint32_t segs) {
 WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) { return wh__seg_class(c, h->slab_segs); }
 
 /* Leader: up to `want` slots of class c from its bump segments: positions
- * q .. q+n1-1 of segment run, *b1 = run << 32 | q, and, for the add that
- * crosses into the next segment, positions 0 .. n2-1 of segment r2 - 1,
- * *x2 = n2 << 24 | r2.  Returns n1 + n2 (0: take the bitmap path, unless
+ * q .. q+n1-1 of segment `code`, *b1 = code << 32 | q, and, for the add
+ * that crosses into the next segment, positions 0 .. n2-1 of segment r2,
+ * *x2 = n2 << 24 | r2 (codes).  Returns n1 + n2 (0: take the bitmap path, unless
  * *begin is set).  The next segment is prepared while the current one
  * still has most of its slots, so that it is ready when the current runs
  * out (wh__seg_wants_next): *begin says
@@ -565,15 +611,16 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_on(const wh_heap *h, uint32_t c) { return 
  * that the caller made returned it (wh__slab_get's fast path). */
 WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uint32_t way, unsigned want, uint64_t v,
                                                bool added, uint64_t *b1, uint32_t *x2, bool *begin) {
-    uint64_t *st = wh__seg_state(h, c, way), cap = wh__seg_cap(h, c);
+    uint64_t *st = wh__seg_state(h, c, way);
     uint32_t hops = 0; /* ways looked at past the caller's */
     *x2 = 0;
     if (!wh__seg_on(h, c)) return 0;
     if (!added) WH__PROF(h, WH_PROF_SEG_CALLS, 1);
     for (uint32_t n = 0; n < WH__SEG_POLLS; ++n, v = wh_atomic_load(st, WH_RELAXED), added = false) {
-        uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
-        if (!added) {                                    /* (else the add is made: its outcome below) */
-            if (!(s < cap0 || (r1 && s - cap0 < cap))) { /* nothing to hand out */
+        uint64_t r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
+        uint64_t cap0 = wh__seg_cap(h, c, r0), cap1 = wh__seg_cap(h, c, r1);
+        if (!added) {                                     /* (else the add is made: its outcome below) */
+            if (!(s < cap0 || (r1 && s - cap0 < cap1))) { /* nothing to hand out */
                 WH__PROF(h, WH_PROF_SEG_EMPTY, 1);
                 if (!hops && wh__seg_wants_next(h, c, way, v)) {
                     *begin = true; /* prepare it, then look again */
@@ -599,20 +646,21 @@ WH_INLINE WH_HOST_DEVICE unsigned wh__seg_take(const wh_heap *h, uint32_t c, uin
             /* acquire: the pages' set-up by the preparer whose install
              * (release) this add reads from; a taker publishes nothing */
             v = wh__atomic_add64(st, (uint64_t)want, WH_ACQUIRE);
-            r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v), cap0 = r0 ? cap : 0;
+            r0 = wh__seg_r0(v), r1 = wh__seg_r1(v), s = wh__seg_s(v);
+            cap0 = wh__seg_cap(h, c, r0), cap1 = wh__seg_cap(h, c, r1);
         }
         uint64_t n1 = 0, n2 = 0;
         if (s < cap0) {
             n1 = want < cap0 - s ? want : cap0 - s;
-            *b1 = (r0 - 1u) << 32 | s;
+            *b1 = r0 << 32 | s;
             if (s + want >= cap0 && r1) { /* we reached the end: rotate */
-                n2 = want - n1 < cap ? want - n1 : cap;
+                n2 = want - n1 < cap1 ? want - n1 : cap1;
                 if (n2) *x2 = (uint32_t)(n2 << 24 | r1);
                 (void)wh__atomic_add64(st, wh__seg_rotation(r0, r1, cap0), WH_ACQ_REL);
             }
-        } else if (r1 && s - cap0 < cap) {
-            n1 = want < cap - (s - cap0) ? want : cap - (s - cap0);
-            *b1 = (r1 - 1u) << 32 | (s - cap0);
+        } else if (r1 && s - cap0 < cap1) {
+            n1 = want < cap1 - (s - cap0) ? want : cap1 - (s - cap0);
+            *b1 = r1 << 32 | (s - cap0);
         }
         *begin = !hops && wh__seg_wants_next(h, c, way, v); /* the caller prepares its own way's */
         if (n1 + n2 || *begin) return (unsigned)(n1 + n2);
