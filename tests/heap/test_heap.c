@@ -398,6 +398,58 @@ static void test_seg_share(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* Many classes on many ways at once (wh__seg_shift): 8 threads fill a 1 GiB
+ * heap of 8 ways with log-uniform 16 B - 4 KiB requests until one fails.
+ * The heap is used as well as with one thread, and (profile build,
+ * test_heap_options) under a fifth of the requests take the bitmap path:
+ * with the classes' largest segments alone (up to 128 pages, 27 classes on
+ * 8 ways) most preparations found no run and 64% of them did. */
+typedef struct share_job {
+    wh_heap *h;
+    uint32_t stop;
+    uint64_t req[8], n[8];
+} share_job;
+static void share_worker(unsigned t, void *arg) {
+    share_job *j = (share_job *)arg;
+    for (uint64_t k = 0; !wh_atomic_load(&j->stop, WH_RELAXED); ++k) {
+        uint64_t x = wh_hash64((uint64_t)t << 40 | k);
+        uint32_t n = (uint32_t)(16.0 * exp2(8.0 * (double)(x >> 11) / 9007199254740992.0));
+        if (!wh_malloc(j->h, n)) {
+            wh_atomic_store(&j->stop, 1u, WH_RELAXED);
+            break;
+        }
+        j->req[t] += n, j->n[t]++;
+    }
+}
+static void test_seg_share_mixed(void) {
+    wh_heap h;
+    wh_heap_config cfg = {
+        .bytes = 1ull << 30, .kind = WH_HEAP_DEFAULT, .flags = WH_HEAP_HOST | WH_HEAP_TRACK, .ways = 8};
+    CHECK(wh_heap_create(&h, &cfg) == WH_OK);
+    share_job j = {&h, 0, {0}, {0}};
+    wh_run_threads(8, share_worker, &j);
+    uint64_t req = 0, n = 0;
+    for (int t = 0; t < 8; ++t) req += j.req[t], n += j.n[t];
+    wh_heap_usage s;
+    CHECK(wh_heap_stats(&h, &s) == WH_OK);
+    CHECK_EQ_U64(s.inconsistencies, 0);
+    CHECK_EQ_U64(s.allocations, n);
+    double fill = (double)req / (double)h.bytes, free = (double)s.free_bytes / (double)h.bytes;
+#ifdef WH_HEAP_PROFILE
+    uint64_t takes = h.ctl->prof[WH_PROF_TAKE_CALLS];
+#else
+    uint64_t takes = 0; /* counted in profile builds only */
+#endif
+    printf("8 threads, 8 ways, mixed 16 B - 4 KiB: %.4f of 1 GiB requested at the first failure, %.4f free, %llu "
+           "bitmap-path calls for %llu requests\n",
+           fill, free, (unsigned long long)takes, (unsigned long long)n);
+    CHECK(fill > 0.935 && free < 0.01);
+#ifdef WH_HEAP_PROFILE
+    CHECK(takes * 5u < n);
+#endif
+    CHECK(wh_heap_destroy(&h) == WH_ERR_IN_USE); /* live blocks left: named, released */
+}
+
 /* The back-off (heap/slab_segment.h, wh__seg_back_off): free pages everywhere
  * but no aligned run of a 16-B segment's 128 pages.  A request is served by
  * the bitmap path, the class's flag says it backs off for the next 2 requests that
@@ -1099,6 +1151,7 @@ int main(int argc, char **argv) {
     test_claim_run_whole();
     test_seg_next_run();
     test_seg_share();
+    test_seg_share_mixed();
     test_segment_summary();
     test_wrap();
     test_create_errors();

@@ -112,8 +112,8 @@
  * bound is above the first.  The segments of a mixed-size workload -- 27
  * classes on 8 ways -- asked for several heaps under the first bound alone:
  * most preparations found no run and the requests went to the bitmap path
- * (a 4 GiB CPU heap filled with log-uniform 16 B - 4 KiB requests: 2.0M
- * bitmap-path calls, 180K with the second).  The floor keeps small heaps'
+ * (test_heap's 8-thread mixed fill of a 1 GiB CPU heap: 64% of its
+ * requests, 10% with the second).  The floor keeps small heaps'
  * segments as they are: 1-page segments in a 24 MiB heap spread the classes
  * over every page, and page-sized requests failed (test_heap_stress). */
 #define WH__SEG_SHARE           16u
