@@ -91,8 +91,9 @@ typedef struct wh_heap_ctl {
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a back-off after a failed preparation, per class and way:
-     * pages_back at the failure << 20 | consecutive failures << 16 |
-     * requests left to skip (heap/slab_segment.h) */
+     * pages_back at the failure << WH__SKIP_BACK_SHIFT | consecutive
+     * failures << WH__SKIP_E_SHIFT | requests counted since
+     * (heap/slab_segment.h) */
     uint64_t seg_skip[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a page was marked in page_strand since the last sweep
      * (heap/slab_page.h: wh__slab_sweep) */

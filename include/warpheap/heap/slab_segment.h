@@ -388,9 +388,9 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire(const wh_heap *h, uint32_t c, u
 }
 
 /* The current segment is used up (or there is none): install segment r1
- * (a code) of class c as the current one with nothing handed out, by CAS.  Only adds that saw a
- * slot change the state meanwhile, and they stop once it is used up, so the
- * CAS soon holds.  Installing it as the next one instead would make the
+ * (a code) of class c as the current one with nothing handed out, by CAS.
+ * Only adds that saw a slot change the state meanwhile, and they stop once
+ * it is used up, so the CAS soon holds.  Installing it as the next one instead would make the
  * positions that those late adds claimed past the end "orphans": published
  * into the class bitmap, they send every later request of the class to the
  * bitmap path (48K orphans, 1.6M bitmap claims in one fill of 256-B
