@@ -91,10 +91,10 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__heap_key(const wh_heap *h, uint32_t kind, 
  * the stranded pages (wh__seg_retire_all), and one more try.  A
  * call on the GPU: inlined, the run search's registers counted in every
  * kernel that allocates small objects (heap_bench's `one`: 140 against 115). */
-WH__SLAB_COLD WH_HOST_DEVICE void *wh__default_run_malloc(const wh_heap *h, uint64_t n) {
+WH__SLAB_COLD WH_HOST_DEVICE void *wh__rare_run_malloc(const wh_heap *h, uint64_t n) {
     void *p = wh__run_malloc(h, n);
     if (!p) {
-        wh__rare_retire_all(WH__RARE(h));
+        wh__rare_retire_all(h, WH__SEG_ALL); /* h is the metadata's copy already */
         p = wh__run_malloc(h, n);
     }
     return p;
@@ -107,7 +107,7 @@ WH_INLINE WH_HOST_DEVICE void *wh__heap_malloc_group(const wh_heap *h, uint32_t 
     case WH_HEAP_SLAB:
     case WH_HEAP_DEFAULT:
         if (n <= wh__slab_max(kind)) return wh__slab_malloc(h, wh__slab_class_of(h, n), wh__slab_max(kind), group);
-        return kind == WH_HEAP_DEFAULT ? wh__default_run_malloc(WH__RARE(h), n) : (void *)0;
+        return kind == WH_HEAP_DEFAULT ? wh__rare_run_malloc(WH__RARE(h), n) : (void *)0;
     case WH_HEAP_CIRCULAR:
     case WH_HEAP_CIRCULAR_MULTI: return wh__circ_malloc(h, n);
     case WH_HEAP_CIRCULAR_FUSED:

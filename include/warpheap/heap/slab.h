@@ -42,8 +42,13 @@
 #define WH__FREE_SUB_MO WH_ACQ_REL
 #endif
 
-/* The calls of the fast paths into the rare ones (see WH__SLAB_RARE). */
-WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h) { wh__seg_retire_all(h, WH__SEG_ALL); }
+/* The calls of the fast paths into the rare ones (see WH__SLAB_RARE).  The
+ * take-back when the page pool runs dry, of every class way's segments but
+ * `except`'s: from the fast paths too, never from another rare path, whose
+ * registers it would come on top of. */
+WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h, uint32_t except) {
+    wh__seg_retire_all(h, except);
+}
 /* A free's rare work: it filled word w of class c's bitmap (its summary
  * bits), it freed the last slot of page p (the page back to the pool).  The
  * summary first: nothing of it is live across the reclaim, the heavier of
@@ -71,7 +76,10 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__slab_seed(uint32_t c, uint32_t n) { return
  * WH__GOT_PREP: prep names a segment for the group to set up.  For the
  * leader alone, prep == WH__PREP_BEGIN: the next segment wants a preparer
  * (wh__slab_begin); WH__PREP_BITMAP: no slot, take the bitmap path
- * (wh__slab_take_got).  WH__GOT_AGAIN (no slot, bitmap form): look again.
+ * (wh__slab_take_got); WH__PREP_DRY (from wh__slab_begin), WH__PREP_TDRY
+ * (from wh__slab_take_got): the page pool is dry, take back the classes'
+ * untouched segments (wh__rare_retire_all) and call that path again.
+ * WH__GOT_AGAIN (no slot, bitmap form): look again.
  * A lane's address is a multiply and an add (wh__got_slot): the leader did
  * the one division, by a reciprocal. */
 typedef struct wh__slab_got {
@@ -83,6 +91,8 @@ typedef struct wh__slab_got {
 #define WH__GOT_AGAIN   0x20000000u
 #define WH__PREP_BEGIN  0xFFFFFFFEu
 #define WH__PREP_BITMAP 0xFFFFFFFDu
+#define WH__PREP_DRY    0xFFFFFFFCu
+#define WH__PREP_TDRY   0xFFFFFFFBu
 
 WH_INLINE WH_HOST_DEVICE wh__slab_got wh__got_none(void) {
     wh__slab_got g = {0, 0, 0, WH_BITMAP_NONE};
@@ -158,11 +168,15 @@ WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_get_rare(const wh_heap *h, ui
 
 /* Leader, when g asks for it (WH__PREP_BITMAP): the bitmap path.  Called
  * from wh__slab_malloc, not from the other rare paths: nested in them, its
- * registers would come on top of theirs. */
-WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, uint32_t c, uint32_t n, unsigned want) {
+ * registers would come on top of theirs.  WH__PREP_TDRY: call again with
+ * `retired` after the take-back (wh__slab_take). */
+WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_take_got(const wh_heap *h, uint32_t c, uint32_t n, unsigned want,
+                                                            bool retired) {
     uint64_t got = 0;
-    uint32_t w = wh__slab_take(h, c, wh__slab_seed(c, n), want, &got);
-    return wh__got_bits(w, got);
+    uint32_t w = wh__slab_take(h, c, wh__slab_seed(c, n), want, &got, retired);
+    wh__slab_got g = wh__got_bits(w == WH__TAKE_DRY ? WH_BITMAP_NONE : w, got);
+    if (w == WH__TAKE_DRY) g.prep = WH__PREP_TDRY;
+    return g;
 }
 
 /* Leader: up to `want` slots of class c for its group.  The fast path, taken
@@ -198,11 +212,15 @@ WH_INLINE WH_HOST_DEVICE wh__slab_got wh__slab_get(const wh_heap *h, uint32_t c,
  * segment of class c's way.  A segment to set up: g.prep, WH__GOT_PREP.  If
  * g holds no slot: the bitmap path when no aligned run of pages is left,
  * else look again (WH__GOT_AGAIN: another preparer came first, or its
- * segment is there by now). */
+ * segment is there by now).  WH__PREP_DRY: the page pool is dry and the
+ * flag ours; the caller takes back the other class ways' segments and calls
+ * again with g as returned. */
 WH__SLAB_COLD WH_HOST_DEVICE wh__slab_got wh__slab_begin(const wh_heap *h, uint32_t c, uint32_t way, uint32_t n,
                                                          wh__slab_got g) {
-    int began = wh__seg_begin(h, c, way, wh__slab_seed(c, n), &g.prep);
-    if (g.prep != WH_BITMAP_NONE) {
+    int began = wh__seg_begin(h, c, way, wh__slab_seed(c, n), &g.prep, g.prep == WH__PREP_DRY);
+    if (began == WH__SEG_DRY) {
+        g.prep = WH__PREP_DRY;
+    } else if (g.prep != WH_BITMAP_NONE) {
         g.info |= WH__GOT_PREP;
     } else if (wh__got_count(&g) == 0) {
         if (began >= 0) {
@@ -231,8 +249,22 @@ WH_INLINE WH_HOST_DEVICE void *wh__slab_malloc(const wh_heap *h, uint32_t c, uin
         if (is_leader) {
             WH__PROF_T(t);
             g = wh__slab_get(h, c, way, n, count - done);
-            if (g.prep == WH__PREP_BEGIN) g = wh__slab_begin(WH__RARE(h), c, way, n, g);
-            if (g.prep == WH__PREP_BITMAP) g = wh__slab_take_got(WH__RARE(h), c, n, count - done);
+            /* what g asks for next: at most a preparation, its second
+             * search after a take-back, the bitmap path and its second
+             * try -- one call site each, and the take-back's its own call
+             * from here, where few values are live */
+            WH_PRAGMA_UNROLL1
+            for (uint32_t k = 0; k < 4u; ++k) {
+                uint32_t pr = g.prep;
+                if (pr == WH__PREP_DRY || pr == WH__PREP_TDRY) /* a preparer keeps its own way's */
+                    wh__rare_retire_all(WH__RARE(h), pr == WH__PREP_DRY ? wh__seg_index(c, way) : WH__SEG_ALL);
+                if (pr == WH__PREP_BEGIN || pr == WH__PREP_DRY)
+                    g = wh__slab_begin(WH__RARE(h), c, way, n, g);
+                else if (pr == WH__PREP_BITMAP || pr == WH__PREP_TDRY)
+                    g = wh__slab_take_got(WH__RARE(h), c, n, count - done, pr == WH__PREP_TDRY);
+                else
+                    break;
+            }
             WH__PROF(h, WH_PROF_LEADER_CYCLES, WH__PROF_CLOCK() - t);
         }
         g.x = wh_shfl64(group, g.x, leader);

@@ -22,14 +22,21 @@
 #include "warpheap/heap/slab_segment.h"
 
 /* Leader: claim up to `want` slots of class c, activating a page (through the
- * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE.
+ * gate) when the class has none.  Word index and *got, or WH_BITMAP_NONE;
+ * WH__TAKE_DRY when its first activation found no free page and not
+ * `retired`: the caller takes back what the classes' segments hold untouched
+ * and the stranded pages (wh__seg_retire_all, a call of its own: inlined
+ * here, its registers came on top of the activation's, 83 against 72 in
+ * heap_bench's DEFAULT kernel) and calls again with `retired`, which goes
+ * on with the second try.
  * Inlined into its one caller, wh__slab_take_got, the call that the leader
  * makes from wh__slab_malloc: the kernel's registers follow the heaviest
  * chain of calls, so no rare path calls another (nested in
  * wh__slab_get_rare with the segment preparation, they take a 1-allocation
  * kernel to 207 registers). */
+#define WH__TAKE_DRY 0xFFFFFFFEu
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c, uint64_t seed, unsigned want,
-                                                    uint64_t *got) {
+                                                    uint64_t *got, bool retired) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
     /* Activators per class, scaled to the heap (one per 64 pages, per 256
@@ -41,7 +48,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
     if (gate < 1u) gate = 1u;
     WH__PROF(h, WH_PROF_TAKE_CALLS, 1);
     uint32_t w = wh_bitmap_claim(bm, seed, want, got);
-    for (uint32_t tries = 0; w == WH_BITMAP_NONE && tries < WH__SLAB_TAKE_TRIES; ++tries) {
+    for (uint32_t tries = retired; w == WH_BITMAP_NONE && tries < WH__SLAB_TAKE_TRIES; ++tries) {
         uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
         if (busy < gate || tries >= WH__SLAB_GATE_TRIES) {
             w = wh__slab_activate(h, bm, c, seed, want, got);
@@ -52,10 +59,10 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
             }
             /* no free page: the first time, the classes' segments give back
              * what they hold untouched (a small heap runs dry with most of
-             * it there) and the stranded pages go back; then slots may
-             * still be published by other activators or freed by other
-             * threads -- look again, boundedly */
-            if (tries == 0) wh__seg_retire_all(h, WH__SEG_ALL);
+             * it there) and the stranded pages go back (the caller); then
+             * slots may still be published by other activators or freed by
+             * other threads -- look again, boundedly */
+            if (tries == 0) return WH__TAKE_DRY;
         } else {
             (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
         }

@@ -96,7 +96,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uin
  * become free.  A whole page of them goes straight back to the pool when its
  * count is exactly its slots (CAS: nothing else in flight on it); otherwise,
  * and for part of a page, the slot bits are set and taken off the page's
- * count, as a free does. */
+ * count, as a free does, and a page that this empties is stranded (the
+ * sweep gives it back, heap/slab_page.h). */
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t code, uint64_t q0,
                                                   uint64_t n) {
     /* positions of a segment: under 2^20 (heap_layout.c), 32-bit arithmetic */
@@ -117,17 +118,13 @@ WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, 
             (void)wh_bitmap_or_word(&bm, (uint32_t)(x >> 6), (m == 64u ? ~0ull : (1ull << m) - 1u) << lo);
             x += m;
         }
-        /* one try, not wh__slab_reclaim's second: inlined here, in the
-         * allocation's rare path, that one cost every allocating kernel two
-         * registers (98 against 96) and a fifth of the 4-KiB fill rate.  A
-         * page its race leaves with the class is stranded (the sweep takes
-         * it back, heap/slab_page.h). */
-        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k) {
-            if (wh__slab_take_page(h, c, p, 1u))
-                wh__page_back(h, p);
-            else
-                wh__page_strand(h, p);
-        }
+        /* the page emptied (its other slots were freed meanwhile): it is
+         * marked stranded, and the sweep gives it back -- the one that ends
+         * wh__seg_retire_all, or the next.  A take of its bits here, inlined
+         * in the allocation's rare paths, cost every allocating kernel
+         * registers (heap_bench's DEFAULT kernel of one allocation and one
+         * free: 91 against 72). */
+        if (wh_atomic_fetch_sub(&h->page_used[p], (uint32_t)k, WH_ACQ_REL) == (uint32_t)k) wh__page_strand(h, p);
         q += k;
     }
 }
@@ -141,9 +138,11 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__aligned_fields(uint64_t m, uint32_t n) {
 }
 
 /* Page words [w, w + nw) (w a multiple of nw) as an aligned run of 1 << shift
- * free pages: inside word w with one and-not (shift < 6), else the nw whole
- * words, each found all free (a word found otherwise: put back what was
- * taken).  The run's index, or WH_BITMAP_NONE. */
+ * free pages: inside word w with one and-not (shift < 6: put back what was
+ * taken if the run was not all there), else the nw words each taken whole
+ * by a compare-and-swap from all free to none (one that fails takes
+ * nothing; the words taken before it go back).  The run's index, or
+ * WH_BITMAP_NONE. */
 WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_t w, uint32_t shift, uint64_t seed) {
     uint32_t npg = 1u << (shift < 6u ? shift : 6u), nw = shift < 6u ? 1u : 1u << (shift - 6u);
     uint64_t unit = npg == 64u ? ~0ull : (1ull << npg) - 1u;
@@ -151,24 +150,28 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_
     if (!m || w + nw > wh_bitmap_level_words(&h->pages, 0)) return WH_BITMAP_NONE;
     uint32_t i = nw > 1u ? 0u : wh__bitmap_pick(m, wh__bitmap_rot(seed, 0));
     uint64_t take = unit << i;
-    /* Take the words WH__RUN_CHUNK at a time, and check each chunk after
-     * its and-nots: they do not wait for each other (one after the other,
-     * a 16-word run cost 16 round trips), yet the chunk's previous values
-     * stay few (all 16 at once held 32 registers across the allocation
-     * kernel: 207 in heap_bench's, one block of 256 threads per SM).
-     * Lost a race on any word: put back what was taken. */
-    uint64_t got = ~0ull;
-    for (uint32_t k = 0; k < nw; k += WH__RUN_CHUNK) {
-        uint64_t prev[WH__RUN_CHUNK];
-        uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK;
-        for (uint32_t j = 0; j < n; ++j)
-            prev[j] = wh__atomic_and64(wh_bitmap_word(&h->pages, 0, w + k + j), ~take, WH__RUN_MO);
-        for (uint32_t j = 0; j < n; ++j) got &= prev[j] | ~take;
-        if ((got & take) != take) {
-            /* or_word tells the levels above of each word it refills */
-            for (uint32_t j = 0; j < n; ++j)
-                if (prev[j] & take) (void)wh__pages_or(h, w + k + j, prev[j] & take);
-            for (uint32_t j = 0; j < k; ++j) (void)wh__pages_or(h, w + j, take);
+    if (nw == 1u) {
+        uint64_t prev = wh__atomic_and64(wh_bitmap_word(&h->pages, 0, w), ~take, WH__RUN_MO) & take;
+        if (prev != take) {
+            if (prev) (void)wh__pages_or(h, w, prev); /* or_word tells the levels above */
+            return WH_BITMAP_NONE;
+        }
+    }
+    /* Whole words WH__RUN_CHUNK at a time, the chunk checked after its
+     * swaps: they do not wait for each other (one after the other, a
+     * 16-word run cost 16 round trips), and what each leaves live is one
+     * bit (an and-not's previous values, a chunk of them, cost every
+     * allocating kernel registers: 80 against 72 in heap_bench's). */
+    for (uint32_t k = 0; nw > 1u && k < nw; k += WH__RUN_CHUNK) {
+        uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK, ok = 0;
+        for (uint32_t j = 0; j < n; ++j) {
+            uint64_t all = ~0ull;
+            if (wh_atomic_cas(wh_bitmap_word(&h->pages, 0, w + k + j), &all, 0ull, WH__RUN_MO, WH_RELAXED))
+                ok |= 1u << j;
+        }
+        if (ok != (1u << n) - 1u) {
+            for (uint32_t j = 0; j < k + n; ++j)
+                if (j < k || ok >> (j - k) & 1u) (void)wh__pages_or(h, w + j, ~0ull);
             return WH_BITMAP_NONE;
         }
     }
@@ -407,18 +410,18 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_install_fresh(const wh_heap *h, uint32_t c
 }
 
 /* Every way of every class but `except` (wh__seg_index; WH__SEG_ALL: none)
- * gives back what its segments hold untouched, and the stranded pages go
- * back (wh__slab_sweep). */
+ * gives back what its segments hold untouched, and then the stranded pages
+ * go back (wh__slab_sweep), those that the take-backs emptied among them. */
 #define WH__SEG_ALL (WH_SLAB_CLASSES * WH_SEG_WAYS_MAX)
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_retire_all(const wh_heap *h, uint32_t except) {
     WH__PROF(h, WH_PROF_RETIRE_ALL, 1);
-    wh__slab_sweep(h);
     WH_PRAGMA_UNROLL1
     for (uint32_t o = 0; o < WH_SLAB_CLASSES; ++o) {
         WH_PRAGMA_UNROLL1
         for (uint32_t way = 0; way < h->seg_ways; ++way)
             if (wh__seg_index(o, way) != except) wh__seg_retire(h, o, way);
     }
+    wh__slab_sweep(h);
 }
 
 /* wh_heap_trim: every class gives back what its segments hold untouched,
@@ -487,32 +490,40 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_shift(const wh_heap *h, uint32_t c
  * begin returns 1 with *code set: the flag is ours, set the segment up and
  * finish it; 1 with *code = WH_BITMAP_NONE: a next segment is there already; 0:
  * someone else holds the flag; -1: no aligned run of free pages, even after
- * taking back what the other classes' segments held. */
+ * taking back what the other classes' segments held; WH__SEG_DRY: no run and
+ * no free page, the flag still ours -- the caller takes back what every
+ * other class way holds untouched (wh__seg_retire_all, a call of its own:
+ * inlined here, its registers came on top of the search's, 91 against 72
+ * in heap_bench's DEFAULT kernel of one allocation and one free) and calls
+ * again with `retired`, which searches once more, the flag held
+ * throughout. */
+#define WH__SEG_DRY (-2)
 WH__SLAB_RARE WH_HOST_DEVICE int wh__seg_begin(const wh_heap *h, uint32_t c, uint32_t way, uint64_t seed,
-                                               uint32_t *code) {
+                                               uint32_t *code, bool retired) {
     *code = WH_BITMAP_NONE;
     WH__PROF_T(t0);
-    if (!wh__seg_lock(h, c, way)) return 0;
-    WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
+    if (!retired) {
+        if (!wh__seg_lock(h, c, way)) return 0;
+        WH__PROF(h, WH_PROF_PREP_LOCKED, 1);
+    }
     /* only a holder of the flag sets r1, so r1 == 0 here stays so until we do */
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_ACQUIRE);
     if (wh__seg_r1(v) != 0) {
         wh__seg_unlock(h, c, way);
         return 1;
     }
-    /* the first run of this size past the current one, if there is one */
+    /* the first run of this size past the current one, if there is one
+     * (after a take-back: any) */
     uint32_t shift = wh__seg_shift(h, c, way), r0 = (uint32_t)wh__seg_r0(v);
-    uint32_t next = r0 ? (wh__seg_p0(r0) + (uint32_t)wh__seg_pages(r0) + (1u << shift) - 1u) >> shift : WH_BITMAP_NONE;
-    uint32_t got = wh__seg_claim_run(h, shift, seed, next);
-    if (got == WH_BITMAP_NONE && wh__pages_dry(h)) {
-        /* the pool ran dry: what the other classes hold untouched is worth
-         * more to this request than to them.  Not when free pages are left
-         * but none in an aligned run: taking every class's segments back
-         * would make them all prepare again, each likely to fail the same
-         * way (the k-d tree: a storm of take-backs and searches) */
-        wh__seg_retire_all(h, wh__seg_index(c, way));
-        got = wh__seg_claim_run(h, shift, wh_hash64(seed), WH_BITMAP_NONE);
-    }
+    uint32_t next =
+        r0 && !retired ? (wh__seg_p0(r0) + (uint32_t)wh__seg_pages(r0) + (1u << shift) - 1u) >> shift : WH_BITMAP_NONE;
+    uint32_t got = wh__seg_claim_run(h, shift, retired ? wh_hash64(seed) : seed, next);
+    /* the pool ran dry: what the other classes hold untouched is worth
+     * more to this request than to them.  Not when free pages are left but
+     * none in an aligned run: taking every class's segments back would make
+     * them all prepare again, each likely to fail the same way (the k-d
+     * tree: a storm of take-backs and searches) */
+    if (got == WH_BITMAP_NONE && !retired && wh__pages_dry(h)) return WH__SEG_DRY;
     if (got == WH_BITMAP_NONE) {
         WH__PROF(h, WH_PROF_PREP_NONE, 1);
 #ifdef WH_HEAP_PROFILE
