@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The registers of the kernels in regs_heap.cu, from ptxas (sm_90, release
-# build: no WH_ASSERT), against their budgets; no kernel may spill.  The
-# budgets are nvcc 13.0's counts: with another nvcc the check is skipped
-# (exit 77), as ptxas's choices change between versions.
+# build: no WH_ASSERT), against their budgets; no kernel may spill.  Twice:
+# compiled whole (the headers' way), and with -rdc=true, where every rare
+# entry is compiled on its own and a kernel takes the heaviest (nvlink's
+# count).  The budgets are nvcc 13.0's counts: with another nvcc the check
+# is skipped (exit 77), as ptxas's choices change between versions.
 #   check_regs.sh NVCC SOURCE INCLUDE_DIR...
 set -euo pipefail
 nvcc=$1 src=$2
 shift 2
 budgets="regs_default=72 regs_slab=72 regs_any=80 regs_free=40"
+budgets_rdc="regs_default=123 regs_slab=115 regs_any=123 regs_free=84"
 version=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
 if [ "$version" != "13.0" ]; then
   echo "nvcc $version: the budgets are nvcc 13.0's; skipped"
@@ -34,5 +37,22 @@ for b in $budgets; do
   verdict=ok
   if [ "$regs" -gt "$budget" ] || [ "$spills" -ne 0 ]; then verdict=OVER; fail=1; fi
   printf '%-13s %3d registers (budget %d), %d bytes spilled: %s\n' "$k" "$regs" "$budget" "$spills" "$verdict"
+done
+# -rdc=true: nvlink's "Function properties for 'K':", then "used R
+# registers, ..., L bytes lmem"
+"$nvcc" -arch=sm_90 -rdc=true -c -O3 -DNDEBUG -DWH_DEBUG=0 "${incs[@]}" -o "$out/regs.o" "$src"
+"$nvcc" -arch=sm_90 -dlink -Xnvlink -v -o "$out/dlink.o" "$out/regs.o" >"$out/nvlink.txt" 2>&1 ||
+  { cat "$out/nvlink.txt"; exit 1; }
+for b in $budgets_rdc; do
+  k=${b%=*} budget=${b#*=}
+  line=$(grep -A1 "Function properties for '$k':" "$out/nvlink.txt" | tr '\n' ' ')
+  regs=$(sed -n 's/.*used \([0-9]*\) registers.*/\1/p' <<<"$line")
+  lmem=$(sed -n 's/.* \([0-9]*\) bytes lmem.*/\1/p' <<<"$line")
+  if [ -z "$regs" ] || [ -z "$lmem" ]; then
+    echo "$k (-rdc): not in nvlink's report"; fail=1; continue
+  fi
+  verdict=ok
+  if [ "$regs" -gt "$budget" ] || [ "$lmem" -ne 0 ]; then verdict=OVER; fail=1; fi
+  printf '%-13s %3d registers (budget %d) with -rdc=true, %d bytes spilled: %s\n' "$k" "$regs" "$budget" "$lmem" "$verdict"
 done
 exit $fail
