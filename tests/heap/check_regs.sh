@@ -24,35 +24,29 @@ trap 'rm -rf "$out"' EXIT
 "$nvcc" -arch=sm_90 -cubin -O3 -DNDEBUG -DWH_DEBUG=0 -Xptxas -v "${incs[@]}" -o "$out/regs.cubin" "$src" \
   >"$out/ptxas.txt" 2>&1 || { cat "$out/ptxas.txt"; exit 1; }
 fail=0
-for b in $budgets; do
-  k=${b%=*} budget=${b#*=}
-  # ptxas: "Function properties for K", "N bytes stack frame, S bytes spill
-  # stores, L bytes spill loads", then "Used R registers"
-  line=$(grep -A2 "Function properties for $k\$" "$out/ptxas.txt" | tr '\n' ' ')
-  regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' <<<"$line")
-  spills=$(sed -n 's/.* \([0-9]*\) bytes spill stores.*/\1/p' <<<"$line")
-  if [ -z "$regs" ] || [ -z "$spills" ]; then
-    echo "$k: not in ptxas's report"; fail=1; continue
-  fi
-  verdict=ok
-  if [ "$regs" -gt "$budget" ] || [ "$spills" -ne 0 ]; then verdict=OVER; fail=1; fi
-  printf '%-13s %3d registers (budget %d), %d bytes spilled: %s\n' "$k" "$regs" "$budget" "$spills" "$verdict"
-done
-# -rdc=true: nvlink's "Function properties for 'K':", then "used R
-# registers, ..., L bytes lmem"
+# check REPORT HOW BUDGETS...: each kernel K=budget against REPORT, whose
+# lines from "Function properties for K" on give "R registers" and "S bytes
+# spill stores" (ptxas) or "L bytes lmem" (nvlink)
+check() {
+  local report=$1 how=$2 b k budget line regs spills verdict
+  shift 2
+  for b in "$@"; do
+    k=${b%=*} budget=${b#*=}
+    line=$(grep -A2 -E "Function properties for '?$k'?:?\$" "$report" | tr '\n' ' ')
+    regs=$(sed -n 's/.*[Uu]sed \([0-9]*\) registers.*/\1/p' <<<"$line")
+    spills=$(sed -n 's/.* \([0-9]*\) bytes \(spill stores\|lmem\).*/\1/p' <<<"$line")
+    if [ -z "$regs" ] || [ -z "$spills" ]; then
+      echo "$k ($how): not in the report"; fail=1; continue
+    fi
+    verdict=ok
+    if [ "$regs" -gt "$budget" ] || [ "$spills" -ne 0 ]; then verdict=OVER; fail=1; fi
+    printf '%-13s %-10s %3d registers (budget %d), %d bytes spilled: %s\n' "$k" "$how" "$regs" "$budget" "$spills" \
+      "$verdict"
+  done
+}
+check "$out/ptxas.txt" whole $budgets
 "$nvcc" -arch=sm_90 -rdc=true -c -O3 -DNDEBUG -DWH_DEBUG=0 "${incs[@]}" -o "$out/regs.o" "$src"
 "$nvcc" -arch=sm_90 -dlink -Xnvlink -v -o "$out/dlink.o" "$out/regs.o" >"$out/nvlink.txt" 2>&1 ||
   { cat "$out/nvlink.txt"; exit 1; }
-for b in $budgets_rdc; do
-  k=${b%=*} budget=${b#*=}
-  line=$(grep -A1 "Function properties for '$k':" "$out/nvlink.txt" | tr '\n' ' ')
-  regs=$(sed -n 's/.*used \([0-9]*\) registers.*/\1/p' <<<"$line")
-  lmem=$(sed -n 's/.* \([0-9]*\) bytes lmem.*/\1/p' <<<"$line")
-  if [ -z "$regs" ] || [ -z "$lmem" ]; then
-    echo "$k (-rdc): not in nvlink's report"; fail=1; continue
-  fi
-  verdict=ok
-  if [ "$regs" -gt "$budget" ] || [ "$lmem" -ne 0 ]; then verdict=OVER; fail=1; fi
-  printf '%-13s %3d registers (budget %d) with -rdc=true, %d bytes spilled: %s\n' "$k" "$regs" "$budget" "$lmem" "$verdict"
-done
+check "$out/nvlink.txt" -rdc=true $budgets_rdc
 exit $fail
