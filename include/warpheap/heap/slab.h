@@ -44,8 +44,10 @@
 
 /* The calls of the fast paths into the rare ones (see WH__SLAB_RARE).  The
  * take-back when the page pool runs dry, of every class way's segments but
- * `except`'s: from the fast paths too, never from another rare path, whose
- * registers it would come on top of. */
+ * `except`'s: called by the allocating leader between the two tries of a
+ * preparation or a bitmap path, not from inside them, whose registers it
+ * would come on top of; DEFAULT's page-run path (heap.h) is the one rare
+ * path that calls it, its own registers being few. */
 WH__SLAB_COLD WH_HOST_DEVICE void wh__rare_retire_all(const wh_heap *h, uint32_t except) {
     wh__seg_retire_all(h, except);
 }
