@@ -12,8 +12,9 @@
 /* The fused kinds read a header's flag and next as one little-endian word
  * (heap/fused.h): the layout they share with CIRCULAR. */
 _Static_assert(offsetof(wh_circ_header, next) == 4 && sizeof(wh_circ_header) == 16, "circular header layout");
-/* each segment state on its own 128-byte line (heap/core.h) */
-_Static_assert(offsetof(wh_heap_ctl, seg) % 128u == 0, "wh_heap_ctl.seg alignment");
+/* each segment state, back count and the cursor on its own 128-byte line (heap/core.h) */
+_Static_assert(offsetof(wh_heap_ctl, pages_back) % 128u == 0 && offsetof(wh_heap_ctl, cursor) % 128u == 0,
+               "wh_heap_ctl line alignment");
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "heap/fused.h assumes a little-endian host (as the GPU is)"
 #endif

@@ -8,21 +8,26 @@
 
 #include "warpheap/heap/core.h"
 
-/* Slab class of a request: the smallest class whose slots hold n (1 <= n <= 64 KiB). */
+/* Slab class of a request: the smallest class whose slots hold n (1 <= n <= 64 KiB).
+ * Above 1 KiB a class is a number of slots per page, m = 63 .. 16, and its
+ * slots are the largest multiple of 16 that m of fit a page: the class of n
+ * has the most slots of at least n, m = floor(4096 / ceil(n / 16)). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
     if (n <= 128u) return n <= 16u ? 0u : (uint32_t)((n - 1u) >> 4);
+    if (n <= 4096u && n > 1024u) return WH__SLAB_SPP_END - 4096u / (uint32_t)((n + 15u) >> 4);
     uint32_t k = 63u - (uint32_t)wh_clz64(n - 1u); /* 2^k < n <= 2^(k+1), k >= 7 */
-    if (k < 12u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
-    return 48u + (k - 12u);
+    if (k < 10u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
+    return WH__SLAB_PAGE_C0 + (k - 12u);
 }
 /* Slot bytes of class c (multiples of 16). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_size(uint32_t c) {
     if (c < 8u) return 16u * (c + 1u);
-    if (c < 48u) {
+    if (c < WH__SLAB_SPP_C0) {
         uint32_t k = 7u + (c - 8u) / 8u;
         return (1u << k) + ((c - 8u) % 8u + 1u) * (1u << (k - 3u));
     }
-    return 8192u << (c - 48u);
+    if (c < WH__SLAB_PAGE_C0) return 16u * (4096u / (WH__SLAB_SPP_END - c));
+    return 8192u << (c - WH__SLAB_PAGE_C0);
 }
 /* Slots per page; the rest of the page (under one slot) is unused. */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_spp(uint32_t c) { return WH_SLAB_PAGE / wh__slab_size(c); }
@@ -40,7 +45,9 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class_of(const wh_heap *h, uint64_t n
     uint32_t c = wh__slab_class(n);
     if (h->slab_fine) return c;
     if (c < 8u) return c < 2u ? c : (c < 4u ? 3u : 7u); /* 16, 32, 64, 128 */
-    return c < 48u ? c | 7u : c;                        /* 256 .. 4096, then 8 .. 64 KiB */
+    if (c < WH__SLAB_SPP_C0) return c | 7u;             /* 256, 512, 1024 */
+    if (c < WH__SLAB_PAGE_C0) return c <= WH__SLAB_SPP_END - 32u ? WH__SLAB_SPP_END - 32u : WH__SLAB_SPP_END - 16u;
+    return c; /* 8 .. 64 KiB */
 }
 
 /* q / spp for class c's slots per page, by its reciprocal (no division),

@@ -76,9 +76,18 @@ enum {
             "span_cycles", "leader_cycles", "retire_all", "backoff", "up_class", "none_runs", "none_pages" \
     }
 
-/* Counters in device (or host) memory.  The cursor sits on its own 128-byte
- * line: it is the hot word of BUMP and CIRCULAR. */
+/* Counters in device (or host) memory.  The arrays of 128-byte lines come
+ * first, so that each starts on a line (the block is 256-byte aligned); the
+ * cursor sits on its own line: it is the hot word of BUMP and CIRCULAR. */
 typedef struct wh_heap_ctl {
+    /* slab bump segments, one state word per class and way on its own
+     * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
+    uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
+    /* pages that frees gave back to the pool since the heap was made or
+     * reset, in WH__BACK_SHARDS counters on lines of their own (a 4-KiB
+     * free-all gives a page back every 16 frees): what ends a back-off
+     * early (heap/slab_segment.h) */
+    uint64_t pages_back[WH__BACK_SHARDS * WH_CURSOR_STRIDE];
     uint64_t cursor; /* bump offset / circular unit      */
     uint64_t pad0[15];
     uint64_t failed; /* failed allocations               */
@@ -86,8 +95,8 @@ typedef struct wh_heap_ctl {
     uint64_t foreign_frees;
     uint64_t in_use; /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
-    uint64_t corruptions;    /* WH_HEAP_SECURE: freed memory found written   */
-    uint32_t activating[64]; /* slab: page activations in flight */
+    uint64_t corruptions;                 /* WH_HEAP_SECURE: freed memory found written */
+    uint32_t activating[WH_SLAB_CLASSES]; /* slab: page activations in flight per class */
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a back-off after a failed preparation, per class and way:
@@ -102,15 +111,6 @@ typedef struct wh_heap_ctl {
      * heap was made, reset or trimmed, a bit each (wh__seg_index): how many
      * share the pool decides a segment's size (heap/slab_segment.h) */
     uint64_t seg_used[WH__SEG_USED_WORDS];
-    uint64_t pad1[2]; /* seg starts on a 128-byte line */
-    /* slab bump segments, one state word per class and way on its own
-     * 128-byte line: the hot words of a fresh class (heap/slab_segment.h) */
-    uint64_t seg[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX * WH_CURSOR_STRIDE];
-    /* pages that frees gave back to the pool since the heap was made or
-     * reset, in WH__BACK_SHARDS counters on lines of their own (a 4-KiB
-     * free-all gives a page back every 16 frees): what ends a back-off
-     * early (heap/slab_segment.h) */
-    uint64_t pages_back[WH__BACK_SHARDS * WH_CURSOR_STRIDE];
     /* event counters of the slab paths, counted only in code built with
      * WH_HEAP_PROFILE (bench/heap: wh_heap_bench_prof); indices WH_PROF_* */
     uint64_t prof[WH_PROF_COUNT];
@@ -143,7 +143,7 @@ typedef struct wh_heap {
     uint32_t npages;
     uint8_t seg_shift[WH_SLAB_CLASSES]; /* class c's bump segments: up to 2^shift pages */
     uint32_t seg_ways;                  /* ways per class: 1 .. WH_SEG_WAYS_MAX, power of 2 */
-    uint32_t slab_fine;                 /* all 52 classes (16 MiB and up)                   */
+    uint32_t slab_fine;                 /* all 84 classes (16 MiB and up)                   */
     /* bump segments (heap/slab_segment.h, wh__seg_class): 0 none; 1 from
      * WH__SEG_MIN_PAGES pages; 2, the tiled classes too, from
      * WH__SEG_TILED_MIN_PAGES */

@@ -9,7 +9,7 @@
  * Activation gate: when a burst of warps finds a class empty at once, letting
  * each activate a page takes one page per warp for a few slots each and runs
  * the page pool dry with plenty of room left (as in the k-d tree builder).
- * So at most npages/64 (npages/256 with the 52 classes) leaders per class
+ * So at most npages/64 (npages/420 with the 84 classes) leaders per class
  * (at least one) activate at a time; the others back off and look for the
  * slots those publish, and after WH__SLAB_GATE_TRIES looks activate anyway: a
  * bounded wait, never a wait on one thread.  A request that finds no free
@@ -39,12 +39,12 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
                                                     uint64_t *got, bool retired) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
-    /* Activators per class, scaled to the heap (one per 64 pages, per 256
-     * with the 52 classes): a burst of all classes then takes at most a fifth
+    /* Activators per class, scaled to the heap (one per 64 pages, per five
+     * times 84 with the 84 classes): a burst of all classes then takes at most a fifth
      * of the pages, so a heap of a few dozen pages is not drained by it, while
      * a large heap lets every warp of a fresh burst activate its own page (a
      * fixed small gate serialised the 1M-thread burst: 0.5 ms -> 3.5 ms). */
-    uint32_t gate = h->npages / (h->slab_fine ? 256u : 64u);
+    uint32_t gate = h->npages / (h->slab_fine ? 5u * WH_SLAB_CLASSES : 64u);
     if (gate < 1u) gate = 1u;
     WH__PROF(h, WH_PROF_TAKE_CALLS, 1);
     uint32_t w = wh_bitmap_claim(bm, seed, want, got);
