@@ -1119,6 +1119,29 @@ static void test_class_table(void) {
     CHECK(wh_heap_destroy(&fine) == WH_OK && wh_heap_destroy(&coarse) == WH_OK);
 }
 
+/* A free of an address inside a slot (16-byte aligned, not its start) is
+ * foreign in every class -- the slot's start is found without its size --
+ * and loses nothing: the slot is freed afterwards as usual. */
+static void test_free_inside_slot(void) {
+    wh_heap h = make(WH_HEAP_SLAB, 256ull << 20);
+    uint64_t foreign = 0;
+    for (uint32_t c = 1; c < WH_SLAB_CLASSES; ++c) {
+        uint32_t size = wh__slab_size(c);
+        uint8_t *p = (uint8_t *)wh_malloc(&h, size);
+        CHECK(p != NULL);
+        if (!p) continue;
+        wh_free(&h, p + 16), wh_free(&h, p + size - 16u);
+        foreign += 2u;
+        wh_heap_usage s;
+        CHECK(wh_heap_stats(&h, &s) == WH_OK);
+        CHECK_EQ_U64(s.foreign_frees, foreign);
+        CHECK_EQ_U64(s.allocations, 1);
+        wh_free(&h, p);
+        check_walk(&h, 0);
+    }
+    CHECK(wh_heap_destroy(&h) == WH_OK);
+}
+
 /* Which classes hand out bump segments: none below WH__SEG_MIN_PAGES pages,
  * the tiled ones (1-4 KiB powers of two) only from WH__SEG_TILED_MIN_PAGES
  * (they held half of a 24-page heap), the others from the first. */
@@ -1195,6 +1218,7 @@ static void test_options(void) {
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Device heap, one thread on the CPU backend.");
     test_class_table();
+    test_free_inside_slot();
     test_segment_classes();
     test_reclaim_in_flight();
     test_reclaim_lost_free();

@@ -315,8 +315,10 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
                                                  uint64_t *b) {
     uint32_t c = WH_PAGE_CLASS(info), way = WH_PAGE_WAY(info);
     if (c >= WH_SLAB_CLASSES || way >= h->seg_ways) return false;
-    uint32_t size = wh__slab_size(c), slot = wh__slab_slot_of(h, c, (uint32_t)in_page), spp = wh__slab_spp_of(h, c);
-    if (slot * size != in_page || slot >= spp) return false;
+    /* a slot's start: the first offset of its slot (no slot size, whose
+     * classes of 1 to 4 KiB take a division) */
+    uint32_t slot = wh__slab_slot_of(h, c, (uint32_t)in_page), spp = wh__slab_spp_of(h, c);
+    if ((in_page && wh__slab_slot_of(h, c, (uint32_t)in_page - 1u) == slot) || slot >= spp) return false;
     /* a slot a segment has not handed out yet has its bit clear like a live
      * one: only the state tells it apart (a free of it is foreign) */
     uint64_t v = wh_atomic_load(wh__seg_state(h, c, way), WH_RELAXED);
@@ -329,7 +331,7 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
             *b = ~0ull; /* handled */
             return true;
         }
-        wh__secure_fill(h->base + ((uint64_t)page << WH_SLAB_PAGE_SHIFT) + in_page, size);
+        wh__secure_fill(h->base + ((uint64_t)page << WH_SLAB_PAGE_SHIFT) + in_page, wh__slab_size(c));
     }
     return true;
 }

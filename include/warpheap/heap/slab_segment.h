@@ -101,8 +101,8 @@ WH_INLINE WH_HOST_DEVICE uint64_t wh__seg_rotation(uint64_t r0, uint64_t r1, uin
 WH__SLAB_RARE WH_HOST_DEVICE void wh__seg_publish(const wh_heap *h, uint32_t c, uint64_t code, uint64_t q0,
                                                   uint64_t n) {
     /* positions of a segment: under 2^20 (heap_layout.c), 32-bit arithmetic */
-    uint32_t end = (uint32_t)(q0 + n), spp = wh__slab_spp(c);
-    uint32_t l = wh__slab_lbpp(c);
+    uint32_t end = (uint32_t)(q0 + n), spp = wh__slab_spp_of(h, c);
+    uint32_t l = wh__slab_lbpp_at(h, c);
     wh_bitmap bm = wh__slab_bitmap(h, c);
     for (uint32_t q = (uint32_t)q0; q < end;) {
         uint32_t j = q / spp, k = ((j + 1u) * spp < end ? (j + 1u) * spp : end) - q;
@@ -600,8 +600,12 @@ WH_INLINE WH_HOST_DEVICE bool wh__seg_wants_next(const wh_heap *h, uint32_t c, u
  * (wh_heap.slab_segs: 0 none, 1 classes of WH__SEG_MIN_SPP slots a page, 2
  * those and the tiled ones)? */
 WH_INLINE WH_HOST_DEVICE bool wh__seg_class(uint32_t c, uint32_t segs) {
-    uint32_t size = wh__slab_size(c);
-    return segs && (size <= WH_SLAB_PAGE / WH__SEG_MIN_SPP ||                           /* spp >= MIN_SPP */
+    if (c >= WH__SLAB_SPP_C0 && c < WH__SLAB_PAGE_C0) { /* 1 to 4 KiB: m slots a page, m < MIN_SPP */
+        uint32_t m = WH__SLAB_SPP_END - c;              /* they tile the page where m is a power of two */
+        return segs > 1u && !(m & (m - 1u)) && m * WH__SEG_MAX_TILED >= WH_SLAB_PAGE;
+    }
+    uint32_t size = wh__slab_size(c);                         /* no division here: every allocation asks */
+    return segs && (size <= WH_SLAB_PAGE / WH__SEG_MIN_SPP || /* spp >= MIN_SPP */
                     (segs > 1u && size <= WH__SEG_MAX_TILED && !(size & (size - 1u)))); /* no tail */
 }
 /* Does class c of heap h hand out bump segments (else: the bitmap path)? */
