@@ -10,8 +10,12 @@
 set -euo pipefail
 nvcc=$1 src=$2
 shift 2
-budgets="regs_default=72 regs_slab=72 regs_any=80 regs_free=40"
-budgets_rdc="regs_default=123 regs_slab=115 regs_any=123 regs_free=84"
+budgets="regs_default=72 regs_slab=72 regs_any=80 regs_free=40 regs_default_malloc=72 regs_any_malloc=80
+  regs_bump=21 regs_wrap=26 regs_circular=32 regs_circular_fused=34 regs_circular_multi=32
+  regs_circular_fused_multi=34"
+budgets_rdc="regs_default=123 regs_slab=115 regs_any=123 regs_free=84 regs_default_malloc=123
+  regs_any_malloc=123 regs_bump=24 regs_wrap=28 regs_circular=35 regs_circular_fused=36 regs_circular_multi=35
+  regs_circular_fused_multi=36"
 version=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
 if [ "$version" != "13.0" ]; then
   echo "nvcc $version: the budgets are nvcc 13.0's; skipped"
@@ -40,7 +44,7 @@ check() {
     fi
     verdict=ok
     if [ "$regs" -gt "$budget" ] || [ "$spills" -ne 0 ]; then verdict=OVER; fail=1; fi
-    printf '%-13s %-10s %3d registers (budget %d), %d bytes spilled: %s\n' "$k" "$how" "$regs" "$budget" "$spills" \
+    printf '%-26s %-10s %3d registers (budget %d), %d bytes spilled: %s\n' "$k" "$how" "$regs" "$budget" "$spills" \
       "$verdict"
   done
 }
