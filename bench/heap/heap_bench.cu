@@ -386,6 +386,7 @@ static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t cou
  * remained). */
 typedef struct util_rest {
     double rounding, overhead, free, largest, later;
+    heap_census census; /* slab kinds: the class pages then */
 } util_rest;
 
 /* One round of the utilisation test: `round` threads, the sizes of round r. */
@@ -422,6 +423,8 @@ static double bench_util(uint32_t size, uint32_t round, util_rest *rest) {
         rest->overhead = (double)st.overhead_bytes / b;
         rest->free = (double)st.free_bytes / b;
         rest->largest = (double)st.largest_free / b;
+        memset(&rest->census, 0, sizeof rest->census);
+        if (cur.kind == WH_HEAP_DEFAULT || cur.kind == WH_HEAP_SLAB) heap_class_census(&cur, &rest->census);
         ull later = ok;
         for (uint32_t k = 0; k < 64u; ++k, ++r) util_round(size, round, r);
         WH_CUDA_OR_DIE(cudaMemcpy(&later, d_bytes, sizeof later, cudaMemcpyDeviceToHost));
@@ -430,9 +433,9 @@ static double bench_util(uint32_t size, uint32_t round, util_rest *rest) {
         fprintf(csv, "util_rest,%s,%s,%u,%u,%u,%u,0,%.6f,%.6f\n", cur_a->name, size ? "single" : "mixed", size, round,
                 round, r, rest->rounding, rest->free);
         printf("util    %-15s %-6s size %5u: at the failure %.4f rounding, %.4f tails and headers, %.4f free (largest "
-               "%.6f); 64 more rounds got %.4f\n",
+               "%.6f), %llu partly used class pages (%llu of class %u); 64 more rounds got %.4f\n",
                cur_a->name, size ? "single" : "mixed", size, rest->rounding, rest->overhead, rest->free, rest->largest,
-               rest->later);
+               rest->census.part, rest->census.part_most, rest->census.part_most_class, rest->later);
     }
     reset_heap();
     return u;
@@ -605,14 +608,19 @@ int main(int argc, char **argv) {
     if (run_test("util")) {
         fprintf(md, "\nThe rest of the heap at the first failure of the mixed sizes, over the heap: slots and runs "
                     "beyond the requests (class rounding), page tails and headers, free regions and the largest "
-                    "one; then what 64 more rounds of 1024 requests got (a failure while room remained lets them "
-                    "get more than a little).\n\n"
-                    "| allocator | rounding | tails, headers | free | largest free | 64 more rounds |\n"
-                    "|---|---|---|---|---|---|\n");
-        for (unsigned a = 0; a + 1 < NALLOC; ++a)
-            if (run_kind(&allocators[a]))
-                fprintf(md, "| %s | %.4f | %.4f | %.4f | %.6f | %.4f |\n", allocators[a].name, rest[a].rounding,
-                        rest[a].overhead, rest[a].free, rest[a].largest, rest[a].later);
+                    "one; the slab kinds' class pages partly used then (the free slots are theirs), and the most "
+                    "of them in one class; then what 64 more rounds of 1024 requests got (a failure while room "
+                    "remained lets them get more than a little).\n\n"
+                    "| allocator | rounding | tails, headers | free | largest free | partly used pages | most in a "
+                    "class (slot bytes) | 64 more rounds |\n"
+                    "|---|---|---|---|---|---|---|---|\n");
+        for (unsigned a = 0; a + 1 < NALLOC; ++a) {
+            if (!run_kind(&allocators[a])) continue;
+            const heap_census *cs = &rest[a].census;
+            fprintf(md, "| %s | %.4f | %.4f | %.4f | %.6f | %llu | %llu (%u) | %.4f |\n", allocators[a].name,
+                    rest[a].rounding, rest[a].overhead, rest[a].free, rest[a].largest, cs->part, cs->part_most,
+                    cs->part ? wh__slab_size(cs->part_most_class) : 0u, rest[a].later);
+        }
     }
     /* steady state: refills, frees, churn (DEFAULT) */
     int unsound = 0;

@@ -117,6 +117,33 @@ static __global__ void steady_frag(wh_heap h, uint64_t n, void *const *ptrs, con
     }
 }
 
+void heap_class_census(const wh_heap *h, heap_census *out) {
+    uint32_t np = h->npages;
+    uint32_t *info = (uint32_t *)malloc(np * sizeof *info), *used = (uint32_t *)malloc(np * sizeof *used);
+    ull part[WH_SLAB_CLASSES] = {0};
+    if (!info || !used) {
+        fprintf(stderr, "heap_bench: no host memory for the census of %u pages\n", np);
+        exit(1);
+    }
+    WH_CUDA_OR_DIE(cudaMemcpy(info, h->page_info, np * sizeof *info, cudaMemcpyDeviceToHost));
+    WH_CUDA_OR_DIE(cudaMemcpy(used, h->page_used, np * sizeof *used, cudaMemcpyDeviceToHost));
+    memset(out, 0, sizeof *out);
+    for (uint32_t p = 0; p < np; ++p) {
+        uint32_t c = WH_PAGE_CLASS(info[p]);
+        if (info[p] & (WH_PAGE_RUN_HEAD | WH_PAGE_RUN_TAIL) || c >= WH_SLAB_CLASSES) continue;
+        if (!used[p])
+            out->empty++;
+        else if (used[p] == wh__slab_spp(c))
+            out->full++;
+        else
+            out->part++, part[c]++;
+    }
+    for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c)
+        if (part[c] > out->part_most) out->part_most = part[c], out->part_most_class = c;
+    free(info);
+    free(used);
+}
+
 void heap_bench_prof(const wh_heap *h, const char *label) {
 #ifdef WH_HEAP_PROFILE
     static const char *names[WH_PROF_COUNT] = WH_PROF_NAMES;
@@ -127,37 +154,22 @@ void heap_bench_prof(const wh_heap *h, const char *label) {
     for (int i = 0; i < WH_PROF_COUNT; ++i) printf(" %s %llu", names[i], v[i]);
     printf("\n");
     /* the page pool: free pages, whole aligned free runs of the largest
-     * segment, and the class pages by count (0: held empty, spp: every slot
-     * counted used -- untouched segment slots count so) */
-    uint32_t words = wh_bitmap_level_words(&h->pages, 0), np = h->npages, shift = 0;
+     * segment, and the class pages by live slots */
+    uint32_t words = wh_bitmap_level_words(&h->pages, 0), shift = 0;
     for (uint32_t c = 0; c < WH_SLAB_CLASSES; ++c) shift = h->seg_shift[c] > shift ? h->seg_shift[c] : shift;
     uint64_t *pw = (uint64_t *)malloc(words * sizeof *pw);
-    uint32_t *info = (uint32_t *)malloc(np * sizeof *info), *used = (uint32_t *)malloc(np * sizeof *used);
-    if (!pw || !info || !used) {
-        fprintf(stderr, "heap_bench: no host memory for the pool census of %u pages\n", np);
+    if (!pw) {
+        fprintf(stderr, "heap_bench: no host memory for the pool census of %u pages\n", h->npages);
         exit(1);
     }
     WH_CUDA_OR_DIE(cudaMemcpy(pw, wh_bitmap_word(&h->pages, 0, 0), words * sizeof *pw, cudaMemcpyDeviceToHost));
-    WH_CUDA_OR_DIE(cudaMemcpy(info, h->page_info, np * sizeof *info, cudaMemcpyDeviceToHost));
-    WH_CUDA_OR_DIE(cudaMemcpy(used, h->page_used, np * sizeof *used, cudaMemcpyDeviceToHost));
     uint64_t free_pages, runs = wh__prof_free_runs(pw, words, shift, &free_pages);
-    ull empty = 0, full = 0, part = 0;
-    for (uint32_t p = 0; p < np; ++p) {
-        uint32_t c = WH_PAGE_CLASS(info[p]);
-        if (info[p] & (WH_PAGE_RUN_HEAD | WH_PAGE_RUN_TAIL) || c >= WH_SLAB_CLASSES) continue;
-        if (!used[p])
-            empty++;
-        else if (used[p] == wh__slab_spp(c))
-            full++;
-        else
-            part++;
-    }
+    heap_census cs;
+    heap_class_census(h, &cs);
     printf("pool    %s: pages %u free %llu runs_free %llu of %llu pages; class pages held empty %llu full %llu "
            "part %llu\n",
-           label, np, (ull)free_pages, (ull)runs, 1ull << shift, empty, full, part);
+           label, h->npages, (ull)free_pages, (ull)runs, 1ull << shift, cs.empty, cs.full, cs.part);
     free(pw);
-    free(info);
-    free(used);
 #else
     (void)h;
     (void)label;

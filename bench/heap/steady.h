@@ -26,6 +26,15 @@ int steady_rounds(const steady_run *r);
  * left in use after freeing everything). */
 int steady_churn(const steady_run *r);
 
+/* The class pages of a slab heap on the device by live slots: none, every
+ * one (untouched segment slots count as live), some; and the class that holds
+ * the most of the partly used. */
+typedef struct heap_census {
+    unsigned long long empty, full, part, part_most;
+    uint32_t part_most_class;
+} heap_census;
+void heap_class_census(const wh_heap *h, heap_census *out);
+
 /* WH_HEAP_PROFILE builds (wh_heap_bench_prof): the slab paths' event
  * counters of h since the last call, one line on stdout after `label`;
  * nothing in other builds. */

@@ -14,7 +14,7 @@
  * has the most slots of at least n, m = floor(4096 / ceil(n / 16)). */
 WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_class(uint64_t n) {
     if (n <= 128u) return n <= 16u ? 0u : (uint32_t)((n - 1u) >> 4);
-    if (n <= 4096u && n > 1024u) return WH__SLAB_SPP_END - 4096u / (uint32_t)((n + 15u) >> 4);
+    if (n <= 4096u && n > 1024u) return WH__SLAB_SPP_END - (WH_SLAB_PAGE / 16u) / (uint32_t)((n + 15u) >> 4);
     uint32_t k = 63u - (uint32_t)wh_clz64(n - 1u); /* 2^k < n <= 2^(k+1), k >= 7 */
     if (k < 10u) return 8u + (k - 7u) * 8u + (uint32_t)(((n - 1u) >> (k - 3u)) & 7u);
     return WH__SLAB_PAGE_C0 + (k - 12u);
@@ -26,7 +26,7 @@ WH_INLINE WH_HOST_DEVICE uint32_t wh__slab_size(uint32_t c) {
         uint32_t k = 7u + (c - 8u) / 8u;
         return (1u << k) + ((c - 8u) % 8u + 1u) * (1u << (k - 3u));
     }
-    if (c < WH__SLAB_PAGE_C0) return 16u * (4096u / (WH__SLAB_SPP_END - c));
+    if (c < WH__SLAB_PAGE_C0) return 16u * ((WH_SLAB_PAGE / 16u) / (WH__SLAB_SPP_END - c));
     return 8192u << (c - WH__SLAB_PAGE_C0);
 }
 /* Slots per page; the rest of the page (under one slot) is unused. */

@@ -36,10 +36,10 @@
  * holds 8 .. 1 slots, so finer steps would only leave the rest of the page
  * empty).  Requests of 16 B .. 4 KiB, uniform, fill 97.5% of the slots'
  * pages, 94.8% with eight steps per doubling up to 4 KiB. */
-#define WH__SLAB_SPP_C0     32u /* first class of a number of slots a page  */
-#define WH__SLAB_SPP_END    95u /* ... class c holds 95 - c slots a page     */
-#define WH__SLAB_PAGE_C0    80u /* first class of whole 8-KiB multiples      */
-#define WH_SLAB_CLASSES     84u
+#define WH__SLAB_SPP_C0     32u                      /* the first class of 63 slots a page    */
+#define WH__SLAB_SPP_END    (WH__SLAB_SPP_C0 + 63u)  /* class c holds SPP_END - c slots a page */
+#define WH__SLAB_PAGE_C0    (WH__SLAB_SPP_END - 15u) /* the class of 8 KiB                  */
+#define WH_SLAB_CLASSES     (WH__SLAB_PAGE_C0 + 4u)
 #define WH_SLAB_MAX         (64u << 10)  /* 64 KiB                     */
 #define WH_HEAP_MAX_BYTES   (1ull << 36) /* 64 GiB: 32-bit 16-B units  */
 /* Bound on the retry loops of the heap (visits, claims).  Reaching it means
