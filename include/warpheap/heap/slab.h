@@ -315,8 +315,8 @@ WH_INLINE WH_HOST_DEVICE bool wh__slab_free_lane(const wh_heap *h, uint32_t info
                                                  uint64_t *b) {
     uint32_t c = WH_PAGE_CLASS(info), way = WH_PAGE_WAY(info);
     if (c >= WH_SLAB_CLASSES || way >= h->seg_ways) return false;
-    /* a slot's start: the first offset of its slot (no slot size, whose
-     * classes of 1 to 4 KiB take a division) */
+    /* in_page starts a slot where the offset before it lies in another:
+     * no slot size, which a class of 1 to 4 KiB computes by a division */
     uint32_t slot = wh__slab_slot_of(h, c, (uint32_t)in_page), spp = wh__slab_spp_of(h, c);
     if ((in_page && wh__slab_slot_of(h, c, (uint32_t)in_page - 1u) == slot) || slot >= spp) return false;
     /* a slot a segment has not handed out yet has its bit clear like a live

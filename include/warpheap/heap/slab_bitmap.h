@@ -39,11 +39,12 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
                                                     uint64_t *got, bool retired) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
-    /* Activators per class, scaled to the heap (one per 64 pages, per five
-     * times 84 with the 84 classes): a burst of all classes then takes at most a fifth
-     * of the pages, so a heap of a few dozen pages is not drained by it, while
-     * a large heap lets every warp of a fresh burst activate its own page (a
-     * fixed small gate serialised the 1M-thread burst: 0.5 ms -> 3.5 ms). */
+    /* Activators per class, scaled to the heap (one per 64 pages; with the
+     * 84 classes one per 420, five pages a class): a burst of all classes
+     * then takes at most a fifth of the pages, so a heap of a few dozen
+     * pages is not drained by it, while a large heap lets every warp of a
+     * fresh burst activate its own page (a fixed small gate serialised the
+     * 1M-thread burst: 0.5 ms -> 3.5 ms). */
     uint32_t gate = h->npages / (h->slab_fine ? 5u * WH_SLAB_CLASSES : 64u);
     if (gate < 1u) gate = 1u;
     WH__PROF(h, WH_PROF_TAKE_CALLS, 1);
