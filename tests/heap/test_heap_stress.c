@@ -332,6 +332,11 @@ int main(int argc, char **argv) {
     stress(WH_HEAP_SLAB, 16ull << 20, threads, slab, false, 0);
     stress(WH_HEAP_BUMP, 8ull << 20, threads, bump, false, 0);
     stress(WH_HEAP_DEFAULT, 512ull << 10, threads, tiny, true, 0); /* pages change class often */
+    /* sizes up to 4 KiB mostly: every class of the smallest heap that has
+     * them all, the 48 of one number of slots a page (1 to 4 KiB) among them,
+     * run full, so that pages go from class to class */
+    wh_hs_shape pages = {ops / 4u, 448, 4096, 8192};
+    stress(WH_HEAP_DEFAULT, (uint64_t)WH__SLAB_FINE_PAGES * WH_SLAB_PAGE, threads, pages, true, 0);
     /* eight ways per class: threads on different state words; in 16 pages
      * the ways' segments run the pool dry and are taken back */
     stress(WH_HEAP_DEFAULT, 24ull << 20, threads, mixed, false, 8);
