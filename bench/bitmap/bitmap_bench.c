@@ -13,8 +13,8 @@
 
 static void csv_row(FILE *f, const char *backend, const wh_stress_config *c, const wh_stress_result *r) {
     if (!f) return;
-    fprintf(f, "%s,%llu,%u,%llu,%.6f,%.4g,%llu,%llu,%llu,%s\n", backend, (unsigned long long)c->nbits,
-            r->threads, (unsigned long long)r->ops, r->seconds, r->seconds > 0 ? (double)r->ops / r->seconds : 0.0,
+    fprintf(f, "%s,%llu,%u,%llu,%.6f,%.4g,%llu,%llu,%llu,%s\n", backend, (unsigned long long)c->nbits, r->threads,
+            (unsigned long long)r->ops, r->seconds, r->seconds > 0 ? (double)r->ops / r->seconds : 0.0,
             r->counts.violations, (unsigned long long)r->inconsistent, (unsigned long long)r->owned_twice,
             wh_stress_ok(r) ? "ok" : "FAIL");
 }
@@ -42,7 +42,8 @@ int main(int argc, char **argv) {
     };
     for (unsigned k = 0; k < 2; ++k) {
         wh_stress_result r;
-        printf("[cpu %u/2] %u threads x %u ops on %llu bits ...\n", k + 1, threads, ops, (unsigned long long)cpu[k].nbits);
+        printf("[cpu %u/2] %u threads x %u ops on %llu bits ...\n", k + 1, threads, ops,
+               (unsigned long long)cpu[k].nbits);
         fflush(stdout);
         if (wh_stress_cpu(&cpu[k], &r)) return 1;
         wh_stress_print("cpu", &cpu[k], &r);

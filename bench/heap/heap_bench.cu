@@ -47,83 +47,105 @@ typedef unsigned long long ull;
 
 /* ---- allocators: one set of kernels each, the kind fixed at compile time so
  * that each kernel holds only its own kind's code (fair register counts) ---- */
-#define WH_BENCH_ALLOCATOR(NAME, ALLOC, FREE)                                                 \
-    static __device__ __forceinline__ void *NAME##_alloc(const wh_heap *h, size_t n) { ALLOC; } \
-    static __device__ __forceinline__ void NAME##_free(const wh_heap *h, void *p) { FREE; }   \
-    static __global__ void NAME##_ad(wh_heap h, size_t size, int per_warp, uint32_t threads, ull *fails) { \
-        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
-        if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                          \
-        void *p = NAME##_alloc(&h, size);                                                     \
-        if (!p) { atomicAdd(fails, 1ull); return; }                                           \
-        *(volatile char *)p = 1;                                                              \
-        NAME##_free(&h, p);                                                                   \
-    }                                                                                         \
+#define WH_BENCH_ALLOCATOR(NAME, ALLOC, FREE)                                                                          \
+    static __device__ __forceinline__ void *NAME##_alloc(const wh_heap *h, size_t n) { ALLOC; }                        \
+    static __device__ __forceinline__ void NAME##_free(const wh_heap *h, void *p) { FREE; }                            \
+    static __global__ void NAME##_ad(wh_heap h, size_t size, int per_warp, uint32_t threads, ull *fails) {             \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                                                   \
+        void *p = NAME##_alloc(&h, size);                                                                              \
+        if (!p) {                                                                                                      \
+            atomicAdd(fails, 1ull);                                                                                    \
+            return;                                                                                                    \
+        }                                                                                                              \
+        *(volatile char *)p = 1;                                                                                       \
+        NAME##_free(&h, p);                                                                                            \
+    }                                                                                                                  \
     static __global__ void NAME##_acd(wh_heap h, size_t size, int iters, int per_warp, uint32_t threads, ull *fails) { \
-        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
-        if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                          \
-        void *ps[100];                                                                        \
-        for (int i = 0; i < iters; ++i) {                                                     \
-            ps[i] = NAME##_alloc(&h, size);                                                   \
-            if (!ps[i]) atomicAdd(fails, 1ull); else *(volatile char *)ps[i] = 1;             \
-        }                                                                                     \
-        for (int i = 0; i < iters; ++i) if (ps[i]) NAME##_free(&h, ps[i]);                    \
-    }                                                                                         \
-    static __global__ void NAME##_prob(wh_heap h, size_t size, void **slots, uint64_t seed, uint32_t threads, ull *fails) { \
-        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
-        if (t >= threads || wh_lane_id() != 0) return;                                        \
-        uint32_t w = t / 32u;                                                                 \
-        bool go = wh_hash64(seed * 0x100000001ull + t) % 4u != 0u;      /* p = 0.75 */       \
-        if (!go) return;                                                                      \
-        if (!slots[w]) {                                                                      \
-            slots[w] = NAME##_alloc(&h, size);                                                \
-            if (!slots[w]) atomicAdd(fails, 1ull);                                            \
-        } else {                                                                              \
-            NAME##_free(&h, slots[w]);                                                        \
-            slots[w] = NULL;                                                                  \
-        }                                                                                     \
-    }                                                                                         \
-    /* thread t < count allocates n objects (pointers kept when ptrs != NULL) */              \
-    static __global__ void NAME##_many(wh_heap h, size_t size, uint32_t n, uint64_t count, void **ptrs, ull *fails) { \
-        uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                         \
-        if (t >= count) return;                                                               \
-        for (uint32_t k = 0; k < n; ++k) {                                                    \
-            void *p = NAME##_alloc(&h, size);                                                 \
-            if (!p) atomicAdd(fails, 1ull);                                                   \
-            if (ptrs) ptrs[t * n + k] = p;                                                    \
-        }                                                                                     \
-    }                                                                                         \
-    static __global__ void NAME##_freemany(wh_heap h, uint32_t n, uint64_t count, void **ptrs) { \
-        uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                         \
-        if (t >= count) return;                                                               \
-        for (uint32_t k = 0; k < n; ++k) if (ptrs[t * n + k]) NAME##_free(&h, ptrs[t * n + k]); \
-    }                                                                                         \
-    /* one round of the utilisation test: size 0 = mixed 16 B .. 4 KiB */                     \
-    static __global__ void NAME##_util(wh_heap h, uint32_t count, uint64_t seed, uint32_t size, ull *ok_bytes, ull *fails) { \
-        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                   \
-        if (t >= count) return;                                                               \
-        uint32_t n = size ? size : 16u + (uint32_t)(wh_hash64(seed + t) % 4081u);             \
-        void *p = NAME##_alloc(&h, n);                                                        \
-        if (p) atomicAdd(ok_bytes, (ull)n); else atomicAdd(fails, 1ull);                      \
-    }                                                                                         \
-    static __global__ void NAME##_reg(wh_heap h, size_t n, void **out) {                      \
-        void *p = NAME##_alloc(&h, n);                                                        \
-        out[threadIdx.x] = p;                                                                 \
-        NAME##_free(&h, p);                                                                   \
-    }                                                                                         \
-    static __global__ void NAME##_rega(wh_heap h, size_t n, void **out) {                     \
-        out[threadIdx.x] = NAME##_alloc(&h, n);                                               \
-    }                                                                                         \
-    static __global__ void NAME##_regf(wh_heap h, size_t n, void **out) {                     \
-        (void)n;                                                                              \
-        NAME##_free(&h, out[threadIdx.x]);                                                    \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (t >= threads || (per_warp && wh_lane_id() != 0)) return;                                                   \
+        void *ps[100];                                                                                                 \
+        for (int i = 0; i < iters; ++i) {                                                                              \
+            ps[i] = NAME##_alloc(&h, size);                                                                            \
+            if (!ps[i])                                                                                                \
+                atomicAdd(fails, 1ull);                                                                                \
+            else                                                                                                       \
+                *(volatile char *)ps[i] = 1;                                                                           \
+        }                                                                                                              \
+        for (int i = 0; i < iters; ++i)                                                                                \
+            if (ps[i]) NAME##_free(&h, ps[i]);                                                                         \
+    }                                                                                                                  \
+    static __global__ void NAME##_prob(wh_heap h, size_t size, void **slots, uint64_t seed, uint32_t threads,          \
+                                       ull *fails) {                                                                   \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (t >= threads || wh_lane_id() != 0) return;                                                                 \
+        uint32_t w = t / 32u;                                                                                          \
+        bool go = wh_hash64(seed * 0x100000001ull + t) % 4u != 0u; /* p = 0.75 */                                      \
+        if (!go) return;                                                                                               \
+        if (!slots[w]) {                                                                                               \
+            slots[w] = NAME##_alloc(&h, size);                                                                         \
+            if (!slots[w]) atomicAdd(fails, 1ull);                                                                     \
+        } else {                                                                                                       \
+            NAME##_free(&h, slots[w]);                                                                                 \
+            slots[w] = NULL;                                                                                           \
+        }                                                                                                              \
+    }                                                                                                                  \
+    /* thread t < count allocates n objects (pointers kept when ptrs != NULL) */                                       \
+    static __global__ void NAME##_many(wh_heap h, size_t size, uint32_t n, uint64_t count, void **ptrs, ull *fails) {  \
+        uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                                                  \
+        if (t >= count) return;                                                                                        \
+        for (uint32_t k = 0; k < n; ++k) {                                                                             \
+            void *p = NAME##_alloc(&h, size);                                                                          \
+            if (!p) atomicAdd(fails, 1ull);                                                                            \
+            if (ptrs) ptrs[t * n + k] = p;                                                                             \
+        }                                                                                                              \
+    }                                                                                                                  \
+    static __global__ void NAME##_freemany(wh_heap h, uint32_t n, uint64_t count, void **ptrs) {                       \
+        uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                                                  \
+        if (t >= count) return;                                                                                        \
+        for (uint32_t k = 0; k < n; ++k)                                                                               \
+            if (ptrs[t * n + k]) NAME##_free(&h, ptrs[t * n + k]);                                                     \
+    }                                                                                                                  \
+    /* one round of the utilisation test: size 0 = mixed 16 B .. 4 KiB */                                              \
+    static __global__ void NAME##_util(wh_heap h, uint32_t count, uint64_t seed, uint32_t size, ull *ok_bytes,         \
+                                       ull *fails) {                                                                   \
+        uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (t >= count) return;                                                                                        \
+        uint32_t n = size ? size : 16u + (uint32_t)(wh_hash64(seed + t) % 4081u);                                      \
+        void *p = NAME##_alloc(&h, n);                                                                                 \
+        if (p)                                                                                                         \
+            atomicAdd(ok_bytes, (ull)n);                                                                               \
+        else                                                                                                           \
+            atomicAdd(fails, 1ull);                                                                                    \
+    }                                                                                                                  \
+    static __global__ void NAME##_reg(wh_heap h, size_t n, void **out) {                                               \
+        void *p = NAME##_alloc(&h, n);                                                                                 \
+        out[threadIdx.x] = p;                                                                                          \
+        NAME##_free(&h, p);                                                                                            \
+    }                                                                                                                  \
+    static __global__ void NAME##_rega(wh_heap h, size_t n, void **out) { out[threadIdx.x] = NAME##_alloc(&h, n); }    \
+    static __global__ void NAME##_regf(wh_heap h, size_t n, void **out) {                                              \
+        (void)n;                                                                                                       \
+        NAME##_free(&h, out[threadIdx.x]);                                                                             \
     }
 
 /* the kind as a constant: no copy of the heap with its kind set (a copy whose
  * arrays the slab path indexes lives in local memory, 688 bytes a thread) */
-#define WH_KIND_ALLOC(KIND) { return wh_malloc_as(h, KIND, n); }
-#define WH_KIND_FREE(KIND)  { wh_free_as(h, KIND, p); }
+#define WH_KIND_ALLOC(KIND) \
+    { return wh_malloc_as(h, KIND, n); }
+#define WH_KIND_FREE(KIND) \
+    { wh_free_as(h, KIND, p); }
 
-WH_BENCH_ALLOCATOR(cuda, { (void)h; return malloc(n); }, { (void)h; free(p); })
+WH_BENCH_ALLOCATOR(
+    cuda,
+    {
+        (void)h;
+        return malloc(n);
+    },
+    {
+        (void)h;
+        free(p);
+    })
 WH_BENCH_ALLOCATOR(bump, WH_KIND_ALLOC(WH_HEAP_BUMP), WH_KIND_FREE(WH_HEAP_BUMP))
 WH_BENCH_ALLOCATOR(dflt, WH_KIND_ALLOC(WH_HEAP_DEFAULT), WH_KIND_FREE(WH_HEAP_DEFAULT))
 WH_BENCH_ALLOCATOR(slab, WH_KIND_ALLOC(WH_HEAP_SLAB), WH_KIND_FREE(WH_HEAP_SLAB))
@@ -147,7 +169,7 @@ static __global__ void any_regf(wh_heap h, size_t n, void **out) {
 
 typedef struct allocator {
     const char *name;
-    int kind;                  /* -1: CUDA's malloc */
+    int kind; /* -1: CUDA's malloc */
     void (*ad)(wh_heap, size_t, int, uint32_t, ull *);
     void (*acd)(wh_heap, size_t, int, int, uint32_t, ull *);
     void (*prob)(wh_heap, size_t, void **, uint64_t, uint32_t, ull *);
@@ -159,9 +181,11 @@ typedef struct allocator {
     void (*regf)(wh_heap, size_t, void **); /* the free alone */
 } allocator;
 
-#define WH_ALLOCATOR_ROW(NAME, LABEL, KIND) \
-    {LABEL, KIND, NAME##_ad, NAME##_acd, NAME##_prob, NAME##_many, NAME##_freemany, NAME##_util, NAME##_reg, \
-     NAME##_rega, NAME##_regf}
+#define WH_ALLOCATOR_ROW(NAME, LABEL, KIND)                                                                     \
+    {                                                                                                           \
+        LABEL, KIND, NAME##_ad, NAME##_acd, NAME##_prob, NAME##_many, NAME##_freemany, NAME##_util, NAME##_reg, \
+            NAME##_rega, NAME##_regf                                                                            \
+    }
 static const allocator allocators[] = {
     WH_ALLOCATOR_ROW(bump, "bump", WH_HEAP_BUMP),
     WH_ALLOCATOR_ROW(dflt, "default", WH_HEAP_DEFAULT),
@@ -170,7 +194,7 @@ static const allocator allocators[] = {
     WH_ALLOCATOR_ROW(cmul, "circular_multi", WH_HEAP_CIRCULAR_MULTI),
     WH_ALLOCATOR_ROW(cfus, "circular_fused", WH_HEAP_CIRCULAR_FUSED),
     WH_ALLOCATOR_ROW(cfmu, "circular_fused_multi", WH_HEAP_CIRCULAR_FUSED_MULTI),
-    WH_ALLOCATOR_ROW(cuda, "cuda-malloc", -1),     /* last: its runs take seconds */
+    WH_ALLOCATOR_ROW(cuda, "cuda-malloc", -1), /* last: its runs take seconds */
 };
 #define NALLOC (sizeof allocators / sizeof *allocators)
 
@@ -178,12 +202,12 @@ static const allocator allocators[] = {
 static FILE *csv, *md;
 static int sms_count;
 static ull *d_fails, *d_bytes;
-static wh_heap cur;                 /* heap of the allocator being measured */
+static wh_heap cur; /* heap of the allocator being measured */
 static const allocator *cur_a;
 static uint64_t cur_bytes;
 
-static void row(const char *test, const char *mode, uint64_t size, uint64_t param, uint64_t threads,
-                uint64_t allocs, double ms, ull fails) {
+static void row(const char *test, const char *mode, uint64_t size, uint64_t param, uint64_t threads, uint64_t allocs,
+                double ms, ull fails) {
     fprintf(csv, "%s,%s,%s,%llu,%llu,%llu,%llu,%.6f,%.4g,%llu\n", test, cur_a->name, mode, (ull)size, (ull)param,
             (ull)threads, (ull)allocs, ms, ms > 0 ? (double)allocs / (ms * 1e-3) : 0.0, fails);
     fflush(csv);
@@ -201,8 +225,8 @@ static void row(const char *test, const char *mode, uint64_t size, uint64_t para
  * (WH__RARE; without that reset the rare paths would prepare segments of
  * the old size: overlapping slots, a "utilisation" above 1). */
 static int seg_shift_max = -1;
-static uint32_t seg_ways = 0;       /* --ways=N: wh_heap_config.ways */
-static bool secure = false;         /* --secure: WH_HEAP_SECURE on DEFAULT and SLAB */
+static uint32_t seg_ways = 0; /* --ways=N: wh_heap_config.ways */
+static bool secure = false;   /* --secure: WH_HEAP_SECURE on DEFAULT and SLAB */
 static void override_seg_shift(int n) {
     if (cur.kind != WH_HEAP_DEFAULT && cur.kind != WH_HEAP_SLAB) return;
     if (!cur.slab_fine) return;
@@ -231,7 +255,7 @@ static void use_allocator(const allocator *a, uint64_t bytes) {
     }
     if (seg_shift_max >= 0) {
         override_seg_shift(seg_shift_max);
-        reset_heap();     /* writes the override into the heap's metadata copy */
+        reset_heap(); /* writes the override into the heap's metadata copy */
     }
 }
 static void reset_heap(void) {
@@ -257,7 +281,10 @@ static double toc(void) {
     return ms;
 }
 static int reps(void) { return cur_a->kind < 0 ? 3 : 5; }
-static double median(double *v, int n) { std::sort(v, v + n); return v[n / 2]; }
+static double median(double *v, int n) {
+    std::sort(v, v + n);
+    return v[n / 2];
+}
 
 /* ---- workloads ---------------------------------------------------------------- */
 static uint32_t grid_threads(void) { return (uint32_t)sms_count * 8u * 256u; }
@@ -265,7 +292,7 @@ static uint32_t grid_threads(void) { return (uint32_t)sms_count * 8u * 256u; }
 static void bench_ad(uint64_t size, int per_warp) {
     uint32_t threads = grid_threads();
     double t[5];
-    cur_a->ad<<<threads / 256u, 256>>>(cur, size, per_warp, threads, d_fails);   /* warm-up */
+    cur_a->ad<<<threads / 256u, 256>>>(cur, size, per_warp, threads, d_fails); /* warm-up */
     WH_LAUNCH_OR_DIE();
     (void)read_fails();
     for (int r = 0; r < reps(); ++r) {
@@ -306,8 +333,8 @@ static void bench_prob(uint64_t size) {
             WH_LAUNCH_OR_DIE();
         }
         t[r] = toc();
-        reset_heap();     /* leaks the last live slots on purpose: reset clears them */
-        if (cur_a->kind < 0) {   /* CUDA's heap is not reset: free what is live */
+        reset_heap();          /* leaks the last live slots on purpose: reset clears them */
+        if (cur_a->kind < 0) { /* CUDA's heap is not reset: free what is live */
             cuda_freemany<<<threads / 32u / 256u + 1u, 256>>>(cur, 1, threads / 32u, slots);
             WH_LAUNCH_OR_DIE();
             WH_CUDA_OR_DIE(cudaDeviceSynchronize());
@@ -327,9 +354,10 @@ static void walk_row(const char *test, uint64_t size, const char *after) {
     }
     fprintf(csv, "walk,%s,%s,%llu,0,0,%llu,0,%llu,%llu\n", cur_a->name, after, (ull)size, (ull)u.allocations,
             (ull)u.inconsistencies, (ull)u.failed_allocs);
-    printf("walk    %-15s %s %s size %llu: %llu live, %llu inconsistencies, used %llu free %llu overhead %llu of %llu\n",
-           cur_a->name, test, after, (ull)size, (ull)u.allocations, (ull)u.inconsistencies, (ull)u.used_bytes,
-           (ull)u.free_bytes, (ull)u.overhead_bytes, (ull)u.heap_bytes);
+    printf(
+        "walk    %-15s %s %s size %llu: %llu live, %llu inconsistencies, used %llu free %llu overhead %llu of %llu\n",
+        cur_a->name, test, after, (ull)size, (ull)u.allocations, (ull)u.inconsistencies, (ull)u.used_bytes,
+        (ull)u.free_bytes, (ull)u.overhead_bytes, (ull)u.heap_bytes);
 }
 
 /* WH_HEAP_PROFILE builds (wh_heap_bench_prof): the slab paths' event counters
@@ -362,7 +390,8 @@ static void bench_many(const char *test, uint64_t size, uint32_t n, uint64_t cou
         t[r] = toc();
         if (r == reps() - 1) print_prof(test, size);
         f[r] = 0;
-        bool walk = keep && (cur_a->kind == WH_HEAP_DEFAULT || cur_a->kind == WH_HEAP_SLAB) && r == reps() - 1 && !strcmp(test, "one");
+        bool walk = keep && (cur_a->kind == WH_HEAP_DEFAULT || cur_a->kind == WH_HEAP_SLAB) && r == reps() - 1 &&
+                    !strcmp(test, "one");
         if (walk) walk_row(test, size, "alloc");
         if (ptrs) {
             tic();
@@ -409,7 +438,8 @@ static double bench_util(uint32_t size, uint32_t round, util_rest *rest) {
     WH_CUDA_OR_DIE(cudaMemcpy(&ok, d_bytes, sizeof ok, cudaMemcpyDeviceToHost));
     (void)read_fails();
     double u = (double)ok / (double)cur_bytes;
-    fprintf(csv, "util,%s,%s,%u,%u,%u,%u,0,%.6f,%llu\n", cur_a->name, size ? "single" : "mixed", size, round, round, r, u, fails);
+    fprintf(csv, "util,%s,%s,%u,%u,%u,%u,0,%.6f,%llu\n", cur_a->name, size ? "single" : "mixed", size, round, round, r,
+            u, fails);
     printf("util    %-15s %-6s size %5u: %.4f of %llu bytes at the first failure (%u rounds of %u)\n", cur_a->name,
            size ? "single" : "mixed", size, u, (ull)cur_bytes, r, round);
     if (rest) {
@@ -504,7 +534,7 @@ int main(int argc, char **argv) {
     WH_CUDA_OR_DIE(cudaDriverGetVersion(&driver));
     WH_CUDA_OR_DIE(cudaRuntimeGetVersion(&runtime));
     sms_count = prop.multiProcessorCount;
-    WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap));     /* CUDA's heap: the same size */
+    WH_CUDA_OR_DIE(cudaDeviceSetLimit(cudaLimitMallocHeapSize, heap)); /* CUDA's heap: the same size */
     WH_CUDA_OR_DIE(cudaMalloc(&d_fails, sizeof(ull)));
     WH_CUDA_OR_DIE(cudaMalloc(&d_bytes, sizeof(ull)));
     WH_CUDA_OR_DIE(cudaMemset(d_fails, 0, sizeof(ull)));
@@ -517,25 +547,30 @@ int main(int argc, char **argv) {
     csv = fopen(path, "w");
     snprintf(path, sizeof path, "%s/heap_bench.md", out);
     md = fopen(path, "w");
-    if (!csv || !md) { fprintf(stderr, "heap_bench: cannot write into %s\n", out); return 1; }
+    if (!csv || !md) {
+        fprintf(stderr, "heap_bench: cannot write into %s\n", out);
+        return 1;
+    }
     char header[512];
     snprintf(header, sizeof header, "# gpu=%s sms=%d driver=%d cuda_runtime=%d date=%s commit=%s heap=%llu ways=%u",
              prop.name, sms_count, driver, runtime, date, commit, (ull)heap, seg_ways);
     fprintf(csv, "%s\n", header);
     fprintf(csv, "test,allocator,mode,size,param,threads,allocs,ms,allocs_per_s,failed\n");
-    fprintf(md, "# Device heap benchmarks\n\n%s (%d SMs), driver %d, CUDA runtime %d, %s, commit %s.\n"
+    fprintf(md,
+            "# Device heap benchmarks\n\n%s (%d SMs), driver %d, CUDA runtime %d, %s, commit %s.\n"
             "Heaps (and CUDA's malloc heap limit) %llu GiB unless said; blocks = 8 x #SM, 256 threads; "
-            "median of 5 (CUDA malloc: 3); slab ways per class: %u (0: by heap size).\n\n", prop.name, sms_count,
-            driver, runtime, date, commit, (ull)(heap >> 30), seg_ways);
+            "median of 5 (CUDA malloc: 3); slab ways per class: %u (0: by heap size).\n\n",
+            prop.name, sms_count, driver, runtime, date, commit, (ull)(heap >> 30), seg_ways);
 
     /* registers (Table 1) */
     if (run_test("regs")) {
-        fprintf(md, "## Registers of a kernel with one allocation and one free, or one of them\n\n"
-                    "Each kind through `wh_malloc_as` / `wh_free_as` (its code alone); `any kind`: `wh_malloc` / "
-                    "`wh_free`, the kind read from the heap (every kind's code).  Local: bytes a thread of local memory "
-                    "(stack frame and spills).\n\n"
-                    "| allocator | malloc + free | malloc | free | local, malloc + free | local, malloc | local, free |\n"
-                    "|---|---|---|---|---|---|---|\n");
+        fprintf(md,
+                "## Registers of a kernel with one allocation and one free, or one of them\n\n"
+                "Each kind through `wh_malloc_as` / `wh_free_as` (its code alone); `any kind`: `wh_malloc` / "
+                "`wh_free`, the kind read from the heap (every kind's code).  Local: bytes a thread of local memory "
+                "(stack frame and spills).\n\n"
+                "| allocator | malloc + free | malloc | free | local, malloc + free | local, malloc | local, free |\n"
+                "|---|---|---|---|---|---|---|\n");
         for (unsigned a = 0; a < NALLOC; ++a)
             if (run_kind(&allocators[a]))
                 regs_row(allocators[a].name, allocators[a].reg, allocators[a].rega, allocators[a].regf);
@@ -549,7 +584,7 @@ int main(int argc, char **argv) {
         char *end;
         uint64_t v = strtoull(p, &end, 10);
         if (v) one_sizes[n_one++] = v;
-        p = *end ? end + 1 : end;                       /* past the comma (or any stray character) */
+        p = *end ? end + 1 : end; /* past the comma (or any stray character) */
     }
     for (unsigned a = 0; a < NALLOC; ++a) {
         if (!run_test("one") || !run_kind(&allocators[a])) continue;
@@ -557,11 +592,11 @@ int main(int argc, char **argv) {
         for (unsigned s = 0; s < n_one; ++s) {
             double free_ms = 0;
             bench_many("one", one_sizes[s], 1, 1u << 20, true, &free_ms, false);
-            fprintf(csv, "one_free,%s,thread,%llu,1,%u,%u,%.6f,0,0\n", allocators[a].name, (ull)one_sizes[s],
-                    1u << 20, 1u << 20, free_ms);
+            fprintf(csv, "one_free,%s,thread,%llu,1,%u,%u,%.6f,0,0\n", allocators[a].name, (ull)one_sizes[s], 1u << 20,
+                    1u << 20, free_ms);
         }
     }
-    for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* CUDA's heap is not reset */
+    for (unsigned a = 0; a + 1 < NALLOC; ++a) { /* CUDA's heap is not reset */
         if (!run_test("onewarm") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], heap);
         for (unsigned s = 0; s < n_one; ++s) bench_many("onewarm", one_sizes[s], 1, 1u << 20, true, NULL, true);
@@ -584,8 +619,8 @@ int main(int argc, char **argv) {
 
     /* fill 90% of a 9.4 GB heap with one size */
     uint64_t big = 9400ull * 1000 * 1000;
-    static const int fill_kinds[] = {0, 1, 2};          /* bump, default, slab */
-    static const uint64_t fill_sizes[] = {16, 256, 4096};   /* the goals' sizes */
+    static const int fill_kinds[] = {0, 1, 2};            /* bump, default, slab */
+    static const uint64_t fill_sizes[] = {16, 256, 4096}; /* the goals' sizes */
     for (unsigned k = 0; k < 3; ++k) {
         if (!run_test("fill90") || !run_kind(&allocators[fill_kinds[k]])) continue;
         use_allocator(&allocators[fill_kinds[k]], big);
@@ -597,9 +632,9 @@ int main(int argc, char **argv) {
 
     /* utilisation at the first failure */
     fprintf(md, "\n## Heap utilisation at the first failed allocation (256 MiB heap)\n\n"
-            "| allocator | 64 B objects | mixed 16 B - 4 KiB |\n|---|---|---|\n");
+                "| allocator | 64 B objects | mixed 16 B - 4 KiB |\n|---|---|---|\n");
     util_rest rest[NALLOC] = {};
-    for (unsigned a = 0; a + 1 < NALLOC; ++a) {       /* not CUDA's: it has no walk */
+    for (unsigned a = 0; a + 1 < NALLOC; ++a) { /* not CUDA's: it has no walk */
         if (!run_test("util") || !run_kind(&allocators[a])) continue;
         use_allocator(&allocators[a], 256ull << 20);
         double u64 = bench_util(64, 4096, NULL), umix = bench_util(0, 1024, &rest[a]);
@@ -624,13 +659,14 @@ int main(int argc, char **argv) {
     }
     /* steady state: refills, frees, churn (DEFAULT) */
     int unsound = 0;
-    steady_run st = {md, out, header, 10066329600ull, 4ull << 30, rounds, churn_rounds,
-                     secure ? (uint32_t)WH_HEAP_SECURE : 0u, seg_ways};
+    steady_run st = {md,         out,    header,       10066329600ull,
+                     4ull << 30, rounds, churn_rounds, secure ? (uint32_t)WH_HEAP_SECURE : 0u,
+                     seg_ways};
     if (run_kind(&allocators[1]) && run_test("rounds")) unsound += steady_rounds(&st);
     if (run_kind(&allocators[1]) && run_test("churn")) unsound += steady_churn(&st);
     use_allocator(&allocators[NALLOC - 1], 0);
     fprintf(md, "\nAll timings: heap_bench.csv (test, allocator, mode, size, param, threads, allocs, ms, "
-            "allocs_per_s, failed).  Tables of the timings: bench/heap/report.py.\n");
+                "allocs_per_s, failed).  Tables of the timings: bench/heap/report.py.\n");
     fclose(csv);
     fclose(md);
     if (unsound) {

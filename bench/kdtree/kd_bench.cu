@@ -40,7 +40,7 @@ static double g_solo_ms = 10000.0;
 static bool g_all_reps = false;
 /* Retries of a failed list allocation (--retries=N, default 0). */
 static uint32_t g_retries = 0;
-static uint32_t g_free_batch = 0, g_profile = 0, g_ways = 0;   /* --ways: wh_heap_config.ways */
+static uint32_t g_free_batch = 0, g_profile = 0, g_ways = 0; /* --ways: wh_heap_config.ways */
 static char g_kinds[128] = "";
 
 typedef struct kd_kind {
@@ -49,22 +49,22 @@ typedef struct kd_kind {
     wh_heap_kind heap;
 } kd_kind;
 
-static const kd_kind KINDS_BIG[] = { { "BUMP", KD_ALLOC_WARPHEAP, WH_HEAP_BUMP },
-                                     { "DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT },
-                                     { "CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR },
-                                     { "cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT } };
-static const kd_kind KINDS_SMALL[] = { { "DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT },
-                                       { "CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR },
-                                       { "cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT } };
+static const kd_kind KINDS_BIG[] = {{"BUMP", KD_ALLOC_WARPHEAP, WH_HEAP_BUMP},
+                                    {"DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT},
+                                    {"CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR},
+                                    {"cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT}};
+static const kd_kind KINDS_SMALL[] = {{"DEFAULT", KD_ALLOC_WARPHEAP, WH_HEAP_DEFAULT},
+                                      {"CIRCULAR", KD_ALLOC_WARPHEAP, WH_HEAP_CIRCULAR},
+                                      {"cuda-malloc", KD_ALLOC_CUDA, WH_HEAP_DEFAULT}};
 
 typedef struct kd_row {
     char scene[64], kind[16], status[96];
     uint32_t tris, heap_x, reps;
-    uint32_t builds, failed_builds;         /* warm-up and timed: those with a failed allocation */
+    uint32_t builds, failed_builds; /* warm-up and timed: those with a failed allocation */
     uint64_t heap_bytes;
     kd_build_stats st;
     double ms_median, ms_min;
-    long long check_errors;                 /* -1: not checked */
+    long long check_errors; /* -1: not checked */
 } kd_row;
 
 typedef struct kd_opts {
@@ -115,8 +115,10 @@ static void print_heap_prof(const kd_kind *k, const wh_heap *h) {
 }
 
 static void give_back(kd_gpu *g, const kd_kind *k, wh_heap *h) {
-    if (k->alloc == KD_ALLOC_CUDA) kd_gpu_release(g);
-    else if (wh_heap_reset(h) != WH_OK) fprintf(stderr, "heap reset: %s\n", wh_last_error());
+    if (k->alloc == KD_ALLOC_CUDA)
+        kd_gpu_release(g);
+    else if (wh_heap_reset(h) != WH_OK)
+        fprintf(stderr, "heap reset: %s\n", wh_last_error());
 }
 
 /* One allocator on one scene: a checked warm-up build, then timed builds. */
@@ -148,9 +150,8 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         if (row->check_errors)
             fprintf(stderr, "  CHECK FAILED: structure %llu box %llu bad %llu dup %llu missing %llu rays %llu/%llu\n",
                     (unsigned long long)cr.bad_structure, (unsigned long long)cr.box_mismatch,
-                    (unsigned long long)cr.bad_refs, (unsigned long long)cr.dup_refs,
-                    (unsigned long long)cr.missing, (unsigned long long)cr.ray_mismatch,
-                    (unsigned long long)cr.rays);
+                    (unsigned long long)cr.bad_refs, (unsigned long long)cr.dup_refs, (unsigned long long)cr.missing,
+                    (unsigned long long)cr.ray_mismatch, (unsigned long long)cr.rays);
     }
     print_heap_prof(k, &cfg.heap);
     give_back(g, k, &cfg.heap);
@@ -166,8 +167,10 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
         row->reps = 1;
         row->ms_median = row->ms_min = row->st.ms;
     } else if (!g_all_reps) {
-        if (row->st.ms > 1000.0f) reps = 1;
-        else if (row->st.ms > 300.0f && reps > 3) reps = 3;
+        if (row->st.ms > 1000.0f)
+            reps = 1;
+        else if (row->st.ms > 300.0f && reps > 3)
+            reps = 3;
     }
     double ms[KD_MAX_REPS];
     if (reps) row->reps = 0;
@@ -188,7 +191,8 @@ static void run_kind(kd_gpu *g, const kd_scene *s, const kd_kind *k, uint64_t he
     }
     if (k->alloc == KD_ALLOC_WARPHEAP) (void)wh_heap_destroy(&cfg.heap);
     if (!row->status[0] && row->st.alloc_failures) snprintf(row->status, sizeof row->status, "alloc failures");
-    if (!row->status[0] && (row->st.timeouts || row->st.node_overflow)) snprintf(row->status, sizeof row->status, "timeout/overflow");
+    if (!row->status[0] && (row->st.timeouts || row->st.node_overflow))
+        snprintf(row->status, sizeof row->status, "timeout/overflow");
     if (!row->status[0] && row->check_errors > 0) snprintf(row->status, sizeof row->status, "CHECK FAILED");
     if (!row->status[0]) snprintf(row->status, sizeof row->status, "ok");
 }
@@ -206,7 +210,8 @@ static void print_row(const kd_row *r) {
            r->scene, r->tris, r->heap_x, r->kind, r->ms_median, r->ms_min, r->reps, (unsigned long long)r->st.nodes,
            r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs, mean_bytes(&r->st),
            sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures, r->failed_builds, r->builds,
-           (unsigned long long)r->st.alloc_fail_max, r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"), r->status);
+           (unsigned long long)r->st.alloc_fail_max, r->check_errors < 0 ? "-" : (r->check_errors ? "FAIL" : "ok"),
+           r->status);
     const kd_build_stats *s = &r->st;
     if (g_profile && s->prof[KD_CYC_NODE]) {
         double splits = (double)(s->nodes > 1u ? (s->nodes - 1u) / 2u : 1u), node = (double)s->prof[KD_CYC_NODE];
@@ -221,11 +226,14 @@ static void print_row(const kd_row *r) {
         printf("    per class (calls: mean cycles of the calling lane):");
         for (uint32_t k = 0; k < KD_PCLASSES; ++k) {
             if (!s->alloc_n[k] && !s->free_n[k]) continue;
-            if (k + 1u < KD_PCLASSES) printf(" %uB", wh__slab_size(k));
-            else printf(" run");
+            if (k + 1u < KD_PCLASSES)
+                printf(" %uB", wh__slab_size(k));
+            else
+                printf(" run");
             printf(" alloc %llu:%.0f free %llu:%.0f;", (unsigned long long)s->alloc_n[k],
                    s->alloc_n[k] ? (double)s->alloc_cyc[k] / (double)s->alloc_n[k] : 0.0,
-                   (unsigned long long)s->free_n[k], s->free_n[k] ? (double)s->free_cyc[k] / (double)s->free_n[k] : 0.0);
+                   (unsigned long long)s->free_n[k],
+                   s->free_n[k] ? (double)s->free_cyc[k] / (double)s->free_n[k] : 0.0);
         }
         printf("\n");
     }
@@ -256,7 +264,7 @@ static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_r
         kd_gpu g;
         uint32_t cap = s->ntris > 100000000u ? 0x3fffffffu : 8u * s->ntris + 4096u;
         if (kd_gpu_create(&g, s, cap)) return nrows;
-        int first = nrows;                         /* the phase's first (checked) row */
+        int first = nrows; /* the phase's first (checked) row */
         for (int k = 0; k < nk && nrows < max_rows; ++k) {
             if (g_kinds[0] && !kind_selected(kinds[k].name)) continue;
             kd_row *r = &rows[nrows++];
@@ -275,7 +283,7 @@ static int run_scene(const kd_scene *s, const char *name, const kd_opts *o, kd_r
                     snprintf(r->status, sizeof r->status, "CHECK FAILED (tree differs)");
             }
             print_row(r);
-            write_outputs(o, rows, nrows, meta);    /* partial results survive a timeout */
+            write_outputs(o, rows, nrows, meta); /* partial results survive a timeout */
         }
         kd_gpu_destroy(&g);
     }
@@ -290,15 +298,19 @@ static const kd_row *find(const kd_row *rows, int n, const char *scene, uint32_t
 }
 
 static void fmt_ms(char *buf, size_t n, const kd_row *r) {
-    if (!r) snprintf(buf, n, "-");
+    if (!r)
+        snprintf(buf, n, "-");
     else if (r->st.alloc_failures && r->reps && r->st.alloc_fail_max)
         snprintf(buf, n, "%.2f (%llu allocs failed, the largest %.1f KiB)", r->ms_median,
                  (unsigned long long)r->st.alloc_failures, (double)r->st.alloc_fail_max / 1024.0);
     else if (r->st.alloc_failures && r->reps)
         snprintf(buf, n, "%.2f (%llu allocs failed)", r->ms_median, (unsigned long long)r->st.alloc_failures);
-    else if (strcmp(r->status, "ok") && r->reps) snprintf(buf, n, "%.2f (%s)", r->ms_median, r->status);
-    else if (strcmp(r->status, "ok")) snprintf(buf, n, "%s", r->status);
-    else snprintf(buf, n, "%.2f", r->ms_median);
+    else if (strcmp(r->status, "ok") && r->reps)
+        snprintf(buf, n, "%.2f (%s)", r->ms_median, r->status);
+    else if (strcmp(r->status, "ok"))
+        snprintf(buf, n, "%s", r->status);
+    else
+        snprintf(buf, n, "%.2f", r->ms_median);
 }
 
 static void write_md(const kd_opts *o, const kd_row *rows, int n, const char *meta);
@@ -316,9 +328,9 @@ static void write_outputs(const kd_opts *o, const kd_row *rows, int n, const cha
             fprintf(f, "%s,%u,%u,%llu,%s,%.3f,%.3f,%u,%llu,%llu,%llu,%.3f,%llu,%.1f,%.1f,%llu,%u,%lld,%s\n", r->scene,
                     r->tris, r->heap_x, (unsigned long long)r->heap_bytes, r->kind, r->ms_median, r->ms_min, r->reps,
                     (unsigned long long)r->st.nodes, (unsigned long long)r->st.leaves, (unsigned long long)r->st.refs,
-                    r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs,
-                    mean_bytes(&r->st), sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures, r->st.depth,
-                    r->check_errors, r->status);
+                    r->tris ? (double)r->st.refs / r->tris : 0.0, (unsigned long long)r->st.allocs, mean_bytes(&r->st),
+                    sd_bytes(&r->st), (unsigned long long)r->st.alloc_failures, r->st.depth, r->check_errors,
+                    r->status);
         }
         fclose(f);
     }
@@ -336,7 +348,8 @@ static void write_md(const kd_opts *o, const kd_row *rows, int n, const char *me
         int phase = x != 200u;
         const kd_kind *kinds = phase ? KINDS_SMALL : KINDS_BIG;
         int nk = phase ? 3 : 4;
-        fprintf(f, "## Heap = %ux the root's list%s\n\n", x, phase ? " (freed memory must be reused; Table 4)" : " (Table 3)");
+        fprintf(f, "## Heap = %ux the root's list%s\n\n", x,
+                phase ? " (freed memory must be reused; Table 4)" : " (Table 3)");
         fprintf(f, "| scene | N_tris | N_ref | N_alloc | mean B | sd B |");
         for (int k = 0; k < nk; ++k) fprintf(f, " %s ms |", kinds[k].name);
         fprintf(f, " cuda-malloc / DEFAULT |%s\n", phase ? "" : " DEFAULT / BUMP |");
@@ -348,7 +361,7 @@ static void write_md(const kd_opts *o, const kd_row *rows, int n, const char *me
             if (r->heap_x != x || strcmp(r->kind, kinds[0].name)) continue;
             const kd_row *d = find(rows, n, r->scene, r->tris, x, "DEFAULT");
             /* The allocation figures of a complete build (no failure). */
-            static const char *prefer[4] = { "BUMP", "cuda-malloc", "DEFAULT", "CIRCULAR" };
+            static const char *prefer[4] = {"BUMP", "cuda-malloc", "DEFAULT", "CIRCULAR"};
             const kd_row *ref = r;
             for (int q = 3; q >= 0; --q) {
                 const kd_row *c = find(rows, n, r->scene, r->tris, x, prefer[q]);
@@ -365,11 +378,15 @@ static void write_md(const kd_opts *o, const kd_row *rows, int n, const char *me
             const kd_row *c = find(rows, n, r->scene, r->tris, x, "cuda-malloc");
             const kd_row *b = find(rows, n, r->scene, r->tris, x, "BUMP");
             int dok = d && !strcmp(d->status, "ok");
-            if (dok && c && !strcmp(c->status, "ok")) fprintf(f, " %.3gx |", c->ms_median / d->ms_median);
-            else fprintf(f, " - |");
+            if (dok && c && !strcmp(c->status, "ok"))
+                fprintf(f, " %.3gx |", c->ms_median / d->ms_median);
+            else
+                fprintf(f, " - |");
             if (!phase) {
-                if (dok && b && !strcmp(b->status, "ok")) fprintf(f, " %.3gx |", d->ms_median / b->ms_median);
-                else fprintf(f, " - |");
+                if (dok && b && !strcmp(b->status, "ok"))
+                    fprintf(f, " %.3gx |", d->ms_median / b->ms_median);
+                else
+                    fprintf(f, " - |");
             }
             fprintf(f, "\n");
         }
@@ -394,9 +411,11 @@ static void metadata(char *buf, size_t n, const char *commit) {
     char date[64];
     time_t t = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    snprintf(buf, n, "# gpu: %s (%d SMs)\n# driver: %s (CUDA driver API %d.%d)\n# cuda runtime: %d.%d\n# date: %s\n# commit: %s\n",
-             p.name, p.multiProcessorCount, driver ? driver : "?", drv / 1000, (drv % 1000) / 10, rt / 1000,
-             (rt % 1000) / 10, date, commit);
+    snprintf(
+        buf, n,
+        "# gpu: %s (%d SMs)\n# driver: %s (CUDA driver API %d.%d)\n# cuda runtime: %d.%d\n# date: %s\n# commit: %s\n",
+        p.name, p.multiProcessorCount, driver ? driver : "?", drv / 1000, (drv % 1000) / 10, rt / 1000,
+        (rt % 1000) / 10, date, commit);
 }
 
 /* --from-csv=FILE: the markdown again from a CSV this program wrote (no GPU
@@ -421,7 +440,7 @@ static int md_from_csv(kd_opts *o, const char *csv) {
         if (sscanf(line, "%63[^,],%u,%u,%llu,%15[^,],%lf,%lf,%u,%llu,%llu,%llu,%lf,%llu,%lf,%lf,%llu,%u,%lld,%95[^\n]",
                    r->scene, &r->tris, &r->heap_x, &hb, r->kind, &r->ms_median, &r->ms_min, &r->reps, &nodes, &leaves,
                    &refs, &rpt, &allocs, &mean, &sd, &fails, &depth, &ce, r->status) != 19)
-            continue;                                     /* the header */
+            continue; /* the header */
         r->heap_bytes = hb;
         r->st.nodes = nodes;
         r->st.leaves = leaves;
@@ -502,7 +521,8 @@ int main(int argc, char **argv) {
     double start = now_s();
     if (o.obj[0]) {
         kd_scene s;
-        if (kd_obj_read(&s, o.obj)) fprintf(stderr, "cannot read %s\n", o.obj);
+        if (kd_obj_read(&s, o.obj))
+            fprintf(stderr, "cannot read %s\n", o.obj);
         else {
             n = run_scene(&s, "obj", &o, rows, n, MAX_ROWS, meta);
             kd_scene_free(&s);

@@ -23,8 +23,14 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct { uint32_t id; uint64_t size; } live_t;
-typedef struct { double ns_per_op, frag; uint64_t ops, fails, peak_live, footprint; } result_t;
+typedef struct {
+    uint32_t id;
+    uint64_t size;
+} live_t;
+typedef struct {
+    double ns_per_op, frag;
+    uint64_t ops, fails, peak_live, footprint;
+} result_t;
 
 static double now(void) {
     struct timespec ts;
@@ -42,7 +48,10 @@ typedef struct {
 static void do_alloc(run_t *r, uint64_t size) {
     uint32_t b = wh_blocks_alloc(r->c, size, 0);
     r->ops++;
-    if (b == WH_BLOCK_NONE) { r->fails++; return; }
+    if (b == WH_BLOCK_NONE) {
+        r->fails++;
+        return;
+    }
     const wh_block *d = &wh_blocks_desc(r->c)[b];
     if (d->addr + d->size > r->footprint) r->footprint = d->addr + d->size;
     r->live[r->nlive++] = (live_t){b, d->size};
@@ -60,10 +69,12 @@ static void trace_random(run_t *r, uint64_t n, uint64_t max) {
     uint64_t allocs = 0;
     for (uint64_t i = 0; i < 2 * n; ++i) {
         uint64_t x = wh_hash64(i * 7919 + max), size = 1 + x % max;
-        bool alloc = r->nlive == 0 ||
-                     ((x >> 32) % 100 < 73 && allocs < n && r->live_bytes + size < (16ull << 30));
-        if (alloc) { do_alloc(r, size); allocs++; }
-        else if (r->nlive) do_free(r, (uint32_t)(wh_hash64(x) % r->nlive));
+        bool alloc = r->nlive == 0 || ((x >> 32) % 100 < 73 && allocs < n && r->live_bytes + size < (16ull << 30));
+        if (alloc) {
+            do_alloc(r, size);
+            allocs++;
+        } else if (r->nlive)
+            do_free(r, (uint32_t)(wh_hash64(x) % r->nlive));
     }
 }
 static void trace_futhark(run_t *r, uint64_t iters) {
@@ -75,8 +86,10 @@ static void trace_futhark(run_t *r, uint64_t iters) {
 static void trace_mixed(run_t *r) {
     for (uint64_t i = 0; i < 1000000; ++i) {
         uint64_t x = wh_hash64(i ^ 0xABCDEF);
-        if ((x % 100 < 60 && r->nlive < 20000) || r->nlive == 0) do_alloc(r, 64ull << ((x >> 8) % 17) >> ((x >> 16) % 3));
-        else do_free(r, (uint32_t)((x >> 24) % r->nlive));
+        if ((x % 100 < 60 && r->nlive < 20000) || r->nlive == 0)
+            do_alloc(r, 64ull << ((x >> 8) % 17) >> ((x >> 16) % 3));
+        else
+            do_free(r, (uint32_t)((x >> 24) % r->nlive));
     }
 }
 
@@ -90,12 +103,19 @@ static result_t run(wh_blocks_kind kind, const char *trace, uint64_t n, uint64_t
         run_t r = {.c = wh_blocks_init(mem, bytes, kind, 1, cap, 256), .live = live};
         wh_blocks_add_arena(r.c, 1ull << 20, 1ull << 40, 0);
         double t0 = now();
-        if (!strcmp(trace, "random")) trace_random(&r, n, max);
-        else if (!strcmp(trace, "futhark")) trace_futhark(&r, n);
-        else trace_mixed(&r);
+        if (!strcmp(trace, "random"))
+            trace_random(&r, n, max);
+        else if (!strcmp(trace, "futhark"))
+            trace_futhark(&r, n);
+        else
+            trace_mixed(&r);
         double dt = now() - t0;
-        result_t res = {1e9 * dt / (double)r.ops, (double)(r.footprint - (1ull << 20)) / (double)r.peak_live,
-                        r.ops, r.fails, r.peak_live, r.footprint - (1ull << 20)};
+        result_t res = {1e9 * dt / (double)r.ops,
+                        (double)(r.footprint - (1ull << 20)) / (double)r.peak_live,
+                        r.ops,
+                        r.fails,
+                        r.peak_live,
+                        r.footprint - (1ull << 20)};
         if (rep == 0 || res.ns_per_op < best.ns_per_op) best = res;
     }
     free(live);
@@ -109,22 +129,34 @@ int main(int argc, char **argv) {
                         WH_CLI_STRING_D("md", &mdp, "write the markdown table to this file", "stdout"), WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "The block core's free indices, TLSF against the max-heap, on the same traces.");
     FILE *csv = csvp ? fopen(csvp, "w") : NULL, *md = mdp ? fopen(mdp, "w") : stdout;
-    if ((csvp && !csv) || !md) { perror("open"); return 1; }
+    if ((csvp && !csv) || !md) {
+        perror("open");
+        return 1;
+    }
     if (csv) fprintf(csv, "trace,index,ops,ns_per_op,footprint_over_peak_live,peak_live_bytes,fails\n");
     fprintf(md, "| trace | TLSF ns/op | max-heap ns/op | TLSF footprint/peak live | max-heap footprint/peak live |\n");
     fprintf(md, "| --- | ---: | ---: | ---: | ---: |\n");
-    struct { const char *t; uint64_t n, max; char name[32]; } traces[16];
+    struct {
+        const char *t;
+        uint64_t n, max;
+        char name[32];
+    } traces[16];
     int nt = 0;
     uint64_t ns[] = {1000, 10000, 100000}, ms[] = {1, 64, 1024};
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) {
-            traces[nt].t = "random"; traces[nt].n = ns[a]; traces[nt].max = ms[b] << 20;
+            traces[nt].t = "random";
+            traces[nt].n = ns[a];
+            traces[nt].max = ms[b] << 20;
             snprintf(traces[nt].name, sizeof traces[nt].name, "random-%llu-%lluMiB", (unsigned long long)ns[a],
                      (unsigned long long)ms[b]);
             nt++;
         }
-    traces[nt].t = "futhark"; traces[nt].n = 20000; snprintf(traces[nt++].name, 32, "futhark-20000");
-    traces[nt].t = "mixed"; snprintf(traces[nt++].name, 32, "mixed-1e6");
+    traces[nt].t = "futhark";
+    traces[nt].n = 20000;
+    snprintf(traces[nt++].name, 32, "futhark-20000");
+    traces[nt].t = "mixed";
+    snprintf(traces[nt++].name, 32, "mixed-1e6");
     for (int i = 0; i < nt; ++i) {
         result_t t = run(WH_BLOCKS_TLSF, traces[i].t, traces[i].n, traces[i].max);
         result_t h = run(WH_BLOCKS_MAXHEAP, traces[i].t, traces[i].n, traces[i].max);

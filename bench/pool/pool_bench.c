@@ -38,8 +38,8 @@ typedef struct alloc_if {
     const char *name;
     void *(*alloc)(struct alloc_if *a, size_t n, cudaStream_t s, const void *tag);
     void (*release)(struct alloc_if *a, void *p, cudaStream_t s);
-    void (*reset)(struct alloc_if *a);              /* empty caches, zero peaks */
-    uint64_t (*peak_reserved)(struct alloc_if *a);  /* 0: unknown               */
+    void (*reset)(struct alloc_if *a);             /* empty caches, zero peaks */
+    uint64_t (*peak_reserved)(struct alloc_if *a); /* 0: unknown               */
     wh_pool *pool;
     cudaMemPool_t mp;
     bool tagged;
@@ -55,22 +55,41 @@ static double now(void) {
 
 /* ---- the three allocators --------------------------------------------------- */
 static void *cm_alloc(alloc_if *a, size_t n, cudaStream_t s, const void *t) {
-    (void)a; (void)s; (void)t;
+    (void)a;
+    (void)s;
+    (void)t;
     void *p = NULL;
-    if (cudaMalloc(&p, n) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    if (cudaMalloc(&p, n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
     return p;
 }
-static void cm_free(alloc_if *a, void *p, cudaStream_t s) { (void)a; (void)s; WH_CUDA_OR_DIE(cudaFree(p)); }
+static void cm_free(alloc_if *a, void *p, cudaStream_t s) {
+    (void)a;
+    (void)s;
+    WH_CUDA_OR_DIE(cudaFree(p));
+}
 static void cm_reset(alloc_if *a) { (void)a; }
-static uint64_t cm_peak(alloc_if *a) { (void)a; return 0; }
+static uint64_t cm_peak(alloc_if *a) {
+    (void)a;
+    return 0;
+}
 
 static void *ca_alloc(alloc_if *a, size_t n, cudaStream_t s, const void *t) {
-    (void)a; (void)t;
+    (void)a;
+    (void)t;
     void *p = NULL;
-    if (cudaMallocAsync(&p, n, s) != cudaSuccess) { (void)cudaGetLastError(); return NULL; }
+    if (cudaMallocAsync(&p, n, s) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
     return p;
 }
-static void ca_free(alloc_if *a, void *p, cudaStream_t s) { (void)a; WH_CUDA_OR_DIE(cudaFreeAsync(p, s)); }
+static void ca_free(alloc_if *a, void *p, cudaStream_t s) {
+    (void)a;
+    WH_CUDA_OR_DIE(cudaFreeAsync(p, s));
+}
 static void ca_reset(alloc_if *a) {
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
     WH_CUDA_OR_DIE(cudaMemPoolTrimTo(a->mp, 0));
@@ -88,13 +107,22 @@ static void *wh_alloc_(alloc_if *a, size_t n, cudaStream_t s, const void *t) {
     return a->tagged && t ? wh_pool_alloc_tagged(a->pool, n, t, s) : wh_pool_alloc(a->pool, n, s);
 }
 static void wh_free_(alloc_if *a, void *p, cudaStream_t s) {
-    if (wh_pool_free(a->pool, p, s) != WH_OK) { fprintf(stderr, "wh_pool_free: %s\n", wh_last_error()); exit(1); }
+    if (wh_pool_free(a->pool, p, s) != WH_OK) {
+        fprintf(stderr, "wh_pool_free: %s\n", wh_last_error());
+        exit(1);
+    }
 }
 static void wh_reset(alloc_if *a) {
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
-    if (a->pool && wh_pool_destroy(a->pool) != WH_OK) { fprintf(stderr, "wh_pool_destroy: %s\n", wh_last_error()); exit(1); }
+    if (a->pool && wh_pool_destroy(a->pool) != WH_OK) {
+        fprintf(stderr, "wh_pool_destroy: %s\n", wh_last_error());
+        exit(1);
+    }
     wh_pool_config c = {.backend = WH_POOL_CUDA, .growth = a->growth, .secure = a->secure};
-    if (wh_pool_create(&a->pool, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); exit(1); }
+    if (wh_pool_create(&a->pool, &c) != WH_OK) {
+        fprintf(stderr, "%s\n", wh_last_error());
+        exit(1);
+    }
 }
 static uint64_t wh_peak(alloc_if *a) {
     wh_pool_stats s;
@@ -121,12 +149,15 @@ static int cmp_double(const void *a, const void *b) {
 static double latency(alloc_if *a, size_t n, cudaStream_t s, int batches, int per_batch) {
     static const char site[] = "latency";
     double *t = malloc(sizeof(double) * (size_t)batches);
-    for (int w = 0; w < 3; ++w) a->release(a, a->alloc(a, n, s, site), s);   /* warm up */
+    for (int w = 0; w < 3; ++w) a->release(a, a->alloc(a, n, s, site), s); /* warm up */
     for (int b = 0; b < batches; ++b) {
         double t0 = now();
         for (int i = 0; i < per_batch; ++i) {
             void *p = a->alloc(a, n, s, site);
-            if (!p) { fprintf(stderr, "%s: alloc %zu failed\n", a->name, n); exit(1); }
+            if (!p) {
+                fprintf(stderr, "%s: alloc %zu failed\n", a->name, n);
+                exit(1);
+            }
             a->release(a, p, s);
         }
         t[b] = (now() - t0) / per_batch;
@@ -139,9 +170,18 @@ static double latency(alloc_if *a, size_t n, cudaStream_t s, int batches, int pe
 
 /* ---- RMM random_allocations (rmm_pattern.h) -------------------------------------- */
 
-typedef struct { alloc_if *a; cudaStream_t s; } rmm_ctx;
-static void *rmm_alloc(void *c, size_t n) { rmm_ctx *x = c; return x->a->alloc(x->a, n, x->s, NULL); }
-static void rmm_release(void *c, void *p) { rmm_ctx *x = c; x->a->release(x->a, p, x->s); }
+typedef struct {
+    alloc_if *a;
+    cudaStream_t s;
+} rmm_ctx;
+static void *rmm_alloc(void *c, size_t n) {
+    rmm_ctx *x = c;
+    return x->a->alloc(x->a, n, x->s, NULL);
+}
+static void rmm_release(void *c, void *p) {
+    rmm_ctx *x = c;
+    x->a->release(x->a, p, x->s);
+}
 
 static void random_allocations(alloc_if *a, uint64_t n, uint64_t max, cudaStream_t s, double *ns, uint64_t *peak_live,
                                uint64_t *ops_out) {
@@ -166,7 +206,10 @@ static double futhark_loop(alloc_if *a, int iters, cudaStream_t s, uint64_t *pea
         for (int k = 0; k < 6; ++k) {
             size_t n = futhark_size(i, k);
             buf[k] = a->alloc(a, n, s, sites[k]);
-            if (!buf[k]) { fprintf(stderr, "%s: futhark alloc failed\n", a->name); exit(1); }
+            if (!buf[k]) {
+                fprintf(stderr, "%s: futhark alloc failed\n", a->name);
+                exit(1);
+            }
             WH_CUDA_OR_DIE(cudaMemsetAsync(buf[k], k, 4096, s));
             live += n;
         }
@@ -178,7 +221,11 @@ static double futhark_loop(alloc_if *a, int iters, cudaStream_t s, uint64_t *pea
 }
 
 /* ---- four streams at once ---------------------------------------------------------- */
-typedef struct { alloc_if *a; int ops; unsigned t; } job;
+typedef struct {
+    alloc_if *a;
+    int ops;
+    unsigned t;
+} job;
 
 static void *streams_thread(void *arg) {
     job *j = arg;
@@ -188,8 +235,11 @@ static void *streams_thread(void *arg) {
     for (int i = 0; i < j->ops; ++i) {
         uint64_t x = wh_hash64(((uint64_t)j->t << 32) + (uint64_t)i);
         int k = (int)(x % 16);
-        if (win[k]) { j->a->release(j->a, win[k], s); win[k] = NULL; }
-        else win[k] = j->a->alloc(j->a, 256 + (x >> 8) % (1u << 20), s, NULL);
+        if (win[k]) {
+            j->a->release(j->a, win[k], s);
+            win[k] = NULL;
+        } else
+            win[k] = j->a->alloc(j->a, 256 + (x >> 8) % (1u << 20), s, NULL);
     }
     for (int k = 0; k < 16; ++k)
         if (win[k]) j->a->release(j->a, win[k], s);
@@ -205,7 +255,10 @@ static double four_streams(alloc_if *a, int ops_per_thread) {
     double t0 = now();
     for (unsigned t = 0; t < 4; ++t) {
         jobs[t] = (job){a, ops_per_thread, t};
-        if (pthread_create(&th[t], NULL, streams_thread, &jobs[t])) { fprintf(stderr, "pthread_create failed\n"); exit(1); }
+        if (pthread_create(&th[t], NULL, streams_thread, &jobs[t])) {
+            fprintf(stderr, "pthread_create failed\n");
+            exit(1);
+        }
     }
     for (int t = 0; t < 4; ++t) pthread_join(th[t], NULL);
     return (now() - t0) * 1e9 / (4.0 * ops_per_thread);
@@ -238,25 +291,34 @@ int main(int argc, char **argv) {
                       "0: every test"),
         WH_CLI_FLAG("no-baselines", &no_base, "with --random-max: only warpheap's default growth"), WH_CLI_END};
     wh_cli_parse(argc, argv, cli, "Host pool benchmark against cudaMalloc and cudaMallocAsync.");
-    if (!out || !wh_cuda_available()) { fprintf(stderr, "usage: wh_pool_bench --out=DIR (needs a GPU)\n"); return 1; }
+    if (!out || !wh_cuda_available()) {
+        fprintf(stderr, "usage: wh_pool_bench --out=DIR (needs a GPU)\n");
+        return 1;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/pool_bench.csv", out);
     csv = fopen(path, "w");
     snprintf(path, sizeof path, "%s/pool_bench.md", out);
     md = fopen(path, "w");
-    if (!csv || !md) { perror("open output"); return 1; }
+    if (!csv || !md) {
+        perror("open output");
+        return 1;
+    }
     header();
 
     cudaStream_t s;
     WH_CUDA_OR_DIE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     alloc_if cm = {"cudaMalloc", cm_alloc, cm_free, cm_reset, cm_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT, false};
-    alloc_if ca = {"cudaMallocAsync", ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT, false};
+    alloc_if ca = {"cudaMallocAsync",    ca_alloc, ca_free, ca_reset, ca_peak, NULL, NULL, false,
+                   WH_POOL_GROW_DEFAULT, false};
     /* warpheap: the default growth (the range, VMM, unless the driver lacks it) */
     alloc_if wp = {"warpheap", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_DEFAULT, false};
-    alloc_if wt = {"warpheap-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true, WH_POOL_GROW_DEFAULT, false};
-    alloc_if wa = {"warpheap-arenas", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false, WH_POOL_GROW_ARENAS, false};
+    alloc_if wt = {"warpheap-tagged",    wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true,
+                   WH_POOL_GROW_DEFAULT, false};
+    alloc_if wa = {"warpheap-arenas",   wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, false,
+                   WH_POOL_GROW_ARENAS, false};
     alloc_if wat = {"warpheap-arenas-tagged", wh_alloc_, wh_free_, wh_reset, wh_peak, NULL, NULL, true,
-                    WH_POOL_GROW_ARENAS, false};
+                    WH_POOL_GROW_ARENAS,      false};
     WH_CUDA_OR_DIE(cudaDeviceGetDefaultMemPool(&ca.mp, 0));
     uint64_t keep = UINT64_MAX;
     WH_CUDA_OR_DIE(cudaMemPoolSetAttribute(ca.mp, cudaMemPoolAttrReleaseThreshold, &keep));
@@ -265,14 +327,17 @@ int main(int argc, char **argv) {
     wh_reset(&wa);
     wh_reset(&wat);
     alloc_if *all[6] = {&cm, &ca, &wp, &wt, &wa, &wat};
-    wh_pool_stats s0;                                /* a fresh range counts as one arena, arenas as none */
+    wh_pool_stats s0; /* a fresh range counts as one arena, arenas as none */
     wh_pool_get_stats(wp.pool, &s0);
-    fprintf(md, "Default growth on this machine: %s.\n\n", s0.arenas == 1 ? "VMM (one address range)" : "cudaMalloc arenas");
+    fprintf(md, "Default growth on this machine: %s.\n\n",
+            s0.arenas == 1 ? "VMM (one address range)" : "cudaMalloc arenas");
 
     /* latency by size */
     if (only_max) goto random;
     size_t sizes[] = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
-    fprintf(md, "## alloc+free pair, same stream (median of batch means, us)\n\n| size | cudaMalloc | cudaMallocAsync | warpheap | warpheap-tagged | warpheap-arenas | warpheap-arenas-tagged |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    fprintf(md, "## alloc+free pair, same stream (median of batch means, us)\n\n| size | cudaMalloc | cudaMallocAsync "
+                "| warpheap | warpheap-tagged | warpheap-arenas | warpheap-arenas-tagged |\n| ---: | ---: | ---: | "
+                "---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < 6; ++i) {
         fprintf(md, "| %zu |", sizes[i]);
         for (int k = 0; k < 6; ++k) {
@@ -288,11 +353,15 @@ int main(int argc, char **argv) {
 
 random:
     /* random_allocations */
-    fprintf(md, "\n## RMM random_allocations (ns per operation, cold = first pass / warm = median of identical later passes; peak reserved / peak live over all)\n\n"
-                "warpheap: the default growth, one address range grown with the driver's virtual-memory calls (VMM); "
-                "warpheap-arenas: cudaMalloc arenas (config.growth = WH_POOL_GROW_ARENAS).\n\n"
-                "| N | max | cudaMalloc | cudaMallocAsync cold / warm | warpheap cold / warm | speed-up vs async cold / warm | warpheap-arenas cold / warm | async reserved/live | warpheap reserved/live | arenas reserved/live |\n"
-                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    fprintf(
+        md,
+        "\n## RMM random_allocations (ns per operation, cold = first pass / warm = median of identical later passes; "
+        "peak reserved / peak live over all)\n\n"
+        "warpheap: the default growth, one address range grown with the driver's virtual-memory calls (VMM); "
+        "warpheap-arenas: cudaMalloc arenas (config.growth = WH_POOL_GROW_ARENAS).\n\n"
+        "| N | max | cudaMalloc | cudaMallocAsync cold / warm | warpheap cold / warm | speed-up vs async cold / warm | "
+        "warpheap-arenas cold / warm | async reserved/live | warpheap reserved/live | arenas reserved/live |\n"
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     uint64_t ns_[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
     char drv[9][160];
     int nd = 0;
@@ -304,7 +373,7 @@ random:
             double r[4][2] = {{0}};
             uint64_t pr[4] = {0}, pl = 0, ops = 0;
             for (int k = 0; k < 4; ++k) {
-                if ((k == 0 && n > 1000) || (no_base && k != 2)) continue;   /* cudaMalloc: ~0.1-1 ms a call */
+                if ((k == 0 && n > 1000) || (no_base && k != 2)) continue; /* cudaMalloc: ~0.1-1 ms a call */
                 ra[k]->reset(ra[k]);
                 /* warm: median of `reps` identical passes after the cold one (a
                  * pass of N = 1000 lasts ~1 ms: one pass is noise) */
@@ -315,7 +384,7 @@ random:
                 qsort(w, (size_t)reps, sizeof *w, cmp_double);
                 r[k][1] = reps ? w[reps / 2] : 0;
                 pr[k] = ra[k]->peak_reserved(ra[k]);
-                if (k == 2 && nd < 9) {                   /* where warpheap's time went */
+                if (k == 2 && nd < 9) { /* where warpheap's time went */
                     wh_pool_stats st;
                     wh_pool_get_stats(ra[k]->pool, &st);
                     double all_ops = (double)ops * (reps + 1);
@@ -333,23 +402,27 @@ random:
                        (unsigned long long)n, (unsigned long long)maxs[j], ra[k]->name, r[k][0], r[k][1],
                        pr[k] ? (double)pr[k] / (double)pl : 0.0);
                 fflush(stdout);
-                ra[k]->reset(ra[k]);                /* give the memory back before the next one */
+                ra[k]->reset(ra[k]); /* give the memory back before the next one */
             }
             char cmcol[32] = "-";
             if (r[0][0] > 0) snprintf(cmcol, sizeof cmcol, "%.0f", r[0][0]);
-            fprintf(md, "| %llu | %llu MiB | %s | %.0f / %.0f | %.0f / %.0f | %.1fx / %.1fx | %.0f / %.0f | %.3f | %.3f | %.3f |\n",
+            fprintf(md,
+                    "| %llu | %llu MiB | %s | %.0f / %.0f | %.0f / %.0f | %.1fx / %.1fx | %.0f / %.0f | %.3f | %.3f | "
+                    "%.3f |\n",
                     (unsigned long long)n, (unsigned long long)maxs[j], cmcol, r[1][0], r[1][1], r[2][0], r[2][1],
                     r[1][0] / r[2][0], r[1][1] / r[2][1], r[3][0], r[3][1], (double)pr[1] / (double)pl,
                     (double)pr[2] / (double)pl, (double)pr[3] / (double)pl);
         }
 
     fprintf(md, "\nwarpheap's driver calls (default growth, all passes): time in them and pieces per operation\n\n"
-                "| N | max | driver us/op | pieces created/op | released/op | moved/op |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                "| N | max | driver us/op | pieces created/op | released/op | moved/op |\n| ---: | ---: | ---: | ---: "
+                "| ---: | ---: |\n");
     for (int i = 0; i < nd; ++i) fputs(drv[i], md);
     if (only_max) goto done;
 
     /* Futhark's loop */
-    fprintf(md, "\n## Futhark loop: 6 allocations + memset + 6 frees per iteration (ns per operation)\n\n| allocator | ns/op | peak reserved / peak live |\n| --- | ---: | ---: |\n");
+    fprintf(md, "\n## Futhark loop: 6 allocations + memset + 6 frees per iteration (ns per operation)\n\n| allocator | "
+                "ns/op | peak reserved / peak live |\n| --- | ---: | ---: |\n");
     for (int k = 0; k < 6; ++k) {
         all[k]->reset(all[k]);
         uint64_t pl;
@@ -361,7 +434,9 @@ random:
     }
 
     /* four streams */
-    fprintf(md, "\n## four host threads, one stream each (ns per operation, wall)\n\n| allocator | ns/op |\n| --- | ---: |\n");
+    fprintf(
+        md,
+        "\n## four host threads, one stream each (ns per operation, wall)\n\n| allocator | ns/op |\n| --- | ---: |\n");
     alloc_if *fs[4] = {&cm, &ca, &wp, &wa};
     for (int k = 0; k < 4; ++k) {
         fs[k]->reset(fs[k]);
@@ -389,8 +464,8 @@ random:
             snprintf(param, sizeof param, "%zu", ssizes[i]);
             row("secure_latency_pair", two[k]->name, param, 0, ns[k], 0, 0);
         }
-        fprintf(md, "| alloc+free pair, %zu B (us) | %.3f | %.3f | %.2f |\n", ssizes[i], ns[0] / 1000.0,
-                ns[1] / 1000.0, ns[1] / ns[0]);
+        fprintf(md, "| alloc+free pair, %zu B (us) | %.3f | %.3f | %.2f |\n", ssizes[i], ns[0] / 1000.0, ns[1] / 1000.0,
+                ns[1] / ns[0]);
     }
     {
         double ns[2], peak[2];

@@ -31,11 +31,17 @@
 
 static void *replay_alloc(void *pool, size_t n) {
     void *p = wh_pool_alloc(pool, n, (wh_stream)(uintptr_t)1);
-    if (!p) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
+    if (!p) {
+        fprintf(stderr, "replay: %s\n", wh_last_error());
+        exit(1);
+    }
     return p;
 }
 static void replay_free(void *pool, void *p) {
-    if (wh_pool_free(pool, p, (wh_stream)(uintptr_t)1) != WH_OK) { fprintf(stderr, "replay: %s\n", wh_last_error()); exit(1); }
+    if (wh_pool_free(pool, p, (wh_stream)(uintptr_t)1) != WH_OK) {
+        fprintf(stderr, "replay: %s\n", wh_last_error());
+        exit(1);
+    }
 }
 
 /* Driver time a pass would spend, modelled from the medians of wh_vmm_cost
@@ -47,7 +53,8 @@ static double model_us(const wh_pool_stats *a, const wh_pool_stats *b) {
     double creates = (double)(b->arena_allocs - a->arena_allocs), frees = (double)(b->arena_frees - a->arena_frees);
     double grows = (double)(b->growths - a->growths), moves = (double)(b->moves - a->moves);
     double mib = (double)(b->bytes_released - a->bytes_released) / (1024.0 * 1024.0);
-    return creates * (9.7 + 0.7 + 23.0) + grows * 11.0 + frees * (21.5 + 8.0) + mib * 0.32 + moves * (21.5 + 0.7 + 23.0);
+    return creates * (9.7 + 0.7 + 23.0) + grows * 11.0 + frees * (21.5 + 8.0) + mib * 0.32 +
+           moves * (21.5 + 0.7 + 23.0);
 }
 
 /* A recorded trace (torch_workload.py --trace), in memory: op 'a' or 'f',
@@ -60,7 +67,10 @@ typedef struct {
 
 static trace_ev *trace_load(const char *path, uint64_t *n, uint64_t *ids) {
     FILE *f = fopen(path, "r");
-    if (!f) { fprintf(stderr, "replay: cannot open %s\n", path); return NULL; }
+    if (!f) {
+        fprintf(stderr, "replay: cannot open %s\n", path);
+        return NULL;
+    }
     trace_ev *ev = NULL;
     uint64_t cap = 0, line = 0;
     char op;
@@ -79,7 +89,12 @@ static trace_ev *trace_load(const char *path, uint64_t *n, uint64_t *ids) {
         }
         if (*n == cap) {
             trace_ev *t = realloc(ev, (cap = cap ? 2 * cap : 1 << 16) * sizeof *t);
-            if (!t) { fprintf(stderr, "replay: no memory for %s\n", path); free(ev); fclose(f); return NULL; }
+            if (!t) {
+                fprintf(stderr, "replay: no memory for %s\n", path);
+                free(ev);
+                fclose(f);
+                return NULL;
+            }
             ev = t;
         }
         ev[(*n)++] = (trace_ev){op, (uint32_t)stream, id, op == 'a' ? bytes : 0};
@@ -88,7 +103,8 @@ static trace_ev *trace_load(const char *path, uint64_t *n, uint64_t *ids) {
     bool end = feof(f);
     fclose(f);
     if (!end || *n == 0) {
-        fprintf(stderr, "replay: %s:%llu: %s\n", path, (unsigned long long)line + 1, *n ? "not a trace line" : "no event");
+        fprintf(stderr, "replay: %s:%llu: %s\n", path, (unsigned long long)line + 1,
+                *n ? "not a trace line" : "no event");
         free(ev);
         return NULL;
     }
@@ -137,9 +153,13 @@ typedef struct {
 static int trace_replay(const trace_ev *ev, uint64_t n, uint64_t ids, uint64_t seed, bool busy, wh_pool_footprint fp,
                         uint32_t slack_pm, trace_result *out) {
     busy_model m = {0};
-    wh_pool_config c = {.backend = WH_POOL_CPU, .vmm_range = 64ull << 30, .vmm_granule = 2u << 20,
-                        .stream_busy = busy ? model_busy : NULL, .stream_busy_user = &m,
-                        .stream_wait_ms = (uint32_t)(4 * WAIT_US / 1000) + 1, .footprint = fp,
+    wh_pool_config c = {.backend = WH_POOL_CPU,
+                        .vmm_range = 64ull << 30,
+                        .vmm_granule = 2u << 20,
+                        .stream_busy = busy ? model_busy : NULL,
+                        .stream_busy_user = &m,
+                        .stream_wait_ms = (uint32_t)(4 * WAIT_US / 1000) + 1,
+                        .footprint = fp,
                         .vmm_slack_pm = slack_pm};
     wh_pool *p;
     void **ptr = calloc(ids, sizeof *ptr);
@@ -161,13 +181,23 @@ static int trace_replay(const trace_ev *ev, uint64_t n, uint64_t ids, uint64_t s
                 x ^= x << 13, x ^= x >> 7, x ^= x << 17;
                 b = b > 512 ? b - x % 512 : b;
             }
-            if (ptr[e->id]) { fprintf(stderr, "replay: event %llu: ID %llu allocated twice\n", (unsigned long long)i, (unsigned long long)e->id); rc = 1; break; }
-            if (!(ptr[e->id] = wh_pool_alloc(p, b, s))) { fprintf(stderr, "replay: event %llu: %s\n", (unsigned long long)i, wh_last_error()); rc = 1; break; }
+            if (ptr[e->id]) {
+                fprintf(stderr, "replay: event %llu: ID %llu allocated twice\n", (unsigned long long)i,
+                        (unsigned long long)e->id);
+                rc = 1;
+                break;
+            }
+            if (!(ptr[e->id] = wh_pool_alloc(p, b, s))) {
+                fprintf(stderr, "replay: event %llu: %s\n", (unsigned long long)i, wh_last_error());
+                rc = 1;
+                break;
+            }
             bytes[e->id] = b;
             live += b;
             out->live_peak = live > out->live_peak ? live : out->live_peak;
         } else if (!ptr[e->id]) {
-            fprintf(stderr, "replay: event %llu: ID %llu freed but not live\n", (unsigned long long)i, (unsigned long long)e->id);
+            fprintf(stderr, "replay: event %llu: ID %llu freed but not live\n", (unsigned long long)i,
+                    (unsigned long long)e->id);
             rc = 1;
         } else if (wh_pool_free(p, ptr[e->id], s) != WH_OK) {
             fprintf(stderr, "replay: %s\n", wh_last_error());
@@ -177,7 +207,10 @@ static int trace_replay(const trace_ev *ev, uint64_t n, uint64_t ids, uint64_t s
             live -= bytes[e->id];
         }
     }
-    if (rc == 0 && wh_pool_check(p) != WH_OK) { fprintf(stderr, "replay: %s\n", wh_last_error()); rc = 1; }
+    if (rc == 0 && wh_pool_check(p) != WH_OK) {
+        fprintf(stderr, "replay: %s\n", wh_last_error());
+        rc = 1;
+    }
     wh_pool_get_stats(p, &out->st);
     out->waits = m.waits;
     for (uint64_t i = 0; i < ids; ++i)
@@ -244,7 +277,8 @@ static int over_trace(const char *path, int k, bool md) {
 /* --seeds=K: the default growth over K traces (see the top). */
 static int over_seeds(int k) {
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
-    printf("| N | max | peak reserved / peak live, mean / worst | modelled driver us/op warm, mean / worst | cold, mean |\n"
+    printf("| N | max | peak reserved / peak live, mean / worst | modelled driver us/op warm, mean / worst | cold, "
+           "mean |\n"
            "| ---: | ---: | ---: | ---: | ---: |\n");
     for (int j = 0; j < 3; ++j)
         for (int i = 0; i < 3; ++i) {
@@ -252,17 +286,24 @@ static int over_seeds(int k) {
             for (int sd = 0; sd < k; ++sd) {
                 wh_pool_config c = {.backend = WH_POOL_CPU, .vmm_range = 64ull << 30, .vmm_granule = 2u << 20};
                 wh_pool *p;
-                if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+                if (wh_pool_create(&p, &c) != WH_OK) {
+                    fprintf(stderr, "%s\n", wh_last_error());
+                    return 1;
+                }
                 uint64_t peak = 0, pl = 0;
                 wh_pool_stats z = {0}, a, b;
-                uint64_t cold = rmm_random_allocations_seeded(ns[i], maxs[j] << 20, (uint64_t)sd, replay_alloc, replay_free,
-                                                              p, &peak);
+                uint64_t cold = rmm_random_allocations_seeded(ns[i], maxs[j] << 20, (uint64_t)sd, replay_alloc,
+                                                              replay_free, p, &peak);
                 wh_pool_get_stats(p, &a);
-                uint64_t ops = rmm_random_allocations_seeded(ns[i], maxs[j] << 20, (uint64_t)sd, replay_alloc, replay_free,
-                                                             p, &pl);
+                uint64_t ops = rmm_random_allocations_seeded(ns[i], maxs[j] << 20, (uint64_t)sd, replay_alloc,
+                                                             replay_free, p, &pl);
                 wh_pool_get_stats(p, &b);
-                if (wh_pool_check(p) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
-                double r = (double)b.reserved_peak / (double)(pl > peak ? pl : peak), us = model_us(&a, &b) / (double)ops;
+                if (wh_pool_check(p) != WH_OK) {
+                    fprintf(stderr, "%s\n", wh_last_error());
+                    return 1;
+                }
+                double r = (double)b.reserved_peak / (double)(pl > peak ? pl : peak),
+                       us = model_us(&a, &b) / (double)ops;
                 r_sum += r;
                 us_sum += us;
                 r_max = r > r_max ? r : r_max;
@@ -294,51 +335,69 @@ int main(int argc, char **argv) {
     }
     if (wh_cli_given(cli, "seeds")) return over_seeds(seeds > 0 ? seeds : 1);
     const uint64_t ns[] = {1000, 10000, 100000}, maxs[] = {1, 64, 1024};
-    if (md) printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | last warm pass | "
-                   "warm: growths / moves / MiB released | warm: modelled driver us per op |\n"
-                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    else printf("growth,N,max_mib,reserved_over_live,cold_allocs,cold_frees,warm_allocs,warm_frees,warm_growths,warm_moves,"
-                "warm_mib_released,warm_model_us_per_op\n");
+    if (md)
+        printf("| growth | N | max | peak reserved / peak live | driver calls cold (alloc/free) | last warm pass | "
+               "warm: growths / moves / MiB released | warm: modelled driver us per op |\n"
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    else
+        printf(
+            "growth,N,max_mib,reserved_over_live,cold_allocs,cold_frees,warm_allocs,warm_frees,warm_growths,warm_moves,"
+            "warm_mib_released,warm_model_us_per_op\n");
     for (int g = 0; g < 2; ++g)
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j) {
-                wh_pool_config c = {.backend = WH_POOL_CPU, .growth = g ? WH_POOL_GROW_ARENAS : WH_POOL_GROW_DEFAULT,
-                                    .vmm_range = 64ull << 30, .vmm_granule = 2u << 20};
+                wh_pool_config c = {.backend = WH_POOL_CPU,
+                                    .growth = g ? WH_POOL_GROW_ARENAS : WH_POOL_GROW_DEFAULT,
+                                    .vmm_range = 64ull << 30,
+                                    .vmm_granule = 2u << 20};
                 wh_pool *p;
-                if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+                if (wh_pool_create(&p, &c) != WH_OK) {
+                    fprintf(stderr, "%s\n", wh_last_error());
+                    return 1;
+                }
                 uint64_t pl = 0, peak = 0;
-                int reps = i == 0 ? 5 : i == 1 ? 3 : 1;      /* as pool_bench.c */
+                int reps = i == 0 ? 5 : i == 1 ? 3 : 1; /* as pool_bench.c */
                 wh_pool_stats a, w0, b;
                 uint64_t ops = rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &peak);
                 wh_pool_get_stats(p, &a);
                 b = a;
                 for (int pass = 0; pass < reps; ++pass) {
-                    w0 = b;                                  /* calls of the last pass: b - w0 */
+                    w0 = b; /* calls of the last pass: b - w0 */
                     ops = rmm_random_allocations(ns[i], maxs[j] << 20, replay_alloc, replay_free, p, &pl);
                     wh_pool_get_stats(p, &b);
                     peak = pl > peak ? pl : peak;
                 }
-                if (wh_pool_check(p) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+                if (wh_pool_check(p) != WH_OK) {
+                    fprintf(stderr, "%s\n", wh_last_error());
+                    return 1;
+                }
                 const char *name = g ? "arenas" : "default (vmm)";
                 double r = (double)b.reserved_peak / (double)peak;
                 unsigned long long ca = a.arena_allocs, cf = a.arena_frees, wa = b.arena_allocs - w0.arena_allocs,
                                    wf = b.arena_frees - w0.arena_frees, wg = b.growths - w0.growths,
                                    wm = b.moves - w0.moves, wr = (b.bytes_released - w0.bytes_released) >> 20;
-                double us = g ? 0.0 : model_us(&w0, &b) / (double)ops;   /* arenas: cudaMalloc, not modelled */
-                if (md) printf("| %s | %llu | %llu MiB | %.3f | %llu / %llu | %llu / %llu | %llu / %llu / %llu | %.2f |\n", name,
-                               (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf, wg, wm, wr, us);
-                else printf("%s,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f\n", g ? "arenas" : "default-vmm",
-                            (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf, wg, wm, wr, us);
+                double us = g ? 0.0 : model_us(&w0, &b) / (double)ops; /* arenas: cudaMalloc, not modelled */
+                if (md)
+                    printf("| %s | %llu | %llu MiB | %.3f | %llu / %llu | %llu / %llu | %llu / %llu / %llu | %.2f |\n",
+                           name, (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf, wg, wm, wr,
+                           us);
+                else
+                    printf("%s,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f\n", g ? "arenas" : "default-vmm",
+                           (unsigned long long)ns[i], (unsigned long long)maxs[j], r, ca, cf, wa, wf, wg, wm, wr, us);
                 wh_pool_destroy(p);
             }
     /* Futhark's loop, untagged and tagged by site */
     static const char sites[6] = {0};
     for (int g = 0; g < 2; ++g)
         for (int tagged = 0; tagged < 2; ++tagged) {
-            wh_pool_config c = {.backend = WH_POOL_CPU, .growth = g ? WH_POOL_GROW_ARENAS : WH_POOL_GROW_DEFAULT,
+            wh_pool_config c = {.backend = WH_POOL_CPU,
+                                .growth = g ? WH_POOL_GROW_ARENAS : WH_POOL_GROW_DEFAULT,
                                 .vmm_granule = 2u << 20};
             wh_pool *p;
-            if (wh_pool_create(&p, &c) != WH_OK) { fprintf(stderr, "%s\n", wh_last_error()); return 1; }
+            if (wh_pool_create(&p, &c) != WH_OK) {
+                fprintf(stderr, "%s\n", wh_last_error());
+                return 1;
+            }
             uint64_t peak = 0;
             void *buf[6];
             for (int i = 0; i < 2000; ++i) {
@@ -346,7 +405,10 @@ int main(int argc, char **argv) {
                 for (int k = 0; k < 6; ++k) {
                     buf[k] = tagged ? wh_pool_alloc_tagged(p, futhark_size(i, k), &sites[k], (wh_stream)(uintptr_t)1)
                                     : replay_alloc(p, futhark_size(i, k));
-                    if (!buf[k]) { fprintf(stderr, "replay: %s\n", wh_last_error()); return 1; }
+                    if (!buf[k]) {
+                        fprintf(stderr, "replay: %s\n", wh_last_error());
+                        return 1;
+                    }
                     live += futhark_size(i, k);
                 }
                 peak = live > peak ? live : peak;
@@ -356,10 +418,12 @@ int main(int argc, char **argv) {
             wh_pool_get_stats(p, &st);
             const char *name = g ? "arenas" : "default (vmm)";
             double r = (double)st.reserved_peak / (double)peak;
-            if (md) printf("| %s%s | futhark loop | 2000 it. | %.3f | %llu / %llu | |\n", name, tagged ? ", tagged" : "", r,
-                           (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
-            else printf("%s%s,futhark,0,%.4f,%llu,%llu,0,0\n", g ? "arenas" : "default-vmm", tagged ? "-tagged" : "", r,
-                        (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
+            if (md)
+                printf("| %s%s | futhark loop | 2000 it. | %.3f | %llu / %llu | |\n", name, tagged ? ", tagged" : "", r,
+                       (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
+            else
+                printf("%s%s,futhark,0,%.4f,%llu,%llu,0,0\n", g ? "arenas" : "default-vmm", tagged ? "-tagged" : "", r,
+                       (unsigned long long)st.arena_allocs, (unsigned long long)st.arena_frees);
             wh_pool_destroy(p);
         }
     return 0;

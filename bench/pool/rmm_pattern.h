@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct { void *p; size_t n; } rmm_blk;
+typedef struct {
+    void *p;
+    size_t n;
+} rmm_blk;
 
 /* Returns the number of operations (allocations and frees); *peak_live gets
  * the peak of live requested bytes.  seed 0 is the benchmark's trace; others
@@ -25,7 +28,10 @@ static inline uint64_t rmm_random_allocations_seeded(uint64_t n, uint64_t max, u
                                                      uint64_t *peak_live) {
     const uint64_t cap = 16ull << 30;
     rmm_blk *live = (rmm_blk *)malloc(sizeof(rmm_blk) * n);
-    if (!live) { fprintf(stderr, "rmm_random_allocations: no host memory for %llu blocks\n", (unsigned long long)n); exit(1); }
+    if (!live) {
+        fprintf(stderr, "rmm_random_allocations: no host memory for %llu blocks\n", (unsigned long long)n);
+        exit(1);
+    }
     uint64_t nlive = 0, allocs = 0, bytes = 0, ops = 0;
     *peak_live = 0;
     for (uint64_t i = 0; i < 2 * n; ++i, ++ops) {

@@ -27,17 +27,17 @@
 #include "wh_cli.h"
 
 #define REPS 9
-#define MIB (1024ull * 1024ull)
+#define MIB  (1024ull * 1024ull)
 
-#define DRV(call)                                                                              \
-    do {                                                                                       \
-        CUresult r_ = (call);                                                                  \
-        if (r_ != CUDA_SUCCESS) {                                                              \
-            const char *s_ = "?";                                                              \
-            cuGetErrorString(r_, &s_);                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, s_);                 \
-            exit(1);                                                                           \
-        }                                                                                      \
+#define DRV(call)                                                              \
+    do {                                                                       \
+        CUresult r_ = (call);                                                  \
+        if (r_ != CUDA_SUCCESS) {                                              \
+            const char *s_ = "?";                                              \
+            cuGetErrorString(r_, &s_);                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, s_); \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
 static double now_us(void) {
@@ -145,7 +145,7 @@ static void q_wait(unsigned long upto) {
 static void moves(FILE *f, CUdeviceptr va, size_t half, size_t p, int n, int m, int mode) {
     CUmemGenericAllocationHandle *h = malloc(n * sizeof *h);
     int *side = calloc(n, sizeof *side);
-    unsigned long *unmap_seq = calloc(n, sizeof *unmap_seq);   /* post number freeing j's other spot */
+    unsigned long *unmap_seq = calloc(n, sizeof *unmap_seq); /* post number freeing j's other spot */
     double *t = malloc(m * sizeof *t);
     for (int j = 0; j < n; ++j) {
         h[j] = create(p, NULL);
@@ -166,7 +166,7 @@ static void moves(FILE *f, CUdeviceptr va, size_t half, size_t p, int n, int m, 
     for (int i = 0; i < m; ++i) {
         int j = i % n;
         CUdeviceptr from = va + (side[j] ? half : 0) + j * p, to = va + (side[j] ? 0 : half) + j * p;
-        if (mode == 2) q_wait(unmap_seq[j]);           /* the spot we map at is unmapped */
+        if (mode == 2) q_wait(unmap_seq[j]); /* the spot we map at is unmapped */
         double t0 = now_us();
         if (mode == 0) DRV(cuMemUnmap(from, p));
         DRV(cuMemMap(to, p, 0, h[j], 0));
@@ -190,7 +190,8 @@ static void moves(FILE *f, CUdeviceptr va, size_t half, size_t p, int n, int m, 
     double wall = (now_us() - w0) / m, mean = 0;
     for (int i = 0; i < m; ++i) mean += t[i] / m;
     double med = median(t, m);
-    static const char *names[] = {"unmap, map, access", "map, access, unmap (aliased)", "map, access; unmap on a 2nd thread"};
+    static const char *names[] = {"unmap, map, access", "map, access, unmap (aliased)",
+                                  "map, access; unmap on a 2nd thread"};
     printf("| %zu | %s | %.1f | %.1f | %.1f |\n", (size_t)(p / MIB), names[mode], med, mean, wall);
     if (mode == 2) printf("|  | (2nd thread busy in cuMemUnmap: %.1f us a move) | | | |\n", g_q.busy_us / m);
     if (f) fprintf(f, "move_mode%d,%zu,,,,,,%.2f,%.2f,%.2f\n", mode, (size_t)(p / MIB), med, mean, wall);
@@ -229,7 +230,7 @@ int main(int argc, char **argv) {
     DRV(cuMemGetAllocationGranularity(&gran, &g_prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     printf("# %s, driver API %d, granule %zu B, medians of %d (us)\n", name, drv, gran, REPS);
 
-    const size_t range = 8ull << 30;                   /* two halves: a and b */
+    const size_t range = 8ull << 30; /* two halves: a and b */
     CUdeviceptr va;
     DRV(cuMemAddressReserve(&va, 2 * range, 0, 0, 0));
     FILE *f = csv ? fopen(csv, "w") : NULL;
@@ -243,7 +244,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < REPS; ++i) {
             CUmemGenericAllocationHandle h = create(bytes, &c[i]);
             a[i] = map_access(va, bytes, h, &m[i]);
-            double t = now_us();                       /* the move: a -> b */
+            double t = now_us(); /* the move: a -> b */
             DRV(cuMemUnmap(va, bytes));
             map_access(va + range, bytes, h, NULL);
             mv[i] = now_us() - t;
@@ -258,7 +259,8 @@ int main(int argc, char **argv) {
     }
 
     /* n handles side by side (one 256-MiB stretch) and one access call */
-    printf("\n| handles x MiB | map all | one access | unmap each | unmap all at once |\n| --- | ---: | ---: | ---: | ---: |\n");
+    printf("\n| handles x MiB | map all | one access | unmap each | unmap all at once |\n| --- | ---: | ---: | ---: | "
+           "---: |\n");
     const size_t pieces[] = {2, 8, 32, 64};
     for (size_t k = 0; k < sizeof pieces / sizeof *pieces; ++k) {
         size_t p = pieces[k] * MIB, n = (256 * MIB) / p;
@@ -279,17 +281,18 @@ int main(int argc, char **argv) {
                 ue[i / 2] = now_us() - t;
             } else {
                 t = now_us();
-                CUresult rr = cuMemUnmap(va, n * p);   /* one call over several mappings, if allowed */
+                CUresult rr = cuMemUnmap(va, n * p); /* one call over several mappings, if allowed */
                 ua[i / 2] = rr == CUDA_SUCCESS ? now_us() - t : -1.0;
                 if (rr != CUDA_SUCCESS)
                     for (size_t j = 0; j < n; ++j) DRV(cuMemUnmap(va + j * p, p));
             }
             for (size_t j = 0; j < n; ++j) DRV(cuMemRelease(h[j]));
         }
-        double a1 = median(ma, REPS), a2 = median(aa, REPS), a3 = median(ue, REPS / 2 + 1),
-               a4 = median(ua, REPS / 2);
+        double a1 = median(ma, REPS), a2 = median(aa, REPS), a3 = median(ue, REPS / 2 + 1), a4 = median(ua, REPS / 2);
         printf("| %zu x %zu | %.1f | %.1f | %.1f | %.1f |\n", n, pieces[k], a1, a2, a3, a4);
-        if (f) fprintf(f, "side_by_side_%zux%zu,%zu,,%.2f,%.2f,%.2f,,%.2f\n", n, pieces[k], 256 * (size_t)1, a1, a2, a3, a4);
+        if (f)
+            fprintf(f, "side_by_side_%zux%zu,%zu,,%.2f,%.2f,%.2f,,%.2f\n", n, pieces[k], 256 * (size_t)1, a1, a2, a3,
+                    a4);
         free(h);
     }
 

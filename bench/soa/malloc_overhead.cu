@@ -20,8 +20,8 @@
 #include "warpheap/cuda_check.h"
 #include "wh_cli.h"
 
-#define THREADS 256
-#define PER_THREAD 64u          /* each thread's bound: no loop runs unbounded */
+#define THREADS    256
+#define PER_THREAD 64u /* each thread's bound: no loop runs unbounded */
 
 /* Thread i allocates objects of size a (and, every time its running mix
  * count reaches a whole object, one of size b) until malloc fails or its
@@ -35,11 +35,14 @@ static __global__ void fill(void **ptrs, uint32_t *count, uint64_t *bytes, uint3
     float owed = 0.0f;
     while (k < PER_THREAD) {
         uint32_t sz = a;
-        if (b && owed >= 1.0f) { sz = b; owed -= 1.0f; }
-        else owed += ratio;
+        if (b && owed >= 1.0f) {
+            sz = b;
+            owed -= 1.0f;
+        } else
+            owed += ratio;
         void *p = malloc(sz);
         if (!p) break;
-        ((volatile char *)p)[sz - 1] = 1;             /* the whole object is usable */
+        ((volatile char *)p)[sz - 1] = 1; /* the whole object is usable */
         ptrs[(uint64_t)i * PER_THREAD + k++] = p;
         mine += sz;
     }
@@ -74,10 +77,13 @@ static void run(void **ptrs, uint32_t *d_count, uint64_t *d_bytes, uint32_t nthr
     drain<<<blocks, THREADS>>>(ptrs, nthreads);
     WH_LAUNCH_OR_DIE();
     WH_CUDA_OR_DIE(cudaDeviceSynchronize());
-    if (count == (uint64_t)nthreads * PER_THREAD) fprintf(stderr, "warning: size %u filled every slot (heap not full)\n", a);
+    if (count == (uint64_t)nthreads * PER_THREAD)
+        fprintf(stderr, "warning: size %u filled every slot (heap not full)\n", a);
     double per = count ? (double)heap / count : 0.0, asked = count ? (double)bytes / count : 0.0;
-    if (b) printf("| %u + %.2f x %u | %u | %.1f | %.1f | %.1f |\n", a, ratio, b, count, asked, per, per - asked);
-    else printf("| %u | %u | %.1f | %.1f | %.1f |\n", a, count, asked, per, per - asked);
+    if (b)
+        printf("| %u + %.2f x %u | %u | %.1f | %.1f | %.1f |\n", a, ratio, b, count, asked, per, per - asked);
+    else
+        printf("| %u | %u | %.1f | %.1f | %.1f |\n", a, count, asked, per, per - asked);
     fflush(stdout);
 }
 
@@ -109,11 +115,15 @@ int main(int argc, char **argv) {
     printf("| --- | ---: | ---: | ---: | ---: |\n");
     char list[512];
     snprintf(list, sizeof list, "%s", sz ? sz : "16,24,32,40,48,56,64,72,80,88,96,104,112,128,16");
-    for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) run(ptrs, d_count, d_bytes, nthreads, (uint32_t)atoi(t), 0, 0.0f, got);
-    if (mix) {   /* A:B:R, e.g. "32:80:0.72" */
+    for (char *t = strtok(list, ","); t; t = strtok(NULL, ","))
+        run(ptrs, d_count, d_bytes, nthreads, (uint32_t)atoi(t), 0, 0.0f, got);
+    if (mix) { /* A:B:R, e.g. "32:80:0.72" */
         unsigned a = 0, b = 0;
         float r = 0.0f;
-        if (sscanf(mix, "%u:%u:%f", &a, &b, &r) != 3 || !a || !b) { fprintf(stderr, "--mix=A:B:R\n"); return 1; }
+        if (sscanf(mix, "%u:%u:%f", &a, &b, &r) != 3 || !a || !b) {
+            fprintf(stderr, "--mix=A:B:R\n");
+            return 1;
+        }
         run(ptrs, d_count, d_bytes, nthreads, a, b, r, got);
     }
     WH_CUDA_OR_DIE(cudaFree(ptrs));
