@@ -237,9 +237,9 @@ static wh_status wh__alloc_locked(wh_pool *p, size_t bytes, uint64_t align, cons
     uint32_t slot;
     wh_status st = wh__slot_of(p, s, &slot);
     if (st != WH_OK) return st;
-    p->slots[slot].refs++; /* no other stream takes the slot meanwhile */
+    p->slots[slot].pins++; /* no other stream takes the slot meanwhile */
     st = wh__alloc_on(p, bytes, align, tag, slot, out);
-    p->slots[slot].refs--;
+    p->slots[slot].pins--;
     return st;
 }
 

@@ -46,13 +46,15 @@ typedef struct wh__event { /* a cudaEvent_t, or the stream on the CPU */
 /* A stream the pool serves.  Slots below the core's nindex are lanes: the
  * stream has its own free index there.  refs counts what names the slot: the
  * live, kept and pending blocks whose free_slot it is, and the uses marks
- * (wh__info.uses, xuses).  A slot with no refs and an empty lane is idle: a
- * new stream may take it (pool_streams.c, wh__slot_of). */
+ * (wh__info.uses, xuses).  pins counts the allocations on the slot in
+ * progress, which may release the lock while they wait for streams.  A slot
+ * with no refs, no pins and an empty lane is idle: a new stream may take it
+ * (pool_streams.c, wh__slot_of). */
 enum { WH__SLOT_FREE = 0, WH__SLOT_LIVE = 1, WH__SLOT_GONE = 2 /* forgotten: done, refs may remain */ };
 typedef struct wh__slot {
     wh_stream stream;
     wh__event ev; /* the reclaim event, kept between uses */
-    uint32_t refs;
+    uint32_t refs, pins;
     uint8_t state;
 } wh__slot;
 

@@ -33,7 +33,8 @@ wh_status wh__slots_init(wh_pool *p) {
 }
 
 static bool wh__slot_idle(const wh_pool *p, uint32_t k) {
-    return p->slots[k].refs == 0 && (k >= p->core->nindex || wh_blocks_index(p->core, k)->nfree == 0);
+    return p->slots[k].refs == 0 && p->slots[k].pins == 0 &&
+           (k >= p->core->nindex || wh_blocks_index(p->core, k)->nfree == 0);
 }
 
 static uint32_t wh__slot_find(const wh_pool *p, wh_stream s) {

@@ -3,7 +3,8 @@
  * once on a pool of 4 lanes (streams with a free index of their own); stream
  * order holds past the lanes and for uses recorded on slots past 64; a
  * stream's slot comes back once its blocks are gone, and after
- * wh_pool_forget_stream. */
+ * wh_pool_forget_stream; the heap walk holds while an allocation waits for
+ * streams with the pool unlocked. */
 #include "warpheap/pool.h"
 #include "wh_test.h"
 #include "pool_check.h"
@@ -12,9 +13,10 @@
 
 #define NS 200
 static bool busy[NS + 1];
+static double busy_until; /* stream 1 is busy until then, too (wh_now_seconds) */
 static bool stream_busy(wh_stream s, void *user) {
     (void)user;
-    return busy[(uintptr_t)s % (NS + 1)];
+    return busy[(uintptr_t)s % (NS + 1)] || ((uintptr_t)s == 1 && wh_now_seconds() < busy_until);
 }
 #define S(k) ((wh_stream)(uintptr_t)(k))
 
@@ -114,10 +116,57 @@ static void forget_and_reuse(void) {
     wh_pool_destroy(p);
 }
 
+/* An allocation that finds the pool full waits for the streams with the
+ * pool unlocked, its stream's slot pinned; another thread's walks meanwhile
+ * still find every slot's refs accounted for. */
+static wh_pool *walked;
+static int walking, walks, walk_fails;
+static void walker(unsigned t, void *arg) {
+    (void)t, (void)arg;
+    while (__atomic_load_n(&walking, __ATOMIC_ACQUIRE)) {
+        if (wh_pool_check(walked) != WH_OK) {
+            if (!walk_fails) fprintf(stderr, "walk during the wait: %s\n", wh_last_error());
+            walk_fails++;
+        }
+        walks++;
+    }
+}
+static void waiter(unsigned t, void *arg) {
+    (void)t;
+    void **y = arg;
+    *y = wh_pool_alloc(walked, 1u << 20, S(2)); /* waits for stream 1, then takes its block */
+    __atomic_store_n(&walking, 0, __ATOMIC_RELEASE);
+}
+static void one_of_two(unsigned t, void *arg) { (t ? waiter : walker)(t, arg); }
+
+static void walk_while_waiting(void) {
+    wh_pool *p = walked = pool_make((wh_pool_config){.backend = WH_POOL_CPU,
+                                                     .max_streams = 4,
+                                                     .max_bytes = 8u << 20,
+                                                     .stream_busy = stream_busy,
+                                                     .stream_wait_ms = 5000});
+    void *x[64], *y = NULL;
+    int n = 0;
+    while (n < 64 && (x[n] = wh_pool_alloc(p, 1u << 20, S(1))) != NULL) n++;
+    CHECK(n > 1 && n < 64);
+    busy_until = wh_now_seconds() + 0.05;
+    CHECK(wh_pool_free(p, x[--n], S(1)) == WH_OK);
+    walking = 1;
+    wh_run_threads(2, one_of_two, &y);
+    CHECK(y != NULL && y == x[n]);
+    CHECK(walks > 0);
+    CHECK_EQ_U64(walk_fails, 0);
+    CHECK(wh_pool_free(p, y, S(2)) == WH_OK);
+    while (n) CHECK(wh_pool_free(p, x[--n], S(1)) == WH_OK);
+    check_ok(p);
+    wh_pool_destroy(p);
+}
+
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Host pool with 200 streams on the CPU backend.");
     two_hundred_streams();
     uses_past_64();
     forget_and_reuse();
+    walk_while_waiting();
     return wh_test_finish("test_pool_streams");
 }
