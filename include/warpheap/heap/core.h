@@ -95,8 +95,11 @@ typedef struct wh_heap_ctl {
     uint64_t foreign_frees;
     uint64_t in_use; /* bytes in use (WH_HEAP_TRACK)     */
     uint64_t peak;
-    uint64_t corruptions;                 /* WH_HEAP_SECURE: freed memory found written */
-    uint32_t activating[WH_SLAB_CLASSES]; /* slab: page activations in flight per class */
+    uint64_t corruptions; /* WH_HEAP_SECURE: freed memory found written */
+    /* slab, per class: slots wanted by leaders that found the class empty
+     * (high 32 bits) and page activations in flight (low 32 bits): the
+     * activation gate (heap/slab_bitmap.h) */
+    uint64_t activating[WH_SLAB_CLASSES];
     /* slab: a next segment in preparation, per class and way */
     uint32_t seg_prep[WH_SLAB_CLASSES * WH_SEG_WAYS_MAX];
     /* slab: a back-off after a failed preparation, per class and way:

@@ -8,11 +8,16 @@
  *
  * Activation gate: when a burst of warps finds a class empty at once, letting
  * each activate a page takes one page per warp for a few slots each and runs
- * the page pool dry with plenty of room left (as in the k-d tree builder).
- * So at most npages/64 (npages/420 with the 84 classes) leaders per class
- * (at least one) activate at a time; the others back off and look for the
- * slots those publish, and after WH__SLAB_GATE_TRIES looks activate anyway: a
- * bounded wait, never a wait on one thread.  A request that finds no free
+ * the page pool dry with plenty of room left (as in the k-d tree builder,
+ * and with mixed sizes, where a round's dozen requests of a class left a
+ * dozen partly used pages).  So a leader that finds the class empty adds the
+ * slots it wants to the class's demand, and activates only while the pages
+ * in flight cannot cover the demand (busy * slots per page < wanted; the
+ * first always can); the others back off and look for the slots those
+ * publish, and after WH__SLAB_GATE_TRIES looks activate anyway: a bounded
+ * wait, never a wait on one thread.  A large burst still activates many
+ * pages at once (a fixed small gate serialised the 1M-thread 4 KiB burst);
+ * a small one takes the pages it fills.  A request that finds no free
  * page looks for published or freed slots up to WH__SLAB_TAKE_TRIES times
  * before it fails.
  */
@@ -39,39 +44,42 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
                                                     uint64_t *got, bool retired) {
     wh_bitmap bmv = wh__slab_bitmap(h, c);
     const wh_bitmap *bm = &bmv;
-    /* Activators per class, scaled to the heap (one per 64 pages; with the
-     * 84 classes one per 420, five pages a class): a burst of all classes
-     * then takes at most a fifth of the pages, so a heap of a few dozen
-     * pages is not drained by it, while a large heap lets every warp of a
-     * fresh burst activate its own page (a fixed small gate serialised the
-     * 1M-thread burst: 0.5 ms -> 3.5 ms). */
-    uint32_t gate = h->npages / (h->slab_fine ? 5u * WH_SLAB_CLASSES : 64u);
-    if (gate < 1u) gate = 1u;
     WH__PROF(h, WH_PROF_TAKE_CALLS, 1);
     uint32_t w = wh_bitmap_claim(bm, seed, want, got);
-    for (uint32_t tries = retired; w == WH_BITMAP_NONE && tries < WH__SLAB_TAKE_TRIES; ++tries) {
-        uint32_t busy = wh_atomic_fetch_add(&h->ctl->activating[c], 1u, WH_RELAXED);
-        if (busy < gate || tries >= WH__SLAB_GATE_TRIES) {
-            w = wh__slab_activate(h, bm, c, seed, want, got);
-            (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
-            if (w != WH_BITMAP_NONE) { /* its slots are counted there */
-                WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
-                return w;
+    if (w == WH_BITMAP_NONE) {
+        uint64_t *gate = &h->ctl->activating[c], demand = (uint64_t)want << 32;
+        uint32_t spp = wh__slab_spp_of(h, c);
+        (void)wh_atomic_fetch_add(gate, demand, WH_RELAXED);
+        for (uint32_t tries = retired; w == WH_BITMAP_NONE && tries < WH__SLAB_TAKE_TRIES; ++tries) {
+            uint64_t g = wh_atomic_fetch_add(gate, 1ull, WH_RELAXED);
+            if ((uint64_t)(uint32_t)g * spp < (g >> 32) || tries >= WH__SLAB_GATE_TRIES) {
+                w = wh__slab_activate(h, bm, c, seed, want, got);
+                (void)wh_atomic_fetch_sub(gate, 1ull, WH_RELAXED);
+                if (w != WH_BITMAP_NONE) { /* its slots are counted there */
+                    (void)wh_atomic_fetch_sub(gate, demand, WH_RELAXED);
+                    WH__PROF(h, WH_PROF_ACTIVATIONS, 1);
+                    return w;
+                }
+                /* no free page: the first time, the classes' segments give
+                 * back what they hold untouched (a small heap runs dry with
+                 * most of it there) and the stranded pages go back (the
+                 * caller); then slots may still be published by other
+                 * activators or freed by other threads -- look again,
+                 * boundedly */
+                if (tries == 0) {
+                    w = WH__TAKE_DRY;
+                    break;
+                }
+            } else {
+                (void)wh_atomic_fetch_sub(gate, 1ull, WH_RELAXED);
             }
-            /* no free page: the first time, the classes' segments give back
-             * what they hold untouched (a small heap runs dry with most of
-             * it there) and the stranded pages go back (the caller); then
-             * slots may still be published by other activators or freed by
-             * other threads -- look again, boundedly */
-            if (tries == 0) return WH__TAKE_DRY;
-        } else {
-            (void)wh_atomic_fetch_sub(&h->ctl->activating[c], 1u, WH_RELAXED);
+            wh_backoff(tries);
+            seed = wh_hash64(seed + tries);
+            w = wh_bitmap_claim(bm, seed, want, got);
         }
-        wh_backoff(tries);
-        seed = wh_hash64(seed + tries);
-        w = wh_bitmap_claim(bm, seed, want, got);
+        (void)wh_atomic_fetch_sub(gate, demand, WH_RELAXED);
     }
-    if (w == WH_BITMAP_NONE) return w;
+    if (w == WH_BITMAP_NONE || w == WH__TAKE_DRY) return w;
     wh__slab_used_add(h, c, w, *got);
     return w;
 }
