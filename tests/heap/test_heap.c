@@ -1215,6 +1215,37 @@ static void test_options(void) {
     CHECK(wh_heap_destroy(&h) == WH_OK);
 }
 
+/* The activation gate (heap/slab_bitmap.h), one leader on the 3840-B class
+ * (17 slots a page, which do not tile it: no segments, the bitmap path) with the class's gate word set
+ * as other leaders would hold it.  An activation in flight that covers the
+ * demand holds the leader back for every look before it activates anyway;
+ * one that covers less than the waiting leaders want does not, on a heap
+ * whose classes could have one activator at a time under a fixed count; with
+ * nothing in flight it activates at once.  The word is back where it was
+ * after each (profile builds count the held looks). */
+static void test_gate_by_demand(void) {
+    for (int k = 0; k < 3; ++k) {
+        wh_heap h = make(WH_HEAP_DEFAULT, k == 1 ? 16ull << 20 : 1ull << 30); /* 256 pages: the fine classes */
+        uint32_t c = wh__slab_class_of(&h, 3840);
+        CHECK(!wh__seg_on(&h, c) && wh__slab_spp_of(&h, c) == 17u);
+        /* one activation in flight; others want nothing, then 100 slots; none */
+        uint64_t word = k == 0 ? 1ull : k == 1 ? 100ull << 32 | 1ull : 0ull;
+        h.ctl->activating[c] = word;
+        void *p = wh_malloc(&h, 3840);
+        CHECK(p != NULL);
+        CHECK_EQ_U64(h.ctl->activating[c], word);
+#ifdef WH_HEAP_PROFILE
+        CHECK_EQ_U64(h.ctl->prof[WH_PROF_ACTIVATIONS], 1);
+        CHECK_EQ_U64(h.ctl->prof[WH_PROF_GATED], k == 0 ? WH__SLAB_GATE_TRIES : 0);
+#endif
+        h.ctl->activating[c] = 0;
+        check_walk(&h, 1);
+        wh_free(&h, p);
+        check_walk(&h, 0);
+        CHECK(wh_heap_destroy(&h) == WH_OK);
+    }
+}
+
 int main(int argc, char **argv) {
     wh_test_no_options(argc, argv, "Device heap, one thread on the CPU backend.");
     test_class_table();
@@ -1233,6 +1264,7 @@ int main(int argc, char **argv) {
     test_seg_next_run();
     test_seg_share();
     test_seg_share_mixed();
+    test_gate_by_demand();
     test_segment_summary();
     test_wrap();
     test_create_errors();

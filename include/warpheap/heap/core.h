@@ -66,14 +66,15 @@ enum {
     WH_PROF_UP_CLASS,       /* groups handed on to a larger class (none left)  */
     WH_PROF_NONE_RUNS,      /* whole aligned runs a failed preparation's scan finds */
     WH_PROF_NONE_PAGES,     /* free pages it finds                             */
+    WH_PROF_GATED,          /* bitmap-path looks the activation gate held back */
     WH_PROF_COUNT
 };
 /* Their names, in order (the benches print them). */
-#define WH_PROF_NAMES                                                                                      \
-    {                                                                                                      \
-        "seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",    \
-            "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles", \
-            "span_cycles", "leader_cycles", "retire_all", "backoff", "up_class", "none_runs", "none_pages" \
+#define WH_PROF_NAMES                                                                                               \
+    {                                                                                                               \
+        "seg_calls", "seg_empty", "seg_fallback", "prep_locked", "prep_none", "prep_cycles", "orphans",             \
+            "freed_claims", "activations", "take_calls", "begin_cycles", "setup_cycles", "install_cycles",          \
+            "span_cycles", "leader_cycles", "retire_all", "backoff", "up_class", "none_runs", "none_pages", "gated" \
     }
 
 /* Counters in device (or host) memory.  The arrays of 128-byte lines come

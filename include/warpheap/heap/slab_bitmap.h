@@ -72,6 +72,7 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
                 }
             } else {
                 (void)wh_atomic_fetch_sub(gate, 1ull, WH_RELAXED);
+                WH__PROF(h, WH_PROF_GATED, 1);
             }
             wh_backoff(tries);
             seed = wh_hash64(seed + tries);
