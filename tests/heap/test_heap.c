@@ -1216,8 +1216,8 @@ static void test_options(void) {
 }
 
 /* The activation gate (heap/slab_bitmap.h), one leader on the 3840-B class
- * (17 slots a page, which do not tile it: no segments, the bitmap path) with the class's gate word set
- * as other leaders would hold it.  An activation in flight that covers the
+ * (17 slots a page, which do not tile it: no segments, the bitmap path),
+ * with the class's gate word set as other leaders would hold it.  An activation in flight that covers the
  * demand holds the leader back for every look before it activates anyway;
  * one that covers less than the waiting leaders want does not, on a heap
  * whose classes could have one activator at a time under a fixed count; with

@@ -13,10 +13,17 @@
 
 #define NS 200
 static bool busy[NS + 1];
-static double busy_until; /* stream 1 is busy until then, too (wh_now_seconds) */
+/* walk_while_waiting: stream 1 stays busy until the walker has walked the
+ * pool WAIT_WALKS times while an allocation was asking for it */
+#define WAIT_WALKS 3
+static int hold_1, asked_1, walks_in_wait;
 static bool stream_busy(wh_stream s, void *user) {
     (void)user;
-    return busy[(uintptr_t)s % (NS + 1)] || ((uintptr_t)s == 1 && wh_now_seconds() < busy_until);
+    if ((uintptr_t)s == 1 && __atomic_load_n(&hold_1, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&asked_1, 1, __ATOMIC_RELEASE);
+        if (__atomic_load_n(&walks_in_wait, __ATOMIC_ACQUIRE) < WAIT_WALKS) return true;
+    }
+    return busy[(uintptr_t)s % (NS + 1)];
 }
 #define S(k) ((wh_stream)(uintptr_t)(k))
 
@@ -118,17 +125,22 @@ static void forget_and_reuse(void) {
 
 /* An allocation that finds the pool full waits for the streams with the
  * pool unlocked, its stream's slot pinned; another thread's walks meanwhile
- * still find every slot's refs accounted for. */
+ * still find every slot's refs accounted for.  Stream 1 stays busy until
+ * WAIT_WALKS walks began after the allocation asked for it (bounded by
+ * stream_wait_ms: past it the allocation fails), so walks happen during the
+ * wait however the threads are scheduled. */
 static wh_pool *walked;
 static int walking, walks, walk_fails;
 static void walker(unsigned t, void *arg) {
     (void)t, (void)arg;
     while (__atomic_load_n(&walking, __ATOMIC_ACQUIRE)) {
+        bool in_wait = __atomic_load_n(&asked_1, __ATOMIC_ACQUIRE);
         if (wh_pool_check(walked) != WH_OK) {
             if (!walk_fails) fprintf(stderr, "walk during the wait: %s\n", wh_last_error());
             walk_fails++;
         }
         walks++;
+        if (in_wait) __atomic_fetch_add(&walks_in_wait, 1, __ATOMIC_RELEASE);
     }
 }
 static void waiter(unsigned t, void *arg) {
@@ -149,10 +161,10 @@ static void walk_while_waiting(void) {
     int n = 0;
     while (n < 64 && (x[n] = wh_pool_alloc(p, 1u << 20, S(1))) != NULL) n++;
     CHECK(n > 1 && n < 64);
-    busy_until = wh_now_seconds() + 0.05;
     CHECK(wh_pool_free(p, x[--n], S(1)) == WH_OK);
-    walking = 1;
+    hold_1 = walking = 1;
     wh_run_threads(2, one_of_two, &y);
+    hold_1 = 0;
     CHECK(y != NULL && y == x[n]);
     CHECK(walks > 0);
     CHECK_EQ_U64(walk_fails, 0);

@@ -9,14 +9,14 @@
  * Activation gate: when a burst of warps finds a class empty at once, letting
  * each activate a page takes one page per warp for a few slots each and runs
  * the page pool dry with plenty of room left (as in the k-d tree builder,
- * and with mixed sizes, where a round's dozen requests of a class left a
- * dozen partly used pages).  So a leader that finds the class empty adds the
+ * and with mixed sizes, where a round's dozen requests of a class would
+ * leave a dozen partly used pages).  So a leader that finds the class empty adds the
  * slots it wants to the class's demand, and activates only while the pages
  * in flight cannot cover the demand (busy * slots per page < wanted; the
  * first always can); the others back off and look for the slots those
  * publish, and after WH__SLAB_GATE_TRIES looks activate anyway: a bounded
  * wait, never a wait on one thread.  A large burst still activates many
- * pages at once (a fixed small gate serialised the 1M-thread 4 KiB burst);
+ * pages at once (a fixed small gate serialises the 1M-thread 4 KiB burst);
  * a small one takes the pages it fills.  A request that finds no free
  * page looks for published or freed slots up to WH__SLAB_TAKE_TRIES times
  * before it fails.
@@ -51,8 +51,8 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__slab_take(const wh_heap *h, uint32_t c
         uint32_t spp = wh__slab_spp_of(h, c);
         (void)wh_atomic_fetch_add(gate, demand, WH_RELAXED);
         for (uint32_t tries = retired; w == WH_BITMAP_NONE && tries < WH__SLAB_TAKE_TRIES; ++tries) {
-            uint64_t g = wh_atomic_fetch_add(gate, 1ull, WH_RELAXED);
-            if ((uint64_t)(uint32_t)g * spp < (g >> 32) || tries >= WH__SLAB_GATE_TRIES) {
+            uint64_t g = wh_atomic_fetch_add(gate, 1ull, WH_RELAXED), busy = (uint32_t)g, wanted = g >> 32;
+            if (busy * spp < wanted || tries >= WH__SLAB_GATE_TRIES) {
                 w = wh__slab_activate(h, bm, c, seed, want, got);
                 (void)wh_atomic_fetch_sub(gate, 1ull, WH_RELAXED);
                 if (w != WH_BITMAP_NONE) { /* its slots are counted there */
