@@ -1217,19 +1217,31 @@ static void test_options(void) {
 
 /* The activation gate (heap/slab_bitmap.h), one leader on the 3840-B class
  * (17 slots a page, which do not tile it: no segments, the bitmap path),
- * with the class's gate word set as other leaders would hold it.  An activation in flight that covers the
- * demand holds the leader back for every look before it activates anyway;
- * one that covers less than the waiting leaders want does not, on a heap
- * whose classes could have one activator at a time under a fixed count; with
- * nothing in flight it activates at once.  The word is back where it was
- * after each (profile builds count the held looks). */
+ * with the class's gate word set as other leaders would hold it, and the
+ * slack of a GPU heap (a heap in host memory has none).  One activation in
+ * flight beyond the slack and no other demand hold the leader back for
+ * every look before it activates anyway; the slack alone does not; nor
+ * does one in flight that covers less than the waiting leaders want on a
+ * heap without slack; with nothing in flight it activates at once.  The
+ * word is back where it was after each (profile builds count the held
+ * looks). */
 static void test_gate_by_demand(void) {
-    for (int k = 0; k < 3; ++k) {
-        wh_heap h = make(WH_HEAP_DEFAULT, k == 1 ? 16ull << 20 : 1ull << 30); /* 256 pages: the fine classes */
-        uint32_t c = wh__slab_class_of(&h, 3840);
+    wh_heap d;
+    size_t arena;
+    wh_heap_config dc = {.bytes = 1ull << 30, .kind = WH_HEAP_DEFAULT}, hc = dc;
+    hc.flags = WH_HEAP_HOST;
+    CHECK(wh__heap_plan(&d, &dc, &arena) == WH_OK);
+    CHECK_EQ_U64(d.gate_slack, WH_HAVE_CUDA ? d.npages >> WH__SLAB_GATE_SHIFT : 0u);
+    CHECK(d.npages >> WH__SLAB_GATE_SHIFT >= 2u);
+    CHECK(wh__heap_plan(&d, &hc, &arena) == WH_OK);
+    CHECK_EQ_U64(d.gate_slack, 0);
+    for (int k = 0; k < 4; ++k) {
+        wh_heap h = make(WH_HEAP_DEFAULT, k == 2 ? 16ull << 20 : 1ull << 30); /* 256 pages: the fine classes */
+        uint32_t c = wh__slab_class_of(&h, 3840), slack = k == 2 ? 0u : 4u;
         CHECK(!wh__seg_on(&h, c) && wh__slab_spp_of(&h, c) == 17u);
-        /* one activation in flight; others want nothing, then 100 slots; none */
-        uint64_t word = k == 0 ? 1ull : k == 1 ? 100ull << 32 | 1ull : 0ull;
+        h.gate_slack = ((wh_heap *)h.dev)->gate_slack = slack; /* the rare paths read the metadata's copy */
+        /* one beyond the slack in flight, the slack, one and 100 slots wanted, none */
+        uint64_t word = k == 0 ? slack + 1u : k == 1 ? slack : k == 2 ? 100ull << 32 | 1ull : 0ull;
         h.ctl->activating[c] = word;
         void *p = wh_malloc(&h, 3840);
         CHECK(p != NULL);

@@ -72,6 +72,10 @@
 /* Looks for slots published by other activators before a request activates a
  * page anyway (heap/slab_bitmap.h: the activation gate). */
 #define WH__SLAB_GATE_TRIES 32u
+/* Activations in flight per class that the gate lets through beyond the
+ * demand it sees: the heap's pages >> WH__SLAB_GATE_SHIFT, on the GPU
+ * (wh_heap.gate_slack, heap/slab_bitmap.h). */
+#define WH__SLAB_GATE_SHIFT 12u
 /* Looks for a slot in all before a request fails: past the gate, and after a
  * failed activation, when the page pool was empty for a moment. */
 #define WH__SLAB_TAKE_TRIES 64u

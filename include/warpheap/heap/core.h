@@ -152,6 +152,9 @@ typedef struct wh_heap {
      * WH__SEG_MIN_PAGES pages; 2, the tiled classes too, from
      * WH__SEG_TILED_MIN_PAGES */
     uint32_t slab_segs;
+    /* activations in flight per class beyond the demand the gate sees
+     * (heap/slab_bitmap.h): pages >> WH__SLAB_GATE_SHIFT, 0 in host memory */
+    uint32_t gate_slack;
     uint32_t *page_info;   /* WH_PAGE_FREE, class + 1, or run head / tail      */
     uint32_t *page_used;   /* live slots of a slab page (reclaim at zero)      */
     uint64_t *page_req;    /* requested bytes of a page run                    */
