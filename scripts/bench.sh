@@ -9,6 +9,9 @@
 # all.  Without --build the benchmarks are built in build-bench (CUDA,
 # this GPU's architecture, examples and benchmarks on).  --baseline names a
 # build of other sources (an earlier commit) whose rows a part's tables add.
+# The commit named is the one the build recorded (bin/COMMIT,
+# scripts/commit.sh): a build made elsewhere and copied here is named by the
+# sources it was built from, not by this checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -38,9 +41,8 @@ if [ -z "$build" ]; then
   cmake --build "$build" -j "$(nproc)"
 fi
 build=$(cd "$build" && pwd)
-# WH_COMMIT names the commit where the checkout has no usable git metadata
-commit=${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || cat "$build/COMMIT" 2>/dev/null || echo unknown)}
-dirty=$([ -z "${WH_COMMIT:-}" ] && git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
+# the commit of the binaries (scripts/commit.sh: WH_COMMIT, the build's record, git)
+commit=$(scripts/commit.sh "$build")
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 cuda=$(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
@@ -66,7 +68,7 @@ for part in "${parts[@]}"; do
     echo "| driver | $driver |"
     echo "| CUDA | $cuda |"
     echo "| date | $(date -u +%F) |"
-    echo "| commit | $commit$dirty |"
+    echo "| commit | $commit |"
     echo "| command | \`scripts/bench.sh $part\` ($secs s, $status) |"
     echo
     # the benchmark's own tables, then every CSV and PNG beside them

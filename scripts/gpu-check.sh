@@ -6,7 +6,7 @@
 # Prints a summary and exits non-zero on any failure.
 #   scripts/gpu-check.sh BUILD_DIR [--bench] [--no-tests] [--no-sanitize]
 # (env SANITIZE_LISTS / BENCH_LIST: only those parts, e.g. "heap pool";
-# WH_COMMIT names the commit where the checkout has no usable git metadata)
+# WH_COMMIT names the commit, else scripts/commit.sh finds it)
 # BUILD_DIR may have been built on another machine and copied: its absolute
 # source path is recreated as a link to this checkout so ctest finds it.
 set -u
@@ -28,7 +28,7 @@ if [ -n "$bbuild" ] && [ ! -e "$bbuild" ]; then mkdir -p "$(dirname "$bbuild")" 
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
   nvcc --version 2>/dev/null | tail -1; date -u +%FT%TZ
-  echo "${WH_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || cat "$build/COMMIT" 2>/dev/null)}"; } | tee "$out/gpu-info.txt"
+  scripts/commit.sh "$build"; } | tee "$out/gpu-info.txt"
 
 summary=()
 fails=0

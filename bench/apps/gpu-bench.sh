@@ -16,7 +16,7 @@ SECS=${SECS:-6}
 D="$OUT/apps"
 mkdir -p "$D"
 B="$BUILD/bin"
-COMMIT=${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+COMMIT=$("$(dirname "$0")/../../scripts/commit.sh" "$BUILD")
 DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 CSV="$D/apps.csv"
 echo "app,variant,size,iterations,seconds,ms_per_iteration,peak_bytes,gpu,driver,cuda" > "$CSV"

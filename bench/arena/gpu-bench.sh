@@ -5,10 +5,10 @@
 # grid sizes, into $OUT: marching_cubes.csv, marching_cubes.md, marching_cubes.png
 # (the 128^3 frame).
 # Environment: BUILD (build dir, default build), OUT (default out/arena),
-# WH_COMMIT (else git), FRAMES, REPS, SIZES.
+# WH_COMMIT (else scripts/commit.sh), FRAMES, REPS, SIZES.
 set -eu
 . "$(dirname "$0")/common.sh"
-export WH_COMMIT=${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+export WH_COMMIT=$(scripts/commit.sh "$build")
 export WH_GPU_DRIVER=${WH_GPU_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1 || echo unknown)}
 need_mc_bin
 bin=$mc_bin

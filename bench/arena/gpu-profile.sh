@@ -15,7 +15,7 @@ rm -f "$out/profile.md"
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   date -u
-  echo "commit ${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+  echo "commit $(scripts/commit.sh "$build")"
   for n in ${SIZES:-32 64 128}; do
     echo "== wh_arena_bench --profile=1 --n=$n"
     timeout 60 "$bin" --profile=1 --n="$n" --k=3 --frames=300 --md="$out/profile.md"; echo "rc=$?"

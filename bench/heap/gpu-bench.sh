@@ -11,7 +11,7 @@ set -u
 BUILD=${BUILD:-build}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
-commit=${WH_COMMIT:-$(git -C "$(dirname "$0")/../.." rev-parse --short HEAD 2>/dev/null || cat "$BUILD/COMMIT" 2>/dev/null || echo unknown)}
+commit=$("$(dirname "$0")/../../scripts/commit.sh" "$BUILD")
 timeout 600 "$BUILD/bin/wh_heap_bench" --out="$OUT" --commit="$commit" | tee "$OUT/heap_bench.log"
 rc=${PIPESTATUS[0]}
 if command -v python3 >/dev/null; then

@@ -8,7 +8,7 @@ BUILD=${BUILD:-build}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 export WH_GPU_DRIVER=${WH_GPU_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)}
-export WH_COMMIT=${WH_COMMIT:-$(git -C "$(dirname "$0")/../.." rev-parse --short HEAD 2>/dev/null || cat "$BUILD/COMMIT" 2>/dev/null || echo unknown)}
+export WH_COMMIT=$("$(dirname "$0")/../../scripts/commit.sh" "$BUILD")
 timeout "${KD_TIMEOUT:-230}" "$BUILD/bin/wh_kdtree_bench" --out="$OUT" \
   --sizes="${KD_SIZES:-20000,200000,2000000}" --budget="${KD_BUDGET:-150}" --solo=3000 "$@" 2>&1 | tee "$OUT/kdtree.log"
 exit "${PIPESTATUS[0]}"

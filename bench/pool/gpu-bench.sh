@@ -12,7 +12,7 @@ set -euo pipefail
 BUILD=${BUILD:-build}
 OUT=${OUT:-out/pool}
 mkdir -p "$OUT"
-export WH_COMMIT=${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || cat "$BUILD/COMMIT" 2>/dev/null || echo unknown)}
+export WH_COMMIT=$("$(dirname "$0")/../../scripts/commit.sh" "$BUILD")
 timeout 300 "$BUILD/bin/wh_pool_bench" --out="$OUT" "$@"
 timeout 60 "$BUILD/bin/wh_blocks_bench" --csv="$OUT/blocks_cpu.csv" --md="$OUT/blocks_cpu.md"
 PYTHON=${PYTHON:-/opt/torch/.venv/bin/python}

@@ -26,7 +26,7 @@ OUT=${OUT:-out}
 BUDGET=${ABL_BUDGET:-230}
 B="$BUILD/bin"
 mkdir -p "$OUT"
-COMMIT=${WH_COMMIT:-$(cat "$BUILD/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+COMMIT=$("$(dirname "$0")/../../scripts/commit.sh" "$BUILD")
 DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 CSV="$OUT/ablation.csv"
 LOG="$OUT/ablation_log.txt"

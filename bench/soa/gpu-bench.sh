@@ -18,7 +18,7 @@ D="$OUT/soa"
 T=$(mktemp -d)
 mkdir -p "$D"
 B="$BUILD/bin"
-COMMIT=${WH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+COMMIT=$("$(dirname "$0")/../../scripts/commit.sh" "$BUILD")
 DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 APPS="$D/apps.csv"
 [ -f "$APPS" ] || echo "app,variant,size,iterations,seconds,ms_per_iteration,gpu,driver,cuda" > "$APPS"
