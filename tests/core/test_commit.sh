@@ -16,7 +16,11 @@ trap 'rm -rf "$tmp"' EXIT
 rec=$(head -1 "$build/bin/COMMIT" 2>/dev/null)
 [ -n "$rec" ] || { echo "FAIL $build/bin/COMMIT: missing or empty"; exit 1; }
 head=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
-check "the build's record names a commit of this checkout or none" "${rec%% *}" "$( [ "${rec%% *}" = unknown ] && echo unknown || git -C "$src" rev-parse --short "${rec%% *}" 2>/dev/null)"
+# the record's revision: "unknown", or one this checkout knows (git gives it back as is)
+rev=${rec%% *}
+known=unknown
+[ "$rev" = unknown ] || known=$(git -C "$src" rev-parse --short "$rev" 2>/dev/null)
+check "the build's record names a commit of this checkout or none" "$rev" "$known"
 check "the record, from the build dir" "$("$src/scripts/commit.sh" "$build")" "$rec"
 mkdir -p "$tmp/copied/bin" "$tmp/bare"
 echo "feedbee" > "$tmp/copied/bin/COMMIT"

@@ -10,25 +10,21 @@
  * each activate a page takes one page per warp for a few slots each and runs
  * the page pool dry with plenty of room left (as in the k-d tree builder,
  * and with mixed sizes, where a round's dozen requests of a class would
- * leave a dozen partly used pages).  So a leader that finds the class empty adds the
- * slots it wants to the class's demand, and activates only while the pages
- * in flight cannot cover the demand, beyond a slack (h->gate_slack: on the
- * GPU the heap's pages >> WH__SLAB_GATE_SHIFT, in host memory none;
- * (busy - slack) * slots per page < wanted; the first
- * always can); the others back off and look for the slots those publish,
- * and after WH__SLAB_GATE_TRIES looks activate anyway: a bounded wait,
- * never a wait on one thread.  A large burst still activates many pages at
- * once (a fixed small gate serialises the 1M-thread 4 KiB burst); a small
- * one takes the pages it fills.  The slack: the demand a leader sees is
- * only that of the leaders waiting with it, so without one a class
- * activates about one page at a time, and a mixed-size fill of 9.4 GB on
- * the H100 ran at 4.1e8 allocations/s against 1.4e9 with a fixed gate of
- * pages / 420; a slack of pages / 4096 gives 9.9e8 and keeps the mixed
- * utilisation at the first failure at 0.956 (0.93 with the fixed gate,
- * 0.947 with pages / 1024), as each class holds at most 1/4096 of the
- * heap in pages partly used beyond its demand.  A request that finds no free
- * page looks for published or freed slots up to WH__SLAB_TAKE_TRIES times
- * before it fails.
+ * leave a dozen partly used pages).  So a leader that finds the class empty
+ * adds the slots it wants to the class's demand, and activates only while
+ * the activations in flight beyond a slack cannot cover the demand:
+ * (busy - slack) * slots per page < wanted, which the first always passes.
+ * The others back off and look for the slots those publish, and after
+ * WH__SLAB_GATE_TRIES looks activate anyway: a bounded wait, never a wait on
+ * one thread.  A large burst still activates many pages at once, as its
+ * demand covers them.  The slack (h->gate_slack: the heap's pages >>
+ * WH__SLAB_GATE_SHIFT on the GPU, none in host memory) is there because the
+ * demand a leader sees is only that of the leaders waiting with it: without
+ * it a class activates about one page at a time, and a mixed-size fill runs
+ * at a third of its speed; it holds at most 1/4096 of the heap per class in
+ * pages partly used beyond the demand (docs/heap.md has the measurements).
+ * A request that finds no free page looks for published or freed slots up
+ * to WH__SLAB_TAKE_TRIES times before it fails.
  */
 #ifndef WARPHEAP_HEAP_SLAB_BITMAP_H
 #define WARPHEAP_HEAP_SLAB_BITMAP_H
