@@ -132,6 +132,9 @@
 #define WH__SEG_SHARE_MIN       5u
 /* Words of wh_heap_ctl.seg_used, a bit per class and way. */
 #define WH__SEG_USED_WORDS      ((WH_SLAB_CLASSES * WH_SEG_WAYS_MAX + 63u) / 64u)
+/* ... read this many at a time (wh__seg_shift): two round trips for all; a
+ * kernel with one allocation keeps its registers up to 8 (all 11: 7 more) */
+#define WH__SEG_USED_BATCH      6u
 /* The next segment is prepared once the current one has handed out
  * cap >> WH__SEG_NEXT_SHIFT slots.  A preparation holds its warp ~20 us;
  * started at install, it runs at a kernel's tail whenever a way crosses into
@@ -159,6 +162,11 @@
 #define WH__SEG_SCAN_WORDS      16u
 #define WH__SEG_SCAN_WHOLE      64u
 #define WH__SEG_SCAN_TAKES      2u
+/* A run of whole page words is taken this many words at a time, their
+ * compare-and-swaps in flight together (heap/slab_segment.h:
+ * wh__seg_take_run): a 1024-page segment in one round trip, not four.  At
+ * most 32 (a bit each). */
+#define WH__SEG_RUN_CHUNK       16u
 /* Counters of the pages given back to the pool (wh_heap_ctl.pages_back). */
 #define WH__BACK_SHARDS         8u
 /* CAS attempts to install a prepared segment as the current one before it is

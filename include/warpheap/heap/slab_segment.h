@@ -157,13 +157,13 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_take_run(const wh_heap *h, uint32_
             return WH_BITMAP_NONE;
         }
     }
-    /* Whole words WH__RUN_CHUNK at a time, the chunk checked after its
-     * swaps: they do not wait for each other (one after the other, a
+    /* Whole words WH__SEG_RUN_CHUNK at a time, the chunk checked after
+     * its swaps: they do not wait for each other (one after the other, a
      * 16-word run cost 16 round trips), and what each leaves live is one
      * bit (an and-not's previous values, a chunk of them, cost every
      * allocating kernel registers: 80 against 72 in heap_bench's). */
-    for (uint32_t k = 0; nw > 1u && k < nw; k += WH__RUN_CHUNK) {
-        uint32_t n = nw - k < WH__RUN_CHUNK ? nw - k : WH__RUN_CHUNK, ok = 0;
+    for (uint32_t k = 0; nw > 1u && k < nw; k += WH__SEG_RUN_CHUNK) {
+        uint32_t n = nw - k < WH__SEG_RUN_CHUNK ? nw - k : WH__SEG_RUN_CHUNK, ok = 0;
         for (uint32_t j = 0; j < n; ++j) {
             uint64_t all = ~0ull;
             if (wh_atomic_cas(wh_bitmap_word(&h->pages, 0, w + k + j), &all, 0ull, WH__RUN_MO, WH_RELAXED))
@@ -472,9 +472,16 @@ WH__SLAB_RARE WH_HOST_DEVICE uint32_t wh__seg_shift(const wh_heap *h, uint32_t c
     uint32_t i = wh__seg_index(c, way), n = 0;
     uint64_t *mine = &h->ctl->seg_used[i >> 6], bit = 1ull << (i & 63u);
     if (!(wh_atomic_load(mine, WH_RELAXED) & bit)) (void)wh__atomic_or64(mine, bit, WH_RELAXED);
+    /* the words WH__SEG_USED_BATCH at a time, their loads in flight
+     * together: one after the other, they held every preparation for 11
+     * dependent round trips */
     WH_PRAGMA_UNROLL1
-    for (uint32_t k = 0; k < WH__SEG_USED_WORDS; ++k)
-        n += (uint32_t)wh_popc64(wh_atomic_load(&h->ctl->seg_used[k], WH_RELAXED));
+    for (uint32_t k = 0; k < WH__SEG_USED_WORDS; k += WH__SEG_USED_BATCH) {
+        uint64_t m[WH__SEG_USED_BATCH];
+        for (uint32_t j = 0; j < WH__SEG_USED_BATCH; ++j)
+            m[j] = k + j < WH__SEG_USED_WORDS ? wh_atomic_load(&h->ctl->seg_used[k + j], WH_RELAXED) : 0u;
+        for (uint32_t j = 0; j < WH__SEG_USED_BATCH; ++j) n += (uint32_t)wh_popc64(m[j]);
+    }
     uint64_t share = h->npages / ((uint64_t)WH__SEG_SHARE * (n ? n : 1u));
     uint32_t shift = share ? (uint32_t)wh_log2_64(share) : 0u, most = h->seg_shift[c];
     if (shift < WH__SEG_SHARE_MIN) shift = WH__SEG_SHARE_MIN;
