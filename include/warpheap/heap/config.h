@@ -164,8 +164,8 @@
 #define WH__SEG_SCAN_TAKES      2u
 /* A run of whole page words is taken this many words at a time, their
  * compare-and-swaps in flight together (heap/slab_segment.h:
- * wh__seg_take_run): a 1024-page segment in one round trip, not four.  At
- * most 32 (a bit each). */
+ * wh__seg_take_run): a 1024-page segment in one round trip, not four.
+ * Below 32 (a bit each of a 32-bit mask). */
 #define WH__SEG_RUN_CHUNK       16u
 /* Counters of the pages given back to the pool (wh_heap_ctl.pages_back). */
 #define WH__BACK_SHARDS         8u
