@@ -132,8 +132,9 @@
 #define WH__SEG_SHARE_MIN       5u
 /* Words of wh_heap_ctl.seg_used, a bit per class and way. */
 #define WH__SEG_USED_WORDS      ((WH_SLAB_CLASSES * WH_SEG_WAYS_MAX + 63u) / 64u)
-/* ... read this many at a time (wh__seg_shift): two round trips for all; a
- * kernel with one allocation keeps its registers up to 8 (all 11: 7 more) */
+/* ... read this many at a time (wh__seg_shift): two round trips for all.
+ * A kernel with one allocation keeps its 72 registers with 4 to 8 at a time
+ * (all 11 at once: 79). */
 #define WH__SEG_USED_BATCH      6u
 /* The next segment is prepared once the current one has handed out
  * cap >> WH__SEG_NEXT_SHIFT slots.  A preparation holds its warp ~20 us;
